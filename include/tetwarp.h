@@ -1,0 +1,264 @@
+/* tetwarp — real-time elastic solids on tetrahedral meshes (C11, CUDA).
+ *
+ * The whole public surface. Objects are opaque handles made from def structs;
+ * each def struct has exactly one default function (tw_default_xxx_def), so
+ * defaults live in one place and new fields never break callers.
+ *
+ * Errors: functions return TW_OK / a tw_status, or NULL; tw_last_error() then
+ * holds a message naming the file, line, option or value at fault.
+ *
+ * Units are SI throughout: metres, kilograms, seconds, pascals, newtons.
+ */
+#ifndef TETWARP_H
+#define TETWARP_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The simulation's real type: float unless built with TW_DOUBLE. */
+#ifdef TW_DOUBLE
+typedef double tw_real;
+#else
+typedef float tw_real;
+#endif
+
+typedef enum tw_status {
+    TW_OK = 0,
+    TW_ERR_IO,          /* a file could not be opened, read or written */
+    TW_ERR_PARSE,       /* a file's content is malformed (file:line in the message) */
+    TW_ERR_INVALID,     /* an argument or mesh is invalid (value in the message) */
+    TW_ERR_NOMEM,       /* an allocation failed */
+    TW_ERR_DIVERGED,    /* a solve or step produced NaN or blew up */
+    TW_ERR_UNSUPPORTED, /* the build or machine lacks what was asked for */
+    TW_ERR_DEVICE       /* a CUDA/cuSPARSE/cuBLAS error */
+} tw_status;
+
+/* The last error message of this thread ("" when none). */
+const char *tw_last_error(void);
+const char *tw_status_name(tw_status s);
+/* "float" or "double": the real type this library was built with. */
+const char *tw_real_name(void);
+
+/* ------------------------------------------------------------------ mesh */
+
+typedef struct tw_mesh tw_mesh;
+
+/* What loading or creating a mesh found and repaired. */
+typedef struct tw_mesh_report {
+    int reoriented;      /* inverted elements whose orientation was flipped */
+    int unused_vertices; /* vertices no element references (they get pinned) */
+    int first_index;     /* 0 or 1: index base detected in the file */
+} tw_mesh_report;
+
+typedef struct tw_mesh_load_def {
+    int strict;     /* 1: an inverted element is an error instead of being reoriented */
+    int quiet;      /* 1: no warnings on stderr (the report still counts them) */
+} tw_mesh_load_def;
+tw_mesh_load_def tw_default_mesh_load_def(void);
+
+/* Load a tetrahedral mesh; the format is chosen by extension:
+ * .node/.ele (TetGen: give either file or the stem), .msh (Gmsh ASCII v1, v2,
+ * v4), .mesh (MEDIT). report may be NULL. */
+tw_mesh *tw_mesh_load(const char *path, const tw_mesh_load_def *def, tw_mesh_report *report);
+
+/* A mesh from arrays (copied). tets: 4 indices per element, 0-based.
+ * region: per-element marker or NULL. Validates like tw_mesh_load. */
+tw_mesh *tw_mesh_create(const double *positions, int vertex_count, const int *tets,
+                        int tet_count, const int *region, const tw_mesh_load_def *def,
+                        tw_mesh_report *report);
+
+/* A box [0,L]x[0,W]x[0,H] of nx*ny*nz cells, each cut into 6 tets that
+ * conform across cells. */
+tw_mesh *tw_mesh_bar(double length, double width, double height, int nx, int ny, int nz);
+
+/* A tube along x: inner/outer radius, length; nr cells across the wall,
+ * nt around, nl along. */
+tw_mesh *tw_mesh_tube(double inner_radius, double outer_radius, double length, int nr,
+                      int ntheta, int nl);
+
+void tw_mesh_destroy(tw_mesh *m);
+
+int tw_mesh_vertex_count(const tw_mesh *m);
+int tw_mesh_tet_count(const tw_mesh *m);
+const double *tw_mesh_positions(const tw_mesh *m); /* 3 per vertex, rest state, m */
+const int *tw_mesh_tets(const tw_mesh *m);         /* 4 per element, 0-based */
+const int *tw_mesh_regions(const tw_mesh *m);      /* 1 per element, 0 when none */
+
+/* Boundary faces (triangles of exactly one tet), outward oriented.
+ * Returns the count; *faces (3 ints each) is malloc'd, caller frees. */
+int tw_mesh_boundary_faces(const tw_mesh *m, int **faces);
+
+typedef struct tw_mesh_stats {
+    int vertices, tets, boundary_faces, regions;
+    double volume;                      /* m^3 */
+    double bbox_min[3], bbox_max[3];    /* m */
+    double min_dihedral, max_dihedral;  /* degrees */
+    double max_aspect;                  /* longest edge / (2*sqrt(6)*inradius), 1 = regular */
+    double mean_aspect;
+    double min_volume, max_volume;      /* per element, m^3 */
+    double min_edge, max_edge;          /* m */
+} tw_mesh_stats;
+tw_mesh_stats tw_mesh_compute_stats(const tw_mesh *m);
+
+tw_status tw_mesh_write_tetgen(const tw_mesh *m, const char *stem); /* stem.node, stem.ele */
+/* Boundary surface as OBJ. positions: current positions (3 per vertex, same
+ * order as the mesh) or NULL for the rest state. */
+tw_status tw_mesh_write_obj(const tw_mesh *m, const tw_real *positions, const char *path);
+
+/* Triangle surfaces (for rendering and embedding). */
+typedef struct tw_surface {
+    int vertex_count, triangle_count;
+    double *positions; /* 3 per vertex */
+    int *triangles;    /* 3 per triangle, 0-based */
+} tw_surface;
+/* .obj or .off; returns NULL with tw_last_error() on failure. */
+tw_surface *tw_surface_load(const char *path);
+void tw_surface_destroy(tw_surface *s);
+
+/* -------------------------------------------------------------- material */
+
+/* Per-element values from a function of position, averaged over the element.
+ * out has one value per element. */
+void tw_fill_constant(const tw_mesh *m, double value, double *out);
+/* Linear in coordinate `axis` (0,1,2): value0 at the mesh's min, value1 at its max.
+ * Linear functions average to their value at the centroid. */
+void tw_fill_linear_gradient(const tw_mesh *m, int axis, double value0, double value1,
+                             double *out);
+/* Per region marker: element with region regions[k] gets values[k]; others keep out[e]. */
+void tw_fill_by_region(const tw_mesh *m, int count, const int *regions, const double *values,
+                       double *out);
+
+/* ----------------------------------------------------------------- world */
+
+typedef enum tw_method {
+    TW_LINEAR = 0,       /* constant K: fast, grows under rotation */
+    TW_WARP_VERTEX,      /* Müller 2002: per-vertex rotation by polar(A_i) */
+    TW_WARP_EDGE,        /* Müller 2002 eq. 16: per-vertex rotation from edge frames */
+    TW_COROT_ELEMENT,    /* per-element polar decomposition (Hauth & Strasser) */
+    TW_GREEN,            /* St. Venant-Kirchhoff, Green strain (one Newton step per step) */
+    TW_METHOD_COUNT
+} tw_method;
+const char *tw_method_name(tw_method m);
+/* Parses "linear", "warp-vertex", ...; returns -1 for an unknown name. */
+int tw_method_parse(const char *name);
+
+typedef enum tw_backend { TW_BACKEND_CPU = 0, TW_BACKEND_CUDA, TW_BACKEND_AUTO } tw_backend;
+const char *tw_backend_name(tw_backend b);
+int tw_backend_parse(const char *name);
+
+/* How warp-vertex's non-symmetric system (blocks R_i K_ij R_i^T) is solved. */
+typedef enum tw_warp_system {
+    TW_WARP_SYSTEM_SYMMETRIC = 0, /* PCG on blocks R_i K_ij R_j^T (symmetric), force keeps eq. 12 */
+    TW_WARP_SYSTEM_BICGSTAB       /* BiCGStab on the exact blocks R_i K_ij R_i^T */
+} tw_warp_system;
+
+typedef struct tw_world_def {
+    tw_method method;
+    tw_backend backend;
+    double youngs_modulus;          /* Pa, used where element_youngs is NULL */
+    double poisson_ratio;           /* -1 < nu < 0.5 */
+    double density;                 /* kg/m^3 */
+    const double *element_youngs;   /* per element, Pa, or NULL */
+    const double *element_poisson;  /* per element, or NULL */
+    const double *element_density;  /* per element, kg/m^3, or NULL */
+    double gravity[3];              /* m/s^2 */
+    double dt;                      /* time step, s */
+    double damping_mass;            /* Rayleigh alpha, 1/s */
+    double damping_stiffness;       /* Rayleigh beta, s */
+    double cg_tolerance;            /* relative residual |r|/|b| */
+    int cg_max_iterations;
+    int cg_fixed_iterations;        /* > 0: run exactly this many iterations (benchmarks) */
+    int warm_start;                 /* 1: start CG from the last velocity */
+    int ghost_force_correction;     /* 1: remove net elastic force (vertex methods) */
+    tw_warp_system warp_system;
+    int threads;                    /* OpenMP threads, 0 = all */
+} tw_world_def;
+tw_world_def tw_default_world_def(void);
+
+typedef struct tw_world tw_world;
+
+/* Precomputes K, mass and the solver; the mesh must outlive the world. */
+tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def);
+void tw_world_destroy(tw_world *w);
+const tw_world_def *tw_world_get_def(const tw_world *w);
+tw_status tw_world_set_method(tw_world *w, tw_method m);
+tw_status tw_world_set_dt(tw_world *w, double dt);
+
+typedef enum tw_constraint { TW_FREE = 0, TW_PINNED, TW_KINEMATIC } tw_constraint;
+/* PINNED holds the vertex at its current position; KINEMATIC moves it to the
+ * target set with tw_world_set_target each step. */
+tw_status tw_world_set_constraint(tw_world *w, int vertex, tw_constraint c);
+tw_constraint tw_world_get_constraint(const tw_world *w, int vertex);
+tw_status tw_world_set_target(tw_world *w, int vertex, const double pos[3]);
+/* Pins every vertex whose coordinate `axis` is < value (less=1) or > value.
+ * Returns how many were pinned. */
+int tw_world_pin_where(tw_world *w, int axis, int less, double value);
+
+/* A constant external force on a vertex (N), until changed. */
+tw_status tw_world_set_force(tw_world *w, int vertex, const double f[3]);
+void tw_world_clear_forces(tw_world *w);
+/* Mouse spring: pulls `vertex` towards `anchor` with stiffness k (N/m);
+ * treated implicitly. vertex < 0 releases it. */
+tw_status tw_world_set_spring(tw_world *w, int vertex, const double anchor[3], double k);
+
+typedef struct tw_step_stats {
+    int cg_iterations;
+    double residual;        /* final relative residual */
+    double ms_rotations, ms_assembly, ms_solve, ms_other, ms_total;
+} tw_step_stats;
+
+/* One implicit Euler step. On NaN or blow-up returns TW_ERR_DIVERGED and the
+ * message says which step and why; the state is left as before the step. */
+tw_status tw_world_step(tw_world *w, tw_step_stats *stats);
+
+int tw_world_vertex_count(const tw_world *w);
+int tw_world_tet_count(const tw_world *w);
+long tw_world_step_index(const tw_world *w);
+double tw_world_time(const tw_world *w);
+const tw_real *tw_world_positions(const tw_world *w);  /* 3n */
+const tw_real *tw_world_velocities(const tw_world *w); /* 3n */
+tw_status tw_world_set_positions(tw_world *w, const tw_real *x);
+tw_status tw_world_set_velocities(tw_world *w, const tw_real *v);
+void tw_world_reset(tw_world *w);
+
+double tw_world_volume(const tw_world *w);          /* m^3, current */
+double tw_world_kinetic_energy(const tw_world *w);  /* J */
+/* Elastic energy of the current method (J): 1/2 u^T K u for linear, the
+ * corotated element energy for the warped and corotated methods, StVK for green. */
+double tw_world_elastic_energy(const tw_world *w);
+double tw_world_gravity_energy(const tw_world *w);  /* J, -sum m g.x relative to rest */
+const tw_real *tw_world_vertex_mass(const tw_world *w); /* kg per vertex */
+size_t tw_world_memory_bytes(const tw_world *w);
+
+/* Elastic force at the current positions for the current method (3n, N),
+ * the same force a step uses (before ghost-force correction). */
+void tw_world_elastic_force(tw_world *w, tw_real *f);
+
+typedef struct tw_static_def {
+    int load_steps;       /* non-linear: fraction of the load added per step */
+    int max_newton;       /* per load step */
+    double tolerance;     /* relative residual norm */
+    double cg_tolerance;
+    int cg_max_iterations;
+    int verbose;          /* 1: progress to stderr */
+} tw_static_def;
+tw_static_def tw_default_static_def(void);
+
+typedef struct tw_static_stats {
+    int newton_iterations, cg_iterations;
+    double residual;
+} tw_static_stats;
+
+/* Static equilibrium under gravity and the external forces, pinned vertices
+ * fixed. linear: K u = f. corot-element and green: Newton with a
+ * backtracking line search and load stepping. warp-*: solved as corot-element.
+ * The result is left in the world's positions (velocities zero). */
+tw_status tw_world_solve_static(tw_world *w, const tw_static_def *def, tw_static_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

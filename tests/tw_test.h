@@ -1,0 +1,56 @@
+/* A minimal test harness: each TW_TEST(name) is one ctest case (the CMake
+ * scan registers it), run as `test_group name`. A test returns 0 to pass,
+ * 1 to fail, TW_SKIP (77) to be reported skipped; the CHECK macros print the
+ * file, line and values of the first failure. */
+#ifndef TW_TEST_H
+#define TW_TEST_H
+#include <math.h>
+#include <stdio.h>
+
+#include "tetwarp.h"
+
+#define TW_SKIP 77
+
+typedef int (*tw_test_fn)(void);
+void tw_test_register(const char *name, tw_test_fn fn);
+
+#define TW_TEST(name)                                                                      \
+    static int test_##name(void);                                                          \
+    __attribute__((constructor)) static void register_##name(void) { tw_test_register(#name, test_##name); } \
+    static int test_##name(void)
+
+#define CHECK(cond)                                                                         \
+    do {                                                                                    \
+        if (!(cond)) {                                                                      \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);        \
+            return 1;                                                                       \
+        }                                                                                   \
+    } while (0)
+
+/* |a - b| <= tol, printing both values on failure */
+#define CHECK_NEAR(a, b, tol)                                                               \
+    do {                                                                                    \
+        double a_ = (double)(a), b_ = (double)(b), t_ = (double)(tol);                      \
+        if (!(fabs(a_ - b_) <= t_)) {                                                        \
+            fprintf(stderr, "%s:%d: CHECK_NEAR(%s, %s, %s) failed: %.9g vs %.9g (diff %.3g)\n", \
+                    __FILE__, __LINE__, #a, #b, #tol, a_, b_, fabs(a_ - b_));               \
+            return 1;                                                                       \
+        }                                                                                   \
+    } while (0)
+
+/* a status call must return TW_OK */
+#define CHECK_OK(call)                                                                      \
+    do {                                                                                    \
+        tw_status s_ = (call);                                                              \
+        if (s_ != TW_OK) {                                                                  \
+            fprintf(stderr, "%s:%d: %s returned %s: %s\n", __FILE__, __LINE__, #call,       \
+                    tw_status_name(s_), tw_last_error());                                   \
+            return 1;                                                                       \
+        }                                                                                   \
+    } while (0)
+
+/* Path of a file in ../shared/meshes (static buffer). */
+const char *tw_test_mesh_path(const char *file);
+/* Path of a scratch file under the build's tests/tmp (static buffer, rotating). */
+const char *tw_test_tmp_path(const char *file);
+#endif
