@@ -9,4 +9,8 @@
 #else
 #define TW_HD static inline
 #endif
+
+/* OpenMP loops run in parallel only above this many iterations: below it the
+ * fork/join costs more than the loop (and oversubscribed machines stall). */
+#define TW_PAR(count) ((count) > 8192)
 #endif

@@ -241,6 +241,17 @@ TW_HD void tw_svd3(tw_m3 A, tw_m3 *U, tw_real s[3], tw_m3 *V)
         s[2] = -s[2];
         for (int k = 0; k < 3; k++) U->m[3 * k + 2] = -U->m[3 * k + 2];
     }
+    /* noise-level singular values of a rank-deficient A may come out of
+     * order: swap columns 1 and 2 of U and V (negating one of each keeps
+     * det V = +1 and U diag(s) V^T unchanged) */
+    if (s[2] > s[1]) {
+        tw_real t = s[1]; s[1] = s[2]; s[2] = t;
+        for (int k = 0; k < 3; k++) {
+            tw_real u = U->m[3 * k + 1], v = V->m[3 * k + 1];
+            U->m[3 * k + 1] = U->m[3 * k + 2]; U->m[3 * k + 2] = -u;
+            V->m[3 * k + 1] = V->m[3 * k + 2]; V->m[3 * k + 2] = -v;
+        }
+    }
 }
 
 /* Polar decomposition A = R S with R a rotation (det +1) closest to A; for

@@ -21,6 +21,30 @@ struct tw_mesh {
 tw_mesh *tw_mesh_adopt(double *X, int nv, int *tets, int nt, int *region, const char *source,
                        const tw_mesh_load_def *def, tw_mesh_report *report);
 
+/* Where the arrays given to tw_mesh_adopt_source came from, so that its
+ * messages cite the file the way a user reads it:
+ * "bar.ele:12: element 10 has zero volume (vertices 3 4 5 6)". */
+typedef struct tw_mesh_source {
+    const char *path;         /* file (or "tw_mesh_create"): names the data in messages */
+    const int *element_line;  /* file line of each element, or NULL (not owned) */
+    int index_base;           /* added to vertex and element numbers in messages: 0 or 1 */
+} tw_mesh_source;
+
+/* tw_mesh_adopt with line numbers and the file's index base in messages.
+ * src may be NULL. Takes ownership of X, tets, region (region may be NULL:
+ * all zero); frees them and returns NULL on failure. */
+tw_mesh *tw_mesh_adopt_source(double *X, int nv, int *tets, int nt, int *region,
+                              const tw_mesh_source *src, const tw_mesh_load_def *def,
+                              tw_mesh_report *report);
+
 /* Signed 6*volume of element e. */
 double tw_mesh_det(const tw_mesh *m, int e);
+
+/* Signed 6*volume of the tet (a,b,c,d) of 3-vectors. */
+double tw_tet_det(const double *a, const double *b, const double *c, const double *d);
+
+/* Loaders behind tw_mesh_load, one per format (mesh_io.c). */
+tw_mesh *tw_mesh_load_tetgen(const char *path, const tw_mesh_load_def *def, tw_mesh_report *report);
+tw_mesh *tw_mesh_load_gmsh(const char *path, const tw_mesh_load_def *def, tw_mesh_report *report);
+tw_mesh *tw_mesh_load_medit(const char *path, const tw_mesh_load_def *def, tw_mesh_report *report);
 #endif

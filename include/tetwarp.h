@@ -254,7 +254,8 @@ typedef struct tw_static_stats {
 
 /* Static equilibrium under gravity and the external forces, pinned vertices
  * fixed. linear: K u = f. corot-element and green: Newton with a
- * backtracking line search and load stepping. warp-*: solved as corot-element.
+ * backtracking line search and adaptive load stepping. warp-vertex and
+ * warp-edge have no consistent tangent: TW_ERR_UNSUPPORTED.
  * The result is left in the world's positions (velocities zero). */
 tw_status tw_world_solve_static(tw_world *w, const tw_static_def *def, tw_static_stats *stats);
 

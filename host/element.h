@@ -1,0 +1,92 @@
+/* Per-element FEM math shared by both backends (TW_HD inline).
+ *
+ * A tet (a,b,c,d) stores the shape-function gradients g_a..g_d (rows of
+ * Bm = Dm^-1 for b,c,d; g_a = -(g_b+g_c+g_d)), its rest volume V and its
+ * Lamé constants. Everything else follows from those:
+ *
+ *   linear block        K^pq = V (lambda g_p g_q^T + mu g_q g_p^T + mu (g_p.g_q) I)
+ *   deformation grad.   F = sum_p x_p g_p^T
+ *   StVK force          f_p = -V P g_p,  P = F S,  S = lambda tr(E) I + 2 mu E,
+ *                       E = (F^T F - I)/2
+ *   StVK tangent        K_T^pq = V [ (g_q.S g_p) I + lambda (F g_p)(F g_q)^T
+ *                                    + mu (g_p.g_q) F F^T + mu (F g_q)(F g_p)^T ]
+ *                       (= K^pq at F = I; derived by differentiating f_p)
+ *   corotated force     f_p = -R sum_q K^pq (R^T x_q - X_q)
+ *                           = -V R P_c g_p,  P_c = 2 mu eps + lambda tr(eps) I,
+ *                       eps = sym(R^T F) - I, which is the same number computed
+ *                       per element in O(1) instead of 16 block products.
+ */
+#ifndef TW_ELEMENT_H
+#define TW_ELEMENT_H
+#include "math3.h"
+
+/* Gradient of vertex p (0..3) of element e from the 12-real g array. */
+TW_HD tw_v3 tw_elem_g(const tw_real *g, int p) { return tw_v3_load(g + 3 * p); }
+
+TW_HD tw_m3 tw_elem_linear_block(const tw_real *g, tw_real V, tw_real lam, tw_real mu, int p, int q)
+{
+    tw_v3 gp = tw_elem_g(g, p), gq = tw_elem_g(g, q);
+    tw_m3 K = tw_m3_zero();
+    K = tw_m3_add_outer(K, gp, gq, V * lam);
+    K = tw_m3_add_outer(K, gq, gp, V * mu);
+    tw_real d = V * mu * tw_v3_dot(gp, gq);
+    K.m[0] += d; K.m[4] += d; K.m[8] += d;
+    return K;
+}
+
+/* F = I + sum_p u_p g_p^T for the 4 vertex displacements us[0..3]
+ * (u = x - X). Equal to sum_p x_p g_p^T since sum_p X_p g_p^T = I, but
+ * without the cancellation that costs float its small strains. */
+TW_HD tw_m3 tw_elem_deformation(const tw_v3 us[4], const tw_real *g)
+{
+    tw_m3 F = tw_m3_identity();
+    for (int p = 0; p < 4; p++) F = tw_m3_add_outer(F, us[p], tw_elem_g(g, p), 1);
+    return F;
+}
+
+/* Second Piola-Kirchhoff stress of StVK and its energy density. */
+TW_HD tw_m3 tw_stvk_S(tw_m3 F, tw_real lam, tw_real mu, tw_real *energy_density)
+{
+    tw_m3 E = tw_m3_mul_at(F, F);
+    E.m[0] -= 1; E.m[4] -= 1; E.m[8] -= 1;
+    E = tw_m3_scale(E, (tw_real)0.5);
+    tw_real tr = tw_m3_trace(E);
+    if (energy_density) *energy_density = mu * tw_m3_frobenius2(E) + (tw_real)0.5 * lam * tr * tr;
+    tw_m3 S = tw_m3_scale(E, 2 * mu);
+    S.m[0] += lam * tr; S.m[4] += lam * tr; S.m[8] += lam * tr;
+    return S;
+}
+
+/* Corotated first Piola-Kirchhoff stress R P_c and energy density, given R. */
+TW_HD tw_m3 tw_corot_P(tw_m3 F, tw_m3 R, tw_real lam, tw_real mu, tw_real *energy_density)
+{
+    tw_m3 RtF = tw_m3_mul_at(R, F);
+    tw_m3 eps = tw_m3_scale(tw_m3_add(RtF, tw_m3_transpose(RtF)), (tw_real)0.5);
+    eps.m[0] -= 1; eps.m[4] -= 1; eps.m[8] -= 1;
+    tw_real tr = tw_m3_trace(eps);
+    if (energy_density) *energy_density = mu * tw_m3_frobenius2(eps) + (tw_real)0.5 * lam * tr * tr;
+    tw_m3 Pc = tw_m3_scale(eps, 2 * mu);
+    Pc.m[0] += lam * tr; Pc.m[4] += lam * tr; Pc.m[8] += lam * tr;
+    return tw_m3_mul(R, Pc);
+}
+
+/* Forces f_p = -V P g_p for a first Piola-Kirchhoff stress P. */
+TW_HD void tw_elem_forces_from_P(tw_m3 P, const tw_real *g, tw_real V, tw_v3 f[4])
+{
+    for (int p = 0; p < 4; p++) f[p] = tw_v3_scale(tw_m3_mulv(P, tw_elem_g(g, p)), -V);
+}
+
+/* StVK tangent block K_T^pq (see the top of this file). FFt = F F^T. */
+TW_HD tw_m3 tw_stvk_tangent_block(tw_m3 F, tw_m3 FFt, tw_m3 S, const tw_real *g, tw_real V,
+                                  tw_real lam, tw_real mu, int p, int q)
+{
+    tw_v3 gp = tw_elem_g(g, p), gq = tw_elem_g(g, q);
+    tw_v3 Fgp = tw_m3_mulv(F, gp), Fgq = tw_m3_mulv(F, gq);
+    tw_m3 K = tw_m3_scale(FFt, V * mu * tw_v3_dot(gp, gq));
+    tw_real geo = V * tw_v3_dot(gq, tw_m3_mulv(S, gp));
+    K.m[0] += geo; K.m[4] += geo; K.m[8] += geo;
+    K = tw_m3_add_outer(K, Fgp, Fgq, V * lam);
+    K = tw_m3_add_outer(K, Fgq, Fgp, V * mu);
+    return K;
+}
+#endif

@@ -1,0 +1,232 @@
+/* Rotations, elastic forces and system matrices of every method, CPU side.
+ *
+ * Each loop body calls the TW_HD math in element.h / math3.h, so the CUDA
+ * kernels can run the same body one thread per vertex, element or block.
+ *
+ *  method          rotations           force                        system K'
+ *  linear          -                   -K(x-X)                      K
+ *  warp-vertex     R_i=polar(A_i)      -R_i sum_j K_ij(R_i^T x_j-X_j) R_i K_ij R_j^T (sym) or R_i K_ij R_i^T
+ *  warp-edge       R_i=F'_i F_i^T      as warp-vertex               as warp-vertex
+ *  corot-element   R_e=polar(F_e)      -V R_e P_c g_p per element   sum_e R_e K_e R_e^T
+ *  green           F_e, S_e            -V F S g_p per element       StVK tangent
+ */
+#include <math.h>
+#include <string.h>
+
+#include "element.h"
+#include "world.h"
+
+static tw_v3 vtx(const tw_real *x, int i) { return tw_v3_load(x + 3 * (size_t)i); }
+
+/* The displacements u = x - X of element e's vertices. */
+static void element_displacements(const tw_world *w, const tw_real *x, int e, tw_v3 us[4])
+{
+    const int *t = w->fem.tets + 4 * (size_t)e;
+    for (int p = 0; p < 4; p++) us[p] = tw_v3_sub(vtx(x, t[p]), vtx(w->fem.X, t[p]));
+}
+
+/* Edge-frame rotation (Müller 2002 eq. 16): an orthonormal frame from edges
+ * (i,j) and (i,k), at rest and now; R = F' F^T. */
+static tw_m3 edge_frame(tw_v3 a, tw_v3 b, tw_v3 c)
+{
+    tw_v3 e1 = tw_v3_sub(b, a), e2 = tw_v3_sub(c, a);
+    tw_real l1 = tw_v3_norm(e1);
+    e1 = tw_v3_scale(e1, l1 > 0 ? 1 / l1 : 0);
+    tw_v3 n = tw_v3_cross(e1, e2);
+    tw_real ln = tw_v3_norm(n);
+    n = tw_v3_scale(n, ln > 0 ? 1 / ln : 0);
+    return tw_m3_from_cols(e1, n, tw_v3_cross(e1, n));
+}
+
+void tw_compute_rotations(tw_world *w, const tw_real *x)
+{
+    const tw_fem *f = &w->fem;
+    const tw_real *X = f->X;
+    switch (w->def.method) {
+    case TW_LINEAR: break;
+    case TW_WARP_VERTEX:
+#pragma omp parallel for if (TW_PAR(f->n)) schedule(static)
+        for (int i = 0; i < f->n; i++) {
+            tw_v3 xi = vtx(x, i), Xi = vtx(X, i);
+            tw_m3 A = tw_m3_zero();
+            for (int k = f->row_ptr[i]; k < f->row_ptr[i + 1]; k++) {
+                int j = f->col[k];
+                A = tw_m3_add_outer(A, tw_v3_sub(vtx(x, j), xi), tw_v3_sub(vtx(X, j), Xi), 1);
+            }
+            tw_m3_store(w->R + 9 * (size_t)i, tw_polar3(A));
+        }
+        break;
+    case TW_WARP_EDGE:
+#pragma omp parallel for if (TW_PAR(f->n)) schedule(static)
+        for (int i = 0; i < f->n; i++) {
+            int j = w->edge_nbr[2 * i], k = w->edge_nbr[2 * i + 1];
+            tw_m3 R = tw_m3_identity();
+            if (j >= 0)
+                R = tw_m3_mul_bt(edge_frame(vtx(x, i), vtx(x, j), vtx(x, k)),
+                                 edge_frame(vtx(X, i), vtx(X, j), vtx(X, k)));
+            tw_m3_store(w->R + 9 * (size_t)i, R);
+        }
+        break;
+    case TW_COROT_ELEMENT:
+    case TW_GREEN:
+#pragma omp parallel for if (TW_PAR(f->nt)) schedule(static)
+        for (int e = 0; e < f->nt; e++) {
+            tw_v3 xs[4];
+            element_displacements(w, x, e, xs);
+            tw_m3 F = tw_elem_deformation(xs, f->g + 12 * (size_t)e);
+            if (w->def.method == TW_COROT_ELEMENT) {
+                tw_m3_store(w->R + 9 * (size_t)e, tw_polar3(F));
+            } else {
+                tw_m3_store(w->R + 9 * (size_t)e, F);
+                tw_m3 S = tw_stvk_S(F, f->lam[e], f->mu[e], NULL);
+                tw_m3_store(w->S + 18 * (size_t)e, S);
+                tw_m3_store(w->S + 18 * (size_t)e + 9, tw_m3_mul_bt(F, F));
+            }
+        }
+        break;
+    default: break;
+    }
+}
+
+/* Per-element forces into fe, then a fixed-order gather per vertex. */
+static void gather_element_forces(tw_world *w, tw_real *out)
+{
+    const tw_fem *f = &w->fem;
+#pragma omp parallel for if (TW_PAR(f->n)) schedule(static)
+    for (int i = 0; i < f->n; i++) {
+        double s0 = 0, s1 = 0, s2 = 0; /* double: element forces cancel */
+        for (int k = f->vt_ptr[i]; k < f->vt_ptr[i + 1]; k++) {
+            const tw_real *fp = w->fe + 3 * (size_t)f->vt[k]; /* vt = 4e+p, fe = 12 per e */
+            s0 += fp[0]; s1 += fp[1]; s2 += fp[2];
+        }
+        out[3 * i] = (tw_real)s0; out[3 * i + 1] = (tw_real)s1; out[3 * i + 2] = (tw_real)s2;
+    }
+}
+
+void tw_compute_elastic_force(tw_world *w, const tw_real *x, tw_real *out, int ghost_correction)
+{
+    const tw_fem *f = &w->fem;
+    const tw_real *X = f->X;
+    tw_method m = w->def.method;
+    if (m == TW_LINEAR || m == TW_WARP_VERTEX || m == TW_WARP_EDGE) {
+        int warped = m != TW_LINEAR;
+#pragma omp parallel for if (TW_PAR(f->n)) schedule(static)
+        for (int i = 0; i < f->n; i++) {
+            tw_m3 Ri = warped ? tw_m3_load(w->R + 9 * (size_t)i) : tw_m3_identity();
+            /* y_j = R_i^T x_j - X_j = R_i^T u_j + (R_i^T - I) X_j: the
+             * displacement form keeps float's small strains (see element.h) */
+            double acc[3] = {0, 0, 0};
+            for (int k = f->row_ptr[i]; k < f->row_ptr[i + 1]; k++) {
+                int j = f->col[k];
+                tw_v3 Xj = vtx(X, j), uj = tw_v3_sub(vtx(x, j), Xj);
+                tw_v3 y = warped ? tw_v3_add(tw_m3_tmulv(Ri, uj), tw_v3_sub(tw_m3_tmulv(Ri, Xj), Xj)) : uj;
+                tw_v3 ky = tw_m3_mulv(tw_m3_load(f->K + 9 * (size_t)k), y);
+                acc[0] += ky.x; acc[1] += ky.y; acc[2] += ky.z;
+            }
+            tw_v3 a = tw_v3_make((tw_real)acc[0], (tw_real)acc[1], (tw_real)acc[2]);
+            tw_v3_store(out + 3 * (size_t)i, tw_v3_scale(tw_m3_mulv(Ri, a), -1));
+        }
+        if (warped && ghost_correction) {
+            /* internal forces must sum to zero; remove the net force mass-weighted */
+            double net[3] = {0, 0, 0}, mt = 0;
+            for (int i = 0; i < f->n; i++) {
+                for (int c = 0; c < 3; c++) net[c] += out[3 * i + c];
+                mt += f->mass[i];
+            }
+#pragma omp parallel for if (TW_PAR(f->n)) schedule(static)
+            for (int i = 0; i < f->n; i++)
+                for (int c = 0; c < 3; c++) out[3 * i + c] -= (tw_real)(net[c] * f->mass[i] / mt);
+        }
+        return;
+    }
+#pragma omp parallel for if (TW_PAR(f->nt)) schedule(static)
+    for (int e = 0; e < f->nt; e++) {
+        const tw_real *g = f->g + 12 * (size_t)e;
+        tw_m3 P;
+        if (m == TW_COROT_ELEMENT) {
+            tw_v3 xs[4];
+            element_displacements(w, x, e, xs);
+            P = tw_corot_P(tw_elem_deformation(xs, g), tw_m3_load(w->R + 9 * (size_t)e), f->lam[e], f->mu[e], NULL);
+        } else {
+            P = tw_m3_mul(tw_m3_load(w->R + 9 * (size_t)e), tw_m3_load(w->S + 18 * (size_t)e));
+        }
+        tw_v3 fp[4];
+        tw_elem_forces_from_P(P, g, f->vol[e], fp);
+        for (int p = 0; p < 4; p++) tw_v3_store(w->fe + 12 * (size_t)e + 3 * p, fp[p]);
+    }
+    gather_element_forces(w, out);
+}
+
+void tw_assemble_system(tw_world *w, double cm, double ck)
+{
+    const tw_fem *f = &w->fem;
+    tw_method m = w->def.method;
+    int exact_warp = w->def.warp_system == TW_WARP_SYSTEM_BICGSTAB;
+#pragma omp parallel for if (TW_PAR(f->n)) schedule(dynamic, 256)
+    for (int i = 0; i < f->n; i++) {
+        tw_m3 Ri = tw_m3_identity();
+        if (m == TW_WARP_VERTEX || m == TW_WARP_EDGE) Ri = tw_m3_load(w->R + 9 * (size_t)i);
+        for (int b = f->row_ptr[i]; b < f->row_ptr[i + 1]; b++) {
+            tw_m3 Kb;
+            if (m == TW_LINEAR) {
+                Kb = tw_m3_load(f->K + 9 * (size_t)b);
+            } else if (m == TW_WARP_VERTEX || m == TW_WARP_EDGE) {
+                tw_m3 Rj = exact_warp ? Ri : tw_m3_load(w->R + 9 * (size_t)f->col[b]);
+                Kb = tw_m3_mul_bt(tw_m3_mul(Ri, tw_m3_load(f->K + 9 * (size_t)b)), Rj);
+            } else {
+                Kb = tw_m3_zero();
+                for (int k = f->contrib_ptr[b]; k < f->contrib_ptr[b + 1]; k++) {
+                    int c = f->contrib[k], e = c >> 4, p = (c >> 2) & 3, q = c & 3;
+                    const tw_real *g = f->g + 12 * (size_t)e;
+                    if (m == TW_COROT_ELEMENT) {
+                        tw_m3 R = tw_m3_load(w->R + 9 * (size_t)e);
+                        tw_m3 Ke = tw_elem_linear_block(g, f->vol[e], f->lam[e], f->mu[e], p, q);
+                        Kb = tw_m3_add(Kb, tw_m3_mul_bt(tw_m3_mul(R, Ke), R));
+                    } else {
+                        const tw_real *S = w->S + 18 * (size_t)e;
+                        Kb = tw_m3_add(Kb, tw_stvk_tangent_block(tw_m3_load(w->R + 9 * (size_t)e), tw_m3_load(S + 9),
+                                                                  tw_m3_load(S), g, f->vol[e], f->lam[e], f->mu[e], p, q));
+                    }
+                }
+            }
+            Kb = tw_m3_scale(Kb, (tw_real)ck);
+            if (b == f->diag[i]) {
+                tw_real d = (tw_real)(cm * f->mass[i]);
+                if (i == w->spring_vertex) d += (tw_real)(ck * w->spring_k);
+                Kb.m[0] += d; Kb.m[4] += d; Kb.m[8] += d;
+            }
+            tw_m3_store(w->A + 9 * (size_t)b, Kb);
+        }
+    }
+}
+
+double tw_compute_elastic_energy(tw_world *w, const tw_real *x)
+{
+    const tw_fem *f = &w->fem;
+    double energy = 0;
+    if (w->def.method == TW_LINEAR) {
+#pragma omp parallel for if (TW_PAR(f->n)) reduction(+ : energy) schedule(static)
+        for (int i = 0; i < f->n; i++) {
+            tw_v3 ui = tw_v3_sub(vtx(x, i), vtx(f->X, i));
+            tw_v3 acc = tw_v3_make(0, 0, 0);
+            for (int k = f->row_ptr[i]; k < f->row_ptr[i + 1]; k++) {
+                int j = f->col[k];
+                acc = tw_v3_add(acc, tw_m3_mulv(tw_m3_load(f->K + 9 * (size_t)k), tw_v3_sub(vtx(x, j), vtx(f->X, j))));
+            }
+            energy += 0.5 * (double)tw_v3_dot(ui, acc);
+        }
+        return energy;
+    }
+    int green = w->def.method == TW_GREEN;
+#pragma omp parallel for if (TW_PAR(f->nt)) reduction(+ : energy) schedule(static)
+    for (int e = 0; e < f->nt; e++) {
+        tw_v3 xs[4];
+        element_displacements(w, x, e, xs);
+        tw_m3 F = tw_elem_deformation(xs, f->g + 12 * (size_t)e);
+        tw_real psi = 0;
+        if (green) tw_stvk_S(F, f->lam[e], f->mu[e], &psi);
+        else tw_corot_P(F, tw_polar3(F), f->lam[e], f->mu[e], &psi);
+        energy += (double)psi * f->vol[e];
+    }
+    return energy;
+}

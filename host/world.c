@@ -1,0 +1,505 @@
+/* The world API and the implicit Euler step (velocity form, Baraff-Witkin):
+ *
+ *   (M + h C + h^2 K') v+ = M v + h (f_el(x) + f_ext),   C = alpha M + beta K'
+ *   x+ = x + h v+
+ *
+ * K' is the method's system stiffness at x (constant K, warped K, corotated K,
+ * or the StVK tangent — one Newton step per time step). Pinned and kinematic
+ * vertices get their velocity prescribed and are filtered out of the solve. */
+#include "world.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "error.h"
+#include "math3.h"
+#include "mesh.h"
+
+static const char *const method_names[TW_METHOD_COUNT] = {"linear", "warp-vertex", "warp-edge", "corot-element",
+                                                          "green"};
+
+const char *tw_method_name(tw_method m) { return (unsigned)m < TW_METHOD_COUNT ? method_names[m] : "unknown"; }
+
+int tw_method_parse(const char *name)
+{
+    for (int m = 0; m < TW_METHOD_COUNT; m++)
+        if (name && strcmp(name, method_names[m]) == 0) return m;
+    return -1;
+}
+
+const char *tw_backend_name(tw_backend b)
+{
+    return b == TW_BACKEND_CPU ? "cpu" : b == TW_BACKEND_CUDA ? "cuda" : b == TW_BACKEND_AUTO ? "auto" : "unknown";
+}
+
+int tw_backend_parse(const char *name)
+{
+    if (!name) return -1;
+    if (strcmp(name, "cpu") == 0) return TW_BACKEND_CPU;
+    if (strcmp(name, "cuda") == 0) return TW_BACKEND_CUDA;
+    if (strcmp(name, "auto") == 0) return TW_BACKEND_AUTO;
+    return -1;
+}
+
+double tw_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+tw_world_def tw_default_world_def(void)
+{
+    tw_world_def d;
+    memset(&d, 0, sizeof d);
+    d.method = TW_COROT_ELEMENT;
+    d.backend = TW_BACKEND_CPU;
+    d.youngs_modulus = 1e6;
+    d.poisson_ratio = 0.3;
+    d.density = 1000;
+    d.gravity[2] = -9.81;
+    d.dt = 0.01;
+    d.damping_mass = 0;
+    d.damping_stiffness = 0.01;
+    d.cg_tolerance = 1e-4;
+    d.cg_max_iterations = 200;
+    d.cg_fixed_iterations = 0;
+    d.warm_start = 1;
+    d.ghost_force_correction = 1;
+    d.warp_system = TW_WARP_SYSTEM_SYMMETRIC;
+    d.threads = 0;
+    return d;
+}
+
+tw_static_def tw_default_static_def(void)
+{
+    tw_static_def d;
+    d.load_steps = 10;
+    d.max_newton = 30;
+    d.tolerance = sizeof(tw_real) == 8 ? 1e-7 : 2e-4;
+    d.cg_tolerance = sizeof(tw_real) == 8 ? 1e-10 : 1e-6;
+    d.cg_max_iterations = 20000;
+    d.verbose = 0;
+    return d;
+}
+
+tw_bsr tw_world_bsr(const tw_world *w)
+{
+    tw_bsr b;
+    b.n = w->fem.n;
+    b.nnzb = w->fem.nnzb;
+    b.row_ptr = w->fem.row_ptr;
+    b.col = w->fem.col;
+    b.diag = w->fem.diag;
+    b.val = w->A;
+    return b;
+}
+
+static tw_status check_def(const tw_world_def *d)
+{
+    if ((unsigned)d->method >= TW_METHOD_COUNT) return tw_fail(TW_ERR_INVALID, "unknown method %d", (int)d->method);
+    if (!(d->dt > 0) || !isfinite(d->dt)) return tw_fail(TW_ERR_INVALID, "time step dt = %g s: it must be finite and > 0", d->dt);
+    if (!(d->damping_mass >= 0) || !(d->damping_stiffness >= 0))
+        return tw_fail(TW_ERR_INVALID, "Rayleigh damping (%g, %g) must be finite and >= 0", d->damping_mass, d->damping_stiffness);
+    if (!(d->cg_tolerance > 0)) return tw_fail(TW_ERR_INVALID, "CG tolerance %g must be > 0", d->cg_tolerance);
+    if (d->cg_max_iterations < 1) return tw_fail(TW_ERR_INVALID, "CG iteration cap %d must be >= 1", d->cg_max_iterations);
+    for (int c = 0; c < 3; c++)
+        if (!isfinite(d->gravity[c])) return tw_fail(TW_ERR_INVALID, "gravity component %d is %g", c, d->gravity[c]);
+    return TW_OK;
+}
+
+/* warp-edge: per vertex the first neighbour j and the neighbour k that makes
+ * the widest angle with edge (i,j) at rest — fixed once, so the frame is
+ * deterministic. */
+static void choose_edge_neighbours(tw_world *w)
+{
+    const tw_fem *f = &w->fem;
+    for (int i = 0; i < f->n; i++) {
+        int j = -1, k = -1;
+        tw_v3 Xi = tw_v3_load(f->X + 3 * (size_t)i), e1 = tw_v3_make(0, 0, 0);
+        for (int b = f->row_ptr[i]; b < f->row_ptr[i + 1]; b++)
+            if (f->col[b] != i) { j = f->col[b]; break; }
+        if (j >= 0) {
+            e1 = tw_v3_sub(tw_v3_load(f->X + 3 * (size_t)j), Xi);
+            e1 = tw_v3_scale(e1, 1 / tw_v3_norm(e1));
+            tw_real best = -1;
+            for (int b = f->row_ptr[i]; b < f->row_ptr[i + 1]; b++) {
+                int c = f->col[b];
+                if (c == i || c == j) continue;
+                tw_v3 e2 = tw_v3_sub(tw_v3_load(f->X + 3 * (size_t)c), Xi);
+                tw_real s = tw_v3_norm(tw_v3_cross(e1, e2)) / tw_v3_norm(e2);
+                if (s > best) { best = s; k = c; }
+            }
+        }
+        if (k < 0) j = -1;
+        w->edge_nbr[2 * i] = j;
+        w->edge_nbr[2 * i + 1] = k;
+    }
+}
+
+tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
+{
+    tw_clear_error();
+    if (!mesh) { tw_fail(TW_ERR_INVALID, "tw_world_create: no mesh"); return NULL; }
+    tw_world_def d = def ? *def : tw_default_world_def();
+    if (check_def(&d) != TW_OK) return NULL;
+    if (d.backend == TW_BACKEND_CUDA) {
+        tw_fail(TW_ERR_UNSUPPORTED, "the CUDA backend is not available in this build (backend 'cpu' or 'auto' runs on the CPU)");
+        return NULL;
+    }
+    if (d.backend == TW_BACKEND_AUTO) d.backend = TW_BACKEND_CPU;
+#ifdef _OPENMP
+    if (d.threads > 0) omp_set_num_threads(d.threads);
+#endif
+    tw_world *w = tw_calloc(1, sizeof *w, "world");
+    if (!w) return NULL;
+    w->mesh = mesh;
+    w->def = d;
+    w->def.element_youngs = w->def.element_poisson = w->def.element_density = NULL; /* not kept */
+    w->spring_vertex = -1;
+    if (tw_fem_build(&w->fem, mesh, d.youngs_modulus, d.poisson_ratio, d.density, d.element_youngs,
+                     d.element_poisson, d.element_density) != TW_OK) {
+        free(w);
+        return NULL;
+    }
+    size_t n = (size_t)w->fem.n, nt = (size_t)w->fem.nt, rn = n > nt ? n : nt;
+    w->x = tw_malloc(sizeof(tw_real) * 3 * n, "positions");
+    w->v = tw_calloc(3 * n, sizeof(tw_real), "velocities");
+    w->fext = tw_calloc(3 * n, sizeof(tw_real), "external forces");
+    w->target = tw_malloc(sizeof(tw_real) * 3 * n, "kinematic targets");
+    w->cons = tw_calloc(n, 1, "constraints");
+    w->R = tw_calloc(9 * rn, sizeof(tw_real), "rotations");
+    w->S = tw_calloc(18 * nt, sizeof(tw_real), "stresses");
+    w->fe = tw_calloc(12 * nt, sizeof(tw_real), "element forces");
+    w->f = tw_calloc(3 * n, sizeof(tw_real), "elastic forces");
+    w->rhs = tw_calloc(3 * n, sizeof(tw_real), "right-hand side");
+    w->vnew = tw_calloc(3 * n, sizeof(tw_real), "new velocities");
+    w->A = tw_calloc(9 * (size_t)w->fem.nnzb, sizeof(tw_real), "system matrix");
+    w->edge_nbr = tw_malloc(sizeof(int) * 2 * n, "edge frames");
+    if (!w->x || !w->v || !w->fext || !w->target || !w->cons || !w->R || !w->S || !w->fe || !w->f || !w->rhs ||
+        !w->vnew || !w->A || !w->edge_nbr || tw_solver_work_init(&w->work, (int)n) != TW_OK) {
+        tw_world_destroy(w);
+        return NULL;
+    }
+    memcpy(w->x, w->fem.X, sizeof(tw_real) * 3 * n);
+    memcpy(w->target, w->fem.X, sizeof(tw_real) * 3 * n);
+    double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
+    for (size_t i = 0; i < n; i++) {
+        if (mesh->unused && mesh->unused[i]) w->cons[i] = TW_PINNED; /* no mass, no stiffness */
+        for (int c = 0; c < 3; c++) {
+            if (mesh->X[3 * i + c] < lo[c]) lo[c] = mesh->X[3 * i + c];
+            if (mesh->X[3 * i + c] > hi[c]) hi[c] = mesh->X[3 * i + c];
+        }
+    }
+    w->size = sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) + (hi[2] - lo[2]) * (hi[2] - lo[2]));
+    choose_edge_neighbours(w);
+    return w;
+}
+
+void tw_world_destroy(tw_world *w)
+{
+    if (!w) return;
+    tw_fem_free(&w->fem);
+    free(w->x); free(w->v); free(w->fext); free(w->target); free(w->cons); free(w->R); free(w->S);
+    free(w->fe); free(w->f); free(w->rhs); free(w->vnew); free(w->A); free(w->edge_nbr);
+    tw_solver_work_free(&w->work);
+    free(w);
+}
+
+const tw_world_def *tw_world_get_def(const tw_world *w) { return &w->def; }
+
+tw_status tw_world_set_method(tw_world *w, tw_method m)
+{
+    if ((unsigned)m >= TW_METHOD_COUNT) return tw_fail(TW_ERR_INVALID, "unknown method %d", (int)m);
+    w->def.method = m;
+    return TW_OK;
+}
+
+tw_status tw_world_set_dt(tw_world *w, double dt)
+{
+    if (!(dt > 0) || !isfinite(dt)) return tw_fail(TW_ERR_INVALID, "time step dt = %g s: it must be finite and > 0", dt);
+    w->def.dt = dt;
+    return TW_OK;
+}
+
+static tw_status check_vertex(const tw_world *w, int v)
+{
+    if (v < 0 || v >= w->fem.n) return tw_fail(TW_ERR_INVALID, "vertex %d out of range [0, %d)", v, w->fem.n);
+    return TW_OK;
+}
+
+tw_status tw_world_set_constraint(tw_world *w, int v, tw_constraint c)
+{
+    if (check_vertex(w, v) != TW_OK) return TW_ERR_INVALID;
+    if ((unsigned)c > TW_KINEMATIC) return tw_fail(TW_ERR_INVALID, "unknown constraint %d", (int)c);
+    w->cons[v] = (unsigned char)c;
+    if (c == TW_KINEMATIC) memcpy(w->target + 3 * (size_t)v, w->x + 3 * (size_t)v, 3 * sizeof(tw_real));
+    return TW_OK;
+}
+
+tw_constraint tw_world_get_constraint(const tw_world *w, int v)
+{
+    return (v >= 0 && v < w->fem.n) ? (tw_constraint)w->cons[v] : TW_FREE;
+}
+
+tw_status tw_world_set_target(tw_world *w, int v, const double pos[3])
+{
+    if (check_vertex(w, v) != TW_OK) return TW_ERR_INVALID;
+    for (int c = 0; c < 3; c++) w->target[3 * (size_t)v + c] = (tw_real)pos[c];
+    return TW_OK;
+}
+
+int tw_world_pin_where(tw_world *w, int axis, int less, double value)
+{
+    if (axis < 0 || axis > 2) return 0;
+    int count = 0;
+    for (int i = 0; i < w->fem.n; i++) {
+        double c = w->mesh->X[3 * (size_t)i + axis];
+        if (less ? c < value : c > value) {
+            w->cons[i] = TW_PINNED;
+            count++;
+        }
+    }
+    return count;
+}
+
+tw_status tw_world_set_force(tw_world *w, int v, const double f[3])
+{
+    if (check_vertex(w, v) != TW_OK) return TW_ERR_INVALID;
+    for (int c = 0; c < 3; c++) {
+        if (!isfinite(f[c])) return tw_fail(TW_ERR_INVALID, "force on vertex %d has a non-finite component %g", v, f[c]);
+        w->fext[3 * (size_t)v + c] = (tw_real)f[c];
+    }
+    return TW_OK;
+}
+
+void tw_world_clear_forces(tw_world *w) { memset(w->fext, 0, sizeof(tw_real) * 3 * (size_t)w->fem.n); }
+
+tw_status tw_world_set_spring(tw_world *w, int v, const double anchor[3], double k)
+{
+    if (v < 0) { w->spring_vertex = -1; return TW_OK; }
+    if (check_vertex(w, v) != TW_OK) return TW_ERR_INVALID;
+    if (!(k >= 0) || !isfinite(k)) return tw_fail(TW_ERR_INVALID, "spring stiffness %g N/m must be finite and >= 0", k);
+    w->spring_vertex = v;
+    w->spring_k = k;
+    for (int c = 0; c < 3; c++) w->spring_anchor[c] = anchor[c];
+    return TW_OK;
+}
+
+void tw_external_force(const tw_world *w, const tw_real *x, tw_real *out)
+{
+    const tw_fem *f = &w->fem;
+#pragma omp parallel for if (TW_PAR(f->n)) schedule(static)
+    for (int i = 0; i < f->n; i++)
+        for (int c = 0; c < 3; c++) out[3 * i + c] = f->mass[i] * (tw_real)w->def.gravity[c] + w->fext[3 * i + c];
+    if (w->spring_vertex >= 0)
+        for (int c = 0; c < 3; c++)
+            out[3 * w->spring_vertex + c] +=
+                (tw_real)(w->spring_k * (w->spring_anchor[c] - x[3 * w->spring_vertex + c]));
+}
+
+static int first_nonfinite(const tw_real *a, size_t n3)
+{
+    for (size_t i = 0; i < n3; i++)
+        if (!isfinite(a[i])) return (int)(i / 3);
+    return -1;
+}
+
+/* Ghost forces, second half: the warped system matrix (R_i K_ij R_j^T) has
+ * no zero column sums, so even with the net elastic force removed the implicit
+ * term moves a free body's centre of mass. When no vertex is constrained
+ * (nothing can push back), set the momentum of v+ to exactly
+ * M v + h sum f_ext(x+) by a uniform velocity shift. */
+static void conserve_momentum(tw_world *w)
+{
+    const tw_fem *f = &w->fem;
+    double h = w->def.dt, p[3] = {0, 0, 0}, mt = 0;
+    for (int i = 0; i < f->n; i++)
+        if (w->cons[i]) return;
+    for (int i = 0; i < f->n; i++) {
+        for (int c = 0; c < 3; c++) {
+            p[c] += f->mass[i] * ((double)w->vnew[3 * i + c] - w->v[3 * i + c]) -
+                    h * (f->mass[i] * w->def.gravity[c] + w->fext[3 * i + c]);
+        }
+        mt += f->mass[i];
+    }
+    if (w->spring_vertex >= 0) {
+        const tw_real *xs = w->x + 3 * (size_t)w->spring_vertex, *vs = w->vnew + 3 * (size_t)w->spring_vertex;
+        for (int c = 0; c < 3; c++) p[c] -= h * w->spring_k * (w->spring_anchor[c] - xs[c] - h * vs[c]);
+    }
+    for (int i = 0; i < f->n; i++)
+        for (int c = 0; c < 3; c++) w->vnew[3 * i + c] -= (tw_real)(p[c] / mt);
+}
+
+tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
+{
+    tw_step_stats st;
+    memset(&st, 0, sizeof st);
+    const tw_fem *f = &w->fem;
+    int n = f->n;
+    size_t n3 = 3 * (size_t)n;
+    double h = w->def.dt, alpha = w->def.damping_mass, beta = w->def.damping_stiffness;
+    double t0 = tw_now_ms();
+
+    tw_compute_rotations(w, w->x);
+    double t1 = tw_now_ms();
+
+    /* rhs = M v + h (f_el + f_ext) */
+    int vertex_method = w->def.method == TW_WARP_VERTEX || w->def.method == TW_WARP_EDGE;
+    tw_compute_elastic_force(w, w->x, w->f, vertex_method && w->def.ghost_force_correction);
+    tw_external_force(w, w->x, w->rhs);
+#pragma omp parallel for if (TW_PAR(n)) schedule(static)
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < 3; c++)
+            w->rhs[3 * i + c] = f->mass[i] * w->v[3 * i + c] + (tw_real)h * (w->f[3 * i + c] + w->rhs[3 * i + c]);
+    tw_assemble_system(w, 1 + h * alpha, h * h + h * beta);
+    double t2 = tw_now_ms();
+
+    /* initial guess: warm start or zero; constrained velocities prescribed */
+    if (w->def.warm_start) memcpy(w->vnew, w->v, sizeof(tw_real) * n3);
+    else memset(w->vnew, 0, sizeof(tw_real) * n3);
+    for (int i = 0; i < n; i++) {
+        if (w->cons[i] == TW_PINNED)
+            for (int c = 0; c < 3; c++) w->vnew[3 * i + c] = 0;
+        else if (w->cons[i] == TW_KINEMATIC)
+            for (int c = 0; c < 3; c++) w->vnew[3 * i + c] = (tw_real)((w->target[3 * i + c] - w->x[3 * i + c]) / h);
+    }
+    tw_bsr A = tw_world_bsr(w);
+    tw_solve_result sr;
+    if (vertex_method && w->def.warp_system == TW_WARP_SYSTEM_BICGSTAB)
+        sr = tw_bicgstab(&A, w->rhs, w->vnew, w->cons, w->def.cg_tolerance, w->def.cg_max_iterations, &w->work);
+    else
+        sr = tw_pcg(&A, w->rhs, w->vnew, w->cons, w->def.cg_tolerance, w->def.cg_max_iterations,
+                    w->def.cg_fixed_iterations, &w->work);
+    double t3 = tw_now_ms();
+
+    st.cg_iterations = sr.iterations;
+    st.residual = sr.residual;
+    int bad = first_nonfinite(w->vnew, n3);
+    if (bad >= 0 || !isfinite(sr.residual)) {
+        if (stats) *stats = st;
+        return tw_fail(TW_ERR_DIVERGED,
+                       "step %ld (t = %g s): the solve produced a non-finite velocity at vertex %d (CG: %d iterations, "
+                       "residual %g); reduce dt or check the material",
+                       w->step + 1, w->time + h, bad, sr.iterations, sr.residual);
+    }
+    double vmax = 0;
+    int vmax_i = 0;
+    for (int i = 0; i < n; i++) {
+        double s = sqrt((double)w->vnew[3 * i] * w->vnew[3 * i] + (double)w->vnew[3 * i + 1] * w->vnew[3 * i + 1] +
+                        (double)w->vnew[3 * i + 2] * w->vnew[3 * i + 2]);
+        if (s > vmax) { vmax = s; vmax_i = i; }
+    }
+    if (vmax * h > 10 * w->size) {
+        if (stats) *stats = st;
+        return tw_fail(TW_ERR_DIVERGED,
+                       "step %ld (t = %g s): vertex %d would move %g m in one step, %g times the object's size; the "
+                       "simulation is unstable — reduce dt, add damping or check the material",
+                       w->step + 1, w->time + h, vmax_i, vmax * h, vmax * h / w->size);
+    }
+    if (vertex_method && w->def.ghost_force_correction) conserve_momentum(w);
+    memcpy(w->v, w->vnew, sizeof(tw_real) * n3);
+#pragma omp parallel for if (TW_PAR(n3)) schedule(static)
+    for (size_t i = 0; i < n3; i++) w->x[i] += (tw_real)h * w->v[i];
+    w->step++;
+    w->time += h;
+    double t4 = tw_now_ms();
+    st.ms_rotations = t1 - t0;
+    st.ms_assembly = t2 - t1;
+    st.ms_solve = t3 - t2;
+    st.ms_other = t4 - t3;
+    st.ms_total = t4 - t0;
+    if (stats) *stats = st;
+    return TW_OK;
+}
+
+int tw_world_vertex_count(const tw_world *w) { return w->fem.n; }
+int tw_world_tet_count(const tw_world *w) { return w->fem.nt; }
+long tw_world_step_index(const tw_world *w) { return w->step; }
+double tw_world_time(const tw_world *w) { return w->time; }
+const tw_real *tw_world_positions(const tw_world *w) { return w->x; }
+const tw_real *tw_world_velocities(const tw_world *w) { return w->v; }
+const tw_real *tw_world_vertex_mass(const tw_world *w) { return w->fem.mass; }
+
+tw_status tw_world_set_positions(tw_world *w, const tw_real *x)
+{
+    int bad = first_nonfinite(x, 3 * (size_t)w->fem.n);
+    if (bad >= 0) return tw_fail(TW_ERR_INVALID, "position of vertex %d is not finite", bad);
+    memcpy(w->x, x, sizeof(tw_real) * 3 * (size_t)w->fem.n);
+    return TW_OK;
+}
+
+tw_status tw_world_set_velocities(tw_world *w, const tw_real *v)
+{
+    int bad = first_nonfinite(v, 3 * (size_t)w->fem.n);
+    if (bad >= 0) return tw_fail(TW_ERR_INVALID, "velocity of vertex %d is not finite", bad);
+    memcpy(w->v, v, sizeof(tw_real) * 3 * (size_t)w->fem.n);
+    return TW_OK;
+}
+
+void tw_world_reset(tw_world *w)
+{
+    size_t n3 = 3 * (size_t)w->fem.n;
+    memcpy(w->x, w->fem.X, sizeof(tw_real) * n3);
+    memset(w->v, 0, sizeof(tw_real) * n3);
+    w->step = 0;
+    w->time = 0;
+}
+
+double tw_world_volume(const tw_world *w)
+{
+    const tw_fem *f = &w->fem;
+    double vol = 0;
+#pragma omp parallel for if (TW_PAR(f->nt)) reduction(+ : vol) schedule(static)
+    for (int e = 0; e < f->nt; e++) {
+        const int *t = f->tets + 4 * (size_t)e;
+        double a[3], b[3], c[3];
+        for (int k = 0; k < 3; k++) {
+            double o = w->x[3 * t[0] + k];
+            a[k] = w->x[3 * t[1] + k] - o;
+            b[k] = w->x[3 * t[2] + k] - o;
+            c[k] = w->x[3 * t[3] + k] - o;
+        }
+        vol += (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
+                a[2] * (b[0] * c[1] - b[1] * c[0])) / 6.0;
+    }
+    return vol;
+}
+
+double tw_world_kinetic_energy(const tw_world *w)
+{
+    double k = 0;
+    for (int i = 0; i < w->fem.n; i++)
+        for (int c = 0; c < 3; c++) k += 0.5 * w->fem.mass[i] * (double)w->v[3 * i + c] * w->v[3 * i + c];
+    return k;
+}
+
+double tw_world_elastic_energy(const tw_world *w) { return tw_compute_elastic_energy((tw_world *)w, w->x); }
+
+double tw_world_gravity_energy(const tw_world *w)
+{
+    double e = 0;
+    for (int i = 0; i < w->fem.n; i++)
+        for (int c = 0; c < 3; c++)
+            e -= w->fem.mass[i] * w->def.gravity[c] * ((double)w->x[3 * i + c] - w->fem.X[3 * i + c]);
+    return e;
+}
+
+size_t tw_world_memory_bytes(const tw_world *w)
+{
+    size_t n = (size_t)w->fem.n, nt = (size_t)w->fem.nt, r = sizeof(tw_real), rn = n > nt ? n : nt;
+    return tw_fem_memory_bytes(&w->fem) + n * (3 * 7 * r + 1 + 2 * sizeof(int) + 7 * 3 * r + 9 * r) +
+           9 * rn * r + 30 * nt * r + 9 * (size_t)w->fem.nnzb * r + sizeof *w;
+}
+
+void tw_world_elastic_force(tw_world *w, tw_real *f)
+{
+    tw_compute_rotations(w, w->x);
+    tw_compute_elastic_force(w, w->x, f, 0);
+}

@@ -1,0 +1,50 @@
+/* The CPU backend's world: the FEM data, the state, and the per-step scratch.
+ * Shared by world.c (API, implicit Euler), forces.c (rotations, forces,
+ * system matrix per method) and static.c (equilibrium solves). */
+#ifndef TW_WORLD_H
+#define TW_WORLD_H
+#include "fem.h"
+#include "solver.h"
+#include "tetwarp.h"
+
+struct tw_world {
+    const tw_mesh *mesh;
+    tw_world_def def;
+    tw_fem fem;
+    long step;
+    double time;
+    double size;          /* bounding-box diagonal, m: the divergence yardstick */
+    /* state, 3n each */
+    tw_real *x, *v, *fext, *target;
+    unsigned char *cons;  /* tw_constraint per vertex */
+    /* spring */
+    int spring_vertex;
+    double spring_anchor[3], spring_k;
+    /* scratch */
+    tw_real *R;           /* 9 per vertex (warp-*) or per element (corot, green: F) */
+    tw_real *S;           /* green: 18 per element (S, F F^T) */
+    tw_real *fe;          /* 12 per element */
+    tw_real *f;           /* 3n elastic force */
+    tw_real *rhs, *vnew;  /* 3n */
+    tw_real *A;           /* 9 per block: the system matrix */
+    int *edge_nbr;        /* 2 per vertex: warp-edge frame neighbours */
+    tw_solver_work work;
+};
+
+/* Rotations (or deformation gradients) for the current method at w->x. */
+void tw_compute_rotations(tw_world *w, const tw_real *x);
+/* Elastic force of the current method at x into out (3n), from the rotations
+ * computed at x. Applies the ghost-force correction when enabled. */
+void tw_compute_elastic_force(tw_world *w, const tw_real *x, tw_real *out, int ghost_correction);
+/* A = cm * M + ck * K' (+ ck * spring on the spring vertex), K' the method's
+ * system stiffness at the rotations computed last. */
+void tw_assemble_system(tw_world *w, double cm, double ck);
+/* Elastic energy at x for the current method. */
+double tw_compute_elastic_energy(tw_world *w, const tw_real *x);
+
+/* External force (gravity, point forces, the spring at x) into out (3n). */
+void tw_external_force(const tw_world *w, const tw_real *x, tw_real *out);
+
+double tw_now_ms(void);
+tw_bsr tw_world_bsr(const tw_world *w);
+#endif

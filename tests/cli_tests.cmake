@@ -1,0 +1,145 @@
+# Command-line cases for the `tetwarp` tool, included from tests/CMakeLists.txt.
+#
+# Bad input: one case per class, run through expect_fail.sh REGEX CMD...,
+# which passes only when the tool exits non-zero (cleanly: no signal, no
+# sanitizer report) with a message matching REGEX. Good input: --help, info on
+# a shared mesh, and static/run writing CSVs of the right length.
+set(TW_CLI_TMP ${CMAKE_CURRENT_BINARY_DIR}/tmp)
+set(TW_CLI_MESHES ${TW_SHARED_DIR}/meshes)
+file(MAKE_DIRECTORY ${TW_CLI_TMP})
+
+# One OpenMP thread: these cases test the tool, not threading, and many small
+# parallel regions on a busy 2-core machine (ctest -j2) spin for seconds.
+set(TW_CLI_ENV OMP_NUM_THREADS=1)
+# a small bar keeps every case well under a second
+set(TW_CLI_BAR --bar 1,0.1,0.1,4,1,1)
+set(TW_CLI_BAR_VERTICES 20) # (4+1)*(1+1)*(1+1)
+
+# cli.NAME passes when `tetwarp ARGN` fails with output matching REGEX
+function(tw_cli_fails name regex)
+  add_test(NAME cli.${name}
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/expect_fail.sh "${regex}"
+                   $<TARGET_FILE:tetwarp> ${ARGN})
+  set_tests_properties(cli.${name} PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW_CLI_ENV})
+endfunction()
+
+# cli.NAME passes when `tetwarp ARGN` exits 0 and prints something matching REGEX
+function(tw_cli_prints name regex)
+  add_test(NAME cli.${name} COMMAND $<TARGET_FILE:tetwarp> ${ARGN})
+  set_tests_properties(cli.${name} PROPERTIES PASS_REGULAR_EXPRESSION "${regex}" TIMEOUT 120
+                                              ENVIRONMENT ${TW_CLI_ENV})
+endfunction()
+
+# cli.NAME passes when `tetwarp ARGN` exits 0 and leaves FILE with LINES lines,
+# the first exactly HEADER
+function(tw_cli_writes_csv name file lines header)
+  add_test(NAME cli.${name}
+           COMMAND sh -c "rm -f '${file}' && \"$0\" \"$@\" && test \"$(wc -l < '${file}')\" -eq ${lines} && test \"$(head -n 1 '${file}')\" = '${header}' || { echo 'FAIL: ${file} should have ${lines} lines, the first ${header}; it has:'; wc -l '${file}'; head -n 3 '${file}'; exit 1; }"
+                   $<TARGET_FILE:tetwarp> ${ARGN})
+  set_tests_properties(cli.${name} PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW_CLI_ENV})
+endfunction()
+
+# ---- bad mesh files, written at configure time
+file(WRITE ${TW_CLI_TMP}/truncated.msh
+  "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n4\n1 0 0 0\n2 1 0 0\n")
+file(WRITE ${TW_CLI_TMP}/empty.msh "")
+file(WRITE ${TW_CLI_TMP}/truncated.node "4 3 0 0\n1 0 0 0\n2 1 0 0\n")
+file(WRITE ${TW_CLI_TMP}/truncated.ele "1 4 0\n1 1 2 3 4\n")
+file(WRITE ${TW_CLI_TMP}/nonnumeric.node "4 3 0 0\n1 0 0 0\n2 1 abc 0\n3 0 1 0\n4 0 0 1\n")
+file(WRITE ${TW_CLI_TMP}/nonnumeric.ele "1 4 0\n1 1 2 3 4\n")
+file(WRITE ${TW_CLI_TMP}/badindex.node "4 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n")
+file(WRITE ${TW_CLI_TMP}/badindex.ele "1 4 0\n1 1 2 3 9\n")
+file(WRITE ${TW_CLI_TMP}/flat.node "4 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 1 1 0\n")
+file(WRITE ${TW_CLI_TMP}/flat.ele "1 4 0\n1 1 2 3 4\n")
+# two tets sharing the face 2-3-4; the second is listed inverted
+file(WRITE ${TW_CLI_TMP}/inverted.node
+  "5 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n5 1 1 1\n")
+file(WRITE ${TW_CLI_TMP}/inverted.ele "2 4 0\n1 1 2 3 4\n2 5 2 3 4\n")
+file(WRITE ${TW_CLI_TMP}/mesh.xyz "0 0 0\n")
+
+# ---- command line
+tw_cli_fails(no_command "usage: tetwarp" )
+tw_cli_fails(unknown_command "unknown command 'frobnicate'" frobnicate)
+tw_cli_fails(unknown_option "unknown option '--bogus'" run ${TW_CLI_BAR} --bogus 1)
+tw_cli_fails(unexpected_argument "unexpected argument 'extra'" static ${TW_CLI_BAR} extra)
+tw_cli_fails(missing_value "option --E needs a value" run ${TW_CLI_BAR} --E)
+tw_cli_fails(missing_value_before_option "option --E needs a value" run --E --nu 0.3)
+tw_cli_fails(non_numeric "--E 'abc': not a number" run ${TW_CLI_BAR} --E abc)
+tw_cli_fails(trailing_junk "--E '1e6x': not a number" run ${TW_CLI_BAR} --E 1e6x)
+tw_cli_fails(nan "--E 'nan'.*not finite" run ${TW_CLI_BAR} --E nan)
+tw_cli_fails(inf "--E 'inf'.*not finite" run ${TW_CLI_BAR} --E inf)
+tw_cli_fails(negative_E "--E -1e6: must be > 0" run ${TW_CLI_BAR} --E -1e6)
+tw_cli_fails(zero_E "--E 0: must be > 0" static ${TW_CLI_BAR} --E 0)
+tw_cli_fails(nu_half "--nu 0.5: must be in \\(-1, 0.5\\)" run ${TW_CLI_BAR} --nu 0.5)
+tw_cli_fails(nu_minus_one "--nu -1: must be in \\(-1, 0.5\\)" run ${TW_CLI_BAR} --nu -1)
+tw_cli_fails(rho_zero "--rho 0: must be > 0" run ${TW_CLI_BAR} --rho 0)
+tw_cli_fails(dt_zero "--dt 0: must be > 0" run ${TW_CLI_BAR} --dt 0)
+tw_cli_fails(dt_negative "--dt -0.01: must be > 0" run ${TW_CLI_BAR} --dt -0.01)
+tw_cli_fails(steps_zero "--steps 0: must be >= 1" run ${TW_CLI_BAR} --steps 0)
+tw_cli_fails(steps_fraction "--steps '1.5': not an integer" run ${TW_CLI_BAR} --steps 1.5)
+tw_cli_fails(unknown_method "--method 'warp': unknown method \\(choose linear, warp-vertex" run ${TW_CLI_BAR} --method warp)
+tw_cli_fails(unknown_backend "--backend 'gpu': unknown backend \\(choose cpu, cuda, auto\\)" run ${TW_CLI_BAR} --backend gpu)
+tw_cli_fails(bar_malformed "--bar '1,0.1': 6 comma-separated values expected" run --bar 1,0.1)
+tw_cli_fails(bar_cells_fraction "--bar .*cell count NX = 2.5 must be a whole number" run --bar 1,0.1,0.1,2.5,1,1)
+tw_cli_fails(gravity_malformed "--gravity '0,0': 3 comma-separated values expected" run ${TW_CLI_BAR} --gravity 0,0)
+tw_cli_fails(damping_negative "--damping -1,0: must be >= 0" run ${TW_CLI_BAR} --damping -1,0)
+tw_cli_fails(cg_tol_zero "--cg-tol 0: must be in \\(0, 1\\)" run ${TW_CLI_BAR} --cg-tol 0)
+tw_cli_fails(cg_max_zero "--cg-max 0: must be >= 1" run ${TW_CLI_BAR} --cg-max 0)
+tw_cli_fails(threads_negative "--threads -2: must be >= 0" run ${TW_CLI_BAR} --threads -2)
+tw_cli_fails(probe_out_of_range "--probe 20: no such vertex \\(the mesh has 20 vertices" run ${TW_CLI_BAR} --steps 1 --probe 20)
+tw_cli_fails(obj_every_zero "--obj-every 0: must be >= 1" run ${TW_CLI_BAR} --obj-every 0)
+tw_cli_fails(load_steps_zero "--load-steps 0: must be >= 1" static ${TW_CLI_BAR} --load-steps 0)
+tw_cli_fails(tol_negative "--tol -1: must be > 0" static ${TW_CLI_BAR} --tol -1)
+tw_cli_fails(fix_malformed "--fix 'x=0': malformed" run ${TW_CLI_BAR} --fix x=0)
+tw_cli_fails(fix_axis "--fix 'w<0': malformed" run ${TW_CLI_BAR} --fix w<0)
+tw_cli_fails(fix_selects_none "--fix 'x<-5' selects no vertex \\(x range of the mesh is \\[0, 1\\]\\)" run ${TW_CLI_BAR} --fix x<-5)
+tw_cli_fails(fix_selects_all "--fix 'z>-1' selects every vertex" run ${TW_CLI_BAR} --fix z>-1)
+tw_cli_fails(fix_together_all "--fix options together select every vertex" static ${TW_CLI_BAR} --fix x<0.5 --fix x>0.4)
+tw_cli_fails(static_nothing_fixed "nothing is fixed" static --mesh ${TW_CLI_MESHES}/liver_sofa.msh)
+tw_cli_fails(E_gradient_malformed "--E-gradient 'q,1,2': malformed" run ${TW_CLI_BAR} --E-gradient q,1,2)
+tw_cli_fails(E_gradient_negative "--E-gradient 'x,-1,2': E0 and E1 must be > 0" run ${TW_CLI_BAR} --E-gradient x,-1,2)
+tw_cli_fails(E_region_malformed "--E-region '1=2e6': item '1=2e6' has no ':'" run ${TW_CLI_BAR} --E-region 1=2e6)
+tw_cli_fails(E_region_missing "--E-region 7:2e\\+?0?6: no element has region 7" run ${TW_CLI_BAR} --E-region 7:2e6)
+tw_cli_fails(mesh_and_bar "give --mesh or --bar, not both" run ${TW_CLI_BAR} --mesh ${TW_CLI_MESHES}/liver_sofa.msh)
+tw_cli_fails(strict_value "--strict takes no value" run ${TW_CLI_BAR} --strict=1)
+tw_cli_fails(diverged "tetwarp run: step 1[^0-9]" run ${TW_CLI_BAR} --E 1 --gravity 0,0,-1e30 --steps 3)
+tw_cli_fails(help_unknown "unknown command 'fly'" help fly)
+if(NOT TW_HAVE_CUDA)
+  tw_cli_fails(backend_cuda_absent "--backend cuda: .*(cuda|gpu)" run ${TW_CLI_BAR} --steps 1 --backend cuda)
+endif()
+
+# ---- mesh files
+tw_cli_fails(info_no_mesh "no mesh file given" info)
+tw_cli_fails(info_missing_file "does-not-exist\\.msh: cannot open" info ${TW_CLI_TMP}/does-not-exist.msh)
+tw_cli_fails(run_missing_file "cannot load --mesh: .*does-not-exist\\.node: cannot open" run --mesh ${TW_CLI_TMP}/does-not-exist.node)
+tw_cli_fails(info_truncated_msh "truncated\\.msh:[0-9]+: expected" info ${TW_CLI_TMP}/truncated.msh)
+tw_cli_fails(info_empty_msh "empty\\.msh" info ${TW_CLI_TMP}/empty.msh)
+tw_cli_fails(info_truncated_node "truncated\\.node:[0-9]+: expected" info ${TW_CLI_TMP}/truncated.node)
+tw_cli_fails(info_nonnumeric "nonnumeric\\.node:3: expected" info ${TW_CLI_TMP}/nonnumeric.node)
+tw_cli_fails(info_bad_index "badindex\\.ele:2: .*9" info ${TW_CLI_TMP}/badindex.node)
+tw_cli_fails(info_degenerate "flat\\.ele:2: element 1 has zero volume" info ${TW_CLI_TMP}/flat.node)
+tw_cli_fails(info_unknown_format "mesh\\.xyz: unknown mesh format" info ${TW_CLI_TMP}/mesh.xyz)
+tw_cli_fails(info_strict_inverted "element 2 is inverted" info ${TW_CLI_TMP}/inverted.node --strict)
+tw_cli_fails(run_strict_inverted "element 2 is inverted" run --mesh ${TW_CLI_TMP}/inverted.node --strict --steps 1)
+
+# ---- good input
+tw_cli_prints(help "Usage: tetwarp COMMAND" --help)
+tw_cli_prints(help_info "--strict" info --help)
+tw_cli_prints(help_static "--load-steps N" static --help)
+tw_cli_prints(help_run "--obj-dir DIR" run --help)
+tw_cli_prints(help_topic "--dt S" help run)
+tw_cli_prints(version "tetwarp [0-9.]+ \\((float|double)\\)" --version)
+tw_cli_prints(info_liver "vertices +181\n" info ${TW_CLI_MESHES}/liver_sofa.msh)
+tw_cli_prints(info_reoriented "reoriented +1 elements" info ${TW_CLI_TMP}/inverted.node)
+tw_cli_prints(run_auto_backend "backend: (cpu|cuda) \\(auto" run ${TW_CLI_BAR} --steps 1)
+tw_cli_prints(run_inhomogeneous "2 steps" run ${TW_CLI_BAR} --steps 2 --E-gradient x,1e5,1e6 --E-region 0:2e6)
+tw_cli_prints(run_liver "3 steps" run --mesh ${TW_CLI_MESHES}/liver_sofa.msh --fix z<-1 --steps 3 --method warp-vertex)
+tw_cli_writes_csv(static_csv ${TW_CLI_TMP}/cli_static.csv 21 "vertex,ux,uy,uz"
+                  static ${TW_CLI_BAR} --out ${TW_CLI_TMP}/cli_static.csv)
+tw_cli_writes_csv(run_csv ${TW_CLI_TMP}/cli_run.csv 6
+                  "step,time,volume,kinetic_energy,elastic_energy,gravity_energy,cg_iterations,residual,step_ms,probe_ux,probe_uy,probe_uz"
+                  run ${TW_CLI_BAR} --steps 5 --csv ${TW_CLI_TMP}/cli_run.csv)
+add_test(NAME cli.run_obj
+         COMMAND sh -c "rm -rf \"$1\" && \"$0\" run --bar 1,0.1,0.1,4,1,1 --steps 4 --obj-every 2 --obj-dir \"$1\" && test -s \"$1/frame_000000.obj\" && test -s \"$1/frame_000002.obj\" && test -s \"$1/frame_000004.obj\" || { echo 'FAIL: expected frames 0, 2, 4 in' \"$1\"; ls -l \"$1\"; exit 1; }"
+                 $<TARGET_FILE:tetwarp> ${TW_CLI_TMP}/cli_frames)
+set_tests_properties(cli.run_obj PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW_CLI_ENV})
