@@ -88,16 +88,8 @@ static int bar_static(int nx, int ny, int nz, tw_method method, double E, int lo
     }
     tw_static_def sd = tw_default_static_def();
     sd.load_steps = load_steps;
-    /* the engine's residual-norm line search takes hundreds of short Newton
-     * steps per load step on this slender bar (see the report) */
-    sd.max_newton = 400;
-    /* force residual relative to the load. Its floor comes from positions
-     * stored as tw_real: about E eps |X| / (rho g h^2) (h the cell size), in
-     * double 4e-10 (20x2x2, E 1e8) and 8e-9 (80x8x8); in float 0.2 and 4. */
-    sd.tolerance = tw_is_double ? 1e-7 : 1e-2;
+    sd.max_newton = 100;
     sd.verbose = getenv("TW_CCX_VERBOSE") != NULL; /* set it to watch Newton */
-    sd.cg_tolerance = tw_is_double ? 1e-12 : 1e-6;
-    sd.cg_max_iterations = 100000;
     tw_static_stats st = {0};
     tw_status s = tw_world_solve_static(w, &sd, &st);
     if (s != TW_OK) {
@@ -175,11 +167,12 @@ static double beam_tip(double E)
     return q * pow(BAR_L, 4) / (8 * E * I);
 }
 
-/* E = 1e8 Pa: tip deflection 7.5 mm = 0.0075 L on this mesh, linear regime. */
+/* E = 1e6 Pa: linear theory scales with 1/E, so the value only sets the size of u (0.75 m here); a
+ * soft bar keeps u well above the resolution of float positions near 1 m. */
 TW_TEST(linear_static_matches_ccx)
 {
     if (ccx_skip()) return TW_SKIP;
-    const double E = 1e8;
+    const double E = 1e6;
     tw_mesh *m;
     double *u;
     int *fixed;
