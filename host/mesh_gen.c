@@ -3,8 +3,12 @@
  * Both are a grid of hexahedral cells in parameter space (i,j,k), each cut
  * into the 6 tets of the Kuhn (Freudenthal) split: for every permutation
  * (p,q,r) of the three axes, the tet walks from corner 000 along +p, then +q,
- * then +r to corner 111. Every cell is cut the same way, so the diagonals
- * chosen on a shared face agree and the tets conform across cells. Each tet
+ * then +r to corner 111. Cells are mirrored along every axis whose cell index
+ * is odd (corner c becomes c XOR flip): cutting every cell the same way would
+ * give the mesh a preferred diagonal, and a bar bent in z would also bend in
+ * y (measured 7 % of the deflection on a 40x4x4 bar). A face's diagonal
+ * depends only on the flips of the two axes in its plane, which neighbours
+ * across it share, so the tets still conform. Each tet
  * is checked after mapping and its last two vertices swapped where it came
  * out negative (odd permutations), so all are positively oriented. */
 #include <math.h>
@@ -37,11 +41,13 @@ static void kuhn_split(const grid *g, const double *X, int *tets)
         for (int j = 0; j < g->nj; j++)
             for (int i = 0; i < g->ni; i++)
                 for (int p = 0; p < 6; p++) {
-                    int c[3] = {0, 0, 0};
+                    /* a wrapped axis stays unmirrored unless its cell count is even */
+                    int flip[3] = {i & 1, (g->wrap_j && g->nj % 2) ? 0 : j & 1, k & 1};
+                    int c[3] = {flip[0], flip[1], flip[2]};
                     int *out = tets + 4 * t;
-                    out[0] = grid_vertex(g, i, j, k);
+                    out[0] = grid_vertex(g, i + c[0], j + c[1], k + c[2]);
                     for (int s = 0; s < 3; s++) {
-                        c[tw_perms[p][s]] = 1;
+                        c[tw_perms[p][s]] ^= 1;
                         out[s + 1] = grid_vertex(g, i + c[0], j + c[1], k + c[2]);
                     }
                     double det = tw_tet_det(X + 3 * (size_t)out[0], X + 3 * (size_t)out[1],

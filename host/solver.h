@@ -3,42 +3,57 @@
  * The filter zeroes the constrained vertices' components (cons[i] != 0), so
  * A x = b is solved on the free vertices with the constrained ones held at the
  * values the initial guess x already has (pinned: 0, kinematic: prescribed).
- * r0 = S(b - A x0); every search direction is filtered; the residual norm is
- * relative to |S b|... measured as |S r| / max(|S b|, tiny).
+ * r0 = S(b - A x0), every search direction is filtered, and the residual is
+ * reported relative to |S b|. Dot products accumulate in double.
  *
- * Dot products accumulate in double whatever tw_real is. */
+ * Each solver exists for tw_real and, with the suffix _d, for double (in the
+ * double build the _d names are the same functions): the static solver
+ * refines in double what float's CG cannot reach on a stiff slender body. */
 #ifndef TW_SOLVER_H
 #define TW_SOLVER_H
 #include "tetwarp.h"
 
-typedef struct tw_bsr {
-    int n, nnzb;
-    const int *row_ptr, *col, *diag;
-    const tw_real *val; /* 9 per block, row-major */
-} tw_bsr;
-
-typedef struct tw_solver_work {
-    int n;
-    tw_real *r, *z, *p, *q, *s, *t, *rhat, *dinv;
-} tw_solver_work;
-
-tw_status tw_solver_work_init(tw_solver_work *w, int n);
-void tw_solver_work_free(tw_solver_work *w);
-
-void tw_bsr_spmv(const tw_bsr *A, const tw_real *x, tw_real *y);
-/* Inverts the diagonal blocks into dinv (identity where a block is singular). */
-void tw_bsr_block_jacobi(const tw_bsr *A, tw_real *dinv);
-
 typedef struct tw_solve_result {
     int iterations;
-    double residual; /* relative */
+    double residual;        /* relative, as the iteration computed it */
     int negative_curvature; /* PCG met p^T A p <= 0 and stopped there */
 } tw_solve_result;
 
-/* Preconditioned CG. fixed_iterations > 0 runs exactly that many. */
-tw_solve_result tw_pcg(const tw_bsr *A, const tw_real *b, tw_real *x, const unsigned char *cons,
-                       double tol, int max_iterations, int fixed_iterations, tw_solver_work *w);
-/* Block-Jacobi preconditioned BiCGStab (for the non-symmetric warp-vertex system). */
-tw_solve_result tw_bicgstab(const tw_bsr *A, const tw_real *b, tw_real *x, const unsigned char *cons,
-                            double tol, int max_iterations, tw_solver_work *w);
+#define TW_SOLVER_DECLARE(REAL, S)                                                                          \
+    typedef struct S(tw_bsr) {                                                                              \
+        int n, nnzb;                                                                                        \
+        const int *row_ptr, *col, *diag;                                                                    \
+        const REAL *val; /* 9 per block, row-major */                                                       \
+    } S(tw_bsr);                                                                                            \
+    typedef struct S(tw_solver_work) {                                                                      \
+        int n;                                                                                              \
+        REAL *r, *z, *p, *q, *s, *t, *rhat, *dinv;                                                          \
+    } S(tw_solver_work);                                                                                    \
+    tw_status S(tw_solver_work_init)(S(tw_solver_work) * w, int n);                                         \
+    void S(tw_solver_work_free)(S(tw_solver_work) * w);                                                     \
+    void S(tw_bsr_spmv)(const S(tw_bsr) * A, const REAL *x, REAL *y);                                       \
+    /* inverts the diagonal blocks (identity where one is singular) */                                      \
+    void S(tw_bsr_block_jacobi)(const S(tw_bsr) * A, REAL *dinv);                                           \
+    /* preconditioned CG; fixed_iterations > 0 runs exactly that many */                                    \
+    tw_solve_result S(tw_pcg)(const S(tw_bsr) * A, const REAL *b, REAL *x, const unsigned char *cons,      \
+                              double tol, int max_iterations, int fixed_iterations, S(tw_solver_work) * w); \
+    /* block-Jacobi preconditioned BiCGStab (the non-symmetric warp-vertex system) */                       \
+    tw_solve_result S(tw_bicgstab)(const S(tw_bsr) * A, const REAL *b, REAL *x, const unsigned char *cons, \
+                                   double tol, int max_iterations, S(tw_solver_work) * w);
+
+#define TW_SOLVER_NAME(name) name
+TW_SOLVER_DECLARE(tw_real, TW_SOLVER_NAME)
+#ifndef TW_DOUBLE
+#define TW_SOLVER_NAME_D(name) name##_d
+TW_SOLVER_DECLARE(double, TW_SOLVER_NAME_D)
+#else
+typedef tw_bsr tw_bsr_d;
+typedef tw_solver_work tw_solver_work_d;
+#define tw_solver_work_init_d tw_solver_work_init
+#define tw_solver_work_free_d tw_solver_work_free
+#define tw_bsr_spmv_d tw_bsr_spmv
+#define tw_bsr_block_jacobi_d tw_bsr_block_jacobi
+#define tw_pcg_d tw_pcg
+#define tw_bicgstab_d tw_bicgstab
+#endif
 #endif

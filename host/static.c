@@ -1,14 +1,22 @@
 /* Static equilibrium: find x with f_el(x) + f_ext = 0 on the free vertices.
- * Converged when the relative residual or the relative Newton update is below
- * the tolerance (the update criterion is what float can meet, see below).
  *
  * Newton's method on the residual r(x) = S(f_el(x) + s f_ext), s the load
- * fraction raised in `load_steps` equal steps (one step for linear, where one
- * Newton iteration from any x is exact). Each iteration solves K'(x) dx = r by
- * PCG (stopping at negative curvature, which the StVK tangent can show under
- * compression), then a backtracking line search halves the step until |r|
- * decreases (Armijo on the residual norm). Intermediate load steps are solved
- * loosely (sqrt of the tolerance); the last one to the tolerance. */
+ * fraction. Each iteration solves K'(x) dx = r by PCG (stopping at negative
+ * curvature, which the StVK tangent can show under compression), then a
+ * backtracking line search halves the step until |r| decreases (Armijo on
+ * the residual norm). Load stepping is adaptive: `load_steps` equal
+ * increments to start with, an increment that fails is retried at half the
+ * size (one increment for linear, where one Newton iteration is exact).
+ * Intermediate increments are solved to sqrt(tolerance); the last one to the
+ * tolerance, on the relative residual or on the relative Newton update.
+ *
+ * Precision: the iterate, the residual and the Newton system are double in
+ * every build. In float, positions near 1 m resolve 6e-8 m, which on a stiff
+ * fine mesh is an elastic force as large as gravity's (measured: relative
+ * residual 2.7 at rest on an 80x8x8 bar at E = 1e8), and float CG's recursive
+ * residual drifts far from the true one. The method's force and tangent
+ * (corot-element, green) are still evaluated in tw_real at the rounded
+ * iterate; linear's force is computed in double from the double rest mesh. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,12 +26,42 @@
 #include "mesh.h"
 #include "world.h"
 
-static double filtered_norm(const tw_world *w, const tw_real *a)
+typedef struct tw_static_work {
+    double *x, *r, *dx, *xt, *rt, *fe, *A;
+    tw_real *xr, *fr; /* the iterate and a force, rounded to tw_real */
+    tw_solver_work_d solver;
+} tw_static_work;
+
+static void work_free(tw_static_work *s)
+{
+    free(s->x); free(s->r); free(s->dx); free(s->xt); free(s->rt); free(s->fe); free(s->A);
+    free(s->xr); free(s->fr);
+    tw_solver_work_free_d(&s->solver);
+}
+
+static tw_status work_init(tw_static_work *s, const tw_world *w)
+{
+    memset(s, 0, sizeof *s);
+    size_t n3 = 3 * (size_t)w->fem.n;
+    double **d[] = {&s->x, &s->r, &s->dx, &s->xt, &s->rt, &s->fe};
+    for (size_t k = 0; k < sizeof d / sizeof d[0]; k++)
+        if (!(*d[k] = tw_malloc(sizeof(double) * n3, "static solve vectors"))) goto fail;
+    if (!(s->A = tw_malloc(sizeof(double) * 9 * (size_t)w->fem.nnzb, "static system matrix"))) goto fail;
+    if (!(s->xr = tw_malloc(sizeof(tw_real) * n3, "static solve vectors"))) goto fail;
+    if (!(s->fr = tw_malloc(sizeof(tw_real) * n3, "static solve vectors"))) goto fail;
+    if (tw_solver_work_init_d(&s->solver, w->fem.n) != TW_OK) goto fail;
+    return TW_OK;
+fail:
+    work_free(s);
+    return TW_ERR_NOMEM;
+}
+
+static double filtered_norm(const tw_world *w, const double *a)
 {
     double s = 0;
     for (int i = 0; i < w->fem.n; i++)
         if (!w->cons[i])
-            for (int c = 0; c < 3; c++) s += (double)a[3 * i + c] * a[3 * i + c];
+            for (int c = 0; c < 3; c++) s += a[3 * i + c] * a[3 * i + c];
     return sqrt(s);
 }
 
@@ -31,17 +69,13 @@ static double filtered_norm(const tw_world *w, const tw_real *a)
  * double rest positions: f_p = -V sigma(eps) g_p, eps = sym(grad u). The
  * float build's K (rounded to float, summed with cancellation) cannot give the
  * residual to better than ~1e-2 of a small load; this can, so Newton refines
- * the float PCG solution towards the double one. Scattered serially into a
- * double array (static solves are not the hot path). */
-static void linear_force_double(tw_world *w, const tw_real *x, tw_real *out)
+ * towards the double solution. Scattered serially (static solves are not the
+ * hot path). */
+static void linear_force_double(const tw_world *w, const double *x, double *fd)
 {
     const tw_fem *f = &w->fem;
     const double *X = w->mesh->X;
-    double *fd = calloc(3 * (size_t)f->n, sizeof(double));
-    if (!fd) {
-        tw_compute_elastic_force(w, x, out, 0);
-        return;
-    }
+    memset(fd, 0, sizeof(double) * 3 * (size_t)f->n);
     for (int e = 0; e < f->nt; e++) {
         const int *t = f->tets + 4 * (size_t)e;
         double Dm[9], B[9], g[4][3], H[9] = {0}, P[9];
@@ -61,7 +95,7 @@ static void linear_force_double(tw_world *w, const tw_real *x, tw_real *out)
         }
         for (int p = 0; p < 4; p++) /* grad u = sum_p u_p g_p^T */
             for (int r = 0; r < 3; r++) {
-                double u = (double)x[3 * t[p] + r] - X[3 * t[p] + r];
+                double u = x[3 * t[p] + r] - X[3 * t[p] + r];
                 for (int c = 0; c < 3; c++) H[3 * r + c] += u * g[p][c];
             }
         double lam = f->lam[e], mu = f->mu[e], V = det / 6, tr = H[0] + H[4] + H[8];
@@ -71,21 +105,78 @@ static void linear_force_double(tw_world *w, const tw_real *x, tw_real *out)
             for (int r = 0; r < 3; r++)
                 fd[3 * t[p] + r] -= V * (P[3 * r] * g[p][0] + P[3 * r + 1] * g[p][1] + P[3 * r + 2] * g[p][2]);
     }
-    for (size_t i = 0; i < 3 * (size_t)f->n; i++) out[i] = (tw_real)fd[i];
-    free(fd);
 }
 
-/* r = f_el(x) + load * f_ext(x); returns |S r|. */
-static double residual(tw_world *w, const tw_real *x, double load, tw_real *r, tw_real *fext)
+/* r = f_el(x) + load * f_ext(x) at the double iterate x; returns |S r|.
+ * Leaves the method's rotations computed at x (for the tangent). */
+static double residual(tw_world *w, tw_static_work *s, const double *x, double load, double *r)
 {
-    tw_compute_rotations(w, x);
-    if (w->def.method == TW_LINEAR) linear_force_double(w, x, r);
-    else tw_compute_elastic_force(w, x, r, 0);
-
-    tw_external_force(w, x, fext);
     size_t n3 = 3 * (size_t)w->fem.n;
-    for (size_t i = 0; i < n3; i++) r[i] += (tw_real)load * fext[i];
+    for (size_t i = 0; i < n3; i++) s->xr[i] = (tw_real)x[i];
+    tw_compute_rotations(w, s->xr);
+    if (w->def.method == TW_LINEAR) {
+        linear_force_double(w, x, r);
+    } else {
+        tw_compute_elastic_force(w, s->xr, s->fr, 0);
+        for (size_t i = 0; i < n3; i++) r[i] = s->fr[i];
+    }
+    tw_external_force(w, s->xr, s->fr);
+    for (size_t i = 0; i < n3; i++) r[i] += load * s->fr[i];
     return filtered_norm(w, r);
+}
+
+/* dx = K'^-1 r on the free vertices, K' assembled at the last rotations. */
+static tw_solve_result newton_direction(tw_world *w, tw_static_work *s, const tw_static_def *d)
+{
+    size_t n3 = 3 * (size_t)w->fem.n, nv = 9 * (size_t)w->fem.nnzb;
+    tw_assemble_system(w, 0, 1);
+    for (size_t i = 0; i < nv; i++) s->A[i] = w->A[i];
+    memset(s->dx, 0, sizeof(double) * n3);
+    tw_bsr_d A = {w->fem.n, w->fem.nnzb, w->fem.row_ptr, w->fem.col, w->fem.diag, s->A};
+    return tw_pcg_d(&A, s->r, s->dx, w->cons, d->cg_tolerance, d->cg_max_iterations, 0, &s->solver);
+}
+
+/* Newton iterations at one load level. Returns 1 when converged to tol. */
+static int newton(tw_world *w, tw_static_work *s, const tw_static_def *d, double load, double tol, double ref,
+                  double *rn, tw_static_stats *st)
+{
+    size_t n3 = 3 * (size_t)w->fem.n;
+    *rn = residual(w, s, s->x, load, s->r);
+    for (int it = 0; *rn > tol * ref; it++) {
+        if (it == d->max_newton) return 0;
+        tw_solve_result sr = newton_direction(w, s, d);
+        st->cg_iterations += sr.iterations;
+        st->newton_iterations++;
+        double dmax = 0, umax = 0;
+        for (size_t i = 0; i < n3; i++) {
+            dmax = fmax(dmax, fabs(s->dx[i]));
+            umax = fmax(umax, fabs(s->x[i] - w->mesh->X[i]));
+        }
+        /* backtracking line search on |r| */
+        double a = 1, best = INFINITY, best_a = 0;
+        for (int ls = 0; ls < 12; ls++, a *= 0.5) {
+            for (size_t i = 0; i < n3; i++) s->xt[i] = s->x[i] + a * s->dx[i];
+            double rt = residual(w, s, s->xt, load, s->rt);
+            if (rt < best) { best = rt; best_a = a; }
+            if (rt <= (1 - 1e-4 * a) * *rn) break;
+        }
+        /* no decrease: at the residual's floor (float forces) a small update
+         * is convergence, a large one a failed increment */
+        int small = dmax <= tol * umax;
+        if (!isfinite(best) || best_a == 0 || best >= *rn) {
+            if (!(isfinite(best) && dmax <= sqrt(tol) * umax)) return 0;
+            best_a = 1;
+            small = 1;
+        }
+        for (size_t i = 0; i < n3; i++) s->x[i] += best_a * s->dx[i];
+        *rn = residual(w, s, s->x, load, s->r);
+        if (d->verbose)
+            fprintf(stderr, "static: load %.4f newton %d: relative residual %.3g, update %.3g of |u| (CG %d its to %.2g, "
+                            "step %.3g)\n", load, it + 1, *rn / ref, umax > 0 ? dmax / umax : 0, sr.iterations,
+                    sr.residual, best_a);
+        if (small && best_a == 1) return 1;
+    }
+    return 1;
 }
 
 tw_status tw_world_solve_static(tw_world *w, const tw_static_def *def, tw_static_stats *stats)
@@ -100,102 +191,49 @@ tw_status tw_world_solve_static(tw_world *w, const tw_static_def *def, tw_static
         return tw_fail(TW_ERR_UNSUPPORTED, "static equilibrium is solved for linear, corot-element and green; %s has no "
                                            "consistent tangent for Newton (corot-element is the per-element form of the "
                                            "same warping)", tw_method_name(w->def.method));
+    tw_static_work s;
+    if (work_init(&s, w) != TW_OK) return TW_ERR_NOMEM;
     int n = w->fem.n;
     size_t n3 = 3 * (size_t)n;
-    tw_real *x = w->x, *r = w->rhs, *dx = w->vnew, *fext = w->f;
-    tw_real *xtrial = w->work.t; /* free while no solve runs: the line search's trial point */
-    tw_real *rtrial = w->work.s;
-    /* kinematic vertices sit at their targets; pinned ones stay */
-    for (int i = 0; i < n; i++)
-        if (w->cons[i] == TW_KINEMATIC) memcpy(x + 3 * (size_t)i, w->target + 3 * (size_t)i, 3 * sizeof(tw_real));
+    /* start from the current state; kinematic vertices sit at their targets */
+    for (size_t i = 0; i < n3; i++) s.x[i] = w->cons[i / 3] == TW_KINEMATIC ? w->target[i] : w->x[i];
     memset(w->v, 0, sizeof(tw_real) * n3);
-
-    /* the full load's norm is the yardstick for every load step */
-    double ref = 0;
-    tw_external_force(w, x, fext);
-    ref = filtered_norm(w, fext);
+    /* the full load's norm is the yardstick for every increment */
+    tw_external_force(w, w->x, s.fr);
+    for (size_t i = 0; i < n3; i++) s.r[i] = s.fr[i];
+    double ref = filtered_norm(w, s.r);
     if (ref == 0) ref = 1;
-    int vertex_method = w->def.method == TW_WARP_VERTEX || w->def.method == TW_WARP_EDGE;
-    tw_bsr A = tw_world_bsr(w);
-    /* adaptive load stepping: on a failed increment, go back to the last
-     * converged state and halve the increment */
-    tw_real *xgood = w->work.rhat;
-    memcpy(xgood, x, sizeof(tw_real) * n3);
-    double done = 0, inc = w->def.method == TW_LINEAR ? 1.0 : 1.0 / d.load_steps;
-    double rn = 0;
+
+    /* adaptive load stepping: after a failed increment, restart from the
+     * last converged state with half the increment */
+    double *xgood = s.fe;
+    memcpy(xgood, s.x, sizeof(double) * n3);
+    double done = 0, inc = w->def.method == TW_LINEAR ? 1.0 : 1.0 / d.load_steps, rn = 0;
+    tw_status status = TW_OK;
     while (done < 1 - 1e-12) {
         double load = fmin(1.0, done + inc);
-        int last = load >= 1 - 1e-12;
-        double tol = last ? d.tolerance : sqrt(d.tolerance);
-        rn = residual(w, x, load, r, fext);
-        int it = 0, failed = 0;
-        while (rn > tol * ref && !failed) {
-            if (it == d.max_newton) { failed = 1; break; }
-            tw_assemble_system(w, 0, 1);
-            memset(dx, 0, sizeof(tw_real) * n3);
-            tw_solve_result sr = vertex_method && w->def.warp_system == TW_WARP_SYSTEM_BICGSTAB
-                                     ? tw_bicgstab(&A, r, dx, w->cons, d.cg_tolerance, d.cg_max_iterations, &w->work)
-                                     : tw_pcg(&A, r, dx, w->cons, d.cg_tolerance, d.cg_max_iterations, 0, &w->work);
-            st.cg_iterations += sr.iterations;
-            /* converged when the Newton update is negligible beside the
-             * displacement: in float the residual of a slender soft body
-             * cannot be evaluated much below 1e-2 of the load (K's rounding
-             * times |K||u|), while the displacement is still good to 1e-4 */
-            double dmax = 0, umax = 0;
-            for (size_t i = 0; i < n3; i++) {
-                dmax = fmax(dmax, fabs((double)dx[i]));
-                umax = fmax(umax, fabs((double)x[i] - w->fem.X[i]));
-            }
-            if (dmax <= tol * umax) {
-                for (size_t i = 0; i < n3; i++) x[i] += dx[i];
-                rn = residual(w, x, load, r, fext);
-                it++;
-                st.newton_iterations++;
-                break;
-            }
-            /* backtracking line search on |r| */
-            double a = 1, best = INFINITY, best_a = 0;
-            for (int ls = 0; ls < 12; ls++, a *= 0.5) {
-                for (size_t i = 0; i < n3; i++) xtrial[i] = x[i] + (tw_real)a * dx[i];
-                double rt = residual(w, xtrial, load, rtrial, fext);
-                if (rt < best) { best = rt; best_a = a; }
-                if (rt <= (1 - 1e-4 * a) * rn) break;
-            }
-            if (!isfinite(best) || best_a == 0 || best >= rn) {
-                /* no decrease: at float's residual floor a small update is
-                 * convergence; a large one is a failed increment */
-                if (isfinite(best) && dmax <= sqrt(tol) * umax) {
-                    for (size_t i = 0; i < n3; i++) x[i] += dx[i];
-                    rn = residual(w, x, load, r, fext);
-                    break;
-                }
-                failed = 1;
-                break;
-            }
-            for (size_t i = 0; i < n3; i++) x[i] += (tw_real)best_a * dx[i];
-            rn = residual(w, x, load, r, fext);
-            it++;
-            st.newton_iterations++;
-            if (d.verbose)
-                fprintf(stderr, "static: load %.4f newton %d: relative residual %.3g (CG %d its to %.2g, step %.3g)\n",
-                        load, it, rn / ref, sr.iterations, sr.residual, best_a);
-        }
-        if (!failed) {
+        double tol = load >= 1 - 1e-12 ? d.tolerance : sqrt(d.tolerance);
+        if (newton(w, &s, &d, load, tol, ref, &rn, &st)) {
             done = load;
-            memcpy(xgood, x, sizeof(tw_real) * n3);
+            memcpy(xgood, s.x, sizeof(double) * n3);
             if (d.verbose) fprintf(stderr, "static: load %.4f of the total reached\n", done);
             continue;
         }
-        memcpy(x, xgood, sizeof(tw_real) * n3);
+        memcpy(s.x, xgood, sizeof(double) * n3);
         inc *= 0.5;
         if (d.verbose) fprintf(stderr, "static: increment failed at load %.4f; halving it to %.4g\n", load, inc);
-        if (inc < 1.0 / (1024.0 * d.load_steps))
-            return tw_fail(TW_ERR_DIVERGED,
-                           "static solve: no convergence at load %.4g of the total (relative residual %g, asked %g) even "
-                           "with the load increment halved 10 times; the load may exceed what the body can carry",
-                           load, rn / ref, tol);
+        if (inc < 1.0 / (1024.0 * d.load_steps)) {
+            status = tw_fail(TW_ERR_DIVERGED,
+                             "static solve: no convergence at load %.4g of the total (relative residual %g, asked %g) "
+                             "even with the load increment halved 10 times; the load may exceed what the body can "
+                             "carry",
+                             load, rn / ref, tol);
+            break;
+        }
     }
+    for (size_t i = 0; i < n3; i++) w->x[i] = (tw_real)s.x[i];
     st.residual = rn / ref;
     if (stats) *stats = st;
-    return TW_OK;
+    work_free(&s);
+    return status;
 }

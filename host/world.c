@@ -83,7 +83,7 @@ tw_static_def tw_default_static_def(void)
     d.load_steps = 10;
     d.max_newton = 30;
     d.tolerance = sizeof(tw_real) == 8 ? 1e-7 : 2e-4;
-    d.cg_tolerance = sizeof(tw_real) == 8 ? 1e-10 : 1e-4;
+    d.cg_tolerance = 1e-10; /* the Newton systems are solved in double */
     d.cg_max_iterations = 20000;
     d.verbose = 0;
     return d;

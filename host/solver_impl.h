@@ -1,0 +1,198 @@
+/* The Krylov solvers' implementation, instantiated by solver.c once for
+ * tw_real and, in the float build, once more for double (names with _d):
+ * static solves refine in double what float's CG cannot reach.
+ * Expects TW_S_REAL (the scalar) and TW_S(name) (the instance's name). */
+tw_status TW_S(tw_solver_work_init)(TW_S(tw_solver_work) *w, int n)
+{
+    memset(w, 0, sizeof *w);
+    w->n = n;
+    TW_S_REAL **vecs[] = {&w->r, &w->z, &w->p, &w->q, &w->s, &w->t, &w->rhat};
+    for (size_t k = 0; k < sizeof vecs / sizeof vecs[0]; k++) {
+        *vecs[k] = tw_calloc(3 * (size_t)n, sizeof(TW_S_REAL), "solver vectors");
+        if (!*vecs[k]) { TW_S(tw_solver_work_free)(w); return TW_ERR_NOMEM; }
+    }
+    w->dinv = tw_calloc(9 * (size_t)n, sizeof(TW_S_REAL), "block-Jacobi preconditioner");
+    if (!w->dinv) { TW_S(tw_solver_work_free)(w); return TW_ERR_NOMEM; }
+    return TW_OK;
+}
+
+void TW_S(tw_solver_work_free)(TW_S(tw_solver_work) *w)
+{
+    free(w->r); free(w->z); free(w->p); free(w->q); free(w->s); free(w->t); free(w->rhat); free(w->dinv);
+    memset(w, 0, sizeof *w);
+}
+
+void TW_S(tw_bsr_spmv)(const TW_S(tw_bsr) *A, const TW_S_REAL *x, TW_S_REAL *y)
+{
+#pragma omp parallel for if (TW_PAR(A->n)) schedule(static)
+    for (int i = 0; i < A->n; i++) {
+        TW_S_REAL y0 = 0, y1 = 0, y2 = 0;
+        for (int k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
+            const TW_S_REAL *a = A->val + 9 * (size_t)k, *xj = x + 3 * (size_t)A->col[k];
+            y0 += a[0] * xj[0] + a[1] * xj[1] + a[2] * xj[2];
+            y1 += a[3] * xj[0] + a[4] * xj[1] + a[5] * xj[2];
+            y2 += a[6] * xj[0] + a[7] * xj[1] + a[8] * xj[2];
+        }
+        y[3 * i] = y0; y[3 * i + 1] = y1; y[3 * i + 2] = y2;
+    }
+}
+
+void TW_S(tw_bsr_block_jacobi)(const TW_S(tw_bsr) *A, TW_S_REAL *dinv)
+{
+#pragma omp parallel for if (TW_PAR(A->n)) schedule(static)
+    for (int i = 0; i < A->n; i++) {
+        const TW_S_REAL *a = A->val + 9 * (size_t)A->diag[i];
+        TW_S_REAL *d = dinv + 9 * (size_t)i;
+        double c[9] = {a[4] * a[8] - a[5] * a[7], a[2] * a[7] - a[1] * a[8], a[1] * a[5] - a[2] * a[4],
+                       a[5] * a[6] - a[3] * a[8], a[0] * a[8] - a[2] * a[6], a[2] * a[3] - a[0] * a[5],
+                       a[3] * a[7] - a[4] * a[6], a[1] * a[6] - a[0] * a[7], a[0] * a[4] - a[1] * a[3]};
+        double det = a[0] * c[0] + a[1] * c[3] + a[2] * c[6], scale = 0;
+        for (int k = 0; k < 9; k++) scale = fmax(scale, fabs((double)a[k]));
+        if (fabs(det) > 1e-12 * scale * scale * scale && scale > 0)
+            for (int k = 0; k < 9; k++) d[k] = (TW_S_REAL)(c[k] / det);
+        else /* singular block (an unused vertex): identity, the filter zeroes it anyway */
+            for (int k = 0; k < 9; k++) d[k] = (TW_S_REAL)(k % 4 == 0);
+    }
+}
+
+static void TW_S(filter)(int n, const unsigned char *cons, TW_S_REAL *v)
+{
+    if (!cons) return;
+#pragma omp parallel for if (TW_PAR(n)) schedule(static)
+    for (int i = 0; i < n; i++)
+        if (cons[i]) v[3 * i] = v[3 * i + 1] = v[3 * i + 2] = 0;
+}
+
+static double TW_S(dot)(int n3, const TW_S_REAL *a, const TW_S_REAL *b)
+{
+    double s = 0;
+#pragma omp parallel for if (TW_PAR(n3)) reduction(+ : s) schedule(static)
+    for (int i = 0; i < n3; i++) s += (double)a[i] * (double)b[i];
+    return s;
+}
+
+/* z = Dinv r, filtered */
+static void TW_S(precondition)(int n, const TW_S_REAL *dinv, const TW_S_REAL *r, TW_S_REAL *z, const unsigned char *cons)
+{
+#pragma omp parallel for if (TW_PAR(n)) schedule(static)
+    for (int i = 0; i < n; i++) {
+        const TW_S_REAL *d = dinv + 9 * (size_t)i, *ri = r + 3 * (size_t)i;
+        if (cons && cons[i]) { z[3 * i] = z[3 * i + 1] = z[3 * i + 2] = 0; continue; }
+        z[3 * i] = d[0] * ri[0] + d[1] * ri[1] + d[2] * ri[2];
+        z[3 * i + 1] = d[3] * ri[0] + d[4] * ri[1] + d[5] * ri[2];
+        z[3 * i + 2] = d[6] * ri[0] + d[7] * ri[1] + d[8] * ri[2];
+    }
+}
+
+/* r = S(b - A x); returns |S b| */
+static double TW_S(initial_residual)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, const TW_S_REAL *x, const unsigned char *cons,
+                               TW_S_REAL *r)
+{
+    int n3 = 3 * A->n;
+    TW_S(tw_bsr_spmv)(A, x, r);
+#pragma omp parallel for if (TW_PAR(n3)) schedule(static)
+    for (int i = 0; i < n3; i++) r[i] = b[i] - r[i];
+    TW_S(filter)(A->n, cons, r);
+    double bn = 0;
+#pragma omp parallel for if (TW_PAR(A->n)) reduction(+ : bn) schedule(static)
+    for (int i = 0; i < A->n; i++)
+        if (!cons || !cons[i])
+            for (int c = 0; c < 3; c++) bn += (double)b[3 * i + c] * b[3 * i + c];
+    return sqrt(bn);
+}
+
+tw_solve_result TW_S(tw_pcg)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, TW_S_REAL *x, const unsigned char *cons, double tol,
+                       int max_iterations, int fixed_iterations, TW_S(tw_solver_work) *w)
+{
+    tw_solve_result res = {0, 0, 0};
+    int n = A->n, n3 = 3 * n;
+    TW_S_REAL *r = w->r, *z = w->z, *p = w->p, *q = w->q;
+    TW_S(tw_bsr_block_jacobi)(A, w->dinv);
+    double bnorm = TW_S(initial_residual)(A, b, x, cons, r);
+    if (bnorm < 1e-300) bnorm = 1;
+    TW_S(precondition)(n, w->dinv, r, z, cons);
+    memcpy(p, z, sizeof(TW_S_REAL) * (size_t)n3);
+    double rz = TW_S(dot)(n3, r, z);
+    double rn = sqrt(TW_S(dot)(n3, r, r));
+    int limit = fixed_iterations > 0 ? fixed_iterations : max_iterations;
+    int it = 0;
+    while (it < limit) {
+        if (fixed_iterations <= 0 && rn <= tol * bnorm) break;
+        if (!(rz > 0)) break; /* exact solution (or breakdown) */
+        TW_S(tw_bsr_spmv)(A, p, q);
+        TW_S(filter)(n, cons, q);
+        double pq = TW_S(dot)(n3, p, q);
+        if (!(pq > 0)) { res.negative_curvature = 1; break; }
+        double alpha = rz / pq;
+#pragma omp parallel for if (TW_PAR(n3)) schedule(static)
+        for (int i = 0; i < n3; i++) {
+            x[i] += (TW_S_REAL)alpha * p[i];
+            r[i] -= (TW_S_REAL)alpha * q[i];
+        }
+        TW_S(precondition)(n, w->dinv, r, z, cons);
+        double rz_new = TW_S(dot)(n3, r, z);
+        double beta = rz_new / rz;
+        rz = rz_new;
+#pragma omp parallel for if (TW_PAR(n3)) schedule(static)
+        for (int i = 0; i < n3; i++) p[i] = z[i] + (TW_S_REAL)beta * p[i];
+        rn = sqrt(TW_S(dot)(n3, r, r));
+        it++;
+    }
+    res.iterations = it;
+    res.residual = rn / bnorm;
+    return res;
+}
+
+tw_solve_result TW_S(tw_bicgstab)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, TW_S_REAL *x, const unsigned char *cons, double tol,
+                            int max_iterations, TW_S(tw_solver_work) *w)
+{
+    tw_solve_result res = {0, 0, 0};
+    int n = A->n, n3 = 3 * n;
+    TW_S_REAL *r = w->r, *rhat = w->rhat, *p = w->p, *v = w->q, *s = w->s, *t = w->t, *y = w->z;
+    TW_S(tw_bsr_block_jacobi)(A, w->dinv);
+    double bnorm = TW_S(initial_residual)(A, b, x, cons, r);
+    if (bnorm < 1e-300) bnorm = 1;
+    memcpy(rhat, r, sizeof(TW_S_REAL) * (size_t)n3);
+    memset(p, 0, sizeof(TW_S_REAL) * (size_t)n3);
+    memset(v, 0, sizeof(TW_S_REAL) * (size_t)n3);
+    double rho = 1, alpha = 1, omega = 1;
+    double rn = sqrt(TW_S(dot)(n3, r, r));
+    int it = 0;
+    while (it < max_iterations && rn > tol * bnorm) {
+        double rho_new = TW_S(dot)(n3, rhat, r);
+        if (fabs(rho_new) < 1e-300) break;
+        double beta = (rho_new / rho) * (alpha / omega);
+        rho = rho_new;
+#pragma omp parallel for if (TW_PAR(n3)) schedule(static)
+        for (int i = 0; i < n3; i++) p[i] = r[i] + (TW_S_REAL)beta * (p[i] - (TW_S_REAL)omega * v[i]);
+        TW_S(precondition)(n, w->dinv, p, y, cons);
+        TW_S(tw_bsr_spmv)(A, y, v);
+        TW_S(filter)(n, cons, v);
+        double rv = TW_S(dot)(n3, rhat, v);
+        if (fabs(rv) < 1e-300) break;
+        alpha = rho / rv;
+#pragma omp parallel for if (TW_PAR(n3)) schedule(static)
+        for (int i = 0; i < n3; i++) {
+            x[i] += (TW_S_REAL)alpha * y[i];
+            s[i] = r[i] - (TW_S_REAL)alpha * v[i];
+        }
+        it++;
+        double sn = sqrt(TW_S(dot)(n3, s, s));
+        if (sn <= tol * bnorm) { memcpy(r, s, sizeof(TW_S_REAL) * (size_t)n3); rn = sn; break; }
+        TW_S(precondition)(n, w->dinv, s, y, cons);
+        TW_S(tw_bsr_spmv)(A, y, t);
+        TW_S(filter)(n, cons, t);
+        double tt = TW_S(dot)(n3, t, t);
+        omega = tt > 0 ? TW_S(dot)(n3, t, s) / tt : 0;
+#pragma omp parallel for if (TW_PAR(n3)) schedule(static)
+        for (int i = 0; i < n3; i++) {
+            x[i] += (TW_S_REAL)omega * y[i];
+            r[i] = s[i] - (TW_S_REAL)omega * t[i];
+        }
+        rn = sqrt(TW_S(dot)(n3, r, r));
+        if (omega == 0) break;
+    }
+    res.iterations = it;
+    res.residual = rn / bnorm;
+    return res;
+}
