@@ -7,7 +7,7 @@
  *  linear          -                   -K(x-X)                      K
  *  warp-vertex     R_i=polar(A_i)      -R_i sum_j K_ij(R_i^T x_j-X_j) R_i K_ij R_j^T (sym) or R_i K_ij R_i^T
  *  warp-edge       R_i=F'_i F_i^T      as warp-vertex               as warp-vertex
- *  corot-element   R_e=polar(F_e)      -V R_e P_c g_p per element   sum_e R_e K_e R_e^T
+ *  corot-element   R_e=polar(F_e)      -V R_e P_c g_p per element   sum_e R_e K_e R_e^T (from R_e g)
  *  green           F_e, S_e            -V F S g_p per element       StVK tangent
  */
 #include <math.h>
@@ -75,7 +75,11 @@ void tw_compute_rotations(tw_world *w, const tw_real *x)
             element_displacements(w, x, e, xs);
             tw_m3 F = tw_elem_deformation(xs, f->g + 12 * (size_t)e);
             if (w->def.method == TW_COROT_ELEMENT) {
-                tw_m3_store(w->R + 9 * (size_t)e, tw_polar3(F));
+                tw_m3 R = tw_polar3(F);
+                tw_m3_store(w->R + 9 * (size_t)e, R);
+                /* rotated gradients: R K^pq R^T is the linear block of R g */
+                for (int p = 0; p < 4; p++)
+                    tw_v3_store(w->S + 12 * (size_t)e + 3 * p, tw_m3_mulv(R, tw_elem_g(f->g + 12 * (size_t)e, p)));
             } else {
                 tw_m3_store(w->R + 9 * (size_t)e, F);
                 tw_m3 S = tw_stvk_S(F, f->lam[e], f->mu[e], NULL);
@@ -179,9 +183,9 @@ void tw_assemble_system(tw_world *w, double cm, double ck)
                     int c = f->contrib[k], e = c >> 4, p = (c >> 2) & 3, q = c & 3;
                     const tw_real *g = f->g + 12 * (size_t)e;
                     if (m == TW_COROT_ELEMENT) {
-                        tw_m3 R = tw_m3_load(w->R + 9 * (size_t)e);
-                        tw_m3 Ke = tw_elem_linear_block(g, f->vol[e], f->lam[e], f->mu[e], p, q);
-                        Kb = tw_m3_add(Kb, tw_m3_mul_bt(tw_m3_mul(R, Ke), R));
+                        /* R K^pq R^T = K^pq evaluated with the rotated gradients R g
+                         * (the mu (g_p.g_q) I term is rotation invariant) */
+                        Kb = tw_m3_add(Kb, tw_elem_linear_block(w->S + 12 * (size_t)e, f->vol[e], f->lam[e], f->mu[e], p, q));
                     } else {
                         const tw_real *S = w->S + 18 * (size_t)e;
                         Kb = tw_m3_add(Kb, tw_stvk_tangent_block(tw_m3_load(w->R + 9 * (size_t)e), tw_m3_load(S + 9),

@@ -68,7 +68,7 @@ tw_world_def tw_default_world_def(void)
     d.damping_mass = 0;
     d.damping_stiffness = 0.01;
     d.cg_tolerance = 1e-4;
-    d.cg_max_iterations = 200;
+    d.cg_max_iterations = 1000;
     d.cg_fixed_iterations = 0;
     d.warm_start = 1;
     d.ghost_force_correction = 1;
