@@ -259,6 +259,8 @@ typedef struct run_opts {
     double damping[2];  /* Rayleigh alpha (1/s), beta (s) */
     double cg_tol;
     int cg_max;
+    int cg_fixed;       /* > 0: exactly this many CG iterations per step */
+    tw_warp_system warp_system;
     const char *csv;
     int probe;          /* -1: the vertex farthest from the fixed region */
     int obj_every;      /* 0: no frames */
@@ -275,6 +277,8 @@ static run_opts run_defaults(void)
     o.damping[1] = w.damping_stiffness;
     o.cg_tol = w.cg_tolerance;
     o.cg_max = w.cg_max_iterations;
+    o.cg_fixed = w.cg_fixed_iterations;
+    o.warp_system = w.warp_system;
     o.csv = NULL;
     o.probe = -1;
     o.obj_every = 0;
@@ -303,7 +307,12 @@ static void run_help(FILE *f)
             "  --damping ALPHA,BETA    Rayleigh damping C = ALPHA M + BETA K: ALPHA 1/s, BETA s,\n"
             "                          both >= 0 (default %g,%g)\n"
             "  --cg-tol T              CG tolerance, relative residual |r|/|b|, 0 < T < 1 (default %g)\n"
-            "  --cg-max N              CG iterations per step at most, >= 1 (default %d)\n"
+"  --cg-max N              CG iterations per step at most, >= 1 (default %d)\n"
+            "  --cg-fixed N            exactly N CG iterations per step, no tolerance test, as a\n"
+            "                          real-time budget (default: off, tolerance-driven)\n"
+            "  --warp-system NAME      how warp-vertex/warp-edge's non-symmetric system is solved:\n"
+            "                          symmetric (PCG on R_i K_ij R_j^T) or bicgstab (BiCGStab on\n"
+            "                          R_i K_ij R_i^T; ignores --cg-fixed) (default %s)\n"
             "  --csv PATH              per-step CSV (default: none)\n"
             "  --probe VERTEX          0-based vertex whose displacement (m) the CSV reports\n"
             "                          (default: the vertex farthest from the fixed region; for\n"
@@ -311,7 +320,8 @@ static void run_help(FILE *f)
             "  --obj-every K           write the surface as OBJ every K steps, >= 1, and at step 0\n"
             "                          (default: no frames)\n"
             "  --obj-dir DIR           folder for the frames DIR/frame_NNNNNN.obj (default %s)\n",
-            d.dt, d.steps, d.damping[0], d.damping[1], d.cg_tol, d.cg_max, d.obj_dir);
+            d.dt, d.steps, d.damping[0], d.damping[1], d.cg_tol, d.cg_max,
+            d.warp_system == TW_WARP_SYSTEM_BICGSTAB ? "bicgstab" : "symmetric", d.obj_dir);
 }
 
 static int write_frame(const run_opts *o, const cli_scene *sc, long step, const char *prog)
@@ -351,6 +361,14 @@ static int cmd_run(int argc, char **argv)
                   cli_require(&a, o.cg_tol > 0 && o.cg_tol < 1, "in (0, 1) (relative residual)");
         } else if (cli_is(&a, "--cg-max")) {
             bad = cli_int(&a, "CG iterations", &o.cg_max) || cli_require(&a, o.cg_max >= 1, ">= 1");
+        } else if (cli_is(&a, "--cg-fixed")) {
+            bad = cli_int(&a, "CG iterations", &o.cg_fixed) || cli_require(&a, o.cg_fixed >= 1, ">= 1");
+        } else if (cli_is(&a, "--warp-system")) {
+            const char *v = cli_value(&a, "symmetric|bicgstab");
+            bad = !v;
+            if (v && strcmp(v, "symmetric") == 0) o.warp_system = TW_WARP_SYSTEM_SYMMETRIC;
+            else if (v && strcmp(v, "bicgstab") == 0) o.warp_system = TW_WARP_SYSTEM_BICGSTAB;
+            else if (v) bad = cli_require(&a, 0, "symmetric or bicgstab");
         } else if (cli_is(&a, "--csv")) {
             bad = !(o.csv = cli_value(&a, "CSV path"));
         } else if (cli_is(&a, "--probe")) {
@@ -374,6 +392,8 @@ static int cmd_run(int argc, char **argv)
     def.damping_stiffness = o.damping[1];
     def.cg_tolerance = o.cg_tol;
     def.cg_max_iterations = o.cg_max;
+    def.cg_fixed_iterations = o.cg_fixed;
+    def.warp_system = o.warp_system;
     cli_scene sc;
     if (cli_scene_build(&so, def, a.prog, &sc)) return CLI_EXIT_FAIL;
     int nv = tw_mesh_vertex_count(sc.mesh);

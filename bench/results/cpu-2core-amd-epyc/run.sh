@@ -1,0 +1,11 @@
+#!/bin/sh
+# Exact commands that produced this folder (run from the repository root).
+set -x
+cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release && cmake --build build-bench -j2
+D=bench/results/cpu-2core-amd-epyc
+build-bench/bench/tw_bench_cpu --sizes 10k,100k --threads 1,all --cg fixed,tol \
+    --csv $D/bench_cpu.csv > $D/bench_cpu.log 2> $D/bench_cpu.err.log
+build-bench/bench/tw_bench_cpu --sizes 1m --methods corot-element,warp-vertex --threads 1,all --cg fixed \
+    --steps 3 --csv $D/bench_cpu_1m.csv > $D/bench_cpu_1m.log 2> $D/bench_cpu_1m.err.log
+build-bench/bench/tw_bench_warp_system --csv $D/warp_system.csv > $D/warp_system.log 2> $D/warp_system.err.log
+python3 bench/plot.py $D
