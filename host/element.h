@@ -70,6 +70,45 @@ TW_HD tw_m3 tw_corot_P(tw_m3 F, tw_m3 R, tw_real lam, tw_real mu, tw_real *energ
     return tw_m3_mul(R, Pc);
 }
 
+/* Hybrid stress (Hauth & Strasser): the pressure from Green strain, the
+ * shear from the corotated strain. Split with the bulk modulus
+ * kappa = lambda + 2 mu / 3:
+ *   psi = mu |dev eps|^2 + (9 kappa / 8) (J^(2/3) - 1)^2,  eps = sym(R^T F) - I
+ * where (J^(2/3) - 1)/2 is the Green strain of F's volumetric part J^(1/3) I.
+ *   P = 2 mu R dev(eps) + (3 kappa / 2) (J^(2/3) - 1) J^(-1/3) cof(F)
+ * Under pure compression F = s I this is exactly StVK's P (both reduce to
+ * (3 kappa / 2) s (s^2 - 1) I); under isochoric shear the pressure vanishes
+ * and the stress is the corotated deviatoric stress. J is clamped at 0.05 in
+ * the J^(-1/3) factor so an inverted element still gets a finite push back. */
+TW_HD tw_m3 tw_hybrid_P(tw_m3 F, tw_m3 R, tw_real lam, tw_real mu, tw_real *energy_density)
+{
+    tw_m3 RtF = tw_m3_mul_at(R, F);
+    tw_m3 eps = tw_m3_scale(tw_m3_add(RtF, tw_m3_transpose(RtF)), (tw_real)0.5);
+    eps.m[0] -= 1; eps.m[4] -= 1; eps.m[8] -= 1;
+    tw_real tr3 = tw_m3_trace(eps) / 3;
+    eps.m[0] -= tr3; eps.m[4] -= tr3; eps.m[8] -= tr3; /* dev(eps) */
+    tw_real kappa = lam + 2 * mu / 3;
+    tw_real J = tw_m3_det(F);
+    tw_real cj = (tw_real)cbrt((double)J); /* J^(1/3), defined for J < 0 too */
+    tw_real j23 = cj * cj;
+    tw_real cjc = cj > (tw_real)0.3684 ? cj : (tw_real)0.3684; /* 0.05^(1/3) */
+    if (energy_density)
+        *energy_density = mu * tw_m3_frobenius2(eps) + (tw_real)(9.0 / 8.0) * kappa * (j23 - 1) * (j23 - 1);
+    /* cof(F) = det(F) F^-T, written out so a singular F is fine */
+    tw_m3 C;
+    C.m[0] = F.m[4] * F.m[8] - F.m[5] * F.m[7];
+    C.m[1] = F.m[5] * F.m[6] - F.m[3] * F.m[8];
+    C.m[2] = F.m[3] * F.m[7] - F.m[4] * F.m[6];
+    C.m[3] = F.m[2] * F.m[7] - F.m[1] * F.m[8];
+    C.m[4] = F.m[0] * F.m[8] - F.m[2] * F.m[6];
+    C.m[5] = F.m[1] * F.m[6] - F.m[0] * F.m[7];
+    C.m[6] = F.m[1] * F.m[5] - F.m[2] * F.m[4];
+    C.m[7] = F.m[2] * F.m[3] - F.m[0] * F.m[5];
+    C.m[8] = F.m[0] * F.m[4] - F.m[1] * F.m[3];
+    tw_m3 P = tw_m3_scale(tw_m3_mul(R, eps), 2 * mu);
+    return tw_m3_add(P, tw_m3_scale(C, (tw_real)1.5 * kappa * (j23 - 1) / cjc));
+}
+
 /* Forces f_p = -V P g_p for a first Piola-Kirchhoff stress P. */
 TW_HD void tw_elem_forces_from_P(tw_m3 P, const tw_real *g, tw_real V, tw_v3 f[4])
 {

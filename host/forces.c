@@ -9,6 +9,7 @@
  *  warp-edge       R_i=F'_i F_i^T      as warp-vertex               as warp-vertex
  *  corot-element   R_e=polar(F_e)      -V R_e P_c g_p per element   sum_e R_e K_e R_e^T (from R_e g)
  *  green           F_e, S_e            -V F S g_p per element       StVK tangent
+ *  hybrid          R_e=polar(F_e)      -V P_hybrid g_p (element.h)   as corot-element
  */
 #include <math.h>
 #include <string.h>
@@ -68,13 +69,14 @@ void tw_compute_rotations(tw_world *w, const tw_real *x)
         }
         break;
     case TW_COROT_ELEMENT:
+    case TW_HYBRID:
     case TW_GREEN:
 #pragma omp parallel for if (TW_PAR(f->nt)) schedule(static)
         for (int e = 0; e < f->nt; e++) {
             tw_v3 xs[4];
             element_displacements(w, x, e, xs);
             tw_m3 F = tw_elem_deformation(xs, f->g + 12 * (size_t)e);
-            if (w->def.method == TW_COROT_ELEMENT) {
+            if (w->def.method != TW_GREEN) { /* corot-element, hybrid */
                 tw_m3 R = tw_polar3(F);
                 tw_m3_store(w->R + 9 * (size_t)e, R);
                 /* rotated gradients: R K^pq R^T is the linear block of R g */
@@ -147,10 +149,11 @@ void tw_compute_elastic_force(tw_world *w, const tw_real *x, tw_real *out, int g
     for (int e = 0; e < f->nt; e++) {
         const tw_real *g = f->g + 12 * (size_t)e;
         tw_m3 P;
-        if (m == TW_COROT_ELEMENT) {
+        if (m == TW_COROT_ELEMENT || m == TW_HYBRID) {
             tw_v3 xs[4];
             element_displacements(w, x, e, xs);
-            P = tw_corot_P(tw_elem_deformation(xs, g), tw_m3_load(w->R + 9 * (size_t)e), f->lam[e], f->mu[e], NULL);
+            tw_m3 F = tw_elem_deformation(xs, g), R = tw_m3_load(w->R + 9 * (size_t)e);
+            P = m == TW_HYBRID ? tw_hybrid_P(F, R, f->lam[e], f->mu[e], NULL) : tw_corot_P(F, R, f->lam[e], f->mu[e], NULL);
         } else {
             P = tw_m3_mul(tw_m3_load(w->R + 9 * (size_t)e), tw_m3_load(w->S + 18 * (size_t)e));
         }
@@ -182,8 +185,9 @@ void tw_assemble_system(tw_world *w, double cm, double ck)
                 for (int k = f->contrib_ptr[b]; k < f->contrib_ptr[b + 1]; k++) {
                     int c = f->contrib[k], e = c >> 4, p = (c >> 2) & 3, q = c & 3;
                     const tw_real *g = f->g + 12 * (size_t)e;
-                    if (m == TW_COROT_ELEMENT) {
-                        /* R K^pq R^T = K^pq evaluated with the rotated gradients R g
+                    if (m == TW_COROT_ELEMENT || m == TW_HYBRID) {
+                        /* hybrid uses the corotated system matrix (an approximate
+                         * Jacobian: its pressure is non-linear). R K^pq R^T = K^pq evaluated with the rotated gradients R g
                          * (the mu (g_p.g_q) I term is rotation invariant) */
                         Kb = tw_m3_add(Kb, tw_elem_linear_block(w->S + 12 * (size_t)e, f->vol[e], f->lam[e], f->mu[e], p, q));
                     } else {
@@ -229,6 +233,7 @@ double tw_compute_elastic_energy(tw_world *w, const tw_real *x)
         tw_m3 F = tw_elem_deformation(xs, f->g + 12 * (size_t)e);
         tw_real psi = 0;
         if (green) tw_stvk_S(F, f->lam[e], f->mu[e], &psi);
+        else if (w->def.method == TW_HYBRID) tw_hybrid_P(F, tw_polar3(F), f->lam[e], f->mu[e], &psi);
         else tw_corot_P(F, tw_polar3(F), f->lam[e], f->mu[e], &psi);
         energy += (double)psi * f->vol[e];
     }

@@ -3,8 +3,8 @@
  * Newton's method on the residual r(x) = S(f_el(x) + s f_ext), s the load
  * fraction. Each iteration solves K'(x) dx = r by PCG (stopping at negative
  * curvature, which the StVK tangent can show under compression), then a
- * backtracking line search halves the step until |r| decreases (Armijo on
- * the residual norm). Load stepping is adaptive: `load_steps` equal
+ * backtracking line search halves the step until the total potential energy
+ * decreases enough (Armijo), or, where the energy cannot decide, |r| does. Load stepping is adaptive: `load_steps` equal
  * increments to start with, an increment that fails is retried at half the
  * size (one increment for linear, where one Newton iteration is exact).
  * Intermediate increments are solved to sqrt(tolerance); the last one to the
@@ -125,6 +125,19 @@ static double residual(tw_world *w, tw_static_work *s, const double *x, double l
     return filtered_norm(w, r);
 }
 
+/* Total potential energy at x: elastic energy minus the work of the (dead)
+ * external load, load * f_ext . (x - X). */
+static double potential(tw_world *w, tw_static_work *s, const double *x, double load)
+{
+    size_t n3 = 3 * (size_t)w->fem.n;
+    for (size_t i = 0; i < n3; i++) s->xr[i] = (tw_real)x[i];
+    double e = tw_compute_elastic_energy(w, s->xr);
+    tw_external_force(w, s->xr, s->fr);
+    for (size_t i = 0; i < n3; i++)
+        if (!w->cons[i / 3]) e -= load * s->fr[i] * (x[i] - w->mesh->X[i]);
+    return e;
+}
+
 /* dx = K'^-1 r on the free vertices, K' assembled at the last rotations. */
 static tw_solve_result newton_direction(tw_world *w, tw_static_work *s, const tw_static_def *d)
 {
@@ -152,13 +165,35 @@ static int newton(tw_world *w, tw_static_work *s, const tw_static_def *d, double
             dmax = fmax(dmax, fabs(s->dx[i]));
             umax = fmax(umax, fabs(s->x[i] - w->mesh->X[i]));
         }
-        /* backtracking line search on |r| */
+        /* backtracking line search: Armijo on the total potential energy
+         * (elastic minus dead-load work; every static method has one, and
+         * its gradient is -r), which accepts the long steps that a bending
+         * body needs; where the energy cannot tell (float noise near the
+         * solution, a spring) fall back to a decrease of |r| */
         double a = 1, best = INFINITY, best_a = 0;
-        for (int ls = 0; ls < 12; ls++, a *= 0.5) {
-            for (size_t i = 0; i < n3; i++) s->xt[i] = s->x[i] + a * s->dx[i];
-            double rt = residual(w, s, s->xt, load, s->rt);
-            if (rt < best) { best = rt; best_a = a; }
-            if (rt <= (1 - 1e-4 * a) * *rn) break;
+        double slope = 0; /* dPi/da at a = 0: -r.dx */
+        for (size_t i = 0; i < n3; i++) slope -= s->r[i] * s->dx[i];
+        double pi0 = potential(w, s, s->x, load);
+        if (w->spring_vertex < 0 && slope < 0 && isfinite(pi0)) {
+            for (int ls = 0; ls < 20; ls++, a *= 0.5) {
+                for (size_t i = 0; i < n3; i++) s->xt[i] = s->x[i] + a * s->dx[i];
+                double pit = potential(w, s, s->xt, load);
+                if (pit <= pi0 + 1e-4 * a * slope) { best_a = a; break; }
+            }
+            if (best_a > 0) best = residual(w, s, s->xt, load, s->rt);
+        }
+        if (best_a == 0) {
+            a = 1;
+            for (int ls = 0; ls < 12; ls++, a *= 0.5) {
+                for (size_t i = 0; i < n3; i++) s->xt[i] = s->x[i] + a * s->dx[i];
+                double rt = residual(w, s, s->xt, load, s->rt);
+                if (rt < best) { best = rt; best_a = a; }
+                if (rt <= (1 - 1e-4 * a) * *rn) break;
+            }
+        } else if (!(best < INFINITY)) {
+            best_a = 0;
+        } else {
+            best = fmin(best, *rn * 0.999999); /* an energy decrease counts as progress */
         }
         /* no decrease: at the residual's floor (float forces) a small update
          * is convergence, a large one a failed increment */
@@ -188,7 +223,7 @@ tw_status tw_world_solve_static(tw_world *w, const tw_static_def *def, tw_static
                                        "cg_max_iterations %d: all must be positive",
                        d.load_steps, d.max_newton, d.tolerance, d.cg_tolerance, d.cg_max_iterations);
     if (w->def.method == TW_WARP_VERTEX || w->def.method == TW_WARP_EDGE)
-        return tw_fail(TW_ERR_UNSUPPORTED, "static equilibrium is solved for linear, corot-element and green; %s has no "
+        return tw_fail(TW_ERR_UNSUPPORTED, "static equilibrium is solved for linear, corot-element, green and hybrid; %s has no "
                                            "consistent tangent for Newton (corot-element is the per-element form of the "
                                            "same warping)", tw_method_name(w->def.method));
     tw_static_work s;

@@ -21,8 +21,8 @@
 #include "math3.h"
 #include "mesh.h"
 
-static const char *const method_names[TW_METHOD_COUNT] = {"linear", "warp-vertex", "warp-edge", "corot-element",
-                                                          "green"};
+static const char *const method_names[TW_METHOD_COUNT] = {"linear",        "warp-vertex", "warp-edge",
+                                                          "corot-element", "green",       "hybrid"};
 
 const char *tw_method_name(tw_method m) { return (unsigned)m < TW_METHOD_COUNT ? method_names[m] : "unknown"; }
 

@@ -118,6 +118,135 @@ typedef struct tw_surface {
 tw_surface *tw_surface_load(const char *path);
 void tw_surface_destroy(tw_surface *s);
 
+/* --------------------------------------------------------------- meshing */
+
+/* ASCII or binary STL; coincident corners are merged into shared vertices. */
+tw_surface *tw_surface_load_stl(const char *path);
+
+/* What tw_surface_validate found. Edges are counted once (undirected). */
+typedef struct tw_surface_check {
+    int boundary_edges;       /* edges in exactly one triangle: holes */
+    int boundary_loops;       /* connected chains of boundary edges */
+    int nonmanifold_edges;    /* edges in more than two triangles */
+    int misoriented_edges;    /* edges both of whose triangles run the same way */
+    int degenerate_triangles; /* repeated corner or zero area */
+    int intersecting_pairs;   /* pairs of triangles that cross (sharing no edge) */
+    int first_edge[2];        /* vertices of the first offending edge, -1 when none */
+    int first_triangle;       /* first degenerate triangle, -1 when none */
+    int first_pair[2];        /* first crossing pair of triangles, -1 when none */
+    double volume;            /* enclosed volume by the divergence theorem, m^3 (signed) */
+} tw_surface_check;
+
+/* Checks that s is a closed, manifold, consistently oriented surface without
+ * degenerate or self-intersecting triangles (the last on a uniform grid of
+ * triangle boxes). Returns TW_OK, or TW_ERR_INVALID with a message naming
+ * `name`, the first fault, the count, and a repair hint. check may be NULL. */
+tw_status tw_surface_validate(const tw_surface *s, const char *name, tw_surface_check *check);
+
+/* Enclosed volume of a closed surface (divergence theorem), m^3; positive
+ * when the triangles face outwards. */
+double tw_surface_volume(const tw_surface *s);
+
+/* Tetrahedralizing a closed surface with TetGen (the `tetgen` command-line
+ * tool, Debian package tetgen): the surface triangles are kept (-Y), the
+ * interior is refined to a radius-edge bound (-q) and a maximum volume (-a).
+ * Set target_tets or max_edge. */
+typedef struct tw_mesher_def {
+    int target_tets;       /* > 0: aim at this many tets, within `tolerance` */
+    double max_edge;       /* > 0 (when target_tets is 0): edge length H, m; max tet volume H^3/(6 sqrt 2) */
+    double quality;        /* TetGen radius-edge bound -q, > 1; relaxed (to 2, then none) when the
+                              surface alone needs more tets than target_tets */
+    double tolerance;      /* relative tet count tolerance, e.g. 0.2 for +-20 % */
+    int max_tries;         /* TetGen runs at most, >= 1 */
+    const char *cache_dir; /* NULL: $XDG_CACHE_HOME/tetwarp, else ~/.cache/tetwarp */
+    int use_cache;         /* 1: reuse and store meshes keyed by a hash of the surface file and these options */
+    int verbose;           /* 1: each TetGen run on stderr */
+    const char *tetgen;    /* TetGen executable: NULL = `tetgen` on PATH */
+} tw_mesher_def;
+tw_mesher_def tw_default_mesher_def(void);
+
+typedef struct tw_mesher_report {
+    int tries;               /* TetGen runs (0 when cached) */
+    int cached;              /* 1: read from the cache */
+    int vertices, tets;
+    int surface_vertices, surface_triangles;
+    double quality_used;     /* radius-edge bound of the last run, 0 = none */
+    double max_volume;       /* TetGen -a of the last run, m^3, 0 = none */
+    double seconds;          /* wall time of the whole call, s */
+    double tetgen_seconds;   /* of which TetGen, s */
+    double min_dihedral;     /* degrees */
+    double max_radius_edge;  /* circumradius / shortest edge, max over tets (0.612 = regular) */
+    double surface_volume, mesh_volume; /* m^3 */
+    char cache_path[1024];   /* cache stem (.node/.ele), "" when not cached */
+} tw_mesher_report;
+
+/* A tet mesh of the closed surface at surface_path (.obj, .off, .stl).
+ * The surface is checked first (tw_surface_validate). NULL on failure with
+ * tw_last_error(): a bad surface, TetGen missing ("tetgen not found") or
+ * failing (its last lines), or a target below what the surface allows.
+ * report may be NULL. */
+tw_mesh *tw_mesh_from_surface(const char *surface_path, const tw_mesher_def *def,
+                              tw_mesher_report *report);
+
+/* Largest circumradius / shortest edge over the mesh's tets. */
+double tw_mesh_max_radius_edge(const tw_mesh *m);
+
+/* ------------------------------------------------- embedding, bone cores */
+/* (render surfaces embedded in tets, kinematic bone cores) */
+
+/* A render surface embedded in a tet mesh (Müller 2002 §4.3): each surface
+ * vertex follows its containing tet by 4 barycentric weights. A vertex
+ * slightly outside every tet takes the nearest tet and the weights of its
+ * own position (some negative: extrapolation), so the surface is exact at
+ * rest and moves rigidly with a rigidly moved mesh. */
+typedef struct tw_embedding tw_embedding;
+
+typedef struct tw_embed_report {
+    int vertices;         /* surface vertices embedded */
+    int inside;           /* inside a tet */
+    int outside;          /* outside every tet, extrapolated from the nearest */
+    double max_distance;  /* m: farthest outside vertex to its tet (on failure: the offender's) */
+    int farthest_vertex;  /* that vertex, -1 when all are inside */
+    double min_weight;    /* smallest barycentric weight (< 0: extrapolated) */
+    double limit;         /* m: the distance limit used */
+    int grid_cells[3];    /* the search grid */
+    double ms;            /* wall time of the embedding, ms */
+} tw_embed_report;
+
+/* Embeds s (rest positions) in m (rest positions). max_distance (m): a vertex
+ * farther than this from every tet is an error naming the vertex, its
+ * position and distance; <= 0 means 5 % of the mesh's bounding-box diagonal.
+ * rep may be NULL. The embedding keeps no pointer to m or s. */
+tw_embedding *tw_embed_surface(const tw_mesh *m, const tw_surface *s, double max_distance,
+                               tw_embed_report *rep);
+void tw_embedding_destroy(tw_embedding *e);
+int tw_embedding_vertex_count(const tw_embedding *e);
+int tw_embedding_triangle_count(const tw_embedding *e);
+const int *tw_embedding_triangles(const tw_embedding *e); /* 3 per triangle (the surface's) */
+const int *tw_embedding_tets(const tw_embedding *e);      /* 1 per vertex: its tet */
+const int *tw_embedding_indices(const tw_embedding *e);   /* 4 per vertex: its tet's vertices */
+const float *tw_embedding_weights(const tw_embedding *e); /* 4 per vertex, summing to 1 */
+/* Surface positions (3 floats per vertex, the vertex-buffer layout) from the
+ * current tet-mesh positions (3 per mesh vertex, e.g. tw_world_positions). */
+void tw_embedding_apply(const tw_embedding *e, const tw_real *tet_positions, float *out_xyz);
+/* Area-weighted unit vertex normals (3 floats per vertex) of the surface at
+ * xyz (from tw_embedding_apply); zero for a vertex in no triangle. */
+void tw_embedding_normals(const tw_embedding *e, const float *xyz, float *out_normals);
+
+/* Bone core: marks in inside[nv] (1/0) the vertices whose distance to the
+ * boundary surface exceeds depth (m). Returns how many, or -1 with
+ * tw_last_error() set when the arguments are invalid or the core would be
+ * empty or the whole mesh (the message says which and suggests a depth). */
+int tw_mesh_mark_core(const tw_mesh *m, double depth, unsigned char *inside);
+typedef struct tw_world tw_world; /* (the world section below; C11 allows the repeat) */
+/* Makes every vertex with mask[i] != 0 TW_KINEMATIC (target: where it is). */
+tw_status tw_world_set_kinematic_group(tw_world *w, const unsigned char *mask);
+/* Moves a rigid group: each masked vertex's target becomes
+ * R (X - center) + center + t, X its rest position (R row-major 3x3, t and
+ * center in m). The next tw_world_step brings the vertices there. */
+tw_status tw_world_drive_group(tw_world *w, const unsigned char *mask, const double R[9], const double t[3],
+                               const double center[3]);
+
 /* -------------------------------------------------------------- material */
 
 /* Per-element values from a function of position, averaged over the element.
@@ -139,6 +268,7 @@ typedef enum tw_method {
     TW_WARP_EDGE,        /* Müller 2002 eq. 16: per-vertex rotation from edge frames */
     TW_COROT_ELEMENT,    /* per-element polar decomposition (Hauth & Strasser) */
     TW_GREEN,            /* St. Venant-Kirchhoff, Green strain (one Newton step per step) */
+    TW_HYBRID,           /* Hauth & Strasser: Green strain for pressure, corotated for shear */
     TW_METHOD_COUNT
 } tw_method;
 const char *tw_method_name(tw_method m);
