@@ -33,6 +33,7 @@ static void print_usage(FILE *f)
             "  info MESH        mesh size, volume, bounding box, element quality\n"
             "  static [scene]   static equilibrium under gravity; displacements to CSV\n"
             "  run [scene]      implicit time-stepping; per-step CSV, OBJ frames\n"
+            "  mesh SURFACE     tetrahedralize a closed surface with TetGen (--tets N or --edge H)\n"
             "  help [COMMAND]   this text, or a command's options\n"
             "\n"
             "`tetwarp COMMAND --help` lists every option with its unit and default.\n"
@@ -261,6 +262,7 @@ typedef struct run_opts {
     int cg_max;
     int cg_fixed;       /* > 0: exactly this many CG iterations per step */
     tw_warp_system warp_system;
+    tw_integrator integrator;
     const char *csv;
     int probe;          /* -1: the vertex farthest from the fixed region */
     int obj_every;      /* 0: no frames */
@@ -279,6 +281,7 @@ static run_opts run_defaults(void)
     o.cg_max = w.cg_max_iterations;
     o.cg_fixed = w.cg_fixed_iterations;
     o.warp_system = w.warp_system;
+    o.integrator = w.integrator;
     o.csv = NULL;
     o.probe = -1;
     o.obj_every = 0;
@@ -302,7 +305,9 @@ static void run_help(FILE *f)
     cli_scene_print_help(f, &s);
     fprintf(f,
             "\nRun options:\n"
-            "  --dt S                  time step, s, > 0 (default %g)\n"
+            "  --integrator NAME       implicit-euler|bdf2|explicit-newmark (default %s)\n"
+            "  --dt S                  time step, s, > 0; explicit-newmark: 0 = 0.9 x the Courant\n"
+            "                          limit, and a larger dt is refused (default %g)\n"
             "  --steps N               number of steps, >= 1 (default %d)\n"
             "  --damping ALPHA,BETA    Rayleigh damping C = ALPHA M + BETA K: ALPHA 1/s, BETA s,\n"
             "                          both >= 0 (default %g,%g)\n"
@@ -320,7 +325,7 @@ static void run_help(FILE *f)
             "  --obj-every K           write the surface as OBJ every K steps, >= 1, and at step 0\n"
             "                          (default: no frames)\n"
             "  --obj-dir DIR           folder for the frames DIR/frame_NNNNNN.obj (default %s)\n",
-            d.dt, d.steps, d.damping[0], d.damping[1], d.cg_tol, d.cg_max,
+            tw_integrator_name(d.integrator), d.dt, d.steps, d.damping[0], d.damping[1], d.cg_tol, d.cg_max,
             d.warp_system == TW_WARP_SYSTEM_BICGSTAB ? "bicgstab" : "symmetric", d.obj_dir);
 }
 
@@ -349,7 +354,14 @@ static int cmd_run(int argc, char **argv)
             run_help(stdout);
             return CLI_EXIT_OK;
         } else if (cli_is(&a, "--dt")) {
-            bad = cli_double(&a, "time step, s", &o.dt) || cli_require(&a, o.dt > 0, "> 0 s");
+            bad = cli_double(&a, "time step, s", &o.dt) ||
+                  cli_require(&a, o.dt > 0 || (o.dt == 0 && o.integrator == TW_EXPLICIT_NEWMARK),
+                              "> 0 s (0, the automatic step, only after --integrator explicit-newmark)");
+        } else if (cli_is(&a, "--integrator")) {
+            const char *v = cli_value(&a, "implicit-euler|bdf2|explicit-newmark");
+            int k = v ? tw_integrator_parse(v) : -1;
+            bad = !v || cli_require(&a, k >= 0, "implicit-euler, bdf2 or explicit-newmark");
+            if (!bad) o.integrator = (tw_integrator)k;
         } else if (cli_is(&a, "--steps")) {
             bad = cli_int(&a, "step count", &o.steps) || cli_require(&a, o.steps >= 1, ">= 1");
         } else if (cli_is(&a, "--damping")) {
@@ -394,6 +406,7 @@ static int cmd_run(int argc, char **argv)
     def.cg_max_iterations = o.cg_max;
     def.cg_fixed_iterations = o.cg_fixed;
     def.warp_system = o.warp_system;
+    def.integrator = o.integrator;
     cli_scene sc;
     if (cli_scene_build(&so, def, a.prog, &sc)) return CLI_EXIT_FAIL;
     int nv = tw_mesh_vertex_count(sc.mesh);
@@ -407,10 +420,10 @@ static int cmd_run(int argc, char **argv)
     }
     int probe = o.probe >= 0 ? o.probe : cli_scene_probe_vertex(&sc);
     const double *X = tw_mesh_positions(sc.mesh);
-    printf("%s: %d vertices, %d tets, %d fixed; %s, dt %g s, %d steps; probe vertex %d "
+    printf("%s: %d vertices, %d tets, %d fixed; %s, %s, dt %g s, %d steps; probe vertex %d "
            "(rest %g, %g, %g)\n",
            sc.description, nv, tw_mesh_tet_count(sc.mesh), sc.pinned, tw_method_name(so.method),
-           o.dt, o.steps, probe, X[3 * probe], X[3 * probe + 1], X[3 * probe + 2]);
+           tw_integrator_name(o.integrator), tw_world_dt(sc.world), o.steps, probe, X[3 * probe], X[3 * probe + 1], X[3 * probe + 2]);
 
     if (o.csv) {
         csv = fopen(o.csv, "w");
@@ -493,6 +506,131 @@ done:
     return rc;
 }
 
+/* ------------------------------------------------------------------ mesh */
+
+static void mesh_help(FILE *f)
+{
+    tw_mesher_def d = tw_default_mesher_def();
+    fprintf(f,
+            "Usage: tetwarp mesh SURFACE (--tets N | --edge H) --out PATH [options]\n"
+            "\n"
+            "Tetrahedralizes a closed triangle surface with TetGen (apt-get install tetgen),\n"
+            "keeping its triangles. The surface is checked first: holes, non-manifold edges,\n"
+            "inconsistent orientation, degenerate and crossing triangles are errors. Prints\n"
+            "the runs, vertices, tets, min dihedral angle, max radius-edge ratio and time.\n"
+            "\n"
+            "  SURFACE         .obj, .off or .stl (ASCII or binary)\n"
+            "  --tets N        aim at N tets, within %g %% (at most %d TetGen runs)\n"
+            "  --edge H        target edge length H, m: max tet volume H^3/(6 sqrt 2)\n"
+            "  --out PATH      TetGen mesh PATH.node/PATH.ele (PATH may end in .node or .ele)\n"
+            "  --quality Q     radius-edge bound, > 1 (default %g); relaxed (to 2, then none)\n"
+            "                  when the surface alone needs more than N tets\n"
+            "  --cache DIR     cache folder (default $XDG_CACHE_HOME/tetwarp or ~/.cache/tetwarp)\n"
+            "  --no-cache      neither read nor write the cache\n"
+            "  --verbose       each TetGen run on stderr\n",
+            100 * d.tolerance, d.max_tries, d.quality);
+}
+
+static int cmd_mesh(int argc, char **argv)
+{
+    cli_args a = cli_args_make(argc, argv, "tetwarp mesh");
+    tw_mesher_def def = tw_default_mesher_def();
+    const char *surface = NULL, *out = NULL;
+    while (cli_next(&a)) {
+        int bad = 0;
+        if (cli_is_help(&a)) {
+            mesh_help(stdout);
+            return CLI_EXIT_OK;
+        } else if (cli_is(&a, "--tets")) {
+            bad = cli_int(&a, "tet count", &def.target_tets) ||
+                  cli_require(&a, def.target_tets >= 1, ">= 1");
+        } else if (cli_is(&a, "--edge")) {
+            bad = cli_double(&a, "edge length, m", &def.max_edge) ||
+                  cli_require(&a, def.max_edge > 0, "> 0 m");
+        } else if (cli_is(&a, "--quality")) {
+            bad = cli_double(&a, "radius-edge bound", &def.quality) ||
+                  cli_require(&a, def.quality > 1, "> 1 (radius-edge bound, e.g. 1.414)");
+        } else if (cli_is(&a, "--out")) {
+            bad = !(out = cli_value(&a, "mesh path"));
+        } else if (cli_is(&a, "--cache")) {
+            bad = !(def.cache_dir = cli_value(&a, "folder"));
+        } else if (cli_is(&a, "--no-cache")) {
+            bad = cli_flag(&a);
+            def.use_cache = 0;
+        } else if (cli_is(&a, "--verbose")) {
+            bad = cli_flag(&a);
+            def.verbose = 1;
+        } else if (!cli_is_option(&a) && !surface) {
+            surface = a.arg;
+        } else {
+            cli_unknown(&a);
+            return CLI_EXIT_USAGE;
+        }
+        if (bad) return CLI_EXIT_USAGE;
+    }
+    if (!surface) {
+        cli_error(&a, "no surface file given (usage: tetwarp mesh SURFACE --tets N --out PATH)");
+        return CLI_EXIT_USAGE;
+    }
+    if ((def.target_tets > 0) == (def.max_edge > 0)) {
+        cli_error(&a, "give --tets N or --edge H (one of them)");
+        return CLI_EXIT_USAGE;
+    }
+    if (!out) {
+        cli_error(&a, "no --out PATH given (the mesh is written as PATH.node and PATH.ele)");
+        return CLI_EXIT_USAGE;
+    }
+    char stem[4096];
+    snprintf(stem, sizeof stem, "%s", out);
+    size_t len = strlen(stem);
+    if (len > 5 && strcmp(stem + len - 5, ".node") == 0) stem[len - 5] = 0;
+    else if (len > 4 && strcmp(stem + len - 4, ".ele") == 0) stem[len - 4] = 0;
+    else if ((len > 4 && strcmp(stem + len - 4, ".msh") == 0) ||
+             (len > 5 && strcmp(stem + len - 5, ".mesh") == 0)) {
+        cli_error(&a, "--out %s: only TetGen .node/.ele is written; give a stem or PATH.node", out);
+        return CLI_EXIT_USAGE;
+    }
+    tw_mesher_report rep;
+    tw_mesh *m = tw_mesh_from_surface(surface, &def, &rep);
+    if (!m) {
+        cli_error(&a, "%s", tw_last_error());
+        return CLI_EXIT_FAIL;
+    }
+    if (rep.cached) printf("cached: %s.node/.ele (%.3f s)\n", rep.cache_path, rep.seconds);
+    printf("surface          %s: %d vertices, %d triangles, volume %.6g m^3\n", surface,
+           rep.surface_vertices, rep.surface_triangles, rep.surface_volume);
+    if (def.target_tets > 0)
+        printf("target           %d tets (+-%g %%): %s after %d TetGen run%s\n", def.target_tets,
+               100 * def.tolerance, rep.on_target ? "reached" : "NOT reached", rep.tries,
+               rep.tries == 1 ? "" : "s");
+    else
+        printf("target           edge %g m: max tet volume %.6g m^3, %d TetGen run\n", def.max_edge,
+               rep.max_volume, rep.tries);
+    if (rep.quality_used != def.quality)
+        printf("quality          relaxed from %g to %s: the surface alone needs more tets at %g\n",
+               def.quality, rep.quality_used > 0 ? "2" : "none", def.quality);
+    printf("vertices         %d\n", rep.vertices);
+    printf("tets             %d\n", rep.tets);
+    printf("volume           %.6g m^3 (%+.3g %% of the surface's)\n", rep.mesh_volume,
+           rep.surface_volume > 0 ? 100 * (rep.mesh_volume - rep.surface_volume) / rep.surface_volume : 0.0);
+    printf("min dihedral     %.4g degrees\n", rep.min_dihedral);
+    printf("max radius-edge  %.4g (circumradius / shortest edge; 0.612 = regular)\n",
+           rep.max_radius_edge);
+    printf("time             %.3f s (TetGen %.3f s)\n", rep.seconds, rep.tetgen_seconds);
+    int rc = CLI_EXIT_OK;
+    if (tw_mesh_write_tetgen(m, stem) != TW_OK) {
+        cli_error(&a, "--out %s: %s", out, tw_last_error());
+        rc = CLI_EXIT_FAIL;
+    } else {
+        printf("wrote %s.node, %s.ele\n", stem, stem);
+    }
+    if (!rep.on_target && rc == CLI_EXIT_OK)
+        fprintf(stderr, "tetwarp mesh: warning: %d tets is not within %g %% of --tets %d\n", rep.tets,
+                100 * def.tolerance, def.target_tets);
+    tw_mesh_destroy(m);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ main */
 
 int main(int argc, char **argv)
@@ -515,9 +653,10 @@ int main(int argc, char **argv)
         if (strcmp(topic, "info") == 0) info_help(stdout);
         else if (strcmp(topic, "static") == 0) static_help(stdout);
         else if (strcmp(topic, "run") == 0) run_help(stdout);
+        else if (strcmp(topic, "mesh") == 0) mesh_help(stdout);
         else if (!*topic) print_usage(stdout);
         else {
-            fprintf(stderr, "tetwarp help: unknown command '%s' (commands: info, static, run)\n",
+            fprintf(stderr, "tetwarp help: unknown command '%s' (commands: info, static, run, mesh)\n",
                     topic);
             return CLI_EXIT_USAGE;
         }
@@ -526,7 +665,8 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
     if (strcmp(cmd, "static") == 0) return cmd_static(argc - 2, argv + 2);
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
-    fprintf(stderr, "tetwarp: unknown command '%s' (commands: info, static, run; see tetwarp --help)\n",
+    if (strcmp(cmd, "mesh") == 0) return cmd_mesh(argc - 2, argv + 2);
+    fprintf(stderr, "tetwarp: unknown command '%s' (commands: info, static, run, mesh; see tetwarp --help)\n",
             cmd);
     return CLI_EXIT_USAGE;
 }

@@ -5,6 +5,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "error.h"
@@ -216,19 +217,36 @@ static void test_tet(const tw_mesh *m, const double *p, int e, hit *out)
     out->dist = out->minw >= 0 ? 0.0 : point_tet_dist(p, X, t);
 }
 
-/* The containing tet of p, or the nearest one within limit; best->tet = -1
- * when none is within limit (best->dist is then a lower bound, or DBL_MAX). */
-static void locate(const tw_mesh *m, const tw_box_grid *g, const double *p, double limit, double tol, hit *best)
+/* The search structures: a grid over the tets (for the containing tet) and
+ * one over the boundary faces (for the nearest tet of an outside point: its
+ * nearest point on the mesh lies on a boundary face). */
+typedef struct search {
+    const tw_mesh *m;
+    tw_box_grid tets;
+    tw_box_grid faces;
+    int nf;
+    int *face;       /* 3 per boundary face */
+    int *owner;      /* 1 per boundary face: its tet */
+} search;
+
+/* Weights of p in the tet with at least this smallest value count as inside:
+ * a point on a face shared by two tets may round below 0 in both. */
+#define TW_EMBED_INSIDE_EPS 1e-9
+
+/* The containing tet of p (best->tet = -1 when p is in none). */
+static void locate_inside(const search *S, const double *p, hit *best)
 {
+    const tw_mesh *m = S->m;
+    const tw_box_grid *g = &S->tets;
     best->tet = -1;
     best->dist = DBL_MAX;
     best->minw = -DBL_MAX;
-    int ci[3];
-    for (int a = 0; a < 3; a++) ci[a] = tw_box_grid_coord(g, a, p[a]);
-    /* 1. inside: the tets of p's own cell (only when p is in the grid) */
-    int in_grid = 1;
-    for (int a = 0; a < 3; a++)
+    int ci[3], in_grid = 1;
+    for (int a = 0; a < 3; a++) {
+        ci[a] = tw_box_grid_coord(g, a, p[a]);
         if (ci[a] < 0 || ci[a] >= g->n[a]) in_grid = 0;
+    }
+    /* 1. inside: the tets of p's own cell */
     if (in_grid) {
         size_t c = ((size_t)ci[2] * g->n[1] + ci[1]) * g->n[0] + ci[0];
         for (int j = g->start[c]; j < g->start[c + 1]; j++) {
@@ -238,27 +256,54 @@ static void locate(const tw_mesh *m, const tw_box_grid *g, const double *p, doub
             tet_barycentric(p, m->X + 3 * t[0], m->X + 3 * t[1], m->X + 3 * t[2], m->X + 3 * t[3], h.w);
             h.minw = min4(h.w);
             if (h.minw > best->minw) *best = h;
+            if (h.minw >= 0) break;
         }
-        if (best->tet >= 0 && best->minw >= 0) {
+        if (best->tet >= 0 && best->minw >= -TW_EMBED_INSIDE_EPS) {
             best->dist = 0;
             return;
         }
         best->tet = -1;
         best->minw = -DBL_MAX;
     }
-    /* 2. outside: rings of growing Chebyshev radius k. After ring k every
-     * unseen tet is at least k*h away. */
+}
+
+/* The nearest tet of a point p outside every tet, within limit (best->tet =
+ * -1 when none is). */
+static void locate_outside(const search *S, const double *p, double limit, double tol, hit *best)
+{
+    const tw_mesh *m = S->m;
+    const tw_box_grid *g = &S->faces;
+    int ci[3];
+    best->tet = -1;
+    best->dist = DBL_MAX;
+    best->minw = -DBL_MAX;
+    /* 2. outside: boundary faces by rings of growing Chebyshev radius k
+     * around p's cell. Before ring k every unseen face lies outside the cube
+     * of the cells within k-1, so at least `bound` away. */
     int kmin = 0, kmax = 0; /* rings before kmin miss the grid; ring kmax covers all of it */
     for (int a = 0; a < 3; a++) {
+        ci[a] = tw_box_grid_coord(g, a, p[a]);
         int below = -ci[a], above = ci[a] - (g->n[a] - 1);
         int d = below > 0 ? below : above > 0 ? above : 0;
         if (d > kmin) kmin = d;
         int far = abs(ci[a]) > abs(ci[a] - (g->n[a] - 1)) ? abs(ci[a]) : abs(ci[a] - (g->n[a] - 1));
         if (far > kmax) kmax = far;
     }
+    int best_face = -1;
+    double best_d2 = DBL_MAX;
     for (int k = kmin; k <= kmax; k++) {
-        if (best->tet >= 0 && best->dist <= (k - 1) * g->h) break;
-        if ((double)(k - 1) * g->h > limit) break;
+        double bound = DBL_MAX;
+        if (k > 0)
+            for (int a = 0; a < 3; a++) {
+                double lo = g->lo[a] + (ci[a] - k + 1) * g->h, hi = g->lo[a] + (ci[a] + k) * g->h;
+                double d = p[a] - lo < hi - p[a] ? p[a] - lo : hi - p[a];
+                if (d < bound) bound = d;
+            }
+        else
+            bound = 0;
+        if (bound < 0) bound = 0;
+        if (best_face >= 0 && sqrt(best_d2) < bound - tol) break;
+        if (bound > limit) break;
         int lo[3], hi[3], empty = 0;
         for (int a = 0; a < 3; a++) {
             lo[a] = clampi(ci[a] - k, 0, g->n[a] - 1);
@@ -272,25 +317,137 @@ static void locate(const tw_mesh *m, const tw_box_grid *g, const double *p, doub
                     if (abs(x - ci[0]) != k && abs(y - ci[1]) != k && abs(z - ci[2]) != k) continue;
                     size_t c = ((size_t)z * g->n[1] + y) * g->n[0] + x;
                     for (int j = g->start[c]; j < g->start[c + 1]; j++) {
+                        int f = g->items[j];
+                        const int *q = S->face + 3 * (size_t)f;
+                        double d2 = tw_point_triangle_dist2(p, m->X + 3 * q[0], m->X + 3 * q[1], m->X + 3 * q[2]);
+                        if (d2 > best_d2 + 2 * tol * sqrt(best_d2) + tol * tol) continue;
+                        /* as near as the best (within tol): keep the tet that extrapolates least */
                         hit h;
-                        test_tet(m, p, g->items[j], &h);
-                        if (better(&h, best, tol)) *best = h;
+                        const int *t = m->tets + 4 * (size_t)S->owner[f];
+                        h.tet = S->owner[f];
+                        tet_barycentric(p, m->X + 3 * t[0], m->X + 3 * t[1], m->X + 3 * t[2], m->X + 3 * t[3], h.w);
+                        h.minw = min4(h.w);
+                        h.dist = sqrt(d2);
+                        if (better(&h, best, tol)) {
+                            *best = h;
+                            best_face = f;
+                            if (d2 < best_d2) best_d2 = d2;
+                        }
                     }
                 }
     }
     if (best->tet >= 0 && best->dist > limit) best->tet = -1;
 }
 
-/* Nearest tet by brute force: for the error message only. */
-static double nearest_dist_brute(const tw_mesh *m, const double *p)
+/* Distance to the nearest boundary face by brute force: for the error message. */
+static double nearest_dist_brute(const search *S, const double *p)
 {
     double best = DBL_MAX;
-    for (int e = 0; e < m->nt; e++) {
-        hit h;
-        test_tet(m, p, e, &h);
-        if (h.dist < best) best = h.dist;
+    for (int f = 0; f < S->nf; f++) {
+        const int *q = S->face + 3 * (size_t)f;
+        double d2 = tw_point_triangle_dist2(p, S->m->X + 3 * q[0], S->m->X + 3 * q[1], S->m->X + 3 * q[2]);
+        if (d2 < best) best = d2;
     }
-    return best;
+    return sqrt(best);
+}
+
+static void search_free(search *S)
+{
+    tw_box_grid_free(&S->tets);
+    tw_box_grid_free(&S->faces);
+    free(S->face);
+    free(S->owner);
+}
+
+/* Boxes of n simplices of `k` vertices each (indices in idx); the mean of
+ * their largest extents goes to *mean. */
+static double *simplex_boxes(const double *X, const int *idx, int n, int k, double *mean)
+{
+    double *boxes = tw_malloc(6 * sizeof(double) * ((size_t)n + 1), "search boxes");
+    if (!boxes) return NULL;
+    double sum = 0;
+    for (int e = 0; e < n; e++) {
+        const int *t = idx + (size_t)k * e;
+        double *b = boxes + 6 * (size_t)e, ext = 0;
+        for (int a = 0; a < 3; a++) {
+            b[a] = DBL_MAX;
+            b[3 + a] = -DBL_MAX;
+            for (int j = 0; j < k; j++) {
+                double x = X[3 * (size_t)t[j] + a];
+                if (x < b[a]) b[a] = x;
+                if (x > b[3 + a]) b[3 + a] = x;
+            }
+            if (b[3 + a] - b[a] > ext) ext = b[3 + a] - b[a];
+        }
+        sum += ext;
+    }
+    *mean = n > 0 ? sum / n : 0;
+    return boxes;
+}
+
+static tw_status search_build(search *S, const tw_mesh *m)
+{
+    int verbose = getenv("TW_EMBED_VERBOSE") != NULL;
+    double t0 = tw_now_ms();
+    memset(S, 0, sizeof *S);
+    S->m = m;
+    double mean;
+    double *boxes = simplex_boxes(m->X, m->tets, m->nt, 4, &mean);
+    if (!boxes) return TW_ERR_NOMEM;
+    tw_status st = tw_box_grid_build(&S->tets, boxes, m->nt, mean);
+    free(boxes);
+    if (st != TW_OK) return st;
+    if (verbose) fprintf(stderr, "tet grid %.1f ms\n", tw_now_ms() - t0);
+    return TW_OK;
+}
+
+/* The boundary faces, their tets and their grid: built only when some point
+ * lies outside every tet. */
+static tw_status search_build_faces(search *S)
+{
+    const tw_mesh *m = S->m;
+    int verbose = getenv("TW_EMBED_VERBOSE") != NULL;
+    double t0 = tw_now_ms(), mean;
+    double *boxes;
+    tw_status st;
+    S->nf = tw_mesh_boundary_faces(m, &S->face);
+    if (verbose) fprintf(stderr, "boundary %.1f ms\n", tw_now_ms() - t0);
+    if (S->nf <= 0) {
+        return S->nf == 0 ? tw_fail(TW_ERR_INVALID, "tw_embed_surface: the mesh has no boundary faces") : TW_ERR_NOMEM;
+    }
+    /* each face's tet: among the tets of its first vertex, the one holding all three */
+    int *vstart = tw_calloc((size_t)m->nv + 1, sizeof(int), "vertex tets");
+    int *vtet = tw_malloc(4 * sizeof(int) * (size_t)m->nt, "vertex tets");
+    S->owner = tw_malloc(sizeof(int) * (size_t)S->nf, "face owners");
+    if (!vstart || !vtet || !S->owner) {
+        free(vstart);
+        free(vtet);
+        return TW_ERR_NOMEM;
+    }
+    for (size_t j = 0; j < 4 * (size_t)m->nt; j++) vstart[m->tets[j] + 1]++;
+    for (int i = 0; i < m->nv; i++) vstart[i + 1] += vstart[i];
+    for (size_t j = 0; j < 4 * (size_t)m->nt; j++) vtet[vstart[m->tets[j]]++] = (int)(j / 4);
+    for (int i = m->nv; i > 0; i--) vstart[i] = vstart[i - 1];
+    vstart[0] = 0;
+    for (int f = 0; f < S->nf; f++) {
+        const int *q = S->face + 3 * (size_t)f;
+        S->owner[f] = -1;
+        for (int j = vstart[q[0]]; j < vstart[q[0] + 1] && S->owner[f] < 0; j++) {
+            const int *t = m->tets + 4 * (size_t)vtet[j];
+            int has = 0;
+            for (int k = 0; k < 4; k++) has += (t[k] == q[1]) + (t[k] == q[2]);
+            if (has == 2) S->owner[f] = vtet[j];
+        }
+    }
+    free(vstart);
+    free(vtet);
+    if (verbose) fprintf(stderr, "owners %.1f ms\n", tw_now_ms() - t0);
+    boxes = simplex_boxes(m->X, S->face, S->nf, 3, &mean);
+    if (!boxes) return TW_ERR_NOMEM;
+    st = tw_box_grid_build(&S->faces, boxes, S->nf, mean);
+    free(boxes);
+    if (verbose) fprintf(stderr, "face grid %.1f ms\n", tw_now_ms() - t0);
+    return st;
 }
 
 static void bbox_of(const double *X, int n, double *lo, double *hi)
@@ -343,30 +500,8 @@ tw_embedding *tw_embed_surface(const tw_mesh *m, const tw_surface *s, double max
     }
     double limit = max_distance > 0 ? max_distance : 0.05 * diag;
 
-    /* grid over tet boxes, cells about the mean tet size */
-    double *boxes = tw_malloc(6 * sizeof(double) * (size_t)m->nt, "tet boxes");
-    if (!boxes) return NULL;
-    double mean_ext = 0;
-    for (int e = 0; e < m->nt; e++) {
-        const int *t = m->tets + 4 * (size_t)e;
-        double *b = boxes + 6 * (size_t)e, ext = 0;
-        for (int a = 0; a < 3; a++) {
-            b[a] = DBL_MAX;
-            b[3 + a] = -DBL_MAX;
-            for (int k = 0; k < 4; k++) {
-                double x = m->X[3 * (size_t)t[k] + a];
-                if (x < b[a]) b[a] = x;
-                if (x > b[3 + a]) b[3 + a] = x;
-            }
-            if (b[3 + a] - b[a] > ext) ext = b[3 + a] - b[a];
-        }
-        mean_ext += ext;
-    }
-    mean_ext /= m->nt;
-    tw_box_grid g;
-    tw_status st = tw_box_grid_build(&g, boxes, m->nt, mean_ext);
-    free(boxes);
-    if (st != TW_OK) return NULL;
+    search S;
+    if (search_build(&S, m) != TW_OK) return NULL;
 
     int nv = s->vertex_count;
     tw_embedding *E = tw_calloc(1, sizeof *E, "embedding");
@@ -385,32 +520,60 @@ tw_embedding *tw_embed_surface(const tw_mesh *m, const tw_surface *s, double max
     if (!E || !dist || !E->tet || !E->idx || !E->w || !E->tris || !E->vt_start || !E->vt_tri) {
         tw_embedding_destroy(E);
         free(dist);
-        tw_box_grid_free(&g);
+        search_free(&S);
         return NULL;
     }
     double tol = 1e-12 * diag;
     double min_w = DBL_MAX;
-#pragma omp parallel for schedule(dynamic, 256) reduction(min : min_w)
+    int n_out = 0;
+    /* 1. the containing tet of every vertex */
+#pragma omp parallel for schedule(dynamic, 256) reduction(+ : n_out)
     for (int i = 0; i < nv; i++) {
         hit h;
-        locate(m, &g, s->positions + 3 * (size_t)i, limit, tol, &h);
-        dist[i] = h.tet >= 0 ? h.dist : DBL_MAX;
+        locate_inside(&S, s->positions + 3 * (size_t)i, &h);
         E->tet[i] = h.tet;
-        if (h.tet < 0) continue;
+        dist[i] = 0;
+        if (h.tet < 0) {
+            n_out++;
+            continue;
+        }
         const int *t = m->tets + 4 * (size_t)h.tet;
         for (int k = 0; k < 4; k++) {
             E->idx[4 * (size_t)i + k] = t[k];
             E->w[4 * (size_t)i + k] = (float)h.w[k];
         }
-        if (h.minw < min_w) min_w = h.minw;
     }
-    tw_box_grid_free(&g);
+    /* 2. the nearest tet of the vertices outside every tet */
+    if (n_out > 0) {
+        if (search_build_faces(&S) != TW_OK) {
+            tw_embedding_destroy(E);
+            free(dist);
+            search_free(&S);
+            return NULL;
+        }
+#pragma omp parallel for schedule(dynamic, 64)
+        for (int i = 0; i < nv; i++) {
+            if (E->tet[i] >= 0) continue;
+            hit h;
+            locate_outside(&S, s->positions + 3 * (size_t)i, limit, tol, &h);
+            dist[i] = h.tet >= 0 ? h.dist : DBL_MAX;
+            E->tet[i] = h.tet;
+            if (h.tet < 0) continue;
+            const int *t = m->tets + 4 * (size_t)h.tet;
+            for (int k = 0; k < 4; k++) {
+                E->idx[4 * (size_t)i + k] = t[k];
+                E->w[4 * (size_t)i + k] = (float)h.w[k];
+            }
+        }
+    }
+    for (int i = 0; i < 4 * nv; i++)
+        if (E->tet[i / 4] >= 0 && E->w[i] < min_w) min_w = E->w[i];
     int inside = 0, outside = 0, far = -1;
     double maxd = 0;
     for (int i = 0; i < nv; i++) {
         if (E->tet[i] < 0) {
             const double *p = s->positions + 3 * (size_t)i;
-            double d = nearest_dist_brute(m, p);
+            double d = nearest_dist_brute(&S, p);
             tw_fail(TW_ERR_INVALID,
                     "surface vertex %d at (%g, %g, %g) is %.3g m from the nearest tet (limit %.3g m): the surface "
                     "does not fit the mesh (surface box (%g, %g, %g)-(%g, %g, %g), mesh box (%g, %g, %g)-(%g, %g, %g): "
@@ -425,6 +588,7 @@ tw_embedding *tw_embed_surface(const tw_mesh *m, const tw_surface *s, double max
                 rep->ms = tw_now_ms() - t0;
             }
             free(dist);
+            search_free(&S);
             tw_embedding_destroy(E);
             return NULL;
         }
@@ -439,6 +603,7 @@ tw_embedding *tw_embed_surface(const tw_mesh *m, const tw_surface *s, double max
         }
     }
     free(dist);
+    search_free(&S);
     /* triangles and the vertex -> triangles CSR for normals */
     if (E->ntri > 0) memcpy(E->tris, s->triangles, 3 * sizeof(int) * (size_t)E->ntri);
     for (int j = 0; j < 3 * E->ntri; j++) E->vt_start[E->tris[j] + 1]++;
@@ -454,9 +619,7 @@ tw_embedding *tw_embed_surface(const tw_mesh *m, const tw_surface *s, double max
         rep->farthest_vertex = outside ? far : -1;
         rep->min_weight = min_w;
         rep->limit = limit;
-        rep->grid_cells[0] = g.n[0];
-        rep->grid_cells[1] = g.n[1];
-        rep->grid_cells[2] = g.n[2];
+        for (int a = 0; a < 3; a++) rep->grid_cells[a] = S.tets.n[a];
         rep->ms = tw_now_ms() - t0;
     }
     return E;

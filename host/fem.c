@@ -113,6 +113,19 @@ tw_status tw_fem_build(tw_fem *f, const tw_mesh *mesh, double E0, double nu0, do
         f->vol[e] = (tw_real)V;
         f->lam[e] = (tw_real)(E * nu / ((1 + nu) * (1 - 2 * nu)));
         f->mu[e] = (tw_real)(E / (2 * (1 + nu)));
+        /* Courant: smallest altitude 3V / (largest face area) over the wave speed */
+        double amax = 0;
+        for (int skip = 0; skip < 4; skip++) {
+            const double *q[3];
+            for (int k = 0, c = 0; k < 4; k++)
+                if (k != skip) q[c++] = mesh->X + 3 * t[k];
+            double u[3], v[3];
+            for (int r = 0; r < 3; r++) { u[r] = q[1][r] - q[0][r]; v[r] = q[2][r] - q[0][r]; }
+            double cx = u[1] * v[2] - u[2] * v[1], cy = u[2] * v[0] - u[0] * v[2], cz = u[0] * v[1] - u[1] * v[0];
+            amax = fmax(amax, 0.5 * sqrt(cx * cx + cy * cy + cz * cz));
+        }
+        double wave = sqrt((f->lam[e] + 2.0 * f->mu[e]) / rho);
+        if (st == TW_OK) f->courant_dt = e == 0 ? 3 * V / amax / wave : fmin(f->courant_dt, 3 * V / amax / wave);
         for (int p = 0; p < 4; p++) {
             massd[t[p]] += rho * V / 4;
             f->vt_ptr[t[p] + 1]++;

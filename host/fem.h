@@ -31,6 +31,7 @@ typedef struct tw_fem {
     tw_real *K;       /* 9*nnzb, linear stiffness */
     tw_real *mass;    /* n, kg */
     tw_real *X;       /* 3n rest positions */
+    double courant_dt; /* s: min over elements of (smallest altitude) / (dilatational wave speed) */
 } tw_fem;
 
 /* Builds everything above. Material arrays may be NULL (then the constants

@@ -1,4 +1,5 @@
-/* The world API and the implicit Euler step (velocity form, Baraff-Witkin):
+/* The world API and the time step. Implicit Euler (velocity form,
+ * Baraff-Witkin), the default; BDF2 and explicit Newmark below:
  *
  *   (M + h C + h^2 K') v+ = M v + h (f_el(x) + f_ext),   C = alpha M + beta K'
  *   x+ = x + h v+
@@ -30,6 +31,20 @@ int tw_method_parse(const char *name)
 {
     for (int m = 0; m < TW_METHOD_COUNT; m++)
         if (name && strcmp(name, method_names[m]) == 0) return m;
+    return -1;
+}
+
+static const char *const integrator_names[TW_INTEGRATOR_COUNT] = {"implicit-euler", "bdf2", "explicit-newmark"};
+
+const char *tw_integrator_name(tw_integrator i)
+{
+    return (unsigned)i < TW_INTEGRATOR_COUNT ? integrator_names[i] : "unknown";
+}
+
+int tw_integrator_parse(const char *name)
+{
+    for (int i = 0; i < TW_INTEGRATOR_COUNT; i++)
+        if (name && strcmp(name, integrator_names[i]) == 0) return i;
     return -1;
 }
 
@@ -104,7 +119,12 @@ tw_bsr tw_world_bsr(const tw_world *w)
 static tw_status check_def(const tw_world_def *d)
 {
     if ((unsigned)d->method >= TW_METHOD_COUNT) return tw_fail(TW_ERR_INVALID, "unknown method %d", (int)d->method);
-    if (!(d->dt > 0) || !isfinite(d->dt)) return tw_fail(TW_ERR_INVALID, "time step dt = %g s: it must be finite and > 0", d->dt);
+    if ((unsigned)d->integrator >= TW_INTEGRATOR_COUNT)
+        return tw_fail(TW_ERR_INVALID, "unknown integrator %d", (int)d->integrator);
+    int auto_dt = d->integrator == TW_EXPLICIT_NEWMARK && d->dt == 0;
+    if (!auto_dt && (!(d->dt > 0) || !isfinite(d->dt)))
+        return tw_fail(TW_ERR_INVALID, "time step dt = %g s: it must be finite and > 0%s", d->dt,
+                       d->integrator == TW_EXPLICIT_NEWMARK ? " (or 0 for the automatic explicit step)" : "");
     if (!(d->damping_mass >= 0) || !(d->damping_stiffness >= 0))
         return tw_fail(TW_ERR_INVALID, "Rayleigh damping (%g, %g) must be finite and >= 0", d->damping_mass, d->damping_stiffness);
     if (!(d->cg_tolerance > 0)) return tw_fail(TW_ERR_INVALID, "CG tolerance %g must be > 0", d->cg_tolerance);
@@ -143,6 +163,24 @@ static void choose_edge_neighbours(tw_world *w)
     }
 }
 
+/* Explicit Newmark: dt = 0 picks 0.9 x the Courant limit; a dt above the
+ * limit is refused, since the explicit update would blow up. */
+static tw_status check_explicit_dt(const tw_world *w, double *dt)
+{
+    double limit = w->fem.courant_dt;
+    if (*dt == 0) {
+        *dt = 0.9 * limit;
+        return TW_OK;
+    }
+    if (*dt > limit)
+        return tw_fail(TW_ERR_INVALID,
+                       "time step dt = %g s exceeds the explicit Newmark stability limit %g s (Courant: smallest element "
+                       "altitude / dilatational wave speed sqrt((lambda + 2 mu) / rho)); use dt <= %g s, dt = 0 for "
+                       "the automatic step, or an implicit integrator",
+                       *dt, limit, limit);
+    return TW_OK;
+}
+
 tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
 {
     tw_clear_error();
@@ -168,6 +206,11 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
         free(w);
         return NULL;
     }
+    if (d.integrator == TW_EXPLICIT_NEWMARK && check_explicit_dt(w, &w->def.dt) != TW_OK) {
+        tw_fem_free(&w->fem);
+        free(w);
+        return NULL;
+    }
     size_t n = (size_t)w->fem.n, nt = (size_t)w->fem.nt, rn = n > nt ? n : nt;
     w->x = tw_malloc(sizeof(tw_real) * 3 * n, "positions");
     w->v = tw_calloc(3 * n, sizeof(tw_real), "velocities");
@@ -182,8 +225,14 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     w->vnew = tw_calloc(3 * n, sizeof(tw_real), "new velocities");
     w->A = tw_calloc(9 * (size_t)w->fem.nnzb, sizeof(tw_real), "system matrix");
     w->edge_nbr = tw_malloc(sizeof(int) * 2 * n, "edge frames");
+    w->acc = tw_calloc(3 * n, sizeof(tw_real), "accelerations");
+    w->xprev = tw_calloc(3 * n, sizeof(tw_real), "BDF2 history");
+    w->vprev = tw_calloc(3 * n, sizeof(tw_real), "BDF2 history");
+    w->xbase = tw_calloc(3 * n, sizeof(tw_real), "BDF2 history");
+    w->vbase = tw_calloc(3 * n, sizeof(tw_real), "BDF2 history");
     if (!w->x || !w->v || !w->fext || !w->target || !w->cons || !w->R || !w->S || !w->fe || !w->f || !w->rhs ||
-        !w->vnew || !w->A || !w->edge_nbr || tw_solver_work_init(&w->work, (int)n) != TW_OK) {
+        !w->vnew || !w->A || !w->edge_nbr || !w->acc || !w->xprev || !w->vprev || !w->xbase || !w->vbase ||
+        tw_solver_work_init(&w->work, (int)n) != TW_OK) {
         tw_world_destroy(w);
         return NULL;
     }
@@ -208,6 +257,7 @@ void tw_world_destroy(tw_world *w)
     tw_fem_free(&w->fem);
     free(w->x); free(w->v); free(w->fext); free(w->target); free(w->cons); free(w->R); free(w->S);
     free(w->fe); free(w->f); free(w->rhs); free(w->vnew); free(w->A); free(w->edge_nbr);
+    free(w->acc); free(w->xprev); free(w->vprev); free(w->xbase); free(w->vbase);
     tw_solver_work_free(&w->work);
     free(w);
 }
@@ -218,15 +268,25 @@ tw_status tw_world_set_method(tw_world *w, tw_method m)
 {
     if ((unsigned)m >= TW_METHOD_COUNT) return tw_fail(TW_ERR_INVALID, "unknown method %d", (int)m);
     w->def.method = m;
+    w->has_acc = w->has_history = 0;
     return TW_OK;
 }
 
 tw_status tw_world_set_dt(tw_world *w, double dt)
 {
-    if (!(dt > 0) || !isfinite(dt)) return tw_fail(TW_ERR_INVALID, "time step dt = %g s: it must be finite and > 0", dt);
+    if (w->def.integrator == TW_EXPLICIT_NEWMARK) {
+        if (!(dt >= 0) || !isfinite(dt)) return tw_fail(TW_ERR_INVALID, "time step dt = %g s: it must be finite and >= 0", dt);
+        if (check_explicit_dt(w, &dt) != TW_OK) return TW_ERR_INVALID;
+    } else if (!(dt > 0) || !isfinite(dt)) {
+        return tw_fail(TW_ERR_INVALID, "time step dt = %g s: it must be finite and > 0", dt);
+    }
     w->def.dt = dt;
+    w->has_history = 0; /* BDF2's history assumes a constant step */
     return TW_OK;
 }
+
+double tw_world_courant_dt(const tw_world *w) { return w->fem.courant_dt; }
+double tw_world_dt(const tw_world *w) { return w->def.dt; }
 
 static tw_status check_vertex(const tw_world *w, int v)
 {
@@ -337,40 +397,87 @@ static void conserve_momentum(tw_world *w)
         for (int c = 0; c < 3; c++) w->vnew[3 * i + c] -= (tw_real)(p[c] / mt);
 }
 
-tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
+/* Prescribed velocities of the constrained vertices for positions
+ * x+ = xbase + heff v+: pinned 0, kinematic onto their targets. */
+static void prescribe_constrained(tw_world *w, const tw_real *xbase, double heff, tw_real *v)
 {
-    tw_step_stats st;
-    memset(&st, 0, sizeof st);
+    for (int i = 0; i < w->fem.n; i++) {
+        if (w->cons[i] == TW_PINNED)
+            for (int c = 0; c < 3; c++) v[3 * i + c] = 0;
+        else if (w->cons[i] == TW_KINEMATIC)
+            for (int c = 0; c < 3; c++) v[3 * i + c] = (tw_real)((w->target[3 * i + c] - xbase[3 * i + c]) / heff);
+    }
+}
+
+/* NaN or a blow-up in the new velocities: the message says which step and why. */
+static tw_status check_velocities(const tw_world *w, const tw_real *v, double h, const tw_solve_result *sr)
+{
+    int n = w->fem.n;
+    int bad = first_nonfinite(v, 3 * (size_t)n);
+    if (bad >= 0 || !isfinite(sr->residual))
+        return tw_fail(TW_ERR_DIVERGED,
+                       "step %ld (t = %g s): the %s produced a non-finite velocity at vertex %d (CG: %d iterations, "
+                       "residual %g); reduce dt or check the material",
+                       w->step + 1, w->time + h, w->def.integrator == TW_EXPLICIT_NEWMARK ? "explicit update" : "solve",
+                       bad, sr->iterations, sr->residual);
+    double vmax = 0;
+    int vmax_i = 0;
+    for (int i = 0; i < n; i++) {
+        double s = sqrt((double)v[3 * i] * v[3 * i] + (double)v[3 * i + 1] * v[3 * i + 1] +
+                        (double)v[3 * i + 2] * v[3 * i + 2]);
+        if (s > vmax) { vmax = s; vmax_i = i; }
+    }
+    if (vmax * h > 10 * w->size)
+        return tw_fail(TW_ERR_DIVERGED,
+                       "step %ld (t = %g s): vertex %d would move %g m in one step, %g times the object's size; the "
+                       "simulation is unstable — reduce dt, add damping or check the material",
+                       w->step + 1, w->time + h, vmax_i, vmax * h, vmax * h / w->size);
+    return TW_OK;
+}
+
+/* One linearised implicit solve, shared by implicit Euler and BDF2:
+ *
+ *   x+ = xbase + heff v+,   f(x+) ~ f(x) - K'(x+ - x)
+ *   (M (1 + heff alpha) + (heff^2 + heff beta) K') v+
+ *        = M vbase + heff (f(x) + f_ext) - heff K' (xbase - x)
+ *
+ * Implicit Euler: heff = h, xbase = x, vbase = v. BDF2: heff = 2h/3,
+ * xbase = (4 x_n - x_n-1)/3, vbase = (4 v_n - v_n-1)/3. Leaves v+ in w->vnew. */
+static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, const tw_real *vbase, double h,
+                                tw_step_stats *st)
+{
     const tw_fem *f = &w->fem;
     int n = f->n;
     size_t n3 = 3 * (size_t)n;
-    double h = w->def.dt, alpha = w->def.damping_mass, beta = w->def.damping_stiffness;
+    double alpha = w->def.damping_mass, beta = w->def.damping_stiffness;
+    double cm = 1 + heff * alpha, ck = heff * heff + heff * beta;
     double t0 = tw_now_ms();
-
     tw_compute_rotations(w, w->x);
     double t1 = tw_now_ms();
-
-    /* rhs = M v + h (f_el + f_ext) */
     int vertex_method = w->def.method == TW_WARP_VERTEX || w->def.method == TW_WARP_EDGE;
     tw_compute_elastic_force(w, w->x, w->f, vertex_method && w->def.ghost_force_correction);
     tw_external_force(w, w->x, w->rhs);
 #pragma omp parallel for if (TW_PAR(n)) schedule(static)
     for (int i = 0; i < n; i++)
         for (int c = 0; c < 3; c++)
-            w->rhs[3 * i + c] = f->mass[i] * w->v[3 * i + c] + (tw_real)h * (w->f[3 * i + c] + w->rhs[3 * i + c]);
-    tw_assemble_system(w, 1 + h * alpha, h * h + h * beta);
+            w->rhs[3 * i + c] = f->mass[i] * vbase[3 * i + c] + (tw_real)heff * (w->f[3 * i + c] + w->rhs[3 * i + c]);
+    tw_assemble_system(w, cm, ck);
+    tw_bsr A = tw_world_bsr(w);
+    if (xbase != w->x) {
+        /* - heff K' d with d = xbase - x, K' d = (A d - cm M d) / ck */
+        tw_real *d = w->work.s, *Ad = w->work.t;
+        for (size_t i = 0; i < n3; i++) d[i] = xbase[i] - w->x[i];
+        tw_bsr_spmv(&A, d, Ad);
+        for (int i = 0; i < n; i++)
+            for (int c = 0; c < 3; c++) {
+                size_t k = 3 * (size_t)i + c;
+                w->rhs[k] -= (tw_real)(heff * (Ad[k] - cm * f->mass[i] * d[k]) / ck);
+            }
+    }
     double t2 = tw_now_ms();
-
-    /* initial guess: warm start or zero; constrained velocities prescribed */
     if (w->def.warm_start) memcpy(w->vnew, w->v, sizeof(tw_real) * n3);
     else memset(w->vnew, 0, sizeof(tw_real) * n3);
-    for (int i = 0; i < n; i++) {
-        if (w->cons[i] == TW_PINNED)
-            for (int c = 0; c < 3; c++) w->vnew[3 * i + c] = 0;
-        else if (w->cons[i] == TW_KINEMATIC)
-            for (int c = 0; c < 3; c++) w->vnew[3 * i + c] = (tw_real)((w->target[3 * i + c] - w->x[3 * i + c]) / h);
-    }
-    tw_bsr A = tw_world_bsr(w);
+    prescribe_constrained(w, xbase, heff, w->vnew);
     tw_solve_result sr;
     if (vertex_method && w->def.warp_system == TW_WARP_SYSTEM_BICGSTAB)
         sr = tw_bicgstab(&A, w->rhs, w->vnew, w->cons, w->def.cg_tolerance, w->def.cg_max_iterations, &w->work);
@@ -378,45 +485,125 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
         sr = tw_pcg(&A, w->rhs, w->vnew, w->cons, w->def.cg_tolerance, w->def.cg_max_iterations,
                     w->def.cg_fixed_iterations, &w->work);
     double t3 = tw_now_ms();
+    st->cg_iterations = sr.iterations;
+    st->residual = sr.residual;
+    st->ms_rotations = t1 - t0;
+    st->ms_assembly = t2 - t1;
+    st->ms_solve = t3 - t2;
+    tw_status s = check_velocities(w, w->vnew, h, &sr);
+    if (s == TW_OK && vertex_method && w->def.ghost_force_correction) conserve_momentum(w);
+    return s;
+}
 
-    st.cg_iterations = sr.iterations;
-    st.residual = sr.residual;
-    int bad = first_nonfinite(w->vnew, n3);
-    if (bad >= 0 || !isfinite(sr.residual)) {
-        if (stats) *stats = st;
-        return tw_fail(TW_ERR_DIVERGED,
-                       "step %ld (t = %g s): the solve produced a non-finite velocity at vertex %d (CG: %d iterations, "
-                       "residual %g); reduce dt or check the material",
-                       w->step + 1, w->time + h, bad, sr.iterations, sr.residual);
+/* Explicit Newmark (Zhuang & Canny eq. 7-10; beta = 0, gamma = 1/2) with
+ * lumped mass and mass-proportional damping alpha:
+ *   x+ = x + h v + h^2/2 a
+ *   v+ = (v + h/2 a + h/2 M^-1 F(x+)) / (1 + h alpha / 2),  a+ = M^-1 F(x+) - alpha v+
+ * F = f_el + f_ext. Stiffness-proportional damping is not used here. */
+static tw_status newmark_step(tw_world *w, double h, tw_step_stats *st)
+{
+    const tw_fem *f = &w->fem;
+    int n = f->n;
+    size_t n3 = 3 * (size_t)n;
+    double alpha = w->def.damping_mass;
+    int vertex_method = w->def.method == TW_WARP_VERTEX || w->def.method == TW_WARP_EDGE;
+    double t0 = tw_now_ms();
+    if (!w->has_acc) { /* a at the start: from the current state */
+        tw_compute_rotations(w, w->x);
+        tw_compute_elastic_force(w, w->x, w->f, vertex_method && w->def.ghost_force_correction);
+        tw_external_force(w, w->x, w->rhs);
+        for (int i = 0; i < n; i++)
+            for (int c = 0; c < 3; c++) {
+                size_t k = 3 * (size_t)i + c;
+                w->acc[k] = f->mass[i] > 0 && !w->cons[i]
+                                ? (tw_real)((w->f[k] + w->rhs[k]) / f->mass[i] - alpha * w->v[k]) : 0;
+            }
+        w->has_acc = 1;
     }
-    double vmax = 0;
-    int vmax_i = 0;
-    for (int i = 0; i < n; i++) {
-        double s = sqrt((double)w->vnew[3 * i] * w->vnew[3 * i] + (double)w->vnew[3 * i + 1] * w->vnew[3 * i + 1] +
-                        (double)w->vnew[3 * i + 2] * w->vnew[3 * i + 2]);
-        if (s > vmax) { vmax = s; vmax_i = i; }
-    }
-    if (vmax * h > 10 * w->size) {
-        if (stats) *stats = st;
-        return tw_fail(TW_ERR_DIVERGED,
-                       "step %ld (t = %g s): vertex %d would move %g m in one step, %g times the object's size; the "
-                       "simulation is unstable — reduce dt, add damping or check the material",
-                       w->step + 1, w->time + h, vmax_i, vmax * h, vmax * h / w->size);
-    }
-    if (vertex_method && w->def.ghost_force_correction) conserve_momentum(w);
-    memcpy(w->v, w->vnew, sizeof(tw_real) * n3);
-#pragma omp parallel for if (TW_PAR(n3)) schedule(static)
-    for (size_t i = 0; i < n3; i++) w->x[i] += (tw_real)h * w->v[i];
-    w->step++;
-    w->time += h;
-    double t4 = tw_now_ms();
-    st.ms_rotations = t1 - t0;
-    st.ms_assembly = t2 - t1;
-    st.ms_solve = t3 - t2;
-    st.ms_other = t4 - t3;
-    st.ms_total = t4 - t0;
-    if (stats) *stats = st;
+    /* positions: free vertices by Taylor, constrained ones prescribed */
+    tw_real *xnew = w->work.s;
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < 3; c++) {
+            size_t k = 3 * (size_t)i + c;
+            if (w->cons[i] == TW_PINNED) xnew[k] = w->x[k];
+            else if (w->cons[i] == TW_KINEMATIC) xnew[k] = w->target[k];
+            else xnew[k] = w->x[k] + (tw_real)h * w->v[k] + (tw_real)(0.5 * h * h) * w->acc[k];
+        }
+    double t1 = tw_now_ms();
+    tw_compute_rotations(w, xnew);
+    double t2 = tw_now_ms();
+    tw_compute_elastic_force(w, xnew, w->f, vertex_method && w->def.ghost_force_correction);
+    tw_external_force(w, xnew, w->rhs);
+    tw_real *anew = w->work.t;
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < 3; c++) {
+            size_t k = 3 * (size_t)i + c;
+            if (w->cons[i]) {
+                w->vnew[k] = (tw_real)((xnew[k] - w->x[k]) / h);
+                anew[k] = 0;
+                continue;
+            }
+            double fa = (w->f[k] + w->rhs[k]) / f->mass[i];
+            double vn = (w->v[k] + 0.5 * h * (w->acc[k] + fa)) / (1 + 0.5 * h * alpha);
+            w->vnew[k] = (tw_real)vn;
+            anew[k] = (tw_real)(fa - alpha * vn);
+        }
+    double t3 = tw_now_ms();
+    st->ms_rotations = t2 - t1;
+    st->ms_assembly = t3 - t2 + (t1 - t0);
+    tw_solve_result none = {0, 0, 0};
+    tw_status s = check_velocities(w, w->vnew, h, &none);
+    if (s != TW_OK) return s;
+    memcpy(w->x, xnew, sizeof(tw_real) * n3);
+    memcpy(w->acc, anew, sizeof(tw_real) * n3);
     return TW_OK;
+}
+
+tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
+{
+    tw_step_stats st;
+    memset(&st, 0, sizeof st);
+    const tw_fem *f = &w->fem;
+    size_t n3 = 3 * (size_t)f->n;
+    double h = w->def.dt;
+    double t0 = tw_now_ms();
+    tw_status s;
+    if (w->def.integrator == TW_EXPLICIT_NEWMARK) {
+        s = newmark_step(w, h, &st);
+        if (s == TW_OK) memcpy(w->v, w->vnew, sizeof(tw_real) * n3);
+    } else {
+        int bdf2 = w->def.integrator == TW_BDF2 && w->has_history;
+        tw_real *xbase = w->x, *vbase = w->v;
+        double heff = h;
+        if (bdf2) { /* (4 x_n - x_n-1)/3, (4 v_n - v_n-1)/3 */
+            xbase = w->xbase;
+            vbase = w->vbase;
+            for (size_t i = 0; i < n3; i++) {
+                xbase[i] = (tw_real)((4.0 * w->x[i] - w->xprev[i]) / 3);
+                vbase[i] = (tw_real)((4.0 * w->v[i] - w->vprev[i]) / 3);
+            }
+            heff = 2 * h / 3;
+        }
+        s = implicit_solve(w, heff, xbase, vbase, h, &st);
+        if (s == TW_OK) {
+            if (w->def.integrator == TW_BDF2) {
+                memcpy(w->xprev, w->x, sizeof(tw_real) * n3);
+                memcpy(w->vprev, w->v, sizeof(tw_real) * n3);
+                w->has_history = 1;
+            }
+            memcpy(w->v, w->vnew, sizeof(tw_real) * n3);
+#pragma omp parallel for if (TW_PAR(n3)) schedule(static)
+            for (size_t i = 0; i < n3; i++) w->x[i] = xbase[i] + (tw_real)heff * w->v[i];
+        }
+    }
+    if (s == TW_OK) {
+        w->step++;
+        w->time += h;
+    }
+    st.ms_total = tw_now_ms() - t0;
+    st.ms_other = st.ms_total - st.ms_rotations - st.ms_assembly - st.ms_solve;
+    if (stats) *stats = st;
+    return s;
 }
 
 int tw_world_vertex_count(const tw_world *w) { return w->fem.n; }
@@ -432,6 +619,7 @@ tw_status tw_world_set_positions(tw_world *w, const tw_real *x)
     int bad = first_nonfinite(x, 3 * (size_t)w->fem.n);
     if (bad >= 0) return tw_fail(TW_ERR_INVALID, "position of vertex %d is not finite", bad);
     memcpy(w->x, x, sizeof(tw_real) * 3 * (size_t)w->fem.n);
+    w->has_acc = w->has_history = 0;
     return TW_OK;
 }
 
@@ -440,6 +628,7 @@ tw_status tw_world_set_velocities(tw_world *w, const tw_real *v)
     int bad = first_nonfinite(v, 3 * (size_t)w->fem.n);
     if (bad >= 0) return tw_fail(TW_ERR_INVALID, "velocity of vertex %d is not finite", bad);
     memcpy(w->v, v, sizeof(tw_real) * 3 * (size_t)w->fem.n);
+    w->has_acc = w->has_history = 0;
     return TW_OK;
 }
 
@@ -450,6 +639,7 @@ void tw_world_reset(tw_world *w)
     memset(w->v, 0, sizeof(tw_real) * n3);
     w->step = 0;
     w->time = 0;
+    w->has_acc = w->has_history = 0;
 }
 
 double tw_world_volume(const tw_world *w)

@@ -28,6 +28,11 @@ struct tw_world {
     tw_real *rhs, *vnew;  /* 3n */
     tw_real *A;           /* 9 per block: the system matrix */
     int *edge_nbr;        /* 2 per vertex: warp-edge frame neighbours */
+    /* integrator state */
+    tw_real *acc;         /* explicit Newmark: accelerations (3n) */
+    int has_acc;
+    tw_real *xprev, *vprev, *xbase, *vbase; /* BDF2: the previous state and the base terms (3n) */
+    int has_history;
     tw_solver_work work;
 };
 

@@ -148,8 +148,9 @@ tw_status tw_surface_validate(const tw_surface *s, const char *name, tw_surface_
 double tw_surface_volume(const tw_surface *s);
 
 /* Tetrahedralizing a closed surface with TetGen (the `tetgen` command-line
- * tool, Debian package tetgen): the surface triangles are kept (-Y), the
- * interior is refined to a radius-edge bound (-q) and a maximum volume (-a).
+ * tool, Debian package tetgen): the surface triangles are kept (-Y) unless
+ * their edges are over 3 times the requested tet edge, the interior is refined
+ * to a radius-edge bound (-q) and a maximum volume (-a).
  * Set target_tets or max_edge. */
 typedef struct tw_mesher_def {
     int target_tets;       /* > 0: aim at this many tets, within `tolerance` */
@@ -168,6 +169,9 @@ tw_mesher_def tw_default_mesher_def(void);
 typedef struct tw_mesher_report {
     int tries;               /* TetGen runs (0 when cached) */
     int cached;              /* 1: read from the cache */
+    int on_target;           /* 1: tets within tolerance of target_tets (or max_edge mode) */
+    int surface_kept;        /* 1: the surface triangles were kept (TetGen -Y); 0: they were
+                                refined too, being much larger than the tets asked for */
     int vertices, tets;
     int surface_vertices, surface_triangles;
     double quality_used;     /* radius-edge bound of the last run, 0 = none */
@@ -279,6 +283,18 @@ typedef enum tw_backend { TW_BACKEND_CPU = 0, TW_BACKEND_CUDA, TW_BACKEND_AUTO }
 const char *tw_backend_name(tw_backend b);
 int tw_backend_parse(const char *name);
 
+/* Time integrators. */
+typedef enum tw_integrator {
+    TW_IMPLICIT_EULER = 0, /* velocity form, one (Newton) linearisation per step: unconditionally stable */
+    TW_BDF2,               /* second-order backward differentiation, same linear system; first step is Euler */
+    TW_EXPLICIT_NEWMARK,   /* Zhuang & Canny: explicit Newmark (beta 0, gamma 1/2), lumped mass,
+                              mass-proportional damping only; dt bounded by the Courant limit */
+    TW_INTEGRATOR_COUNT
+} tw_integrator;
+const char *tw_integrator_name(tw_integrator i);
+/* "implicit-euler", "bdf2", "explicit-newmark"; -1 for an unknown name. */
+int tw_integrator_parse(const char *name);
+
 /* How warp-vertex's non-symmetric system (blocks R_i K_ij R_i^T) is solved. */
 typedef enum tw_warp_system {
     TW_WARP_SYSTEM_SYMMETRIC = 0, /* PCG on blocks R_i K_ij R_j^T (symmetric), force keeps eq. 12 */
@@ -295,7 +311,9 @@ typedef struct tw_world_def {
     const double *element_poisson;  /* per element, or NULL */
     const double *element_density;  /* per element, kg/m^3, or NULL */
     double gravity[3];              /* m/s^2 */
-    double dt;                      /* time step, s */
+    tw_integrator integrator;
+    double dt;                      /* time step, s; explicit-newmark: 0 = 0.9 x the Courant limit,
+                                       and a dt above the limit is refused */
     double damping_mass;            /* Rayleigh alpha, 1/s */
     double damping_stiffness;       /* Rayleigh beta, s */
     double cg_tolerance;            /* relative residual |r|/|b| */
@@ -316,6 +334,10 @@ void tw_world_destroy(tw_world *w);
 const tw_world_def *tw_world_get_def(const tw_world *w);
 tw_status tw_world_set_method(tw_world *w, tw_method m);
 tw_status tw_world_set_dt(tw_world *w, double dt);
+/* The explicit stability limit min over elements of h_e sqrt(rho/(lambda+2mu)),
+ * h_e the element's smallest altitude (Courant condition), s. */
+double tw_world_courant_dt(const tw_world *w);
+double tw_world_dt(const tw_world *w); /* the time step in use, s */
 
 typedef enum tw_constraint { TW_FREE = 0, TW_PINNED, TW_KINEMATIC } tw_constraint;
 /* PINNED holds the vertex at its current position; KINEMATIC moves it to the

@@ -75,6 +75,8 @@ tw_cli_fails(nu_minus_one "--nu -1: must be in \\(-1, 0.5\\)" run ${TW_CLI_BAR} 
 tw_cli_fails(rho_zero "--rho 0: must be > 0" run ${TW_CLI_BAR} --rho 0)
 tw_cli_fails(dt_zero "--dt 0: must be > 0" run ${TW_CLI_BAR} --dt 0)
 tw_cli_fails(dt_negative "--dt -0.01: must be > 0" run ${TW_CLI_BAR} --dt -0.01)
+tw_cli_fails(integrator_unknown "--integrator rk4: must be implicit-euler, bdf2 or explicit-newmark" run ${TW_CLI_BAR} --integrator rk4)
+tw_cli_fails(explicit_dt_above_courant "exceeds the explicit Newmark stability limit" run ${TW_CLI_BAR} --integrator explicit-newmark --dt 0.01)
 tw_cli_fails(steps_zero "--steps 0: must be >= 1" run ${TW_CLI_BAR} --steps 0)
 tw_cli_fails(steps_fraction "--steps '1.5': not an integer" run ${TW_CLI_BAR} --steps 1.5)
 tw_cli_fails(unknown_method "--method 'warp': unknown method \\(choose linear, warp-vertex" run ${TW_CLI_BAR} --method warp)

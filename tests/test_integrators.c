@@ -1,0 +1,178 @@
+/* Time integrators against closed-form solutions: a one-vertex spring-mass
+ * oscillator (three vertices of a tet pinned, linear elasticity, no gravity,
+ * no damping) has u(t) = A q cos(w t) along an eigenvector q of K_33 / m. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tw_test.h"
+
+typedef struct oscillator {
+    tw_mesh *mesh;
+    double omega, q[3], amplitude;
+} oscillator;
+
+static tw_world *oscillator_world(oscillator *o, tw_integrator integrator, double dt)
+{
+    double X[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0.2, 0.3, 1};
+    int t[4] = {0, 1, 2, 3};
+    tw_mesh_load_def ld = tw_default_mesh_load_def();
+    if (!o->mesh) o->mesh = tw_mesh_create(X, 4, t, 1, NULL, &ld, NULL);
+    tw_world_def d = tw_default_world_def();
+    d.method = TW_LINEAR;
+    d.integrator = integrator;
+    d.gravity[2] = 0;
+    d.damping_mass = d.damping_stiffness = 0;
+    d.dt = dt;
+    d.cg_tolerance = sizeof(tw_real) == 8 ? 1e-14 : 1e-7;
+    d.warm_start = 0;
+    tw_world *w = tw_world_create(o->mesh, &d);
+    if (!w) return NULL;
+    for (int i = 0; i < 3; i++) tw_world_set_constraint(w, i, TW_PINNED);
+    return w;
+}
+
+/* K_33 by probing the (linear) force, then its largest eigenpair by power iteration. */
+static void oscillator_mode(oscillator *o)
+{
+    tw_world *w = oscillator_world(o, TW_IMPLICIT_EULER, 1e-3);
+    tw_real x[12], f[12];
+    double K[9], m = tw_world_vertex_mass(w)[3], delta = 0.1; /* linear: exact at any size */
+    for (int c = 0; c < 3; c++) {
+        for (int k = 0; k < 12; k++) x[k] = (tw_real)tw_mesh_positions(o->mesh)[k];
+        x[9 + c] += (tw_real)delta;
+        tw_world_set_positions(w, x);
+        tw_world_elastic_force(w, f);
+        for (int r = 0; r < 3; r++) K[3 * r + c] = -f[9 + r] / delta;
+    }
+    double q[3] = {1, 0.5, 0.25}, lam = 0;
+    for (int it = 0; it < 500; it++) {
+        double y[3] = {0, 0, 0}, nrm = 0;
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) y[r] += K[3 * r + c] * q[c];
+        for (int r = 0; r < 3; r++) nrm += y[r] * y[r];
+        nrm = sqrt(nrm);
+        lam = nrm;
+        for (int r = 0; r < 3; r++) q[r] = y[r] / nrm;
+    }
+    memcpy(o->q, q, sizeof q);
+    o->omega = sqrt(lam / m);
+    o->amplitude = 0.1; /* linear: the size does not matter, but float resolves it */
+    tw_world_destroy(w);
+}
+
+/* Runs to time T and returns max over the steps of |u(t) - u_exact(t)| / A. */
+static double oscillator_error(oscillator *o, tw_integrator integrator, double dt, double T)
+{
+    tw_world *w = oscillator_world(o, integrator, dt);
+    if (!w) {
+        fprintf(stderr, "%s\n", tw_last_error());
+        return -1;
+    }
+    tw_real x[12];
+    for (int k = 0; k < 12; k++) x[k] = (tw_real)tw_mesh_positions(o->mesh)[k];
+    for (int c = 0; c < 3; c++) x[9 + c] += (tw_real)(o->amplitude * o->q[c]);
+    tw_world_set_positions(w, x);
+    int steps = (int)lround(T / tw_world_dt(w));
+    double worst = 0;
+    for (int s = 1; s <= steps; s++) {
+        if (tw_world_step(w, NULL) != TW_OK) {
+            fprintf(stderr, "%s\n", tw_last_error());
+            return -1;
+        }
+        double t = s * tw_world_dt(w), err = 0;
+        for (int c = 0; c < 3; c++) {
+            double exact = o->amplitude * o->q[c] * cos(o->omega * t);
+            double u = tw_world_positions(w)[9 + c] - tw_mesh_positions(o->mesh)[9 + c];
+            err += (u - exact) * (u - exact);
+        }
+        worst = fmax(worst, sqrt(err));
+    }
+    tw_world_destroy(w);
+    return worst / o->amplitude;
+}
+
+TW_TEST(newmark_spring_mass_matches_analytic)
+{
+    oscillator o = {0};
+    oscillator_mode(&o);
+    double T = 2 * 3.14159265358979 / o.omega;
+    double e1 = oscillator_error(&o, TW_EXPLICIT_NEWMARK, T / 100, 2 * T);
+    double e2 = oscillator_error(&o, TW_EXPLICIT_NEWMARK, T / 200, 2 * T);
+    printf("omega %.4g rad/s; explicit Newmark, two periods: max error %.3g (T/100), %.3g (T/200), ratio %.2f\n",
+           o.omega, e1, e2, e1 / e2);
+    CHECK(e1 >= 0 && e2 >= 0);
+    CHECK(e1 < 0.02); /* 2 % of the amplitude after two periods */
+    CHECK(e1 / e2 > 3 && e1 / e2 < 5); /* second order */
+    tw_mesh_destroy(o.mesh);
+    return 0;
+}
+
+TW_TEST(bdf2_is_second_order)
+{
+    oscillator o = {0};
+    oscillator_mode(&o);
+    double T = 2 * 3.14159265358979 / o.omega;
+    double t = T;
+    double b1 = oscillator_error(&o, TW_BDF2, T / 100, t), b2 = oscillator_error(&o, TW_BDF2, T / 200, t);
+    double i1 = oscillator_error(&o, TW_IMPLICIT_EULER, T / 100, t), i2 = oscillator_error(&o, TW_IMPLICIT_EULER, T / 200, t);
+    printf("one period, max error: BDF2 %.3g -> %.3g (ratio %.2f); implicit Euler %.3g -> %.3g (ratio %.2f)\n", b1, b2,
+           b1 / b2, i1, i2, i1 / i2);
+    CHECK(b1 > 0 && b2 > 0 && i1 > 0 && i2 > 0);
+    CHECK(b1 / b2 > 3.5 && b1 / b2 < 4.5);
+    CHECK(i1 / i2 > 1.7 && i1 / i2 < 2.3); /* the contrast: Euler is first order */
+    CHECK(b1 < i1);
+    tw_mesh_destroy(o.mesh);
+    return 0;
+}
+
+TW_TEST(explicit_dt_above_courant_refused)
+{
+    tw_mesh *m = tw_mesh_bar(1, 0.1, 0.1, 10, 2, 2);
+    CHECK(m);
+    tw_world_def d = tw_default_world_def();
+    d.integrator = TW_EXPLICIT_NEWMARK;
+    d.dt = 0;
+    tw_world *w = tw_world_create(m, &d);
+    CHECK(w);
+    double limit = tw_world_courant_dt(w);
+    printf("Courant limit %.4g s, automatic dt %.4g s\n", limit, tw_world_dt(w));
+    CHECK(limit > 0);
+    CHECK_NEAR(tw_world_dt(w), 0.9 * limit, 1e-12);
+    CHECK(tw_world_set_dt(w, 2 * limit) == TW_ERR_INVALID);
+    CHECK(strstr(tw_last_error(), "Courant") != NULL);
+    tw_world_destroy(w);
+    d.dt = 2 * limit;
+    CHECK(tw_world_create(m, &d) == NULL);
+    printf("message: %s\n", tw_last_error());
+    CHECK(strstr(tw_last_error(), "exceeds") != NULL);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* Explicit Green on the sagging bar at the automatic step: stays bounded and
+ * bends like the implicit one. */
+TW_TEST(newmark_green_bar_stable)
+{
+    tw_mesh *m = tw_mesh_bar(1, 0.1, 0.1, 10, 2, 2);
+    CHECK(m);
+    tw_world_def d = tw_default_world_def();
+    d.integrator = TW_EXPLICIT_NEWMARK;
+    d.method = TW_GREEN;
+    d.dt = 0;
+    d.damping_mass = 2;
+    tw_world *w = tw_world_create(m, &d);
+    CHECK(w);
+    tw_world_pin_where(w, 0, 1, 1e-6);
+    double v0 = tw_world_volume(w);
+    int steps = (int)(0.5 / tw_world_dt(w));
+    for (int s = 0; s < steps; s++) CHECK_OK(tw_world_step(w, NULL));
+    int tip = tw_world_vertex_count(w) - 1;
+    double drop = tw_mesh_positions(m)[3 * tip + 2] - tw_world_positions(w)[3 * tip + 2];
+    printf("%d explicit steps of %.3g s: tip dropped %.3f m, volume change %.2f %%\n", steps, tw_world_dt(w), drop,
+           100 * (tw_world_volume(w) / v0 - 1));
+    CHECK(drop > 0.1 && drop < 1.0);
+    CHECK(fabs(tw_world_volume(w) / v0 - 1) < 0.05);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
