@@ -5,7 +5,6 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "error.h"
@@ -387,8 +386,6 @@ static double *simplex_boxes(const double *X, const int *idx, int n, int k, doub
 
 static tw_status search_build(search *S, const tw_mesh *m)
 {
-    int verbose = getenv("TW_EMBED_VERBOSE") != NULL;
-    double t0 = tw_now_ms();
     memset(S, 0, sizeof *S);
     S->m = m;
     double mean;
@@ -397,7 +394,6 @@ static tw_status search_build(search *S, const tw_mesh *m)
     tw_status st = tw_box_grid_build(&S->tets, boxes, m->nt, mean);
     free(boxes);
     if (st != TW_OK) return st;
-    if (verbose) fprintf(stderr, "tet grid %.1f ms\n", tw_now_ms() - t0);
     return TW_OK;
 }
 
@@ -406,12 +402,10 @@ static tw_status search_build(search *S, const tw_mesh *m)
 static tw_status search_build_faces(search *S)
 {
     const tw_mesh *m = S->m;
-    int verbose = getenv("TW_EMBED_VERBOSE") != NULL;
-    double t0 = tw_now_ms(), mean;
+    double mean;
     double *boxes;
     tw_status st;
     S->nf = tw_mesh_boundary_faces(m, &S->face);
-    if (verbose) fprintf(stderr, "boundary %.1f ms\n", tw_now_ms() - t0);
     if (S->nf <= 0) {
         return S->nf == 0 ? tw_fail(TW_ERR_INVALID, "tw_embed_surface: the mesh has no boundary faces") : TW_ERR_NOMEM;
     }
@@ -441,12 +435,10 @@ static tw_status search_build_faces(search *S)
     }
     free(vstart);
     free(vtet);
-    if (verbose) fprintf(stderr, "owners %.1f ms\n", tw_now_ms() - t0);
     boxes = simplex_boxes(m->X, S->face, S->nf, 3, &mean);
     if (!boxes) return TW_ERR_NOMEM;
     st = tw_box_grid_build(&S->faces, boxes, S->nf, mean);
     free(boxes);
-    if (verbose) fprintf(stderr, "face grid %.1f ms\n", tw_now_ms() - t0);
     return st;
 }
 
@@ -502,6 +494,8 @@ tw_embedding *tw_embed_surface(const tw_mesh *m, const tw_surface *s, double max
 
     search S;
     if (search_build(&S, m) != TW_OK) return NULL;
+    double t_grid = tw_now_ms();
+    double ms_faces = 0;
 
     int nv = s->vertex_count;
     tw_embedding *E = tw_calloc(1, sizeof *E, "embedding");
@@ -545,7 +539,10 @@ tw_embedding *tw_embed_surface(const tw_mesh *m, const tw_surface *s, double max
     }
     /* 2. the nearest tet of the vertices outside every tet */
     if (n_out > 0) {
-        if (search_build_faces(&S) != TW_OK) {
+        double tf = tw_now_ms();
+        tw_status fs = search_build_faces(&S);
+        ms_faces = tw_now_ms() - tf;
+        if (fs != TW_OK) {
             tw_embedding_destroy(E);
             free(dist);
             search_free(&S);
@@ -620,6 +617,8 @@ tw_embedding *tw_embed_surface(const tw_mesh *m, const tw_surface *s, double max
         rep->min_weight = min_w;
         rep->limit = limit;
         for (int a = 0; a < 3; a++) rep->grid_cells[a] = S.tets.n[a];
+        rep->ms_tet_grid = t_grid - t0;
+        rep->ms_boundary = ms_faces;
         rep->ms = tw_now_ms() - t0;
     }
     return E;

@@ -608,22 +608,20 @@ static tw_mesh *mesh_to_target(const run_ctx *c, const tw_surface *s, double vol
                 return NULL;
             }
         }
-        /* refit n = n0 + k/a: both from two runs at this bound, else k alone */
-        if (a > 0 && last_a > 0 && last_a != a && last_n != n) {
-            double k2 = (last_n - n) / (1 / last_a - 1 / a);
-            double n02 = n - k2 / a;
-            if (k2 > 0 && n02 >= 0 && n02 < N) k = k2, n0 = n02;
-            else k = (n - n0) * a;
-        } else if (a > 0) {
-            if (n0 >= 0.9 * n) n0 = 0.5 * n;
-            k = (n - n0) * a;
-        } else {
-            n0 = 0.9 * n; /* unbounded and still too few: the floor is n */
-        }
+        /* next a from n ~ a^-p: p from the last two runs at this bound (a secant in
+         * log-log), else from the model n = n0 + k/a (p = 1 - n0/n); p kept in [0.5, 1.5] */
+        double p;
+        if (a > 0 && last_a > 0 && last_a != a && last_n > 0 && last_n != n)
+            p = log((double)last_n / n) / log(a / last_a);
+        else
+            p = 1 - n0 / n;
+        if (!(p >= 0.5)) p = 0.5;
+        if (p > 1.5) p = 1.5;
         last_a = a;
         last_n = n;
-        if (n0 >= 0.9 * N) n0 = 0.5 * N;
-        a = k / (N - n0);
+        if (a > 0) a *= pow((double)n / N, 1 / p);
+        else a = 1.5 * volume / N; /* unbounded and still too few tets */
+        (void)k;
     }
     rep->on_target = best_err <= tol;
     return best;

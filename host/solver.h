@@ -1,8 +1,9 @@
 /* Krylov solvers on a 3x3-block CSR matrix with the Baraff-Witkin filter.
  *
- * The filter zeroes the constrained vertices' components (cons[i] != 0), so
- * A x = b is solved on the free vertices with the constrained ones held at the
- * values the initial guess x already has (pinned: 0, kinematic: prescribed).
+ * The filter S zeroes the constrained vertices' components (or, for a contact,
+ * the component along its normal), so A x = b is solved on the free
+ * directions with the constrained ones held at the values the initial guess x
+ * already has (pinned: 0, kinematic: prescribed, contact: the normal velocity).
  * r0 = S(b - A x0), every search direction is filtered, and the residual is
  * reported relative to |S b|. Dot products accumulate in double.
  *
@@ -12,6 +13,16 @@
 #ifndef TW_SOLVER_H
 #define TW_SOLVER_H
 #include "tetwarp.h"
+
+/* Which vertices the Baraff-Witkin filter constrains: cons[i] == 0 free,
+ * TW_FILTER_NORMAL constrained along normal[3i..3i+2] (a contact), any other
+ * non-zero value fully constrained (pinned, kinematic). normal may be NULL
+ * when no vertex has TW_FILTER_NORMAL. */
+#define TW_FILTER_NORMAL 3
+typedef struct tw_filter {
+    const unsigned char *cons;
+    const tw_real *normal;
+} tw_filter;
 
 typedef struct tw_solve_result {
     int iterations;
@@ -35,10 +46,10 @@ typedef struct tw_solve_result {
     /* inverts the diagonal blocks (identity where one is singular) */                                      \
     void S(tw_bsr_block_jacobi)(const S(tw_bsr) * A, REAL *dinv);                                           \
     /* preconditioned CG; fixed_iterations > 0 runs exactly that many */                                    \
-    tw_solve_result S(tw_pcg)(const S(tw_bsr) * A, const REAL *b, REAL *x, const unsigned char *cons,      \
+    tw_solve_result S(tw_pcg)(const S(tw_bsr) * A, const REAL *b, REAL *x, const tw_filter *filter,      \
                               double tol, int max_iterations, int fixed_iterations, S(tw_solver_work) * w); \
     /* block-Jacobi preconditioned BiCGStab (the non-symmetric warp-vertex system) */                       \
-    tw_solve_result S(tw_bicgstab)(const S(tw_bsr) * A, const REAL *b, REAL *x, const unsigned char *cons, \
+    tw_solve_result S(tw_bicgstab)(const S(tw_bsr) * A, const REAL *b, REAL *x, const tw_filter *filter, \
                                    double tol, int max_iterations, S(tw_solver_work) * w);
 
 #define TW_SOLVER_NAME(name) name

@@ -55,12 +55,24 @@ void TW_S(tw_bsr_block_jacobi)(const TW_S(tw_bsr) *A, TW_S_REAL *dinv)
     }
 }
 
-static void TW_S(filter)(int n, const unsigned char *cons, TW_S_REAL *v)
+/* v = S v: fully constrained vertices zeroed, contact vertices lose their
+ * component along the contact normal. */
+static void TW_S(filter)(int n, const tw_filter *f, TW_S_REAL *v)
 {
-    if (!cons) return;
+    if (!f || !f->cons) return;
 #pragma omp parallel for if (TW_PAR(n)) schedule(static)
-    for (int i = 0; i < n; i++)
-        if (cons[i]) v[3 * i] = v[3 * i + 1] = v[3 * i + 2] = 0;
+    for (int i = 0; i < n; i++) {
+        unsigned char c = f->cons[i];
+        if (!c) continue;
+        TW_S_REAL *vi = v + 3 * (size_t)i;
+        if (c == TW_FILTER_NORMAL) {
+            const tw_real *nn = f->normal + 3 * (size_t)i;
+            TW_S_REAL d = vi[0] * nn[0] + vi[1] * nn[1] + vi[2] * nn[2];
+            vi[0] -= d * nn[0]; vi[1] -= d * nn[1]; vi[2] -= d * nn[2];
+        } else {
+            vi[0] = vi[1] = vi[2] = 0;
+        }
+    }
 }
 
 static double TW_S(dot)(int n3, const TW_S_REAL *a, const TW_S_REAL *b)
@@ -71,37 +83,45 @@ static double TW_S(dot)(int n3, const TW_S_REAL *a, const TW_S_REAL *b)
     return s;
 }
 
-/* z = Dinv r, filtered */
-static void TW_S(precondition)(int n, const TW_S_REAL *dinv, const TW_S_REAL *r, TW_S_REAL *z, const unsigned char *cons)
+/* z = S Dinv r */
+static void TW_S(precondition)(int n, const TW_S_REAL *dinv, const TW_S_REAL *r, TW_S_REAL *z, const tw_filter *f)
 {
 #pragma omp parallel for if (TW_PAR(n)) schedule(static)
     for (int i = 0; i < n; i++) {
         const TW_S_REAL *d = dinv + 9 * (size_t)i, *ri = r + 3 * (size_t)i;
-        if (cons && cons[i]) { z[3 * i] = z[3 * i + 1] = z[3 * i + 2] = 0; continue; }
         z[3 * i] = d[0] * ri[0] + d[1] * ri[1] + d[2] * ri[2];
         z[3 * i + 1] = d[3] * ri[0] + d[4] * ri[1] + d[5] * ri[2];
         z[3 * i + 2] = d[6] * ri[0] + d[7] * ri[1] + d[8] * ri[2];
     }
+    TW_S(filter)(n, f, z);
 }
 
 /* r = S(b - A x); returns |S b| */
-static double TW_S(initial_residual)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, const TW_S_REAL *x, const unsigned char *cons,
-                               TW_S_REAL *r)
+static double TW_S(initial_residual)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, const TW_S_REAL *x, const tw_filter *f,
+                                     TW_S_REAL *r)
 {
     int n3 = 3 * A->n;
     TW_S(tw_bsr_spmv)(A, x, r);
 #pragma omp parallel for if (TW_PAR(n3)) schedule(static)
     for (int i = 0; i < n3; i++) r[i] = b[i] - r[i];
-    TW_S(filter)(A->n, cons, r);
+    TW_S(filter)(A->n, f, r);
     double bn = 0;
 #pragma omp parallel for if (TW_PAR(A->n)) reduction(+ : bn) schedule(static)
-    for (int i = 0; i < A->n; i++)
-        if (!cons || !cons[i])
-            for (int c = 0; c < 3; c++) bn += (double)b[3 * i + c] * b[3 * i + c];
+    for (int i = 0; i < A->n; i++) {
+        unsigned char c = f && f->cons ? f->cons[i] : 0;
+        if (c && c != TW_FILTER_NORMAL) continue;
+        double bi[3] = {b[3 * i], b[3 * i + 1], b[3 * i + 2]};
+        if (c) { /* S b for a contact vertex */
+            const tw_real *nn = f->normal + 3 * (size_t)i;
+            double d = bi[0] * nn[0] + bi[1] * nn[1] + bi[2] * nn[2];
+            for (int k = 0; k < 3; k++) bi[k] -= d * nn[k];
+        }
+        bn += bi[0] * bi[0] + bi[1] * bi[1] + bi[2] * bi[2];
+    }
     return sqrt(bn);
 }
 
-tw_solve_result TW_S(tw_pcg)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, TW_S_REAL *x, const unsigned char *cons, double tol,
+tw_solve_result TW_S(tw_pcg)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, TW_S_REAL *x, const tw_filter *cons, double tol,
                        int max_iterations, int fixed_iterations, TW_S(tw_solver_work) *w)
 {
     tw_solve_result res = {0, 0, 0};
@@ -143,7 +163,7 @@ tw_solve_result TW_S(tw_pcg)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, TW_S_REA
     return res;
 }
 
-tw_solve_result TW_S(tw_bicgstab)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, TW_S_REAL *x, const unsigned char *cons, double tol,
+tw_solve_result TW_S(tw_bicgstab)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, TW_S_REAL *x, const tw_filter *cons, double tol,
                             int max_iterations, TW_S(tw_solver_work) *w)
 {
     tw_solve_result res = {0, 0, 0};

@@ -230,9 +230,13 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     w->vprev = tw_calloc(3 * n, sizeof(tw_real), "BDF2 history");
     w->xbase = tw_calloc(3 * n, sizeof(tw_real), "BDF2 history");
     w->vbase = tw_calloc(3 * n, sizeof(tw_real), "BDF2 history");
+    w->fcons = tw_calloc(n, 1, "contact constraints");
+    w->released = tw_calloc(n, 1, "contact constraints");
+    w->cnormal = tw_calloc(3 * n, sizeof(tw_real), "contact normals");
+    w->cdist = tw_calloc(n, sizeof(tw_real), "contact distances");
     if (!w->x || !w->v || !w->fext || !w->target || !w->cons || !w->R || !w->S || !w->fe || !w->f || !w->rhs ||
         !w->vnew || !w->A || !w->edge_nbr || !w->acc || !w->xprev || !w->vprev || !w->xbase || !w->vbase ||
-        tw_solver_work_init(&w->work, (int)n) != TW_OK) {
+        !w->fcons || !w->released || !w->cnormal || !w->cdist || tw_solver_work_init(&w->work, (int)n) != TW_OK) {
         tw_world_destroy(w);
         return NULL;
     }
@@ -258,6 +262,7 @@ void tw_world_destroy(tw_world *w)
     free(w->x); free(w->v); free(w->fext); free(w->target); free(w->cons); free(w->R); free(w->S);
     free(w->fe); free(w->f); free(w->rhs); free(w->vnew); free(w->A); free(w->edge_nbr);
     free(w->acc); free(w->xprev); free(w->vprev); free(w->xbase); free(w->vbase);
+    free(w->fcons); free(w->released); free(w->cnormal); free(w->cdist);
     tw_solver_work_free(&w->work);
     free(w);
 }
@@ -478,12 +483,26 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
     if (w->def.warm_start) memcpy(w->vnew, w->v, sizeof(tw_real) * n3);
     else memset(w->vnew, 0, sizeof(tw_real) * n3);
     prescribe_constrained(w, xbase, heff, w->vnew);
+    /* contacts: the normal velocity is prescribed (zero, or out of a
+     * penetration in this step) and the filter keeps it */
+    st->contacts = tw_contact_detect(w, xbase);
+    if (st->contacts)
+        for (int i = 0; i < n; i++) {
+            if (w->fcons[i] != TW_FILTER_NORMAL) continue;
+            tw_real *vi = w->vnew + 3 * (size_t)i;
+            const tw_real *nn = w->cnormal + 3 * (size_t)i;
+            double vn = vi[0] * nn[0] + vi[1] * nn[1] + vi[2] * nn[2];
+            double target = w->cdist[i] < 0 ? -w->cdist[i] / heff : 0;
+            for (int c = 0; c < 3; c++) vi[c] += (tw_real)((target - vn) * nn[c]);
+        }
+    tw_filter filter = {w->fcons, w->cnormal};
     tw_solve_result sr;
     if (vertex_method && w->def.warp_system == TW_WARP_SYSTEM_BICGSTAB)
-        sr = tw_bicgstab(&A, w->rhs, w->vnew, w->cons, w->def.cg_tolerance, w->def.cg_max_iterations, &w->work);
+        sr = tw_bicgstab(&A, w->rhs, w->vnew, &filter, w->def.cg_tolerance, w->def.cg_max_iterations, &w->work);
     else
-        sr = tw_pcg(&A, w->rhs, w->vnew, w->cons, w->def.cg_tolerance, w->def.cg_max_iterations,
+        sr = tw_pcg(&A, w->rhs, w->vnew, &filter, w->def.cg_tolerance, w->def.cg_max_iterations,
                     w->def.cg_fixed_iterations, &w->work);
+    if (st->contacts) tw_contact_friction_implicit(w, w->rhs, w->vnew);
     double t3 = tw_now_ms();
     st->cg_iterations = sr.iterations;
     st->residual = sr.residual;
@@ -548,6 +567,7 @@ static tw_status newmark_step(tw_world *w, double h, tw_step_stats *st)
             w->vnew[k] = (tw_real)vn;
             anew[k] = (tw_real)(fa - alpha * vn);
         }
+    tw_contact_project(w, xnew, w->vnew);
     double t3 = tw_now_ms();
     st->ms_rotations = t2 - t1;
     st->ms_assembly = t3 - t2 + (t1 - t0);
@@ -594,6 +614,7 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
             memcpy(w->v, w->vnew, sizeof(tw_real) * n3);
 #pragma omp parallel for if (TW_PAR(n3)) schedule(static)
             for (size_t i = 0; i < n3; i++) w->x[i] = xbase[i] + (tw_real)heff * w->v[i];
+            tw_contact_project(w, w->x, w->v);
         }
     }
     if (s == TW_OK) {

@@ -33,6 +33,13 @@ struct tw_world {
     int has_acc;
     tw_real *xprev, *vprev, *xbase, *vbase; /* BDF2: the previous state and the base terms (3n) */
     int has_history;
+    /* contact */
+    tw_collider_def colliders[TW_MAX_COLLIDERS];
+    int ncolliders;
+    unsigned char *fcons; /* per step: cons plus TW_FILTER_NORMAL for contacts (n) */
+    unsigned char *released; /* contacts whose constraint pulled last step (n) */
+    tw_real *cnormal;     /* contact normals (3n) */
+    tw_real *cdist;       /* contact signed distances (n) */
     tw_solver_work work;
 };
 
@@ -49,6 +56,16 @@ double tw_compute_elastic_energy(tw_world *w, const tw_real *x);
 
 /* External force (gravity, point forces, the spring at x) into out (3n). */
 void tw_external_force(const tw_world *w, const tw_real *x, tw_real *out);
+
+/* Contact (contact.c). Marks the free vertices at or inside a collider at x
+ * in w->fcons / cnormal / cdist; returns how many. */
+int tw_contact_detect(tw_world *w, const tw_real *x);
+/* After an implicit solve: frees contacts whose constraint pulled, applies
+ * Coulomb friction from the constraint impulse (A v - b along the normal). */
+void tw_contact_friction_implicit(tw_world *w, const tw_real *b, tw_real *v);
+/* Projects vertices inside a collider out, removes approaching normal
+ * velocity and applies Coulomb friction from that velocity change. */
+void tw_contact_project(tw_world *w, tw_real *x, tw_real *v);
 
 double tw_now_ms(void);
 tw_bsr tw_world_bsr(const tw_world *w);

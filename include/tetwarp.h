@@ -214,7 +214,9 @@ typedef struct tw_embed_report {
     double min_weight;    /* smallest barycentric weight (< 0: extrapolated) */
     double limit;         /* m: the distance limit used */
     int grid_cells[3];    /* the search grid */
-    double ms;            /* wall time of the embedding, ms */
+    double ms;            /* wall time of the embedding, ms, of which: */
+    double ms_tet_grid;   /*   the grid over the tets */
+    double ms_boundary;   /*   boundary faces and their grid (only when a vertex is outside) */
 } tw_embed_report;
 
 /* Embeds s (rest positions) in m (rest positions). max_distance (m): a vertex
@@ -356,9 +358,34 @@ void tw_world_clear_forces(tw_world *w);
  * treated implicitly. vertex < 0 releases it. */
 tw_status tw_world_set_spring(tw_world *w, int vertex, const double anchor[3], double k);
 
+/* Static colliders (Zhuang & Canny sec. 4): a vertex that touches or
+ * penetrates one is projected out, loses its approaching normal velocity,
+ * and Coulomb friction removes tangential velocity in proportion to the
+ * normal impulse. In the implicit integrators a resting contact is a
+ * constrained direction in the PCG filter. */
+typedef enum tw_collider_kind { TW_COLLIDER_PLANE = 0, TW_COLLIDER_BOX, TW_COLLIDER_SPHERE } tw_collider_kind;
+typedef struct tw_collider_def {
+    tw_collider_kind kind;
+    double point[3];        /* plane: a point on it, m */
+    double normal[3];       /* plane: the side the body stays on (need not be unit) */
+    double center[3];       /* box, sphere: m */
+    double half_extents[3]; /* box: axis-aligned half sizes, m, > 0 */
+    double radius;          /* sphere: m, > 0 */
+    double friction;        /* Coulomb coefficient, >= 0 */
+} tw_collider_def;
+/* The floor z = 0 with friction 0.5. */
+tw_collider_def tw_default_collider_def(void);
+#define TW_MAX_COLLIDERS 16
+tw_status tw_world_add_collider(tw_world *w, const tw_collider_def *c);
+void tw_world_clear_colliders(tw_world *w);
+/* Signed distance of point x to collider c (m, negative inside) and the
+ * outward normal there. */
+double tw_collider_distance(const tw_collider_def *c, const double x[3], double normal[3]);
+
 typedef struct tw_step_stats {
     int cg_iterations;
     double residual;        /* final relative residual */
+    int contacts;           /* vertices in contact with a collider this step */
     double ms_rotations, ms_assembly, ms_solve, ms_other, ms_total;
 } tw_step_stats;
 

@@ -145,3 +145,20 @@ add_test(NAME cli.run_obj
          COMMAND sh -c "rm -rf \"$1\" && \"$0\" run --bar 1,0.1,0.1,4,1,1 --steps 4 --obj-every 2 --obj-dir \"$1\" && test -s \"$1/frame_000000.obj\" && test -s \"$1/frame_000002.obj\" && test -s \"$1/frame_000004.obj\" || { echo 'FAIL: expected frames 0, 2, 4 in' \"$1\"; ls -l \"$1\"; exit 1; }"
                  $<TARGET_FILE:tetwarp> ${TW_CLI_TMP}/cli_frames)
 set_tests_properties(cli.run_obj PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW_CLI_ENV})
+
+# ---- tetwarp mesh (the positive case skips where TetGen is not installed)
+file(WRITE ${TW_CLI_TMP}/octahedron.off
+  "OFF\n6 8 0\n1 0 0\n-1 0 0\n0 1 0\n0 -1 0\n0 0 1\n0 0 -1\n3 0 2 4\n3 2 1 4\n3 1 3 4\n3 3 0 4\n3 2 0 5\n3 1 2 5\n3 3 1 5\n3 0 3 5\n")
+file(WRITE ${TW_CLI_TMP}/open_octahedron.off
+  "OFF\n6 7 0\n1 0 0\n-1 0 0\n0 1 0\n0 -1 0\n0 0 1\n0 0 -1\n3 0 2 4\n3 2 1 4\n3 1 3 4\n3 3 0 4\n3 2 0 5\n3 1 2 5\n3 3 1 5\n")
+tw_cli_fails(mesh_missing_file "does-not-exist\\.off: cannot open" mesh ${TW_CLI_TMP}/does-not-exist.off --tets 1000 --out ${TW_CLI_TMP}/m --no-cache)
+tw_cli_fails(mesh_open_surface "3 boundary edges in 1 boundary loops.*the surface has holes" mesh ${TW_CLI_TMP}/open_octahedron.off --tets 1000 --out ${TW_CLI_TMP}/m --no-cache)
+tw_cli_fails(mesh_no_size "give --tets N or --edge H" mesh ${TW_CLI_TMP}/octahedron.off --out ${TW_CLI_TMP}/m)
+tw_cli_fails(mesh_no_out "no --out PATH given" mesh ${TW_CLI_TMP}/octahedron.off --tets 100)
+tw_cli_fails(mesh_quality_one "--quality 1: must be > 1" mesh ${TW_CLI_TMP}/octahedron.off --tets 100 --quality 1 --out ${TW_CLI_TMP}/m)
+tw_cli_fails(mesh_unknown_format "surface\\.xyz: unknown surface format" mesh ${TW_CLI_TMP}/surface.xyz --tets 100 --out ${TW_CLI_TMP}/m --no-cache)
+tw_cli_prints(help_mesh "--tets N" mesh --help)
+add_test(NAME cli.mesh_octahedron
+         COMMAND sh -c "command -v tetgen >/dev/null || { echo 'skipped: tetgen not found (apt-get install tetgen)'; exit 77; }; rm -f \"$1.node\" \"$1.ele\" && \"$0\" mesh \"$2\" --edge 0.25 --out \"$1\" --no-cache && test -s \"$1.node\" && test -s \"$1.ele\" && \"$0\" info \"$1\" | grep -q 'volume  *1\\.3333' || { echo 'FAIL: expected' \"$1.node/.ele\" 'enclosing the octahedron volume 4/3'; exit 1; }"
+                 $<TARGET_FILE:tetwarp> ${TW_CLI_TMP}/octahedron_mesh ${TW_CLI_TMP}/octahedron.off)
+set_tests_properties(cli.mesh_octahedron PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW_CLI_ENV} SKIP_RETURN_CODE 77)

@@ -1,0 +1,229 @@
+/* Contact with static colliders: floor, box, sphere; friction. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tw_test.h"
+
+/* A 0.2 m cube of 4x4x4 cells whose bottom sits at `z0`. */
+static tw_world *cube_world(tw_mesh **m, double z0, double E, tw_integrator integ, double dt, double friction)
+{
+    *m = tw_mesh_bar(0.2, 0.2, 0.2, 4, 4, 4);
+    if (!*m) return NULL;
+    tw_world_def d = tw_default_world_def();
+    d.youngs_modulus = E;
+    d.integrator = integ;
+    d.dt = dt;
+    d.damping_stiffness = integ == TW_EXPLICIT_NEWMARK ? 0 : 0.01;
+    d.damping_mass = integ == TW_EXPLICIT_NEWMARK ? 4 : 0;
+    tw_world *w = tw_world_create(*m, &d);
+    if (!w) return NULL;
+    int n = tw_world_vertex_count(w);
+    tw_real *x = malloc(sizeof(tw_real) * 3 * n);
+    for (int i = 0; i < 3 * n; i++) x[i] = (tw_real)(tw_mesh_positions(*m)[i] + (i % 3 == 2 ? z0 : 0));
+    tw_world_set_positions(w, x);
+    free(x);
+    tw_collider_def floor = tw_default_collider_def();
+    floor.friction = friction;
+    if (tw_world_add_collider(w, &floor) != TW_OK) return NULL;
+    return w;
+}
+
+static double min_z(const tw_world *w)
+{
+    double z = INFINITY;
+    for (int i = 0; i < tw_world_vertex_count(w); i++) z = fmin(z, tw_world_positions(w)[3 * i + 2]);
+    return z;
+}
+
+static int drop_cube(tw_integrator integ, double dt, double seconds, double *lowest, double *ke_end, double *ke_peak)
+{
+    tw_mesh *m;
+    tw_world *w = cube_world(&m, 0.5, 1e5, integ, dt, 0.5);
+    if (!w) { fprintf(stderr, "%s\n", tw_last_error()); return 1; }
+    *lowest = INFINITY;
+    *ke_peak = 0;
+    int steps = (int)(seconds / tw_world_dt(w));
+    for (int s = 0; s < steps; s++) {
+        if (tw_world_step(w, NULL) != TW_OK) { fprintf(stderr, "%s\n", tw_last_error()); return 1; }
+        *lowest = fmin(*lowest, min_z(w));
+        *ke_peak = fmax(*ke_peak, tw_world_kinetic_energy(w));
+    }
+    *ke_end = tw_world_kinetic_energy(w);
+    printf("%s, dt %.3g s, %d steps: lowest vertex z %.3g m, kinetic energy peak %.3g J, end %.3g J\n",
+           tw_integrator_name(integ), tw_world_dt(w), steps, *lowest, *ke_peak, *ke_end);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+TW_TEST(dropped_cube_rests_on_floor)
+{
+    double lowest, ke_end, ke_peak;
+    CHECK(drop_cube(TW_IMPLICIT_EULER, 0.005, 3, &lowest, &ke_end, &ke_peak) == 0);
+    CHECK(lowest >= -1e-6);        /* never below the floor after projection */
+    CHECK(ke_peak > 10);           /* it did fall: m g h = 8 kg x 9.81 x 0.5 = 39 J */
+    CHECK(ke_end < 1e-4 * ke_peak); /* and came to rest */
+    return 0;
+}
+
+TW_TEST(dropped_cube_rests_bdf2)
+{
+    double lowest, ke_end, ke_peak;
+    CHECK(drop_cube(TW_BDF2, 0.005, 3, &lowest, &ke_end, &ke_peak) == 0);
+    CHECK(lowest >= -1e-6);
+    CHECK(ke_peak > 10);
+    CHECK(ke_end < 1e-3 * ke_peak);
+    return 0;
+}
+
+TW_TEST(dropped_cube_explicit_no_penetration)
+{
+    double lowest, ke_end, ke_peak;
+    CHECK(drop_cube(TW_EXPLICIT_NEWMARK, 0, 2.5, &lowest, &ke_end, &ke_peak) == 0);
+    CHECK(lowest >= -1e-6);
+    CHECK(ke_peak > 10);
+    CHECK(ke_end < 0.05 * ke_peak);
+    return 0;
+}
+
+/* A block sliding at 1 m/s with mu = 0.5 stops after v^2 / (2 mu g) =
+ * 0.102 m for a rigid block. This one is elastic (E = 0.1 MPa): its base
+ * rocks and re-impacts while it decelerates, and each impact's normal
+ * impulse brings its own friction, so it stops somewhat short (measured
+ * 0.089 m; a stiffer block rocks more). The bounds: never farther than
+ * Coulomb's distance (+5 % for the discretisation), no shorter than 80 %. */
+TW_TEST(friction_stops_sliding_block)
+{
+    tw_mesh *m;
+    tw_world *w = cube_world(&m, 0, 1e5, TW_IMPLICIT_EULER, 0.002, 0.5);
+    CHECK(w);
+    int n = tw_world_vertex_count(w);
+    tw_real *v = calloc(3 * n, sizeof(tw_real));
+    for (int i = 0; i < n; i++) v[3 * i] = 1;
+    CHECK_OK(tw_world_set_velocities(w, v));
+    free(v);
+    double x0 = 0, x1 = 0;
+    for (int i = 0; i < n; i++) x0 += tw_world_positions(w)[3 * i] / n;
+    for (int s = 0; s < 300; s++) CHECK_OK(tw_world_step(w, NULL));
+    for (int i = 0; i < n; i++) x1 += tw_world_positions(w)[3 * i] / n;
+    double coulomb = 1.0 / (2 * 0.5 * 9.81);
+    printf("slid %.4f m, Coulomb %.4f m; kinetic energy left %.3g J; lowest z %.3g m\n", x1 - x0, coulomb,
+           tw_world_kinetic_energy(w), min_z(w));
+    CHECK((x1 - x0) / coulomb > 0.8 && (x1 - x0) / coulomb < 1.05);
+    CHECK(tw_world_kinetic_energy(w) < 1e-3);
+    CHECK(min_z(w) >= -1e-6);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* Without friction the same block keeps sliding. */
+TW_TEST(frictionless_block_keeps_sliding)
+{
+    tw_mesh *m;
+    tw_world *w = cube_world(&m, 0, 1e7, TW_IMPLICIT_EULER, 0.002, 0);
+    CHECK(w);
+    int n = tw_world_vertex_count(w);
+    tw_real *v = calloc(3 * n, sizeof(tw_real));
+    for (int i = 0; i < n; i++) v[3 * i] = 1;
+    CHECK_OK(tw_world_set_velocities(w, v));
+    free(v);
+    for (int s = 0; s < 300; s++) CHECK_OK(tw_world_step(w, NULL));
+    double vx = 0;
+    for (int i = 0; i < n; i++) vx += tw_world_velocities(w)[3 * i] / n;
+    printf("mean vx after 0.6 s: %.3f m/s\n", vx);
+    CHECK(vx > 0.9);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+TW_TEST(collider_distances)
+{
+    double n[3];
+    tw_collider_def box = tw_default_collider_def();
+    box.kind = TW_COLLIDER_BOX;
+    box.center[0] = 1;
+    box.half_extents[0] = box.half_extents[1] = box.half_extents[2] = 0.5;
+    double p_out[3] = {2, 0, 0}, p_in[3] = {1.4, 0, 0}, p_edge[3] = {1.5 + 0.3, 0.5 + 0.4, 0};
+    CHECK_NEAR(tw_collider_distance(&box, p_out, n), 0.5, 1e-12);
+    CHECK_NEAR(n[0], 1, 1e-12);
+    CHECK_NEAR(tw_collider_distance(&box, p_in, n), -0.1, 1e-12);
+    CHECK_NEAR(n[0], 1, 1e-12);
+    CHECK_NEAR(tw_collider_distance(&box, p_edge, n), 0.5, 1e-12);
+    CHECK_NEAR(n[0], 0.6, 1e-12);
+    tw_collider_def sph = tw_default_collider_def();
+    sph.kind = TW_COLLIDER_SPHERE;
+    sph.radius = 1;
+    double q[3] = {0, 0.6, 0};
+    CHECK_NEAR(tw_collider_distance(&sph, q, n), -0.4, 1e-12);
+    CHECK_NEAR(n[1], 1, 1e-12);
+    tw_collider_def pl = tw_default_collider_def();
+    pl.normal[2] = 2; /* not unit */
+    pl.point[2] = 1;
+    double r[3] = {5, 5, 0.25};
+    CHECK_NEAR(tw_collider_distance(&pl, r, n), -0.75, 1e-12);
+    return 0;
+}
+
+/* A bar falling onto a sphere: no vertex ends inside it. */
+TW_TEST(bar_drapes_over_sphere)
+{
+    tw_mesh *m = tw_mesh_bar(1, 0.1, 0.1, 20, 2, 2);
+    CHECK(m);
+    tw_world_def d = tw_default_world_def();
+    d.dt = 0.005;
+    tw_world *w = tw_world_create(m, &d);
+    CHECK(w);
+    tw_collider_def s = tw_default_collider_def();
+    s.kind = TW_COLLIDER_SPHERE;
+    s.center[0] = 0.5; s.center[1] = 0.05; s.center[2] = -0.3;
+    s.radius = 0.25;
+    CHECK_OK(tw_world_add_collider(w, &s));
+    double worst = INFINITY, nn[3];
+    for (int k = 0; k < 300; k++) {
+        CHECK_OK(tw_world_step(w, NULL));
+        for (int i = 0; i < tw_world_vertex_count(w); i++) {
+            double p[3] = {tw_world_positions(w)[3 * i], tw_world_positions(w)[3 * i + 1], tw_world_positions(w)[3 * i + 2]};
+            worst = fmin(worst, tw_collider_distance(&s, p, nn));
+        }
+    }
+    int tip = tw_world_vertex_count(w) - 1;
+    printf("deepest vertex %.3g m from the sphere; tip z %.3f m\n", worst, tw_world_positions(w)[3 * tip + 2]);
+    CHECK(worst >= -1e-5);
+    /* it fell onto the sphere (its top there sits at z = 0.05) and the free
+     * end hangs lower: the top corner started at 0.1 */
+    CHECK(tw_world_positions(w)[3 * tip + 2] < 0);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+TW_TEST(bad_colliders_rejected)
+{
+    tw_mesh *m = tw_mesh_bar(1, 0.1, 0.1, 2, 1, 1);
+    CHECK(m);
+    tw_world *w = tw_world_create(m, NULL);
+    CHECK(w);
+    tw_collider_def c = tw_default_collider_def();
+    c.kind = TW_COLLIDER_SPHERE;
+    c.radius = 0;
+    CHECK(tw_world_add_collider(w, &c) == TW_ERR_INVALID);
+    CHECK(strstr(tw_last_error(), "radius 0") != NULL);
+    c = tw_default_collider_def();
+    c.kind = TW_COLLIDER_BOX;
+    c.half_extents[1] = -1;
+    CHECK(tw_world_add_collider(w, &c) == TW_ERR_INVALID);
+    CHECK(strstr(tw_last_error(), "half extent y = -1") != NULL);
+    c = tw_default_collider_def();
+    c.friction = -0.1;
+    CHECK(tw_world_add_collider(w, &c) == TW_ERR_INVALID);
+    CHECK(strstr(tw_last_error(), "friction -0.1") != NULL);
+    c = tw_default_collider_def();
+    c.normal[2] = 0;
+    CHECK(tw_world_add_collider(w, &c) == TW_ERR_INVALID);
+    CHECK(strstr(tw_last_error(), "normal") != NULL);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
