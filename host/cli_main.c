@@ -263,6 +263,8 @@ typedef struct run_opts {
     int cg_fixed;       /* > 0: exactly this many CG iterations per step */
     tw_warp_system warp_system;
     tw_integrator integrator;
+    tw_collider_def colliders[TW_MAX_COLLIDERS];
+    int ncolliders;
     const char *csv;
     int probe;          /* -1: the vertex farthest from the fixed region */
     int obj_every;      /* 0: no frames */
@@ -282,6 +284,7 @@ static run_opts run_defaults(void)
     o.cg_fixed = w.cg_fixed_iterations;
     o.warp_system = w.warp_system;
     o.integrator = w.integrator;
+    o.ncolliders = 0;
     o.csv = NULL;
     o.probe = -1;
     o.obj_every = 0;
@@ -318,6 +321,10 @@ static void run_help(FILE *f)
             "  --warp-system NAME      how warp-vertex/warp-edge's non-symmetric system is solved:\n"
             "                          symmetric (PCG on R_i K_ij R_j^T) or bicgstab (BiCGStab on\n"
             "                          R_i K_ij R_i^T; ignores --cg-fixed) (default %s)\n"
+            "  --floor Z,MU            a floor: the plane z = Z m, Coulomb friction MU >= 0 (repeatable\n"
+            "                          with the other colliders, %d at most)\n"
+            "  --sphere X,Y,Z,R,MU     a static sphere collider: centre m, radius m > 0, friction\n"
+            "  --box X,Y,Z,HX,HY,HZ,MU a static axis-aligned box: centre m, half sizes m > 0, friction\n"
             "  --csv PATH              per-step CSV (default: none)\n"
             "  --probe VERTEX          0-based vertex whose displacement (m) the CSV reports\n"
             "                          (default: the vertex farthest from the fixed region; for\n"
@@ -326,7 +333,7 @@ static void run_help(FILE *f)
             "                          (default: no frames)\n"
             "  --obj-dir DIR           folder for the frames DIR/frame_NNNNNN.obj (default %s)\n",
             tw_integrator_name(d.integrator), d.dt, d.steps, d.damping[0], d.damping[1], d.cg_tol, d.cg_max,
-            d.warp_system == TW_WARP_SYSTEM_BICGSTAB ? "bicgstab" : "symmetric", d.obj_dir);
+            d.warp_system == TW_WARP_SYSTEM_BICGSTAB ? "bicgstab" : "symmetric", TW_MAX_COLLIDERS, d.obj_dir);
 }
 
 static int write_frame(const run_opts *o, const cli_scene *sc, long step, const char *prog)
@@ -381,6 +388,31 @@ static int cmd_run(int argc, char **argv)
             if (v && strcmp(v, "symmetric") == 0) o.warp_system = TW_WARP_SYSTEM_SYMMETRIC;
             else if (v && strcmp(v, "bicgstab") == 0) o.warp_system = TW_WARP_SYSTEM_BICGSTAB;
             else if (v) bad = cli_require(&a, 0, "symmetric or bicgstab");
+        } else if (cli_is(&a, "--floor") || cli_is(&a, "--sphere") || cli_is(&a, "--box")) {
+            int kind = cli_is(&a, "--floor") ? 0 : cli_is(&a, "--sphere") ? 1 : 2;
+            double v[7];
+            static const int counts[3] = {2, 5, 7};
+            static const char *forms[3] = {"Z,MU: height m, friction", "X,Y,Z,R,MU: centre m, radius m, friction",
+                                           "X,Y,Z,HX,HY,HZ,MU: centre m, half sizes m, friction"};
+            bad = cli_require(&a, o.ncolliders < TW_MAX_COLLIDERS, "at most 16 colliders in all") ||
+                  cli_doubles(&a, forms[kind], counts[kind], v);
+            if (!bad) {
+                tw_collider_def c = tw_default_collider_def();
+                if (kind == 0) {
+                    c.point[2] = v[0];
+                    c.friction = v[1];
+                } else if (kind == 1) {
+                    c.kind = TW_COLLIDER_SPHERE;
+                    for (int k = 0; k < 3; k++) c.center[k] = v[k];
+                    c.radius = v[3];
+                    c.friction = v[4];
+                } else {
+                    c.kind = TW_COLLIDER_BOX;
+                    for (int k = 0; k < 3; k++) { c.center[k] = v[k]; c.half_extents[k] = v[3 + k]; }
+                    c.friction = v[6];
+                }
+                o.colliders[o.ncolliders++] = c;
+            }
         } else if (cli_is(&a, "--csv")) {
             bad = !(o.csv = cli_value(&a, "CSV path"));
         } else if (cli_is(&a, "--probe")) {
@@ -409,6 +441,12 @@ static int cmd_run(int argc, char **argv)
     def.integrator = o.integrator;
     cli_scene sc;
     if (cli_scene_build(&so, def, a.prog, &sc)) return CLI_EXIT_FAIL;
+    for (int k = 0; k < o.ncolliders; k++)
+        if (tw_world_add_collider(sc.world, &o.colliders[k]) != TW_OK) {
+            fprintf(stderr, "%s: %s\n", a.prog, tw_last_error());
+            cli_scene_destroy(&sc);
+            return CLI_EXIT_USAGE;
+        }
     int nv = tw_mesh_vertex_count(sc.mesh);
     int rc = CLI_EXIT_FAIL;
     FILE *csv = NULL;

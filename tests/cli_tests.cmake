@@ -162,3 +162,8 @@ add_test(NAME cli.mesh_octahedron
          COMMAND sh -c "command -v tetgen >/dev/null || { echo 'skipped: tetgen not found (apt-get install tetgen)'; exit 77; }; rm -f \"$1.node\" \"$1.ele\" && \"$0\" mesh \"$2\" --edge 0.25 --out \"$1\" --no-cache && test -s \"$1.node\" && test -s \"$1.ele\" && \"$0\" info \"$1\" | grep -q 'volume  *1\\.3333' || { echo 'FAIL: expected' \"$1.node/.ele\" 'enclosing the octahedron volume 4/3'; exit 1; }"
                  $<TARGET_FILE:tetwarp> ${TW_CLI_TMP}/octahedron_mesh ${TW_CLI_TMP}/octahedron.off)
 set_tests_properties(cli.mesh_octahedron PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW_CLI_ENV} SKIP_RETURN_CODE 77)
+
+# colliders
+tw_cli_fails(sphere_zero_radius "sphere collider: radius 0 m must be finite and > 0" run ${TW_CLI_BAR} --sphere 0,0,-1,0,0.5)
+tw_cli_fails(floor_negative_friction "friction -1 must be finite and >= 0" run ${TW_CLI_BAR} --floor -0.2,-1)
+tw_cli_fails(box_missing_value "--box" run ${TW_CLI_BAR} --box 0,0,0,1,1)
