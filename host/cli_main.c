@@ -263,6 +263,7 @@ typedef struct run_opts {
     int cg_fixed;       /* > 0: exactly this many CG iterations per step */
     tw_warp_system warp_system;
     tw_integrator integrator;
+    int newton;
     tw_collider_def colliders[TW_MAX_COLLIDERS];
     int ncolliders;
     const char *csv;
@@ -284,6 +285,7 @@ static run_opts run_defaults(void)
     o.cg_fixed = w.cg_fixed_iterations;
     o.warp_system = w.warp_system;
     o.integrator = w.integrator;
+    o.newton = w.newton_iterations;
     o.ncolliders = 0;
     o.csv = NULL;
     o.probe = -1;
@@ -309,6 +311,8 @@ static void run_help(FILE *f)
     fprintf(f,
             "\nRun options:\n"
             "  --integrator NAME       implicit-euler|bdf2|explicit-newmark (default %s)\n"
+            "  --newton N              implicit, non-linear methods: Newton iterations per step with a\n"
+            "                          line search, >= 1 (default %d: one linearisation, Mueller's choice)\n"
             "  --dt S                  time step, s, > 0; explicit-newmark: 0 = 0.9 x the Courant\n"
             "                          limit, and a larger dt is refused (default %g)\n"
             "  --steps N               number of steps, >= 1 (default %d)\n"
@@ -332,7 +336,7 @@ static void run_help(FILE *f)
             "  --obj-every K           write the surface as OBJ every K steps, >= 1, and at step 0\n"
             "                          (default: no frames)\n"
             "  --obj-dir DIR           folder for the frames DIR/frame_NNNNNN.obj (default %s)\n",
-            tw_integrator_name(d.integrator), d.dt, d.steps, d.damping[0], d.damping[1], d.cg_tol, d.cg_max,
+            tw_integrator_name(d.integrator), d.newton, d.dt, d.steps, d.damping[0], d.damping[1], d.cg_tol, d.cg_max,
             d.warp_system == TW_WARP_SYSTEM_BICGSTAB ? "bicgstab" : "symmetric", TW_MAX_COLLIDERS, d.obj_dir);
 }
 
@@ -364,6 +368,8 @@ static int cmd_run(int argc, char **argv)
             bad = cli_double(&a, "time step, s", &o.dt) ||
                   cli_require(&a, o.dt > 0 || (o.dt == 0 && o.integrator == TW_EXPLICIT_NEWMARK),
                               "> 0 s (0, the automatic step, only after --integrator explicit-newmark)");
+        } else if (cli_is(&a, "--newton")) {
+            bad = cli_int(&a, "Newton iterations", &o.newton) || cli_require(&a, o.newton >= 1, ">= 1");
         } else if (cli_is(&a, "--integrator")) {
             const char *v = cli_value(&a, "implicit-euler|bdf2|explicit-newmark");
             int k = v ? tw_integrator_parse(v) : -1;
@@ -439,6 +445,7 @@ static int cmd_run(int argc, char **argv)
     def.cg_fixed_iterations = o.cg_fixed;
     def.warp_system = o.warp_system;
     def.integrator = o.integrator;
+    def.newton_iterations = o.newton;
     cli_scene sc;
     if (cli_scene_build(&so, def, a.prog, &sc)) return CLI_EXIT_FAIL;
     for (int k = 0; k < o.ncolliders; k++)

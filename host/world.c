@@ -88,6 +88,8 @@ tw_world_def tw_default_world_def(void)
     d.warm_start = 1;
     d.ghost_force_correction = 1;
     d.warp_system = TW_WARP_SYSTEM_SYMMETRIC;
+    d.newton_iterations = 1;
+    d.newton_tolerance = 1e-3;
     d.threads = 0;
     return d;
 }
@@ -129,6 +131,9 @@ static tw_status check_def(const tw_world_def *d)
         return tw_fail(TW_ERR_INVALID, "Rayleigh damping (%g, %g) must be finite and >= 0", d->damping_mass, d->damping_stiffness);
     if (!(d->cg_tolerance > 0)) return tw_fail(TW_ERR_INVALID, "CG tolerance %g must be > 0", d->cg_tolerance);
     if (d->cg_max_iterations < 1) return tw_fail(TW_ERR_INVALID, "CG iteration cap %d must be >= 1", d->cg_max_iterations);
+    if (d->newton_iterations < 1 || !(d->newton_tolerance > 0))
+        return tw_fail(TW_ERR_INVALID, "Newton iterations %d must be >= 1 and tolerance %g > 0", d->newton_iterations,
+                       d->newton_tolerance);
     for (int c = 0; c < 3; c++)
         if (!isfinite(d->gravity[c])) return tw_fail(TW_ERR_INVALID, "gravity component %d is %g", c, d->gravity[c]);
     return TW_OK;
@@ -234,9 +239,10 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     w->released = tw_calloc(n, 1, "contact constraints");
     w->cnormal = tw_calloc(3 * n, sizeof(tw_real), "contact normals");
     w->cdist = tw_calloc(n, sizeof(tw_real), "contact distances");
+    w->newton = tw_calloc(4 * 3 * n, sizeof(tw_real), "Newton vectors");
     if (!w->x || !w->v || !w->fext || !w->target || !w->cons || !w->R || !w->S || !w->fe || !w->f || !w->rhs ||
         !w->vnew || !w->A || !w->edge_nbr || !w->acc || !w->xprev || !w->vprev || !w->xbase || !w->vbase ||
-        !w->fcons || !w->released || !w->cnormal || !w->cdist || tw_solver_work_init(&w->work, (int)n) != TW_OK) {
+        !w->fcons || !w->released || !w->cnormal || !w->cdist || !w->newton || tw_solver_work_init(&w->work, (int)n) != TW_OK) {
         tw_world_destroy(w);
         return NULL;
     }
@@ -262,7 +268,7 @@ void tw_world_destroy(tw_world *w)
     free(w->x); free(w->v); free(w->fext); free(w->target); free(w->cons); free(w->R); free(w->S);
     free(w->fe); free(w->f); free(w->rhs); free(w->vnew); free(w->A); free(w->edge_nbr);
     free(w->acc); free(w->xprev); free(w->vprev); free(w->xbase); free(w->vbase);
-    free(w->fcons); free(w->released); free(w->cnormal); free(w->cdist);
+    free(w->fcons); free(w->released); free(w->cnormal); free(w->cdist); free(w->newton);
     tw_solver_work_free(&w->work);
     free(w);
 }
@@ -514,6 +520,91 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
     return s;
 }
 
+/* The step's residual at velocity v (positions xk = xbase + heff v):
+ *   G = M (v - vbase) + heff alpha M v + heff beta K' v - heff (f(xk) + f_ext(xk))
+ * with K' v = (A v - cm M v) / ck from the A assembled last. Returns |S G|. */
+static double step_residual(tw_world *w, double heff, const tw_real *xbase, const tw_real *vbase, const tw_real *v,
+                            double cm, double ck, tw_real *xk, tw_real *G, tw_real *Av)
+{
+    const tw_fem *f = &w->fem;
+    int n = f->n;
+    size_t n3 = 3 * (size_t)n;
+    int vertex_method = w->def.method == TW_WARP_VERTEX || w->def.method == TW_WARP_EDGE;
+    tw_bsr A = tw_world_bsr(w);
+    tw_bsr_spmv(&A, v, Av);
+    for (size_t i = 0; i < n3; i++) xk[i] = xbase[i] + (tw_real)heff * v[i];
+    tw_compute_rotations(w, xk);
+    tw_compute_elastic_force(w, xk, w->f, vertex_method && w->def.ghost_force_correction);
+    tw_external_force(w, xk, G);
+    double alpha = w->def.damping_mass, beta = w->def.damping_stiffness, g2 = 0;
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < 3; c++) {
+            size_t k = 3 * (size_t)i + c;
+            double mv = f->mass[i] * (double)v[k];
+            double Kv = (Av[k] - cm * mv) / ck;
+            G[k] = (tw_real)(mv - f->mass[i] * (double)vbase[k] + heff * alpha * mv + heff * beta * Kv -
+                             heff * ((double)w->f[k] + G[k]));
+        }
+    for (int i = 0; i < n; i++) { /* S G */
+        tw_real *gi = G + 3 * (size_t)i;
+        if (w->fcons[i] == TW_FILTER_NORMAL) {
+            const tw_real *nn = w->cnormal + 3 * (size_t)i;
+            tw_real d = gi[0] * nn[0] + gi[1] * nn[1] + gi[2] * nn[2];
+            for (int c = 0; c < 3; c++) gi[c] -= d * nn[c];
+        } else if (w->fcons[i]) {
+            gi[0] = gi[1] = gi[2] = 0;
+        }
+        g2 += (double)gi[0] * gi[0] + (double)gi[1] * gi[1] + (double)gi[2] * gi[2];
+    }
+    return sqrt(g2);
+}
+
+/* Newton iterations after the first linearised solve (non-linear methods,
+ * def.newton_iterations > 1): A(xk) dv = -G(v), then a backtracking line
+ * search on |G| (K' of the damping term held at xk). Refines w->vnew. */
+static tw_status newton_refine(tw_world *w, double heff, const tw_real *xbase, const tw_real *vbase, tw_step_stats *st)
+{
+    const tw_fem *f = &w->fem;
+    size_t n3 = 3 * (size_t)f->n;
+    double cm = 1 + heff * w->def.damping_mass, ck = heff * heff + heff * w->def.damping_stiffness;
+    tw_real *xk = w->newton, *G = w->newton + n3, *dv = w->newton + 2 * n3, *vt = w->newton + 3 * n3;
+    tw_real *scratch = w->work.rhat; /* free outside BiCGStab */
+    int vertex_method = w->def.method == TW_WARP_VERTEX || w->def.method == TW_WARP_EDGE;
+    tw_filter filter = {w->fcons, w->cnormal};
+    double g0 = -1, g = 0;
+    for (int it = 1; it < w->def.newton_iterations; it++) {
+        /* A at the current iterate, then G there */
+        for (size_t i = 0; i < n3; i++) xk[i] = xbase[i] + (tw_real)heff * w->vnew[i];
+        tw_compute_rotations(w, xk);
+        tw_assemble_system(w, cm, ck);
+        g = step_residual(w, heff, xbase, vbase, w->vnew, cm, ck, xk, G, scratch);
+        if (g0 < 0) g0 = g > 0 ? g : 1;
+        if (g <= w->def.newton_tolerance * g0 && it > 1) break;
+        for (size_t i = 0; i < n3; i++) G[i] = -G[i];
+        memset(dv, 0, sizeof(tw_real) * n3);
+        tw_bsr A = tw_world_bsr(w);
+        tw_solve_result sr = vertex_method && w->def.warp_system == TW_WARP_SYSTEM_BICGSTAB
+                                 ? tw_bicgstab(&A, G, dv, &filter, w->def.cg_tolerance, w->def.cg_max_iterations, &w->work)
+                                 : tw_pcg(&A, G, dv, &filter, w->def.cg_tolerance, w->def.cg_max_iterations,
+                                          w->def.cg_fixed_iterations, &w->work);
+        st->cg_iterations += sr.iterations;
+        st->newton_iterations++;
+        double a = 1, best = INFINITY, best_a = 0;
+        for (int ls = 0; ls < 8; ls++, a *= 0.5) {
+            for (size_t i = 0; i < n3; i++) vt[i] = w->vnew[i] + (tw_real)a * dv[i];
+            double gt = step_residual(w, heff, xbase, vbase, vt, cm, ck, xk, G, scratch);
+            if (gt < best) { best = gt; best_a = a; }
+            if (gt <= (1 - 1e-4 * a) * g) break;
+        }
+        if (!(best < g)) break; /* no progress: keep the iterate */
+        for (size_t i = 0; i < n3; i++) w->vnew[i] += (tw_real)best_a * dv[i];
+        g = best;
+    }
+    st->newton_residual = g0 > 0 ? g / g0 : 0;
+    tw_solve_result none = {0, 0, 0};
+    return check_velocities(w, w->vnew, w->def.dt, &none);
+}
+
 /* Explicit Newmark (Zhuang & Canny eq. 7-10; beta = 0, gamma = 1/2) with
  * lumped mass and mass-proportional damping alpha:
  *   x+ = x + h v + h^2/2 a
@@ -605,6 +696,9 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
             heff = 2 * h / 3;
         }
         s = implicit_solve(w, heff, xbase, vbase, h, &st);
+        st.newton_iterations = 1;
+        if (s == TW_OK && w->def.newton_iterations > 1 && w->def.method != TW_LINEAR)
+            s = newton_refine(w, heff, xbase, vbase, &st);
         if (s == TW_OK) {
             if (w->def.integrator == TW_BDF2) {
                 memcpy(w->xprev, w->x, sizeof(tw_real) * n3);

@@ -40,6 +40,7 @@ struct tw_world {
     unsigned char *released; /* contacts whose constraint pulled last step (n) */
     tw_real *cnormal;     /* contact normals (3n) */
     tw_real *cdist;       /* contact signed distances (n) */
+    tw_real *newton;      /* Newton iterations: 4 vectors of 3n */
     tw_solver_work work;
 };
 

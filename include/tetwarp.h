@@ -321,6 +321,10 @@ typedef struct tw_world_def {
     double cg_tolerance;            /* relative residual |r|/|b| */
     int cg_max_iterations;
     int cg_fixed_iterations;        /* > 0: run exactly this many iterations (benchmarks) */
+    int newton_iterations;          /* implicit integrators, non-linear methods: Newton iterations per
+                                       step (1 = one linearisation, Mueller's choice; more = Newton with a
+                                       backtracking line search on the step's residual) */
+    double newton_tolerance;        /* stop when the step's residual fell by this factor */
     int warm_start;                 /* 1: start CG from the last velocity */
     int ghost_force_correction;     /* 1: remove net elastic force (vertex methods) */
     tw_warp_system warp_system;
@@ -386,6 +390,8 @@ typedef struct tw_step_stats {
     int cg_iterations;
     double residual;        /* final relative residual */
     int contacts;           /* vertices in contact with a collider this step */
+    int newton_iterations;  /* implicit: linear solves this step */
+    double newton_residual; /* implicit, non-linear: |G| after the last iteration / |G| after the first */
     double ms_rotations, ms_assembly, ms_solve, ms_other, ms_total;
 } tw_step_stats;
 
