@@ -35,6 +35,31 @@ int tw_fem_block(const tw_fem *f, int i, int j)
     return -1;
 }
 
+double tw_tet_gradients(const double *X, const int *t, double g[4][3])
+{
+    double Dm[9], B[9];
+    for (int c = 0; c < 3; c++)
+        for (int r = 0; r < 3; r++) Dm[3 * r + c] = X[3 * t[c + 1] + r] - X[3 * t[0] + r];
+    double det = Dm[0] * (Dm[4] * Dm[8] - Dm[5] * Dm[7]) - Dm[1] * (Dm[3] * Dm[8] - Dm[5] * Dm[6]) +
+                 Dm[2] * (Dm[3] * Dm[7] - Dm[4] * Dm[6]);
+    if (det == 0) return 0;
+    double id = 1.0 / det;
+    B[0] = (Dm[4] * Dm[8] - Dm[5] * Dm[7]) * id;
+    B[1] = (Dm[2] * Dm[7] - Dm[1] * Dm[8]) * id;
+    B[2] = (Dm[1] * Dm[5] - Dm[2] * Dm[4]) * id;
+    B[3] = (Dm[5] * Dm[6] - Dm[3] * Dm[8]) * id;
+    B[4] = (Dm[0] * Dm[8] - Dm[2] * Dm[6]) * id;
+    B[5] = (Dm[2] * Dm[3] - Dm[0] * Dm[5]) * id;
+    B[6] = (Dm[3] * Dm[7] - Dm[4] * Dm[6]) * id;
+    B[7] = (Dm[1] * Dm[6] - Dm[0] * Dm[7]) * id;
+    B[8] = (Dm[0] * Dm[4] - Dm[1] * Dm[3]) * id;
+    for (int k = 0; k < 3; k++) {
+        g[0][k] = -(B[k] + B[3 + k] + B[6 + k]);
+        for (int p = 0; p < 3; p++) g[p + 1][k] = B[3 * p + k];
+    }
+    return det;
+}
+
 static int cmp_int(const void *a, const void *b)
 {
     int x = *(const int *)a, y = *(const int *)b;
@@ -82,31 +107,15 @@ tw_status tw_fem_build(tw_fem *f, const tw_mesh *mesh, double E0, double nu0, do
     tw_status st = TW_OK;
     for (int e = 0; e < nt && st == TW_OK; e++) {
         const int *t = mesh->tets + 4 * e;
-        const double *xa = mesh->X + 3 * t[0];
-        double Dm[9];
-        for (int c = 0; c < 3; c++)
-            for (int r = 0; r < 3; r++) Dm[3 * r + c] = mesh->X[3 * t[c + 1] + r] - xa[r];
-        double det = Dm[0] * (Dm[4] * Dm[8] - Dm[5] * Dm[7]) - Dm[1] * (Dm[3] * Dm[8] - Dm[5] * Dm[6]) +
-                     Dm[2] * (Dm[3] * Dm[7] - Dm[4] * Dm[6]);
+        double gd[4][3];
+        double det = tw_tet_gradients(mesh->X, t, gd);
         if (!(det > 0)) {
             st = tw_fail(TW_ERR_INVALID, "%s: element %d is degenerate or inverted (6V = %g)", mesh->name, e, det);
             break;
         }
-        double id = 1.0 / det, B[9];
-        B[0] = (Dm[4] * Dm[8] - Dm[5] * Dm[7]) * id;
-        B[1] = (Dm[2] * Dm[7] - Dm[1] * Dm[8]) * id;
-        B[2] = (Dm[1] * Dm[5] - Dm[2] * Dm[4]) * id;
-        B[3] = (Dm[5] * Dm[6] - Dm[3] * Dm[8]) * id;
-        B[4] = (Dm[0] * Dm[8] - Dm[2] * Dm[6]) * id;
-        B[5] = (Dm[2] * Dm[3] - Dm[0] * Dm[5]) * id;
-        B[6] = (Dm[3] * Dm[7] - Dm[4] * Dm[6]) * id;
-        B[7] = (Dm[1] * Dm[6] - Dm[0] * Dm[7]) * id;
-        B[8] = (Dm[0] * Dm[4] - Dm[1] * Dm[3]) * id;
         tw_real *g = f->g + 12 * (size_t)e;
-        for (int k = 0; k < 3; k++) {
-            g[k] = (tw_real)(-(B[k] + B[3 + k] + B[6 + k]));
-            for (int p = 0; p < 3; p++) g[3 * (p + 1) + k] = (tw_real)B[3 * p + k];
-        }
+        for (int p = 0; p < 4; p++)
+            for (int k = 0; k < 3; k++) g[3 * p + k] = (tw_real)gd[p][k];
         double V = det / 6.0;
         double E = elem_E ? elem_E[e] : E0, nu = elem_nu ? elem_nu[e] : nu0, rho = elem_rho ? elem_rho[e] : rho0;
         st = check_material(e, E, nu, rho);

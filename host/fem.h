@@ -41,6 +41,11 @@ tw_status tw_fem_build(tw_fem *fem, const tw_mesh *mesh, double E, double nu, do
 void tw_fem_free(tw_fem *fem);
 size_t tw_fem_memory_bytes(const tw_fem *fem);
 
+/* Shape-function gradients g[p] (rows of Dm^-1 for b, c, d; g_a = -sum) of
+ * the tet t (4 indices into X, 3 doubles per vertex); returns det Dm = 6V
+ * (g untouched when it is 0). */
+double tw_tet_gradients(const double *X, const int *t, double g[4][3]);
+
 /* Block index of (i, j), or -1. Binary search in row i. */
 int tw_fem_block(const tw_fem *fem, int i, int j);
 #endif

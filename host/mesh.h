@@ -37,6 +37,10 @@ tw_mesh *tw_mesh_adopt_source(double *X, int nv, int *tets, int nt, int *region,
                               const tw_mesh_source *src, const tw_mesh_load_def *def,
                               tw_mesh_report *report);
 
+/* The whole file, NUL-terminated (malloc'd, caller frees); NULL with
+ * tw_last_error() naming the path on failure. */
+char *tw_read_file(const char *path, size_t *size);
+
 /* Signed 6*volume of element e. */
 double tw_mesh_det(const tw_mesh *m, int e);
 

@@ -32,40 +32,37 @@ typedef struct reader {
     int hash;  /* 1: '#' starts a comment */
 } reader;
 
-static tw_status rd_open(reader *r, const char *path, int hash)
+char *tw_read_file(const char *path, size_t *size)
 {
-    memset(r, 0, sizeof *r);
-    r->path = path;
-    r->hash = hash;
     FILE *f = fopen(path, "rb");
-    if (!f) return tw_fail(TW_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (!f) {
+        tw_fail(TW_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
     size_t cap = 1 << 20, n = 0;
     char *buf = malloc(cap + 1);
-    if (!buf) {
-        fclose(f);
-        return tw_fail(TW_ERR_NOMEM, "%s: out of memory reading the file", path);
-    }
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long size = ftell(f);
-        if (size > 0 && (size_t)size + 1 > cap) {
-            char *nb = realloc(buf, (size_t)size + 2);
+    if (buf && fseek(f, 0, SEEK_END) == 0) {
+        long len = ftell(f);
+        if (len > 0 && (size_t)len + 1 > cap) {
+            char *nb = realloc(buf, (size_t)len + 2);
             if (!nb) {
                 free(buf);
                 fclose(f);
-                return tw_fail(TW_ERR_NOMEM, "%s: out of memory reading %ld bytes", path, size);
+                tw_fail(TW_ERR_NOMEM, "%s: out of memory reading %ld bytes", path, len);
+                return NULL;
             }
             buf = nb;
-            cap = (size_t)size + 1; /* one spare byte: the read that finds EOF */
+            cap = (size_t)len + 1; /* one spare byte: the read that finds EOF */
         }
     }
     rewind(f);
-    for (;;) {
+    while (buf) {
         if (n == cap) {
             char *nb = realloc(buf, 2 * cap + 1);
             if (!nb) {
                 free(buf);
-                fclose(f);
-                return tw_fail(TW_ERR_NOMEM, "%s: out of memory reading the file", path);
+                buf = NULL;
+                break;
             }
             buf = nb;
             cap *= 2;
@@ -76,11 +73,28 @@ static tw_status rd_open(reader *r, const char *path, int hash)
     }
     int bad = ferror(f);
     fclose(f);
+    if (!buf) {
+        tw_fail(TW_ERR_NOMEM, "%s: out of memory reading the file", path);
+        return NULL;
+    }
     if (bad) {
         free(buf);
-        return tw_fail(TW_ERR_IO, "%s: read error: %s", path, strerror(errno));
+        tw_fail(TW_ERR_IO, "%s: read error: %s", path, strerror(errno));
+        return NULL;
     }
     buf[n] = 0;
+    *size = n;
+    return buf;
+}
+
+static tw_status rd_open(reader *r, const char *path, int hash)
+{
+    memset(r, 0, sizeof *r);
+    r->path = path;
+    r->hash = hash;
+    size_t n = 0;
+    char *buf = tw_read_file(path, &n);
+    if (!buf) return TW_ERR_IO; /* the message is set; callers only test != TW_OK */
     r->buf = r->p = buf;
     r->end = buf + n;
     r->size = n;

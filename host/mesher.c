@@ -89,42 +89,7 @@ uint64_t tw_fnv1a(uint64_t h, const void *data, size_t bytes)
 
 static unsigned char *read_all(const char *path, size_t *size)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        tw_fail(TW_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    unsigned char *buf = malloc(cap + 1);
-    while (buf) {
-        if (n == cap) {
-            unsigned char *nb = realloc(buf, 2 * cap + 1);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf) {
-        tw_fail(TW_ERR_NOMEM, "%s: out of memory reading the file", path);
-        return NULL;
-    }
-    if (bad) {
-        free(buf);
-        tw_fail(TW_ERR_IO, "%s: read error", path);
-        return NULL;
-    }
-    buf[n] = 0;
-    *size = n;
-    return buf;
+    return (unsigned char *)tw_read_file(path, size);
 }
 
 static float le_float(const unsigned char *p)

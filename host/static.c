@@ -78,21 +78,8 @@ static void linear_force_double(const tw_world *w, const double *x, double *fd)
     memset(fd, 0, sizeof(double) * 3 * (size_t)f->n);
     for (int e = 0; e < f->nt; e++) {
         const int *t = f->tets + 4 * (size_t)e;
-        double Dm[9], B[9], g[4][3], H[9] = {0}, P[9];
-        for (int c = 0; c < 3; c++)
-            for (int r = 0; r < 3; r++) Dm[3 * r + c] = X[3 * t[c + 1] + r] - X[3 * t[0] + r];
-        double det = Dm[0] * (Dm[4] * Dm[8] - Dm[5] * Dm[7]) - Dm[1] * (Dm[3] * Dm[8] - Dm[5] * Dm[6]) +
-                     Dm[2] * (Dm[3] * Dm[7] - Dm[4] * Dm[6]);
-        double id = 1 / det;
-        B[0] = (Dm[4] * Dm[8] - Dm[5] * Dm[7]) * id; B[1] = (Dm[2] * Dm[7] - Dm[1] * Dm[8]) * id;
-        B[2] = (Dm[1] * Dm[5] - Dm[2] * Dm[4]) * id; B[3] = (Dm[5] * Dm[6] - Dm[3] * Dm[8]) * id;
-        B[4] = (Dm[0] * Dm[8] - Dm[2] * Dm[6]) * id; B[5] = (Dm[2] * Dm[3] - Dm[0] * Dm[5]) * id;
-        B[6] = (Dm[3] * Dm[7] - Dm[4] * Dm[6]) * id; B[7] = (Dm[1] * Dm[6] - Dm[0] * Dm[7]) * id;
-        B[8] = (Dm[0] * Dm[4] - Dm[1] * Dm[3]) * id;
-        for (int k = 0; k < 3; k++) {
-            g[0][k] = -(B[k] + B[3 + k] + B[6 + k]);
-            for (int p = 0; p < 3; p++) g[p + 1][k] = B[3 * p + k];
-        }
+        double g[4][3], H[9] = {0}, P[9];
+        double det = tw_tet_gradients(X, t, g);
         for (int p = 0; p < 4; p++) /* grad u = sum_p u_p g_p^T */
             for (int r = 0; r < 3; r++) {
                 double u = x[3 * t[p] + r] - X[3 * t[p] + r];
