@@ -313,7 +313,7 @@ static void run_help(FILE *f)
             "  --integrator NAME       implicit-euler|bdf2|explicit-newmark (default %s)\n"
             "  --newton N              implicit, non-linear methods: Newton iterations per step with a\n"
             "                          line search, >= 1 (default %d: one linearisation, Mueller's choice)\n"
-            "  --dt S                  time step, s, > 0; explicit-newmark: 0 = 0.9 x the Courant\n"
+            "  --dt S                  time step, s, > 0; explicit-newmark: 0 = 0.5 x the Courant\n"
             "                          limit, and a larger dt is refused (default %g)\n"
             "  --steps N               number of steps, >= 1 (default %d)\n"
             "  --damping ALPHA,BETA    Rayleigh damping C = ALPHA M + BETA K: ALPHA 1/s, BETA s,\n"

@@ -40,6 +40,7 @@ struct tw_world {
     unsigned char *released; /* contacts whose constraint pulled last step (n) */
     tw_real *cnormal;     /* contact normals (3n) */
     tw_real *cdist;       /* contact signed distances (n) */
+    tw_real *cimpulse;    /* contact normal impulses of the last step, N s (n) */
     tw_real *newton;      /* Newton iterations: 4 vectors of 3n */
     tw_solver_work work;
 };
@@ -58,15 +59,24 @@ double tw_compute_elastic_energy(tw_world *w, const tw_real *x);
 /* External force (gravity, point forces, the spring at x) into out (3n). */
 void tw_external_force(const tw_world *w, const tw_real *x, tw_real *out);
 
-/* Contact (contact.c). Marks the free vertices at or inside a collider at x
- * in w->fcons / cnormal / cdist; returns how many. */
-int tw_contact_detect(tw_world *w, const tw_real *x);
-/* After an implicit solve: frees contacts whose constraint pulled, applies
- * Coulomb friction from the constraint impulse (A v - b along the normal). */
-void tw_contact_friction_implicit(tw_world *w, const tw_real *b, tw_real *v);
+/* Contact (contact.c). Marks the free vertices at or inside a collider at x,
+ * or reaching one within heff at their current velocity, in w->fcons /
+ * cnormal / cdist; returns how many. */
+int tw_contact_detect(tw_world *w, const tw_real *x, double heff);
+/* Before an implicit solve: implicit Coulomb friction, tangential damping on
+ * the contact vertices' diagonal blocks of w->A from last step's impulses. */
+void tw_contact_friction_implicit(tw_world *w, double heff);
+/* After an implicit solve: each contact's normal impulse (A v - b along n)
+ * for next step's friction; contacts that pulled are released. */
+void tw_contact_impulses(tw_world *w, const tw_real *b, const tw_real *v);
 /* Projects vertices inside a collider out, removes approaching normal
  * velocity and applies Coulomb friction from that velocity change. */
 void tw_contact_project(tw_world *w, tw_real *x, tw_real *v);
+/* The two halves: positions (marking the projected vertices in w->fcons with
+ * their normals; returns how many), then velocities (and accelerations, when
+ * acc is not NULL, lose their component into the collider). */
+int tw_contact_project_positions(tw_world *w, tw_real *x);
+void tw_contact_project_velocities(tw_world *w, const tw_real *x, tw_real *v, tw_real *acc);
 
 double tw_now_ms(void);
 tw_bsr tw_world_bsr(const tw_world *w);

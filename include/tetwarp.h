@@ -314,7 +314,7 @@ typedef struct tw_world_def {
     const double *element_density;  /* per element, kg/m^3, or NULL */
     double gravity[3];              /* m/s^2 */
     tw_integrator integrator;
-    double dt;                      /* time step, s; explicit-newmark: 0 = 0.9 x the Courant limit,
+    double dt;                      /* time step, s; explicit-newmark: 0 = 0.5 x the Courant limit,
                                        and a dt above the limit is refused */
     double damping_mass;            /* Rayleigh alpha, 1/s */
     double damping_stiffness;       /* Rayleigh beta, s */

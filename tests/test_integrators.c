@@ -137,7 +137,7 @@ TW_TEST(explicit_dt_above_courant_refused)
     double limit = tw_world_courant_dt(w);
     printf("Courant limit %.4g s, automatic dt %.4g s\n", limit, tw_world_dt(w));
     CHECK(limit > 0);
-    CHECK_NEAR(tw_world_dt(w), 0.9 * limit, 1e-12);
+    CHECK_NEAR(tw_world_dt(w), 0.5 * limit, 1e-12);
     CHECK(tw_world_set_dt(w, 2 * limit) == TW_ERR_INVALID);
     CHECK(strstr(tw_last_error(), "Courant") != NULL);
     tw_world_destroy(w);
