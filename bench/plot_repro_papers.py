@@ -165,7 +165,7 @@ sw = rows("repro_explicit_implicit_sweep.csv")
 swh = rows("repro_explicit_implicit_sweep_half.csv")
 if tr and sw:
     fig, axs = plt.subplots(1, 3, figsize=(15, 4))
-    for data, lab, ls in [(tr, "explicit green, 0.9 Courant", "-"), (trh, "explicit green, 0.45 Courant", "--")]:
+    for data, lab, ls in [(tr, "explicit green, 0.5 Courant (auto)", "-"), (trh, "explicit green, 0.45 Courant", "--")]:
         if data:
             t = [float(x["time_s"]) for x in data]
             axs[0].plot(t, [float(x["explicit_com_z"]) for x in data], ls, color="tab:green", label=lab)
@@ -179,7 +179,7 @@ if tr and sw:
         ax.set_xlabel("time (s)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    for data, lab, mk in [(sw, "0.9 Courant", "o"), (swh, "0.45 Courant", "s")]:
+    for data, lab, mk in [(sw, "0.5 Courant (auto)", "o"), (swh, "0.45 Courant", "s")]:
         if not data:
             continue
         for run, c in [("explicit-green", "tab:green"), ("implicit-corot", "tab:purple")]:
@@ -202,7 +202,7 @@ if tr and sw:
     fig.savefig(os.path.join(D, "repro_explicit_implicit.png"), dpi=100)
     txt = ["Zhuang & Canny: explicit Newmark green vs implicit Euler corot-element, 0.2 m cube 4x4x4 dropped 0.5 m",
            "E sweep (0.5 s simulated each): E_Pa,run,dt_s,steps_per_sim_s,wall_s_per_sim_s,ok"]
-    for lab, data in [("0.9 x Courant (automatic)", sw), ("0.45 x Courant", swh)]:
+    for lab, data in [("0.5 x Courant (automatic)", sw), ("0.45 x Courant", swh)]:
         if data:
             txt.append(f"-- explicit dt = {lab}")
             txt += [f"{x['youngs_pa']},{x['run']},{x['dt_s']},{x['steps_per_sim_s']},{x['wall_s_per_sim_s']},{x['ok']}"

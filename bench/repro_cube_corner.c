@@ -7,7 +7,7 @@
  * 0.2 m cube tw_mesh_bar(0.2, 0.2, 0.2, n, n, n), vertices at x < 1e-6
  * pinned, gravity -z, E 2e4 Pa, nu 0.3, rho 1000. n = 2, 3, 4 cells per side
  * give 27, 64, 125 nodes (the paper: 27, 57, 135). Explicit Newmark at the
- * automatic step (0.9 x Courant), as the paper's explicit integration;
+ * automatic step (0.5 x Courant), as the paper's explicit integration;
  * "damped" = mass-proportional damping alpha 4 1/s (explicit Newmark has no
  * stiffness damping), "undamped" = none. 2 s simulated. The corner is the
  * free corner (0.2, 0, 0.2); its z is written every 5 ms (linear

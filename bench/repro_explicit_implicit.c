@@ -8,7 +8,7 @@
  * lowest vertex 0.5 m above the floor z = 0 (friction 0.5); the turned shape
  * is the rest shape. nu 0.3, rho 1000, no Rayleigh damping in either run
  * (explicit Newmark only has mass damping; implicit Euler damps numerically).
- *   explicit: green, explicit-newmark, dt 0 = 0.9 x Courant limit.
+ *   explicit: green, explicit-newmark, dt 0 = 0.5 x Courant limit.
  *   implicit: corot-element, implicit-euler, dt 0.01, CG tolerance 1e-4.
  * One thread. Comparison at E 1e5 over 2 s; samples every 10 ms (the
  * explicit run interpolated linearly between its steps): centre-of-mass
@@ -19,7 +19,7 @@
  * simulated second for both.
  *
  * usage: tw_repro_explicit_implicit [--csv TRAJ.csv] [--sweep SWEEP.csv]
- *        [--courant-factor F] (explicit dt = F x Courant; default 0.9, automatic)
+ *        [--courant-factor F] (explicit dt = F x Courant; default 0.5, automatic)
  *        [--explicit-method NAME] (default green)
  */
 #define _POSIX_C_SOURCE 200809L
@@ -84,7 +84,7 @@ static sample measure(const tw_mesh *m, const tw_real *x, int corner)
 typedef struct run_out { int ok, steps; double dt, wall_s; sample *s; int ns; } run_out;
 
 /* Runs to time T, sampling every `every` s (interpolated); s may be NULL. */
-static double courant_factor = 0; /* --courant-factor: explicit dt = F x Courant limit; 0 = automatic (0.9) */
+static double courant_factor = 0; /* --courant-factor: explicit dt = F x Courant limit; 0 = automatic (0.5) */
 static int explicit_method = TW_GREEN;  /* --explicit-method */
 
 static run_out run(const tw_mesh *m, int corner, int explicit_green, double E, double T, double every, int want)
