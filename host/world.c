@@ -273,6 +273,7 @@ void tw_world_destroy(tw_world *w)
     free(w->fe); free(w->f); free(w->rhs); free(w->vnew); free(w->A); free(w->edge_nbr);
     free(w->acc); free(w->xprev); free(w->vprev); free(w->xbase); free(w->vbase);
     free(w->fcons); free(w->released); free(w->cnormal); free(w->cdist); free(w->cimpulse); free(w->newton);
+    tw_hanging_free(w);
     tw_solver_work_free(&w->work);
     free(w);
 }
@@ -689,6 +690,7 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
     double h = w->def.dt;
     double t0 = tw_now_ms();
     tw_status s;
+    tw_hanging_before_step(w, h);
     if (w->def.integrator == TW_EXPLICIT_NEWMARK) {
         s = newmark_step(w, h, &st);
         if (s == TW_OK) memcpy(w->v, w->vnew, sizeof(tw_real) * n3);
@@ -722,6 +724,7 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
         }
     }
     if (s == TW_OK) {
+        tw_hanging_after_step(w);
         w->step++;
         w->time += h;
     }

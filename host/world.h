@@ -42,6 +42,11 @@ struct tw_world {
     tw_real *cdist;       /* contact signed distances (n) */
     tw_real *cimpulse;    /* contact normal impulses of the last step, N s (n) */
     tw_real *newton;      /* Newton iterations: 4 vectors of 3n */
+    /* hanging (geometrically constrained) vertices, hanging.c: vertex
+     * hang_vertex[k] sits at sum_j hang_w[j] x[hang_idx[j]] over
+     * j in [hang_ptr[k], hang_ptr[k+1]) */
+    int nhang, *hang_vertex, *hang_ptr, *hang_idx;
+    double *hang_w;
     tw_solver_work work;
 };
 
@@ -77,6 +82,13 @@ void tw_contact_project(tw_world *w, tw_real *x, tw_real *v);
  * acc is not NULL, lose their component into the collider). */
 int tw_contact_project_positions(tw_world *w, tw_real *x);
 void tw_contact_project_velocities(tw_world *w, const tw_real *x, tw_real *v, tw_real *acc);
+
+/* Hanging vertices (hanging.c): before a step, their kinematic targets from
+ * the constraining vertices' predicted positions; after it, positions and
+ * velocities set exactly to the weighted averages. No-ops when none. */
+void tw_hanging_before_step(tw_world *w, double h);
+void tw_hanging_after_step(tw_world *w);
+void tw_hanging_free(tw_world *w);
 
 double tw_now_ms(void);
 tw_bsr tw_world_bsr(const tw_world *w);
