@@ -269,6 +269,10 @@ typedef struct run_opts {
     const char *csv;
     int probe;          /* -1: the vertex farthest from the fixed region */
     int obj_every;      /* 0: no frames */
+    const char *render_surface; /* embedded OBJ/OFF written as the frames instead of the boundary */
+    double bone_depth;  /* > 0: vertices deeper than this are a kinematic bone core */
+    int spin_axis;      /* bone core rotation about its centroid: axis 0..2 (-1 none) */
+    double spin_rate;   /* degrees per second */
     const char *obj_dir;
 } run_opts;
 
@@ -290,6 +294,10 @@ static run_opts run_defaults(void)
     o.csv = NULL;
     o.probe = -1;
     o.obj_every = 0;
+    o.render_surface = NULL;
+    o.bone_depth = 0;
+    o.spin_axis = -1;
+    o.spin_rate = 0;
     o.obj_dir = "frames";
     return o;
 }
@@ -335,20 +343,62 @@ static void run_help(FILE *f)
             "                          the bar a tip corner)\n"
             "  --obj-every K           write the surface as OBJ every K steps, >= 1, and at step 0\n"
             "                          (default: no frames)\n"
-            "  --obj-dir DIR           folder for the frames DIR/frame_NNNNNN.obj (default %s)\n",
+            "  --obj-dir DIR           folder for the frames DIR/frame_NNNNNN.obj (default %s)\n"
+            "  --render-surface PATH   a finer OBJ/OFF surface embedded in the tets (Mueller 4.3);\n"
+            "                          the frames are that surface instead of the boundary\n"
+            "  --bone-core DEPTH       vertices deeper than DEPTH m below the surface become a rigid,\n"
+            "                          kinematic bone core (Mueller's bunny and dane)\n"
+            "  --bone-spin AXIS,DEG_S  rotate the bone core about its centroid around x, y or z at\n"
+            "                          DEG_S degrees per second; the skin follows dynamically\n",
             tw_integrator_name(d.integrator), d.newton, d.dt, d.steps, d.damping[0], d.damping[1], d.cg_tol, d.cg_max,
             d.warp_system == TW_WARP_SYSTEM_BICGSTAB ? "bicgstab" : "symmetric", TW_MAX_COLLIDERS, d.obj_dir);
 }
 
-static int write_frame(const run_opts *o, const cli_scene *sc, long step, const char *prog)
+/* The embedded render surface at the current positions as OBJ. */
+static int write_embedded_obj(const tw_embedding *e, const tw_real *x, const char *path, float *xyz)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    tw_embedding_apply(e, x, xyz);
+    int nv = tw_embedding_vertex_count(e), nt = tw_embedding_triangle_count(e);
+    const int *t = tw_embedding_triangles(e);
+    for (int i = 0; i < nv; i++) fprintf(f, "v %.7g %.7g %.7g\n", xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]);
+    for (int i = 0; i < nt; i++) fprintf(f, "f %d %d %d\n", t[3 * i] + 1, t[3 * i + 1] + 1, t[3 * i + 2] + 1);
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    return bad ? -1 : 0;
+}
+
+static int write_frame(const run_opts *o, const cli_scene *sc, long step, const char *prog,
+                       const tw_embedding *emb, float *xyz)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/frame_%06ld.obj", o->obj_dir, step);
+    if (emb) {
+        if (write_embedded_obj(emb, tw_world_positions(sc->world), path, xyz) != 0) {
+            fprintf(stderr, "%s: --obj-dir %s: cannot write %s: %s\n", prog, o->obj_dir, path, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
     if (tw_mesh_write_obj(sc->mesh, tw_world_positions(sc->world), path) != TW_OK) {
         fprintf(stderr, "%s: --obj-dir %s: %s\n", prog, o->obj_dir, tw_last_error());
         return -1;
     }
     return 0;
+}
+
+/* The bone core's targets for time t: rotated about its centroid. */
+static void drive_core(const run_opts *o, cli_scene *sc, const unsigned char *core, const double center[3], double t)
+{
+    double a = o->spin_rate * t * 3.14159265358979323846 / 180, c = cos(a), s = sin(a);
+    double R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, zero[3] = {0, 0, 0};
+    int i = (o->spin_axis + 1) % 3, j = (o->spin_axis + 2) % 3;
+    if (o->spin_axis >= 0) {
+        R[3 * i + i] = c; R[3 * i + j] = -s;
+        R[3 * j + i] = s; R[3 * j + j] = c;
+    }
+    tw_world_drive_group(sc->world, core, R, zero, center);
 }
 
 static int cmd_run(int argc, char **argv)
@@ -427,6 +477,21 @@ static int cmd_run(int argc, char **argv)
         } else if (cli_is(&a, "--obj-every")) {
             bad = cli_int(&a, "steps between frames", &o.obj_every) ||
                   cli_require(&a, o.obj_every >= 1, ">= 1");
+        } else if (cli_is(&a, "--render-surface")) {
+            bad = !(o.render_surface = cli_value(&a, "surface path"));
+        } else if (cli_is(&a, "--bone-core")) {
+            bad = cli_double(&a, "depth, m", &o.bone_depth) || cli_require(&a, o.bone_depth > 0, "> 0 m");
+        } else if (cli_is(&a, "--bone-spin")) {
+            const char *v = cli_value(&a, "AXIS,DEG_PER_S");
+            char *end = NULL;
+            bad = !v || cli_require(&a, v && (v[0] == 'x' || v[0] == 'y' || v[0] == 'z') && v[1] == ',',
+                                    "AXIS,DEG_PER_S with AXIS x, y or z");
+            if (!bad) {
+                o.spin_axis = v[0] - 'x';
+                o.spin_rate = strtod(v + 2, &end);
+                bad = cli_require(&a, end != v + 2 && *end == 0 && isfinite(o.spin_rate),
+                                  "AXIS,DEG_PER_S with a number of degrees per second");
+            }
         } else if (cli_is(&a, "--obj-dir")) {
             bad = !(o.obj_dir = cli_value(&a, "folder"));
         } else {
@@ -457,6 +522,41 @@ static int cmd_run(int argc, char **argv)
     int nv = tw_mesh_vertex_count(sc.mesh);
     int rc = CLI_EXIT_FAIL;
     FILE *csv = NULL;
+    tw_surface *render = NULL;
+    tw_embedding *emb = NULL;
+    float *emb_xyz = NULL;
+    unsigned char *core = NULL;
+    double center[3] = {0, 0, 0};
+    if (o.render_surface) {
+        tw_embed_report er;
+        if (!(render = tw_surface_load(o.render_surface)) || !(emb = tw_embed_surface(sc.mesh, render, 0, &er))) {
+            cli_error(&a, "--render-surface %s: %s", o.render_surface, tw_last_error());
+            goto done;
+        }
+        emb_xyz = malloc(sizeof(float) * 3 * (size_t)tw_embedding_vertex_count(emb));
+        if (!emb_xyz) goto done;
+        printf("render surface %s: %d vertices (%d inside the tets, %d extrapolated, at most %.3g m outside), "
+               "embedded in %.1f ms\n",
+               o.render_surface, er.vertices, er.inside, er.outside, er.max_distance, er.ms);
+    }
+    if (o.bone_depth > 0) {
+        core = calloc((size_t)nv, 1);
+        int count = core ? tw_mesh_mark_core(sc.mesh, o.bone_depth, core) : -1;
+        if (count < 0 || tw_world_set_kinematic_group(sc.world, core) != TW_OK) {
+            cli_error(&a, "--bone-core %g: %s", o.bone_depth, tw_last_error());
+            rc = CLI_EXIT_USAGE;
+            goto done;
+        }
+        for (int i = 0; i < nv; i++)
+            if (core[i])
+                for (int c = 0; c < 3; c++) center[c] += tw_mesh_positions(sc.mesh)[3 * i + c] / count;
+        printf("bone core: %d of %d vertices deeper than %g m, centroid (%g, %g, %g)\n", count, nv, o.bone_depth,
+               center[0], center[1], center[2]);
+    } else if (o.spin_axis >= 0) {
+        cli_error(&a, "--bone-spin needs --bone-core DEPTH");
+        rc = CLI_EXIT_USAGE;
+        goto done;
+    }
     if (o.probe >= nv) {
         cli_error(&a, "--probe %d: no such vertex (the mesh has %d vertices, 0..%d)", o.probe, nv,
                   nv - 1);
@@ -484,7 +584,7 @@ static int cmd_run(int argc, char **argv)
             cli_error(&a, "--obj-dir %s: cannot create: %s", o.obj_dir, strerror(errno));
             goto done;
         }
-        if (write_frame(&o, &sc, 0, a.prog)) goto done;
+        if (write_frame(&o, &sc, 0, a.prog, emb, emb_xyz)) goto done;
     }
 
     double volume0 = tw_world_volume(sc.world);
@@ -514,7 +614,8 @@ static int cmd_run(int argc, char **argv)
                     st.cg_iterations, st.residual, ms, (double)x[3 * probe] - X[3 * probe],
                     (double)x[3 * probe + 1] - X[3 * probe + 1],
                     (double)x[3 * probe + 2] - X[3 * probe + 2]);
-        if (o.obj_every > 0 && n % o.obj_every == 0 && write_frame(&o, &sc, n, a.prog)) goto done;
+        if (core) drive_core(&o, &sc, core, center, tw_world_time(sc.world) + tw_world_dt(sc.world));
+        if (o.obj_every > 0 && n % o.obj_every == 0 && write_frame(&o, &sc, n, a.prog, emb, emb_xyz)) goto done;
         double now = cli_now_ms();
         if (now - t_report >= 1000.0 && n < o.steps) {
             t_report = now;
@@ -547,6 +648,10 @@ static int cmd_run(int argc, char **argv)
     rc = CLI_EXIT_OK;
 done:
     if (csv) fclose(csv);
+    free(emb_xyz);
+    tw_embedding_destroy(emb);
+    tw_surface_destroy(render);
+    free(core);
     cli_scene_destroy(&sc);
     return rc;
 }

@@ -167,3 +167,12 @@ set_tests_properties(cli.mesh_octahedron PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW
 tw_cli_fails(sphere_zero_radius "sphere collider: radius 0 m must be finite and > 0" run ${TW_CLI_BAR} --sphere 0,0,-1,0,0.5)
 tw_cli_fails(floor_negative_friction "friction -1 must be finite and >= 0" run ${TW_CLI_BAR} --floor -0.2,-1)
 tw_cli_fails(box_missing_value "--box" run ${TW_CLI_BAR} --box 0,0,0,1,1)
+
+# bone cores and embedded render surfaces (Mueller's bunny)
+tw_cli_fails(bone_spin_without_core "--bone-spin needs --bone-core DEPTH" run ${TW_CLI_BAR} --bone-spin y,90)
+tw_cli_fails(bone_spin_bad_axis "--bone-spin w,90: must be AXIS,DEG_PER_S with AXIS x, y or z" run ${TW_CLI_BAR} --bone-core 0.01 --bone-spin w,90)
+tw_cli_fails(bone_core_too_deep "--bone-core 5:" run ${TW_CLI_BAR} --bone-core 5)
+tw_cli_fails(render_surface_missing "--render-surface .*nope.obj" run ${TW_CLI_BAR} --render-surface ${TW_CLI_TMP}/nope.obj)
+tw_cli_prints(bunny_bone_core_render_surface "render surface .*: 35947 vertices.*bone core: 440 of 6139 vertices"
+              run --mesh ${TW_CLI_MESHES}/bunny_closed_3485v.tet.node --bone-core 0.01 --bone-spin y,90
+              --render-surface ${TW_CLI_MESHES}/bunny_stanford_original_69k.obj --gravity 0,0,0 --steps 2)
