@@ -79,6 +79,45 @@ tw_mesh *tw_mesh_bar(double length, double width, double height, int nx, int ny,
 tw_mesh *tw_mesh_tube(double inner_radius, double outer_radius, double length, int nr,
                       int ntheta, int nl);
 
+/* Graded lattice mesh (Zhuang & Canny sec. 5): an octree over a closed
+ * surface whose leaf cubes are fine_size at the surface and double in size
+ * per level with the distance inward (2:1 balanced: neighbouring leaves,
+ * across faces, edges or corners, differ by at most one level). Leaves whose
+ * centre is inside the surface are kept and cut into 6 Kuhn tets. A vertex on
+ * the edge or face of a larger leaf that is not its corner is a hanging
+ * vertex: it must stay at the average of that edge's 2 or that face's 4
+ * corners (pass the constraints to tw_world_set_hanging). The small and the
+ * large leaves cut their shared face differently, so the tets do not conform
+ * there; the hanging constraint is what ties the two sides together. */
+typedef struct tw_surface tw_surface; /* (below; C11 allows the repeat) */
+typedef struct tw_graded_def {
+    double fine_size; /* leaf edge at the surface, m (> 0, required) */
+    int levels;       /* leaf sizes fine_size * 2^l, 0 <= l < levels; 1 = the uniform lattice */
+    double grading;   /* a leaf of edge a needs its centre at least grading * a from the surface;
+                         >= 0.87 (so no leaf above the finest crosses the surface), default 1 */
+} tw_graded_def;
+tw_graded_def tw_default_graded_def(void);
+
+#define TW_GRADED_MAX_LEVELS 12
+typedef struct tw_graded_mesh {
+    tw_mesh *mesh;           /* owned: destroyed with the graded mesh */
+    int hanging_count;       /* hanging vertices */
+    int *hanging_vertex;     /* hanging_count */
+    int *hanging_ptr;        /* hanging_count + 1: CSR into idx/weights */
+    int *hanging_idx;        /* constraining vertices (never hanging themselves) */
+    double *hanging_weights; /* summing to 1 per hanging vertex */
+    int leaves[TW_GRADED_MAX_LEVELS]; /* kept leaves per level */
+    int fine_cells[3];       /* the lattice, in fine cells */
+    double origin[3];        /* the lattice's corner, m */
+    double seconds;          /* build time, s */
+} tw_graded_mesh;
+
+/* NULL with tw_last_error() on invalid input (open surface, sizes) or when
+ * no leaf is inside. Rest positions of hanging vertices are exactly their
+ * weighted averages. */
+tw_graded_mesh *tw_mesh_graded(const tw_surface *s, const tw_graded_def *def);
+void tw_graded_mesh_destroy(tw_graded_mesh *g);
+
 void tw_mesh_destroy(tw_mesh *m);
 
 int tw_mesh_vertex_count(const tw_mesh *m);
@@ -350,6 +389,16 @@ typedef enum tw_constraint { TW_FREE = 0, TW_PINNED, TW_KINEMATIC } tw_constrain
  * target set with tw_world_set_target each step. */
 tw_status tw_world_set_constraint(tw_world *w, int vertex, tw_constraint c);
 tw_constraint tw_world_get_constraint(const tw_world *w, int vertex);
+/* Hanging (geometrically constrained) vertices: vertex[k] is kept at
+ * sum_j weights[j] x[idx[j]], j in [ptr[k], ptr[k+1]) (ptr[0] = 0). Weights
+ * must sum to 1, a constrainer must not be hanging itself. The arrays are
+ * copied; each hanging vertex becomes TW_KINEMATIC and is placed at its
+ * average at once. Replaces an earlier set (those vertices become TW_FREE);
+ * count 0 clears. Before each step its target is the average of the
+ * constrainers' predicted positions, after it the exact average (Zhuang &
+ * Canny sec. 5: its own elastic force is not passed on to the constrainers). */
+tw_status tw_world_set_hanging(tw_world *w, int count, const int *vertex, const int *ptr,
+                               const int *idx, const double *weights);
 tw_status tw_world_set_target(tw_world *w, int vertex, const double pos[3]);
 /* Pins every vertex whose coordinate `axis` is < value (less=1) or > value.
  * Returns how many were pinned. */

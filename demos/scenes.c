@@ -1,0 +1,544 @@
+#include "scenes.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+#ifndef TW_SHARED_DIR
+#define TW_SHARED_DIR "../shared"
+#endif
+
+const char *const demo_scene_names[] = {"bars", "tube", "bunny", "dane", "cube", NULL};
+
+demo_options demo_default_options(void)
+{
+    demo_options o;
+    memset(&o, 0, sizeof o);
+    o.shared_dir = TW_SHARED_DIR;
+    o.method = -1;
+    return o;
+}
+
+/* ------------------------------------------------------------- helpers */
+
+/* A copy of m with positions R X + t (R row-major). */
+static tw_mesh *mesh_moved(tw_mesh *m, const double R[9], const double t[3])
+{
+    int nv = tw_mesh_vertex_count(m);
+    const double *X = tw_mesh_positions(m);
+    double *Y = malloc(sizeof(double) * 3 * (size_t)nv);
+    if (!Y) return NULL;
+    for (int i = 0; i < nv; i++)
+        for (int r = 0; r < 3; r++)
+            Y[3 * i + r] = R[3 * r] * X[3 * i] + R[3 * r + 1] * X[3 * i + 1] + R[3 * r + 2] * X[3 * i + 2] + t[r];
+    tw_mesh_load_def ld = tw_default_mesh_load_def();
+    ld.quiet = 1;
+    tw_mesh *out = tw_mesh_create(Y, nv, tw_mesh_tets(m), tw_mesh_tet_count(m), tw_mesh_regions(m), &ld, NULL);
+    free(Y);
+    return out;
+}
+
+static void rotation_about(int axis, double angle, double R[9])
+{
+    double c = cos(angle), s = sin(angle);
+    memset(R, 0, 9 * sizeof(double));
+    int a = (axis + 1) % 3, b = (axis + 2) % 3;
+    R[3 * axis + axis] = 1;
+    R[3 * a + a] = c;
+    R[3 * a + b] = -s;
+    R[3 * b + a] = s;
+    R[3 * b + b] = c;
+}
+
+static int fail(const char *prog, const char *what, demo_scene *s)
+{
+    fprintf(stderr, "%s: %s: %s\n", prog, what, tw_last_error());
+    demo_scene_destroy(s);
+    return -1;
+}
+
+int demo_scene_add(demo_scene *s, const char *name, tw_mesh *mesh, tw_world *world,
+                   double *element_youngs, const char *render_surface, const float color[3],
+                   const char *prog)
+{
+    if (s->body_count == DEMO_MAX_BODIES) {
+        fprintf(stderr, "%s: at most %d bodies in a scene\n", prog, DEMO_MAX_BODIES);
+        tw_world_destroy(world);
+        tw_mesh_destroy(mesh);
+        free(element_youngs);
+        return -1;
+    }
+    demo_body *b = &s->body[s->body_count++];
+    memset(b, 0, sizeof *b);
+    snprintf(b->name, sizeof b->name, "%s", name);
+    b->mesh = mesh;
+    b->world = world;
+    b->def = *tw_world_get_def(world);
+    b->element_youngs = element_youngs;
+    b->def.element_youngs = element_youngs;
+    for (int k = 0; k < 3; k++) b->color[k] = color[k];
+    b->face_count = tw_mesh_boundary_faces(mesh, &b->faces);
+    if (b->face_count <= 0) {
+        fprintf(stderr, "%s: %s: the mesh has no boundary faces\n", prog, name);
+        return -1;
+    }
+    if (render_surface) {
+        b->surface = tw_surface_load(render_surface);
+        if (!b->surface) {
+            fprintf(stderr, "%s: --render-surface: %s\n", prog, tw_last_error());
+            return -1;
+        }
+        tw_embed_report rep;
+        b->embedding = tw_embed_surface(mesh, b->surface, 0, &rep);
+        if (!b->embedding) {
+            fprintf(stderr, "%s: --render-surface %s cannot be embedded in the tets: %s\n", prog,
+                    render_surface, tw_last_error());
+            return -1;
+        }
+        printf("%s: embedded %s: %d vertices (%d inside, %d outside, farthest %.3g m), %d triangles, %.0f ms\n",
+               name, render_surface, rep.vertices, rep.inside, rep.outside, rep.max_distance,
+               tw_embedding_triangle_count(b->embedding), rep.ms);
+    }
+    return 0;
+}
+
+/* A world for mesh with `def`; on failure the message is printed. */
+static tw_world *make_world(tw_mesh *m, const tw_world_def *def, const char *prog, const char *name)
+{
+    tw_world *w = tw_world_create(m, def);
+    if (!w) fprintf(stderr, "%s: %s: %s\n", prog, name, tw_last_error());
+    return w;
+}
+
+static void apply_options(tw_world_def *d, const demo_options *o)
+{
+    if (o->youngs > 0) d->youngs_modulus = o->youngs;
+    if (o->dt > 0) d->dt = o->dt;
+    if (o->method >= 0) d->method = (tw_method)o->method;
+}
+
+static void bbox(const tw_mesh *m, double lo[3], double hi[3])
+{
+    const double *X = tw_mesh_positions(m);
+    for (int k = 0; k < 3; k++) {
+        lo[k] = INFINITY;
+        hi[k] = -INFINITY;
+    }
+    for (int i = 0; i < tw_mesh_vertex_count(m); i++)
+        for (int k = 0; k < 3; k++) {
+            if (X[3 * i + k] < lo[k]) lo[k] = X[3 * i + k];
+            if (X[3 * i + k] > hi[k]) hi[k] = X[3 * i + k];
+        }
+}
+
+void demo_scene_frame(demo_scene *s)
+{
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int i = 0; i < s->body_count; i++) {
+        double a[3], b[3];
+        bbox(s->body[i].mesh, a, b);
+        for (int k = 0; k < 3; k++) {
+            if (a[k] + s->body[i].offset[k] < lo[k]) lo[k] = a[k] + s->body[i].offset[k];
+            if (b[k] + s->body[i].offset[k] > hi[k]) hi[k] = b[k] + s->body[i].offset[k];
+        }
+    }
+    double diag = 0;
+    for (int k = 0; k < 3; k++) {
+        s->target[k] = 0.5 * (lo[k] + hi[k]);
+        diag += (hi[k] - lo[k]) * (hi[k] - lo[k]);
+    }
+    diag = sqrt(diag);
+    s->distance = 1.6 * diag;
+    s->yaw = s->up == 1 ? 0.5 : -1.2;
+    s->pitch = 0.35;
+    for (int k = 0; k < 3; k++) s->floor_center[k] = s->target[k];
+    s->floor_half = diag;
+}
+
+/* Bone core of depth d (m) in body b, made kinematic; spin and bob per the args. */
+static int add_core(demo_body *b, double depth, double spin, double freq, double bob, const char *prog)
+{
+    int nv = tw_mesh_vertex_count(b->mesh);
+    b->core = calloc((size_t)nv, 1);
+    if (!b->core) return -1;
+    int n = tw_mesh_mark_core(b->mesh, depth, b->core);
+    if (n < 0) {
+        fprintf(stderr, "%s: %s: bone core: %s\n", prog, b->name, tw_last_error());
+        return -1;
+    }
+    b->core_count = n;
+    const double *X = tw_mesh_positions(b->mesh);
+    for (int i = 0; i < nv; i++)
+        if (b->core[i])
+            for (int k = 0; k < 3; k++) b->core_center[k] += X[3 * i + k] / n;
+    b->spin_amplitude = spin;
+    b->spin_frequency = freq;
+    b->bob_amplitude = bob;
+    if (tw_world_set_kinematic_group(b->world, b->core) != TW_OK) {
+        fprintf(stderr, "%s: %s: %s\n", prog, b->name, tw_last_error());
+        return -1;
+    }
+    printf("%s: bone core: %d of %d vertices deeper than %g m\n", b->name, n, nv, depth);
+    return 0;
+}
+
+static char *shared_path(const demo_options *o, const char *file)
+{
+    size_t n = strlen(o->shared_dir) + strlen(file) + 16;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/meshes/%s", o->shared_dir, file);
+    return p;
+}
+
+/* -------------------------------------------------------------- scenes */
+
+static int build_bars(demo_scene *s, const demo_options *o, const char *prog)
+{
+    static const tw_method methods[3] = {TW_LINEAR, TW_WARP_VERTEX, TW_GREEN};
+    static const float colors[3][3] = {{0.85f, 0.18f, 0.15f}, {0.2f, 0.35f, 0.95f}, {0.2f, 0.75f, 0.25f}};
+    s->up = 2;
+    s->print_volumes = 1;
+    for (int i = 0; i < 3; i++) {
+        tw_mesh *m = tw_mesh_bar(1.0, 0.1, 0.1, 20, 2, 2);
+        if (!m) return fail(prog, "bar", s);
+        tw_world_def d = tw_default_world_def();
+        d.method = methods[i];
+        d.youngs_modulus = 1e6;
+        d.dt = 1.0 / 120;
+        d.damping_mass = 1.0;
+        d.damping_stiffness = 0.01;
+        d.youngs_modulus = o->youngs > 0 ? o->youngs : d.youngs_modulus;
+        if (o->dt > 0) d.dt = o->dt;
+        tw_world *w = make_world(m, &d, prog, tw_method_name(methods[i]));
+        if (!w) {
+            tw_mesh_destroy(m);
+            demo_scene_destroy(s);
+            return -1;
+        }
+        tw_world_pin_where(w, 0, 1, 1e-6);
+        if (demo_scene_add(s, tw_method_name(methods[i]), m, w, NULL, NULL, colors[i], prog)) {
+            demo_scene_destroy(s);
+            return -1;
+        }
+        s->body[i].offset[0] = 1.25f * (float)i;
+    }
+    demo_scene_frame(s);
+    s->yaw = -M_PI / 2; /* from -y, the bars side by side along x */
+    s->pitch = 0.12;
+    s->target[2] = -0.4;
+    s->distance = 2.9;
+    return 0;
+}
+
+static int build_tube(demo_scene *s, const demo_options *o, const char *prog)
+{
+    s->up = 2;
+    tw_mesh *t = tw_mesh_tube(0.05, 0.08, 0.6, 2, 16, 12);
+    if (!t) return fail(prog, "tube", s);
+    /* centred, tilted 15 degrees about y, lowest point 0.5 m above the floor */
+    double R[9], zero[3] = {-0.3, 0, 0};
+    rotation_about(1, 15 * M_PI / 180, R);
+    double I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    tw_mesh *c = mesh_moved(t, I, zero);
+    tw_mesh_destroy(t);
+    if (!c) return fail(prog, "tube", s);
+    double lift[3] = {0, 0, 0};
+    tw_mesh *r = mesh_moved(c, R, lift);
+    tw_mesh_destroy(c);
+    if (!r) return fail(prog, "tube", s);
+    double lo[3], hi[3];
+    bbox(r, lo, hi);
+    lift[2] = 0.5 - lo[2];
+    tw_mesh *m = mesh_moved(r, I, lift);
+    tw_mesh_destroy(r);
+    if (!m) return fail(prog, "tube", s);
+    tw_world_def d = tw_default_world_def();
+    d.method = TW_WARP_VERTEX;
+    d.youngs_modulus = 2e5;
+    d.dt = 1.0 / 240;
+    d.damping_stiffness = 0.002;
+    apply_options(&d, o);
+    tw_world *w = make_world(m, &d, prog, "tube");
+    if (!w) {
+        tw_mesh_destroy(m);
+        demo_scene_destroy(s);
+        return -1;
+    }
+    static const float color[3] = {0.25f, 0.55f, 0.9f};
+    if (demo_scene_add(s, "tube", m, w, NULL, NULL, color, prog)) {
+        demo_scene_destroy(s);
+        return -1;
+    }
+    demo_body *b = &s->body[0];
+    b->colliders[0] = tw_default_collider_def(); /* the floor z = 0 */
+    b->collider_count = 1;
+    if (tw_world_add_collider(w, &b->colliders[0]) != TW_OK) return fail(prog, "floor", s);
+    demo_scene_frame(s);
+    s->has_floor = 1;
+    s->floor_level = 0;
+    s->floor_half = 0.8;
+    s->target[2] = 0.3;
+    s->distance = 1.9;
+    s->pitch = 0.25;
+    return 0;
+}
+
+static int build_cored(demo_scene *s, const demo_options *o, const char *prog, const char *mesh_file,
+                       const char *surface_file, const char *name, double youngs, double depth,
+                       double spin, double freq, double bob, const float color[3])
+{
+    s->up = 1;
+    char *path = shared_path(o, mesh_file);
+    tw_mesh_load_def ld = tw_default_mesh_load_def();
+    ld.quiet = 1;
+    tw_mesh *m = path ? tw_mesh_load(path, &ld, NULL) : NULL;
+    free(path);
+    if (!m) return fail(prog, name, s);
+    tw_world_def d = tw_default_world_def();
+    d.method = TW_COROT_ELEMENT;
+    d.youngs_modulus = youngs;
+    d.gravity[1] = -9.81;
+    d.gravity[2] = 0;
+    d.dt = 1.0 / 60;
+    d.damping_mass = 0.5;
+    d.damping_stiffness = 0.005;
+    apply_options(&d, o);
+    tw_world *w = make_world(m, &d, prog, name);
+    if (!w) {
+        tw_mesh_destroy(m);
+        demo_scene_destroy(s);
+        return -1;
+    }
+    char *surf = NULL;
+    if (o->render_surface)
+        {
+        surf = malloc(strlen(o->render_surface) + 1);
+        if (surf) strcpy(surf, o->render_surface);
+    }
+    else if (surface_file)
+        surf = shared_path(o, surface_file);
+    int rc = demo_scene_add(s, name, m, w, NULL, surf, color, prog);
+    free(surf);
+    if (rc || add_core(&s->body[0], depth, spin, freq, bob, prog)) {
+        demo_scene_destroy(s);
+        return -1;
+    }
+    demo_scene_frame(s);
+    s->distance *= 0.7;
+    return 0;
+}
+
+static int build_cube(demo_scene *s, const demo_options *o, const char *prog)
+{
+    static const int cells[3] = {2, 4, 8};
+    static const float colors[3][3] = {{0.9f, 0.45f, 0.2f}, {0.3f, 0.6f, 0.9f}, {0.45f, 0.8f, 0.35f}};
+    s->up = 2;
+    for (int i = 0; i < 3; i++) {
+        tw_mesh *m = tw_mesh_bar(0.3, 0.3, 0.3, cells[i], cells[i], cells[i]);
+        if (!m) return fail(prog, "cube", s);
+        tw_world_def d = tw_default_world_def();
+        d.method = TW_GREEN;
+        d.youngs_modulus = 1e5;
+        d.dt = 1.0 / 120;
+        d.damping_mass = 1.0;
+        apply_options(&d, o);
+        char name[32];
+        snprintf(name, sizeof name, "cube %d^3", cells[i]);
+        tw_world *w = make_world(m, &d, prog, name);
+        if (!w) {
+            tw_mesh_destroy(m);
+            demo_scene_destroy(s);
+            return -1;
+        }
+        tw_world_pin_where(w, 0, 1, 1e-6);
+        if (demo_scene_add(s, name, m, w, NULL, NULL, colors[i], prog)) {
+            demo_scene_destroy(s);
+            return -1;
+        }
+        s->body[i].offset[0] = 0.6f * (float)i;
+    }
+    demo_scene_frame(s);
+    s->yaw = -M_PI / 2 + 0.35;
+    s->pitch = 0.3;
+    s->target[2] = 0.0;
+    s->distance = 2.0;
+    return 0;
+}
+
+int demo_scene_build(demo_scene *s, const char *name, const demo_options *o, const char *prog)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    if (!strcmp(name, "bars")) return build_bars(s, o, prog);
+    if (!strcmp(name, "tube")) return build_tube(s, o, prog);
+    if (!strcmp(name, "bunny")) {
+        static const float c[3] = {0.85f, 0.72f, 0.55f};
+        return build_cored(s, o, prog, "bunny_closed_3485v.tet.node", "bunny_stanford_original_69k.obj",
+                           "bunny", 3e4, 0.01, 0.9, 0.5, 0.0, c);
+    }
+    if (!strcmp(name, "dane")) {
+        static const float c[3] = {0.75f, 0.6f, 0.45f};
+        return build_cored(s, o, prog, "dog_shrec398.tet.node", NULL, "dane", 5e3, 0.05, 0.6, 0.8, 0.08, c);
+    }
+    if (!strcmp(name, "cube")) return build_cube(s, o, prog);
+    fprintf(stderr, "%s: --scene '%s': unknown scene (choose bars, tube, bunny, dane or cube)\n", prog, name);
+    return -1;
+}
+
+void demo_scene_destroy(demo_scene *s)
+{
+    for (int i = 0; i < s->body_count; i++) {
+        demo_body *b = &s->body[i];
+        tw_world_destroy(b->world);
+        tw_mesh_destroy(b->mesh);
+        free(b->element_youngs);
+        tw_embedding_destroy(b->embedding);
+        if (b->surface) tw_surface_destroy(b->surface);
+        free(b->faces);
+        free(b->core);
+    }
+    memset(s, 0, sizeof *s);
+}
+
+/* --------------------------------------------------------------- running */
+
+void demo_scene_drive(demo_scene *s, double t)
+{
+    for (int i = 0; i < s->body_count; i++) {
+        demo_body *b = &s->body[i];
+        if (!b->core) continue;
+        double phase = sin(2 * M_PI * b->spin_frequency * t);
+        double R[9], tr[3] = {0, 0, 0};
+        rotation_about(s->up, b->spin_amplitude * phase, R);
+        tr[s->up] = b->bob_amplitude * sin(2 * M_PI * b->spin_frequency * 2 * t);
+        tw_world_drive_group(b->world, b->core, R, tr, b->core_center);
+    }
+}
+
+tw_status demo_scene_step(demo_scene *s, int *cg_iterations)
+{
+    *cg_iterations = 0;
+    for (int i = 0; i < s->body_count; i++) {
+        tw_step_stats st;
+        tw_status rc = tw_world_step(s->body[i].world, &st);
+        if (rc != TW_OK) return rc;
+        *cg_iterations += st.cg_iterations;
+    }
+    return TW_OK;
+}
+
+void demo_scene_reset(demo_scene *s)
+{
+    for (int i = 0; i < s->body_count; i++) tw_world_reset(s->body[i].world);
+    demo_scene_drive(s, 0);
+}
+
+tw_status demo_body_rebuild(demo_body *b, const tw_world_def *def)
+{
+    int nv = tw_mesh_vertex_count(b->mesh);
+    tw_real *x = malloc(sizeof(tw_real) * 3 * (size_t)nv), *v = malloc(sizeof(tw_real) * 3 * (size_t)nv);
+    unsigned char *c = malloc((size_t)nv);
+    if (!x || !v || !c) {
+        free(x);
+        free(v);
+        free(c);
+        return TW_ERR_NOMEM;
+    }
+    memcpy(x, tw_world_positions(b->world), sizeof(tw_real) * 3 * (size_t)nv);
+    memcpy(v, tw_world_velocities(b->world), sizeof(tw_real) * 3 * (size_t)nv);
+    for (int i = 0; i < nv; i++) c[i] = (unsigned char)tw_world_get_constraint(b->world, i);
+    tw_world *w = tw_world_create(b->mesh, def);
+    tw_status rc = w ? TW_OK : TW_ERR_INVALID;
+    if (w) {
+        /* pinned vertices hold the position they have when pinned: the rest
+         * position first (as at creation), then the state is restored */
+        for (int i = 0; i < nv; i++)
+            if (c[i] == TW_PINNED) tw_world_set_constraint(w, i, TW_PINNED);
+        if (b->core) tw_world_set_kinematic_group(w, b->core);
+        for (int i = 0; i < b->collider_count; i++) tw_world_add_collider(w, &b->colliders[i]);
+        tw_world_set_positions(w, x);
+        tw_world_set_velocities(w, v);
+        tw_world_destroy(b->world);
+        b->world = w;
+        b->def = *def;
+    }
+    free(x);
+    free(v);
+    free(c);
+    return rc;
+}
+
+/* ------------------------------------------------------------- rendering */
+
+int demo_body_render_vertices(const demo_body *b)
+{
+    return b->embedding ? tw_embedding_vertex_count(b->embedding) : tw_mesh_vertex_count(b->mesh);
+}
+
+int demo_body_render_triangles(const demo_body *b, const int **tris)
+{
+    if (b->embedding) {
+        *tris = tw_embedding_triangles(b->embedding);
+        return tw_embedding_triangle_count(b->embedding);
+    }
+    *tris = b->faces;
+    return b->face_count;
+}
+
+void demo_body_render_update(const demo_body *b, float *pos, float *nrm)
+{
+    const tw_real *x = tw_world_positions(b->world);
+    if (b->embedding) {
+        tw_embedding_apply(b->embedding, x, pos);
+        tw_embedding_normals(b->embedding, pos, nrm);
+        return;
+    }
+    int nv = tw_mesh_vertex_count(b->mesh);
+    for (int i = 0; i < 3 * nv; i++) {
+        pos[i] = (float)x[i];
+        nrm[i] = 0;
+    }
+    for (int f = 0; f < b->face_count; f++) { /* area-weighted: the cross product's length */
+        const int *t = b->faces + 3 * f;
+        const float *a = pos + 3 * t[0], *p = pos + 3 * t[1], *q = pos + 3 * t[2];
+        float e1[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]}, e2[3] = {q[0] - a[0], q[1] - a[1], q[2] - a[2]};
+        float n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
+        for (int k = 0; k < 3; k++)
+            for (int j = 0; j < 3; j++) nrm[3 * t[k] + j] += n[j];
+    }
+    for (int i = 0; i < nv; i++) {
+        float *n = nrm + 3 * i;
+        float l = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        if (l > 0)
+            for (int j = 0; j < 3; j++) n[j] /= l;
+    }
+}
+
+void demo_body_render_colors(const demo_body *b, float *col)
+{
+    static const float pinned[3] = {0.95f, 0.85f, 0.2f}, kinematic[3] = {0.6f, 0.3f, 0.85f};
+    int n = demo_body_render_vertices(b);
+    const int *idx = b->embedding ? tw_embedding_indices(b->embedding) : NULL;
+    for (int i = 0; i < n; i++) {
+        const float *c = b->color;
+        if (idx) { /* an embedded vertex whose whole tet is constrained */
+            int all = 1, kin = 0;
+            for (int k = 0; k < 4; k++) {
+                tw_constraint ck = tw_world_get_constraint(b->world, idx[4 * i + k]);
+                all &= ck != TW_FREE;
+                kin |= ck == TW_KINEMATIC;
+            }
+            if (all) c = kin ? kinematic : pinned;
+        } else {
+            tw_constraint ck = tw_world_get_constraint(b->world, i);
+            if (ck == TW_PINNED) c = pinned;
+            if (ck == TW_KINEMATIC) c = kinematic;
+        }
+        for (int k = 0; k < 3; k++) col[3 * i + k] = c[k];
+    }
+}

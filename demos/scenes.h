@@ -1,0 +1,105 @@
+/* The papers' scenes for the viewer (and anything else that wants them):
+ * each scene is a few bodies, each body its own mesh and world with a
+ * colour and a render offset, plus a camera and an optional floor.
+ *
+ *   bars   three bars fixed to a wall under gravity: linear (red),
+ *          warp-vertex (blue), green (green) (Müller 2002 fig. 7)
+ *   tube   a tube dropped from 50 cm onto a floor (Müller fig. 8)
+ *   bunny  the closed bunny with a rigid bone core turned about y, the
+ *          69k-triangle Stanford scan embedded as the visible surface (fig. 9)
+ *   dane   the SHREC dog (no Great Dane mesh exists; the TOSCA dog is not
+ *          meshed): bone core, soft skin lagging (fig. 10)
+ *   cube   a cube fixed on one side under gravity at three resolutions
+ *          (Debunne 2001)
+ *
+ * A body's world can be rebuilt with a changed def (Young's modulus, gravity)
+ * keeping positions, velocities, pins, the bone core and the colliders. */
+#ifndef TW_DEMO_SCENES_H
+#define TW_DEMO_SCENES_H
+
+#include "tetwarp.h"
+
+#define DEMO_MAX_BODIES 4
+
+typedef struct demo_body {
+    char name[32];
+    tw_mesh *mesh;            /* owned */
+    tw_world *world;          /* owned */
+    tw_world_def def;         /* what the world was made from */
+    double *element_youngs;   /* owned or NULL (def.element_youngs points here) */
+    tw_surface *surface;      /* owned render surface, or NULL */
+    tw_embedding *embedding;  /* NULL: the mesh's boundary is rendered */
+    int *faces;               /* boundary faces (3 per face), owned */
+    int face_count;
+    float color[3];
+    float offset[3];          /* render offset, m */
+    unsigned char *core;      /* kinematic bone core mask (per vertex) or NULL */
+    int core_count;
+    double core_center[3];    /* m */
+    double spin_amplitude;    /* rad: core angle A sin(2 pi f t) about the up axis */
+    double spin_frequency;    /* Hz */
+    double bob_amplitude;     /* m: core moves A sin(2 pi f t) along the up axis */
+    int collider_count;
+    tw_collider_def colliders[4];
+} demo_body;
+
+typedef struct demo_scene {
+    char name[32];
+    int body_count;
+    demo_body body[DEMO_MAX_BODIES];
+    int up;                   /* 1: y up, 2: z up */
+    double target[3], distance, yaw, pitch; /* initial camera, m and radians */
+    int has_floor;
+    double floor_level;       /* along `up`, m */
+    double floor_center[3], floor_half; /* m */
+    int print_volumes;        /* print each body's volume change */
+} demo_scene;
+
+/* Scene options the command line can override (0 / -1: the scene's own). */
+typedef struct demo_options {
+    const char *shared_dir;   /* folder holding meshes/ */
+    double youngs;            /* Pa, 0: the scene's */
+    double dt;                /* s, 0: the scene's */
+    int method;               /* -1: the scene's */
+    const char *render_surface; /* bunny: replaces the Stanford scan; NULL: default */
+} demo_options;
+demo_options demo_default_options(void);
+
+/* Names of the scenes, NULL-terminated. */
+extern const char *const demo_scene_names[];
+
+/* Builds scene `name`. On failure prints "PROG: message" (the loader's or the
+ * embedding's message included), frees what it made and returns -1. */
+int demo_scene_build(demo_scene *s, const char *name, const demo_options *o, const char *prog);
+
+/* Adds a body to s from a mesh and world already made (ownership passes to
+ * the scene), optionally embedding a render surface; -1 on failure (message
+ * printed, mesh and world destroyed). */
+int demo_scene_add(demo_scene *s, const char *name, tw_mesh *mesh, tw_world *world,
+                   double *element_youngs, const char *render_surface, const float color[3],
+                   const char *prog);
+/* Camera and floor that frame every body's rest state. */
+void demo_scene_frame(demo_scene *s);
+
+void demo_scene_destroy(demo_scene *s);
+
+/* Moves the bone cores to their targets at time t (s). */
+void demo_scene_drive(demo_scene *s, double t);
+/* One step of every body; cg_iterations summed. Returns TW_OK or the first error. */
+tw_status demo_scene_step(demo_scene *s, int *cg_iterations);
+void demo_scene_reset(demo_scene *s);
+
+/* Recreates body b's world from def, keeping positions, velocities, pins,
+ * the core and the colliders. */
+tw_status demo_body_rebuild(demo_body *b, const tw_world_def *def);
+
+/* Surface for rendering: vertex count and triangles (3 per triangle). */
+int demo_body_render_vertices(const demo_body *b);
+int demo_body_render_triangles(const demo_body *b, const int **tris);
+/* Current render positions and unit normals (3 floats per render vertex). */
+void demo_body_render_update(const demo_body *b, float *pos, float *nrm);
+/* Colours per render vertex: the body's colour, pinned vertices yellow,
+ * kinematic (bone core) vertices purple. */
+void demo_body_render_colors(const demo_body *b, float *col);
+
+#endif

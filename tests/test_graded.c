@@ -1,0 +1,306 @@
+/* Graded lattice meshes and hanging vertices (issue 5, item 5): a unit
+ * icosphere meshed uniformly and graded at the same fine size. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tw_test.h"
+
+/* Unit icosphere: the icosahedron with each triangle split in 4, `levels` times. */
+static tw_surface *icosphere(int levels)
+{
+    const double t = (1.0 + sqrt(5.0)) / 2;
+    double v0[12][3] = {{-1, t, 0}, {1, t, 0}, {-1, -t, 0}, {1, -t, 0}, {0, -1, t}, {0, 1, t},
+                        {0, -1, -t}, {0, 1, -t}, {t, 0, -1}, {t, 0, 1}, {-t, 0, -1}, {-t, 0, 1}};
+    int f0[20][3] = {{0, 11, 5}, {0, 5, 1}, {0, 1, 7}, {0, 7, 10}, {0, 10, 11}, {1, 5, 9}, {5, 11, 4},
+                     {11, 10, 2}, {10, 7, 6}, {7, 1, 8}, {3, 9, 4}, {3, 4, 2}, {3, 2, 6}, {3, 6, 8},
+                     {3, 8, 9}, {4, 9, 5}, {2, 4, 11}, {6, 2, 10}, {8, 6, 7}, {9, 8, 1}};
+    int nv = 12, nt = 20, cap_v = 12, cap_t = 20;
+    for (int l = 0; l < levels; l++) {
+        cap_v += 3 * cap_t;
+        cap_t *= 4;
+    }
+    double *X = malloc(sizeof(double) * 3 * cap_v);
+    int *T = malloc(sizeof(int) * 3 * cap_t);
+    memcpy(X, v0, sizeof v0);
+    memcpy(T, f0, sizeof f0);
+    for (int l = 0; l < levels; l++) {
+        int *N = malloc(sizeof(int) * 12 * nt);
+        for (int f = 0; f < nt; f++) {
+            int m[3];
+            for (int e = 0; e < 3; e++) { /* a new midpoint per triangle edge, merged by search */
+                int a = T[3 * f + e], b = T[3 * f + (e + 1) % 3];
+                double p[3];
+                for (int k = 0; k < 3; k++) p[k] = 0.5 * (X[3 * a + k] + X[3 * b + k]);
+                m[e] = -1;
+                for (int q = 0; q < nv && m[e] < 0; q++)
+                    if (fabs(X[3 * q] - p[0]) + fabs(X[3 * q + 1] - p[1]) + fabs(X[3 * q + 2] - p[2]) < 1e-12)
+                        m[e] = q;
+                if (m[e] < 0) {
+                    memcpy(X + 3 * nv, p, sizeof p);
+                    m[e] = nv++;
+                }
+            }
+            int *o = N + 12 * f, *c = T + 3 * f;
+            int tri[4][3] = {{c[0], m[0], m[2]}, {c[1], m[1], m[0]}, {c[2], m[2], m[1]}, {m[0], m[1], m[2]}};
+            memcpy(o, tri, sizeof tri);
+        }
+        memcpy(T, N, sizeof(int) * 12 * nt);
+        free(N);
+        nt *= 4;
+    }
+    for (int v = 0; v < nv; v++) {
+        double *p = X + 3 * v, r = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
+        for (int k = 0; k < 3; k++) p[k] /= r;
+    }
+    tw_surface *s = malloc(sizeof *s);
+    s->vertex_count = nv;
+    s->triangle_count = nt;
+    s->positions = X;
+    s->triangles = T;
+    return s;
+}
+
+static tw_graded_mesh *sphere_mesh(int levels)
+{
+    tw_surface *s = icosphere(3);
+    tw_graded_def d = tw_default_graded_def();
+    d.fine_size = 0.1;
+    d.levels = levels;
+    tw_graded_mesh *g = tw_mesh_graded(s, &d);
+    if (!g) fprintf(stderr, "tw_mesh_graded: %s\n", tw_last_error());
+    tw_surface_destroy(s);
+    return g;
+}
+
+static double tet_volume(const double *X, const int *t)
+{
+    const double *a = X + 3 * t[0], *b = X + 3 * t[1], *c = X + 3 * t[2], *d = X + 3 * t[3];
+    double u[3], v[3], w[3];
+    for (int k = 0; k < 3; k++) {
+        u[k] = b[k] - a[k];
+        v[k] = c[k] - a[k];
+        w[k] = d[k] - a[k];
+    }
+    return (u[0] * (v[1] * w[2] - v[2] * w[1]) - u[1] * (v[0] * w[2] - v[2] * w[0]) +
+            u[2] * (v[0] * w[1] - v[1] * w[0])) / 6;
+}
+
+/* Sum of volumes; 0 when any tet is not positive. */
+static double mesh_volume(const tw_mesh *m)
+{
+    double vol = 0;
+    for (int e = 0; e < tw_mesh_tet_count(m); e++) {
+        double v = tet_volume(tw_mesh_positions(m), tw_mesh_tets(m) + 4 * e);
+        if (!(v > 0)) {
+            fprintf(stderr, "tet %d has volume %g\n", e, v);
+            return 0;
+        }
+        vol += v;
+    }
+    return vol;
+}
+
+TW_TEST(sphere_graded_has_fewer_tets_and_the_same_volume)
+{
+    tw_graded_mesh *u = sphere_mesh(1), *g = sphere_mesh(4);
+    CHECK(u && g);
+    int nu = tw_mesh_tet_count(u->mesh), ng = tw_mesh_tet_count(g->mesh);
+    double vu = mesh_volume(u->mesh), vg = mesh_volume(g->mesh);
+    printf("uniform: %d tets, %d vertices, volume %.6f; graded: %d tets, %d vertices, %d hanging, volume %.6f "
+           "(leaves %d %d %d %d)\n", nu, tw_mesh_vertex_count(u->mesh), vu, ng, tw_mesh_vertex_count(g->mesh),
+           g->hanging_count, vg, g->leaves[0], g->leaves[1], g->leaves[2], g->leaves[3]);
+    CHECK(u->hanging_count == 0);
+    CHECK(ng < 0.6 * nu);
+    CHECK(g->leaves[1] > 0 && g->leaves[2] > 0);
+    CHECK(vu > 0 && vg > 0);                    /* every tet positive */
+    CHECK_NEAR(vg, vu, 1e-9 * vu);              /* coarse leaves cover exactly the uniform cells */
+    CHECK_NEAR(vu, 4.0 / 3.0 * 3.14159265358979, 0.05 * vu); /* and they approximate the sphere */
+    tw_graded_mesh_destroy(u);
+    tw_graded_mesh_destroy(g);
+    return 0;
+}
+
+TW_TEST(sphere_hanging_vertices_rest_at_their_averages)
+{
+    tw_graded_mesh *g = sphere_mesh(4);
+    CHECK(g);
+    const double *X = tw_mesh_positions(g->mesh);
+    int nv = tw_mesh_vertex_count(g->mesh);
+    char *hanging = calloc(nv, 1);
+    CHECK(g->hanging_count > 0);
+    for (int k = 0; k < g->hanging_count; k++) hanging[g->hanging_vertex[k]] = 1;
+    int edges = 0, faces = 0;
+    for (int k = 0; k < g->hanging_count; k++) {
+        int v = g->hanging_vertex[k], n = g->hanging_ptr[k + 1] - g->hanging_ptr[k];
+        double p[3] = {0, 0, 0}, sum = 0;
+        edges += n == 2;
+        faces += n == 4;
+        for (int j = g->hanging_ptr[k]; j < g->hanging_ptr[k + 1]; j++) {
+            CHECK(!hanging[g->hanging_idx[j]]);
+            CHECK(g->hanging_weights[j] > 0);
+            sum += g->hanging_weights[j];
+            for (int c = 0; c < 3; c++) p[c] += g->hanging_weights[j] * X[3 * g->hanging_idx[j] + c];
+        }
+        CHECK_NEAR(sum, 1, 1e-12);
+        for (int c = 0; c < 3; c++) CHECK_NEAR(X[3 * v + c], p[c], 1e-12);
+        /* on the lattice: the constrainers are 2 (edge) or 4 (face) corners at least one fine cell away */
+        double far = 0;
+        for (int j = g->hanging_ptr[k]; j < g->hanging_ptr[k + 1]; j++) {
+            double d = 0;
+            for (int c = 0; c < 3; c++) d += fabs(X[3 * g->hanging_idx[j] + c] - X[3 * v + c]);
+            if (d > far) far = d;
+        }
+        CHECK(far >= 0.1 - 1e-9);
+    }
+    printf("%d hanging vertices: %d on edges, %d on faces, %d on chains\n", g->hanging_count, edges, faces,
+           g->hanging_count - edges - faces);
+    CHECK(edges > 0 && faces > 0);
+    free(hanging);
+    tw_graded_mesh_destroy(g);
+    return 0;
+}
+
+/* Max over hanging vertices of |x - average of its constrainers| in the world. */
+static double hanging_error(const tw_world *w, const tw_graded_mesh *g)
+{
+    const tw_real *x = tw_world_positions(w);
+    double worst = 0;
+    for (int k = 0; k < g->hanging_count; k++)
+        for (int c = 0; c < 3; c++) {
+            double p = 0;
+            for (int j = g->hanging_ptr[k]; j < g->hanging_ptr[k + 1]; j++)
+                p += g->hanging_weights[j] * x[3 * g->hanging_idx[j] + c];
+            double e = fabs(x[3 * g->hanging_vertex[k] + c] - p);
+            if (e > worst) worst = e;
+        }
+    return worst;
+}
+
+TW_TEST(sphere_hanging_vertices_stay_on_their_edges_and_faces)
+{
+    tw_graded_mesh *g = sphere_mesh(4);
+    CHECK(g);
+    tw_world_def d = tw_default_world_def();
+    d.method = TW_COROT_ELEMENT;
+    d.youngs_modulus = 2e4; /* soft: a visible sag */
+    d.poisson_ratio = 0.3;
+    d.density = 1000;
+    d.gravity[0] = d.gravity[1] = 0;
+    d.gravity[2] = -9.81;
+    d.dt = 0.01;
+    d.threads = 2;
+    tw_world *w = tw_world_create(g->mesh, &d);
+    CHECK(w);
+    CHECK(tw_world_pin_where(w, 2, 1, -0.8) > 0);
+    CHECK_OK(tw_world_set_hanging(w, g->hanging_count, g->hanging_vertex, g->hanging_ptr, g->hanging_idx,
+                                  g->hanging_weights));
+    CHECK(tw_world_get_constraint(w, g->hanging_vertex[0]) == TW_KINEMATIC);
+    double worst = hanging_error(w, g);
+    for (int s = 0; s < 50; s++) {
+        CHECK_OK(tw_world_step(w, NULL));
+        double e = hanging_error(w, g);
+        if (e > worst) worst = e;
+        if (e > 1e-5) fprintf(stderr, "step %d: a hanging vertex is %g off its edge/face\n", s, e);
+        CHECK(e <= 1e-5);
+    }
+    /* not vacuous: the top moved */
+    const tw_real *x = tw_world_positions(w);
+    const double *X = tw_mesh_positions(g->mesh);
+    double sag = 0;
+    for (int i = 0; i < tw_mesh_vertex_count(g->mesh); i++)
+        if (X[3 * i + 2] - x[3 * i + 2] > sag) sag = X[3 * i + 2] - x[3 * i + 2];
+    printf("max hanging error %.3g m over 50 steps, max sag %.4g m\n", worst, sag);
+    CHECK(sag > 1e-3);
+    tw_world_destroy(w);
+    tw_graded_mesh_destroy(g);
+    return 0;
+}
+
+TW_TEST(set_hanging_rejects_bad_input)
+{
+    tw_mesh *m = tw_mesh_bar(1, 0.2, 0.2, 4, 1, 1);
+    CHECK(m);
+    tw_world_def d = tw_default_world_def();
+    tw_world *w = tw_world_create(m, &d);
+    CHECK(w);
+    int n = tw_world_vertex_count(w);
+    int vertex[1] = {1}, ptr[2] = {0, 2}, idx[2] = {0, 2};
+    double bad_w[2] = {0.5, 0.4}, good_w[2] = {0.5, 0.5};
+    CHECK(tw_world_set_hanging(w, 1, vertex, ptr, idx, bad_w) == TW_ERR_INVALID);
+    printf("%s\n", tw_last_error());
+    CHECK(strstr(tw_last_error(), "sum to 0.9"));
+    int far_idx[2] = {0, n};
+    CHECK(tw_world_set_hanging(w, 1, vertex, ptr, far_idx, good_w) == TW_ERR_INVALID);
+    printf("%s\n", tw_last_error());
+    CHECK(strstr(tw_last_error(), "out of range"));
+    int self_idx[2] = {0, 1};
+    CHECK(tw_world_set_hanging(w, 1, vertex, ptr, self_idx, good_w) == TW_ERR_INVALID);
+    CHECK(strstr(tw_last_error(), "its own constrainers"));
+    CHECK(tw_world_get_constraint(w, 1) == TW_FREE); /* nothing was set */
+    /* a valid one: kinematic, and placed at its average at once */
+    CHECK_OK(tw_world_set_hanging(w, 1, vertex, ptr, idx, good_w));
+    CHECK(tw_world_get_constraint(w, 1) == TW_KINEMATIC);
+    const tw_real *x = tw_world_positions(w);
+    for (int c = 0; c < 3; c++) CHECK_NEAR(x[3 + c], 0.5 * (x[c] + x[6 + c]), 1e-6);
+    CHECK_OK(tw_world_set_hanging(w, 0, NULL, NULL, NULL, NULL)); /* clears */
+    CHECK(tw_world_get_constraint(w, 1) == TW_FREE);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+TW_TEST(graded_rejects_bad_sizes)
+{
+    tw_surface *s = icosphere(1);
+    tw_graded_def d = tw_default_graded_def();
+    CHECK(tw_mesh_graded(s, &d) == NULL); /* fine_size unset */
+    CHECK(strstr(tw_last_error(), "fine_size 0"));
+    d.fine_size = 0.1;
+    d.grading = 0.5;
+    CHECK(tw_mesh_graded(s, &d) == NULL);
+    CHECK(strstr(tw_last_error(), "grading 0.5"));
+    d.grading = 1;
+    d.fine_size = 10; /* no cell centre inside */
+    CHECK(tw_mesh_graded(s, &d) == NULL);
+    printf("%s\n", tw_last_error());
+    CHECK(strstr(tw_last_error(), "inside"));
+    tw_surface_destroy(s);
+    return 0;
+}
+
+/* 2:1 balance: the leaves around any vertex differ by at most one level
+ * (each Kuhn tet's shortest edge is its leaf's edge). */
+TW_TEST(sphere_graded_is_balanced)
+{
+    tw_graded_mesh *g = sphere_mesh(4);
+    CHECK(g);
+    const tw_mesh *m = g->mesh;
+    const double *X = tw_mesh_positions(m);
+    int nv = tw_mesh_vertex_count(m);
+    double *lo = malloc(sizeof(double) * nv), *hi = calloc(nv, sizeof(double));
+    for (int i = 0; i < nv; i++) lo[i] = 1e30;
+    for (int e = 0; e < tw_mesh_tet_count(m); e++) {
+        const int *t = tw_mesh_tets(m) + 4 * e;
+        double a = 1e30;
+        for (int p = 0; p < 4; p++)
+            for (int q = p + 1; q < 4; q++) {
+                double d = 0;
+                for (int c = 0; c < 3; c++) d += pow(X[3 * t[p] + c] - X[3 * t[q] + c], 2);
+                if (sqrt(d) < a) a = sqrt(d);
+            }
+        for (int p = 0; p < 4; p++) {
+            if (a < lo[t[p]]) lo[t[p]] = a;
+            if (a > hi[t[p]]) hi[t[p]] = a;
+        }
+    }
+    double worst = 1;
+    for (int i = 0; i < nv; i++)
+        if (hi[i] / lo[i] > worst) worst = hi[i] / lo[i];
+    printf("largest leaf-size ratio around a vertex: %g\n", worst);
+    CHECK(worst <= 2 + 1e-9);
+    CHECK(worst > 2 - 1e-9); /* and it is graded */
+    free(lo);
+    free(hi);
+    tw_graded_mesh_destroy(g);
+    return 0;
+}
