@@ -296,3 +296,39 @@ TW_TEST(bad_parameters_rejected)
     tw_mesh_destroy(m);
     return 0;
 }
+
+/* Inhomogeneous stiffness (Imai et al.): a cantilever whose Young's modulus
+ * falls from root to tip sags less than a uniform bar of the mean modulus,
+ * and one whose modulus rises sags more (the bending moment, and so the
+ * curvature that matters, is largest at the root). */
+static double gradient_tip_sag(double E_root, double E_tip)
+{
+    tw_mesh *m = tw_mesh_bar(1, 0.1, 0.1, 20, 2, 2);
+    if (!m) return -1;
+    double *E = malloc(sizeof(double) * (size_t)tw_mesh_tet_count(m));
+    tw_fill_linear_gradient(m, 0, E_root, E_tip, E);
+    tw_world_def d = tw_default_world_def();
+    d.method = TW_LINEAR;
+    d.element_youngs = E;
+    tw_world *w = tw_world_create(m, &d);
+    free(E);
+    if (!w) return -1;
+    tw_world_pin_where(w, 0, 1, 1e-6);
+    if (tw_world_solve_static(w, NULL, NULL) != TW_OK) return -1;
+    int tip = tw_world_vertex_count(w) - 1;
+    double sag = tw_mesh_positions(m)[3 * tip + 2] - tw_world_positions(w)[3 * tip + 2];
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return sag;
+}
+
+TW_TEST(stiffness_gradient_orders_deflections)
+{
+    double stiff_root = gradient_tip_sag(2e6, 0.5e6), uniform = gradient_tip_sag(1.25e6, 1.25e6),
+           soft_root = gradient_tip_sag(0.5e6, 2e6);
+    printf("tip sag: stiff root %.4f m, uniform (mean E) %.4f m, soft root %.4f m\n", stiff_root, uniform, soft_root);
+    CHECK(stiff_root > 0 && uniform > 0 && soft_root > 0);
+    CHECK(stiff_root < 0.9 * uniform);
+    CHECK(soft_root > 1.1 * uniform);
+    return 0;
+}
