@@ -116,6 +116,7 @@ int tw_mesh_mark_core(const tw_mesh *m, double depth, unsigned char *inside)
 
 tw_status tw_world_set_kinematic_group(tw_world *w, const unsigned char *mask)
 {
+    w->host_dirty = 1; /* the device copy re-uploads */
     if (!w || !mask) return tw_fail(TW_ERR_INVALID, "tw_world_set_kinematic_group: null world or mask");
     int n = tw_world_vertex_count(w);
     for (int i = 0; i < n; i++)
@@ -129,6 +130,7 @@ tw_status tw_world_set_kinematic_group(tw_world *w, const unsigned char *mask)
 tw_status tw_world_drive_group(tw_world *w, const unsigned char *mask, const double R[9], const double t[3],
                                const double center[3])
 {
+    w->host_dirty = 1; /* the device copy re-uploads */
     if (!w || !mask || !R || !t || !center)
         return tw_fail(TW_ERR_INVALID, "tw_world_drive_group: null world, mask, R, t or center");
     for (int k = 0; k < 9; k++)

@@ -39,6 +39,7 @@ static int finite3(const double v[3]) { return isfinite(v[0]) && isfinite(v[1]) 
 
 tw_status tw_world_add_collider(tw_world *w, const tw_collider_def *c)
 {
+    w->host_dirty = 1; /* the device copy re-uploads */
     static const char *kinds[] = {"plane", "box", "sphere"};
     if (!c || (unsigned)c->kind > TW_COLLIDER_SPHERE)
         return tw_fail(TW_ERR_INVALID, "collider: unknown kind %d", c ? (int)c->kind : -1);
@@ -67,7 +68,11 @@ tw_status tw_world_add_collider(tw_world *w, const tw_collider_def *c)
     return TW_OK;
 }
 
-void tw_world_clear_colliders(tw_world *w) { w->ncolliders = 0; }
+void tw_world_clear_colliders(tw_world *w)
+{
+    w->host_dirty = 1;
+    w->ncolliders = 0;
+}
 
 double tw_collider_distance(const tw_collider_def *c, const double x[3], double n[3])
 {

@@ -14,6 +14,7 @@
 tw_status tw_world_set_hanging(tw_world *w, int count, const int *vertex, const int *ptr,
                                const int *idx, const double *weights)
 {
+    w->host_dirty = 1; /* the device copy re-uploads */
     int n = w->fem.n;
     if (count < 0 || count > n)
         return tw_fail(TW_ERR_INVALID, "tw_world_set_hanging: count %d out of range [0, %d]", count, n);

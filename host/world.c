@@ -21,6 +21,9 @@
 #include "error.h"
 #include "math3.h"
 #include "mesh.h"
+#ifdef TW_HAVE_CUDA
+#include "cuda_world.h"
+#endif
 
 static const char *const method_names[TW_METHOD_COUNT] = {"linear",        "warp-vertex", "warp-edge",
                                                           "corot-element", "green",       "hybrid"};
@@ -195,11 +198,24 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     if (!mesh) { tw_fail(TW_ERR_INVALID, "tw_world_create: no mesh"); return NULL; }
     tw_world_def d = def ? *def : tw_default_world_def();
     if (check_def(&d) != TW_OK) return NULL;
+    /* backend: cuda when asked (an error when it cannot be had), auto picks
+     * cuda when a device is usable */
+#ifdef TW_HAVE_CUDA
+    char why[256] = "";
+    int usable = tw_cuda_usable(why, sizeof why);
+    if (d.backend == TW_BACKEND_CUDA && !usable) {
+        tw_fail(TW_ERR_UNSUPPORTED, "backend cuda: %s (backend 'cpu' or 'auto' runs on the CPU)", why);
+        return NULL;
+    }
+    if (d.backend == TW_BACKEND_AUTO) d.backend = usable ? TW_BACKEND_CUDA : TW_BACKEND_CPU;
+#else
     if (d.backend == TW_BACKEND_CUDA) {
-        tw_fail(TW_ERR_UNSUPPORTED, "the CUDA backend is not available in this build (backend 'cpu' or 'auto' runs on the CPU)");
+        tw_fail(TW_ERR_UNSUPPORTED, "the CUDA backend is not available in this build: nvcc was not found when it was "
+                                    "configured (backend 'cpu' or 'auto' runs on the CPU)");
         return NULL;
     }
     if (d.backend == TW_BACKEND_AUTO) d.backend = TW_BACKEND_CPU;
+#endif
 #ifdef _OPENMP
     if (d.threads > 0) omp_set_num_threads(d.threads);
 #endif
@@ -262,12 +278,22 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     }
     w->size = sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) + (hi[2] - lo[2]) * (hi[2] - lo[2]));
     choose_edge_neighbours(w);
+#ifdef TW_HAVE_CUDA
+    if (w->def.backend == TW_BACKEND_CUDA && !(w->cuda = tw_cuda_world_create(w))) {
+        tw_world_destroy(w);
+        return NULL;
+    }
+#endif
+    w->host_dirty = 1;
     return w;
 }
 
 void tw_world_destroy(tw_world *w)
 {
     if (!w) return;
+#ifdef TW_HAVE_CUDA
+    tw_cuda_world_destroy(w->cuda);
+#endif
     tw_fem_free(&w->fem);
     free(w->x); free(w->v); free(w->fext); free(w->target); free(w->cons); free(w->R); free(w->S);
     free(w->fe); free(w->f); free(w->rhs); free(w->vnew); free(w->A); free(w->edge_nbr);
@@ -282,6 +308,7 @@ const tw_world_def *tw_world_get_def(const tw_world *w) { return &w->def; }
 
 tw_status tw_world_set_method(tw_world *w, tw_method m)
 {
+    w->host_dirty = 1; /* the device copy re-uploads */
     if ((unsigned)m >= TW_METHOD_COUNT) return tw_fail(TW_ERR_INVALID, "unknown method %d", (int)m);
     w->def.method = m;
     w->has_acc = w->has_history = 0;
@@ -290,6 +317,7 @@ tw_status tw_world_set_method(tw_world *w, tw_method m)
 
 tw_status tw_world_set_dt(tw_world *w, double dt)
 {
+    w->host_dirty = 1; /* the device copy re-uploads */
     if (w->def.integrator == TW_EXPLICIT_NEWMARK) {
         if (!(dt >= 0) || !isfinite(dt)) return tw_fail(TW_ERR_INVALID, "time step dt = %g s: it must be finite and >= 0", dt);
         if (check_explicit_dt(w, &dt) != TW_OK) return TW_ERR_INVALID;
@@ -312,6 +340,7 @@ static tw_status check_vertex(const tw_world *w, int v)
 
 tw_status tw_world_set_constraint(tw_world *w, int v, tw_constraint c)
 {
+    w->host_dirty = 1; /* the device copy re-uploads */
     if (check_vertex(w, v) != TW_OK) return TW_ERR_INVALID;
     if ((unsigned)c > TW_KINEMATIC) return tw_fail(TW_ERR_INVALID, "unknown constraint %d", (int)c);
     w->cons[v] = (unsigned char)c;
@@ -326,6 +355,7 @@ tw_constraint tw_world_get_constraint(const tw_world *w, int v)
 
 tw_status tw_world_set_target(tw_world *w, int v, const double pos[3])
 {
+    w->host_dirty = 1; /* the device copy re-uploads */
     if (check_vertex(w, v) != TW_OK) return TW_ERR_INVALID;
     for (int c = 0; c < 3; c++) w->target[3 * (size_t)v + c] = (tw_real)pos[c];
     return TW_OK;
@@ -333,6 +363,7 @@ tw_status tw_world_set_target(tw_world *w, int v, const double pos[3])
 
 int tw_world_pin_where(tw_world *w, int axis, int less, double value)
 {
+    w->host_dirty = 1; /* the device copy re-uploads */
     if (axis < 0 || axis > 2) return 0;
     int count = 0;
     for (int i = 0; i < w->fem.n; i++) {
@@ -347,6 +378,7 @@ int tw_world_pin_where(tw_world *w, int axis, int less, double value)
 
 tw_status tw_world_set_force(tw_world *w, int v, const double f[3])
 {
+    w->host_dirty = 1; /* the device copy re-uploads */
     if (check_vertex(w, v) != TW_OK) return TW_ERR_INVALID;
     for (int c = 0; c < 3; c++) {
         if (!isfinite(f[c])) return tw_fail(TW_ERR_INVALID, "force on vertex %d has a non-finite component %g", v, f[c]);
@@ -355,10 +387,15 @@ tw_status tw_world_set_force(tw_world *w, int v, const double f[3])
     return TW_OK;
 }
 
-void tw_world_clear_forces(tw_world *w) { memset(w->fext, 0, sizeof(tw_real) * 3 * (size_t)w->fem.n); }
+void tw_world_clear_forces(tw_world *w)
+{
+    w->host_dirty = 1;
+    memset(w->fext, 0, sizeof(tw_real) * 3 * (size_t)w->fem.n);
+}
 
 tw_status tw_world_set_spring(tw_world *w, int v, const double anchor[3], double k)
 {
+    w->host_dirty = 1; /* the device copy re-uploads */
     if (v < 0) { w->spring_vertex = -1; return TW_OK; }
     if (check_vertex(w, v) != TW_OK) return TW_ERR_INVALID;
     if (!(k >= 0) || !isfinite(k)) return tw_fail(TW_ERR_INVALID, "spring stiffness %g N/m must be finite and >= 0", k);
@@ -683,6 +720,9 @@ static tw_status newmark_step(tw_world *w, double h, tw_step_stats *st)
 
 tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
 {
+#ifdef TW_HAVE_CUDA
+    if (w->cuda) return tw_cuda_world_step(w->cuda, w, stats);
+#endif
     tw_step_stats st;
     memset(&st, 0, sizeof st);
     const tw_fem *f = &w->fem;
@@ -744,6 +784,7 @@ const tw_real *tw_world_vertex_mass(const tw_world *w) { return w->fem.mass; }
 
 tw_status tw_world_set_positions(tw_world *w, const tw_real *x)
 {
+    w->host_dirty = 1; /* the device copy re-uploads */
     int bad = first_nonfinite(x, 3 * (size_t)w->fem.n);
     if (bad >= 0) return tw_fail(TW_ERR_INVALID, "position of vertex %d is not finite", bad);
     memcpy(w->x, x, sizeof(tw_real) * 3 * (size_t)w->fem.n);
@@ -753,6 +794,7 @@ tw_status tw_world_set_positions(tw_world *w, const tw_real *x)
 
 tw_status tw_world_set_velocities(tw_world *w, const tw_real *v)
 {
+    w->host_dirty = 1; /* the device copy re-uploads */
     int bad = first_nonfinite(v, 3 * (size_t)w->fem.n);
     if (bad >= 0) return tw_fail(TW_ERR_INVALID, "velocity of vertex %d is not finite", bad);
     memcpy(w->v, v, sizeof(tw_real) * 3 * (size_t)w->fem.n);
@@ -762,6 +804,7 @@ tw_status tw_world_set_velocities(tw_world *w, const tw_real *v)
 
 void tw_world_reset(tw_world *w)
 {
+    w->host_dirty = 1; /* the device copy re-uploads */
     size_t n3 = 3 * (size_t)w->fem.n;
     memcpy(w->x, w->fem.X, sizeof(tw_real) * n3);
     memset(w->v, 0, sizeof(tw_real) * n3);

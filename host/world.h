@@ -9,6 +9,8 @@
 
 struct tw_world {
     const tw_mesh *mesh;
+    struct tw_cuda_world *cuda; /* the device copy when the backend is cuda (kernels/cuda_world.h) */
+    int host_dirty;       /* a setter changed state the device copy must re-upload */
     tw_world_def def;
     tw_fem fem;
     long step;

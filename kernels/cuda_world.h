@@ -1,0 +1,35 @@
+/* The CUDA backend's world: a device copy of a CPU world's constant FEM data
+ * (uploaded once) and state, stepped on the GPU. C interface (extern "C"),
+ * implemented in cuda_world.cu; compiled only when nvcc is found.
+ *
+ * Contract with host/world.c: tw_world_create builds the CPU world as usual
+ * (the precompute is the same), then tw_cuda_world_create uploads it; every
+ * setter of the public API marks w->host_dirty, and tw_cuda_world_step
+ * uploads the dynamic state (x, v, constraints, targets, forces, spring,
+ * method, dt) when it is set, runs the step on the device and downloads x and
+ * v into w->x / w->v so the public accessors stay valid. */
+#ifndef TW_CUDA_WORLD_H
+#define TW_CUDA_WORLD_H
+#include "tetwarp.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+struct tw_world;
+typedef struct tw_cuda_world tw_cuda_world;
+
+/* 1 when a CUDA device can be used; else 0 with the reason in why. */
+int tw_cuda_usable(char *why, size_t why_size);
+/* Uploads w's constant data; NULL with tw_last_error() on failure (out of
+ * device memory, CUDA error: the message says which call and why). */
+tw_cuda_world *tw_cuda_world_create(struct tw_world *w);
+void tw_cuda_world_destroy(tw_cuda_world *cw);
+/* One step of w's integrator on the device (see the contract above). A
+ * feature the device path does not have yet returns TW_ERR_UNSUPPORTED naming
+ * it; never a silent fallback. */
+tw_status tw_cuda_world_step(tw_cuda_world *cw, struct tw_world *w, tw_step_stats *stats);
+/* Device memory held, bytes. */
+size_t tw_cuda_world_memory_bytes(const tw_cuda_world *cw);
+#ifdef __cplusplus
+}
+#endif
+#endif
