@@ -1,0 +1,364 @@
+// One implicit Euler step's kernels (all but the solver): the loop bodies of
+// host/forces.c and host/world.c's implicit_solve, one thread per vertex,
+// element or BSR block, calling the same TW_HD math (math3.h, element.h).
+// Per-vertex sums are gathers in element order (vt lists) and per-block sums
+// gathers in contribution order (contrib lists): deterministic, no atomics.
+//
+// NEVER RUN ON A GPU YET: written and compiled on a machine without one.
+#include "cuda_internal.h"
+#include "cuda_reduce.cuh"
+#include "element.h"
+
+namespace {
+
+__device__ __forceinline__ tw_v3 vtx(const tw_real *x, int i) { return tw_v3_load(x + 3 * (size_t)i); }
+
+/* host/forces.c element_displacements */
+__device__ __forceinline__ void element_displacements(const tw_cuda_data &d, const tw_real *x, int e, tw_v3 us[4])
+{
+    const int *t = d.tets + 4 * (size_t)e;
+    for (int p = 0; p < 4; p++) us[p] = tw_v3_sub(vtx(x, t[p]), vtx(d.X, t[p]));
+}
+
+/* host/forces.c edge_frame (static there; the same body). TODO: move it to
+ * element.h as TW_HD so both backends share one copy. */
+__device__ __forceinline__ tw_m3 edge_frame(tw_v3 a, tw_v3 b, tw_v3 c)
+{
+    tw_v3 e1 = tw_v3_sub(b, a), e2 = tw_v3_sub(c, a);
+    tw_real l1 = tw_v3_norm(e1);
+    e1 = tw_v3_scale(e1, l1 > 0 ? 1 / l1 : 0);
+    tw_v3 n = tw_v3_cross(e1, e2);
+    tw_real ln = tw_v3_norm(n);
+    n = tw_v3_scale(n, ln > 0 ? 1 / ln : 0);
+    return tw_m3_from_cols(e1, n, tw_v3_cross(e1, n));
+}
+
+/* ---- rotations (tw_compute_rotations) ---- */
+
+__global__ void rotations_warp_vertex(tw_cuda_data d)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= d.n) return;
+    tw_v3 xi = vtx(d.x, i), Xi = vtx(d.X, i);
+    tw_m3 A = tw_m3_zero();
+    for (int k = d.row_ptr[i]; k < d.row_ptr[i + 1]; k++) {
+        int j = d.col[k];
+        A = tw_m3_add_outer(A, tw_v3_sub(vtx(d.x, j), xi), tw_v3_sub(vtx(d.X, j), Xi), 1);
+    }
+    tw_m3_store(d.R + 9 * (size_t)i, tw_polar3(A));
+}
+
+__global__ void rotations_warp_edge(tw_cuda_data d)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= d.n) return;
+    int j = d.edge_nbr[2 * i], k = d.edge_nbr[2 * i + 1];
+    tw_m3 R = tw_m3_identity();
+    if (j >= 0)
+        R = tw_m3_mul_bt(edge_frame(vtx(d.x, i), vtx(d.x, j), vtx(d.x, k)),
+                         edge_frame(vtx(d.X, i), vtx(d.X, j), vtx(d.X, k)));
+    tw_m3_store(d.R + 9 * (size_t)i, R);
+}
+
+__global__ void rotations_element(tw_cuda_data d, int green)
+{
+    int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= d.nt) return;
+    tw_v3 xs[4];
+    element_displacements(d, d.x, e, xs);
+    const tw_real *g = d.g + 12 * (size_t)e;
+    tw_m3 F = tw_elem_deformation(xs, g);
+    if (!green) { /* corot-element, hybrid */
+        tw_m3 R = tw_polar3(F);
+        tw_m3_store(d.R + 9 * (size_t)e, R);
+        for (int p = 0; p < 4; p++) tw_v3_store(d.S + 12 * (size_t)e + 3 * p, tw_m3_mulv(R, tw_elem_g(g, p)));
+    } else {
+        tw_m3_store(d.R + 9 * (size_t)e, F);
+        tw_m3 S = tw_stvk_S(F, d.lam[e], d.mu[e], NULL);
+        tw_m3_store(d.S + 18 * (size_t)e, S);
+        tw_m3_store(d.S + 18 * (size_t)e + 9, tw_m3_mul_bt(F, F));
+    }
+}
+
+/* ---- elastic forces (tw_compute_elastic_force) ---- */
+
+/* linear, warp-*: one thread per row of K */
+__global__ void vertex_force(tw_cuda_data d, int warped)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= d.n) return;
+    tw_m3 Ri = warped ? tw_m3_load(d.R + 9 * (size_t)i) : tw_m3_identity();
+    double acc[3] = {0, 0, 0};
+    for (int k = d.row_ptr[i]; k < d.row_ptr[i + 1]; k++) {
+        int j = d.col[k];
+        tw_v3 Xj = vtx(d.X, j), uj = tw_v3_sub(vtx(d.x, j), Xj);
+        tw_v3 y = warped ? tw_v3_add(tw_m3_tmulv(Ri, uj), tw_v3_sub(tw_m3_tmulv(Ri, Xj), Xj)) : uj;
+        tw_v3 ky = tw_m3_mulv(tw_m3_load(d.K + 9 * (size_t)k), y);
+        acc[0] += ky.x; acc[1] += ky.y; acc[2] += ky.z;
+    }
+    tw_v3 a = tw_v3_make((tw_real)acc[0], (tw_real)acc[1], (tw_real)acc[2]);
+    tw_v3_store(d.f + 3 * (size_t)i, tw_v3_scale(tw_m3_mulv(Ri, a), -1));
+}
+
+/* ghost forces: the net elastic force, then its mass-weighted removal */
+__global__ void net_force_partials(tw_cuda_data d, double *partial)
+{
+    double s[3] = {0, 0, 0};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x)
+        for (int c = 0; c < 3; c++) s[c] += d.f[3 * (size_t)i + c];
+    tw_block_partials<3>(s, partial);
+}
+
+__global__ void remove_net_force(tw_cuda_data d, const double *scalars, double mass_total)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= d.n) return;
+    for (int c = 0; c < 3; c++) d.f[3 * (size_t)i + c] -= (tw_real)(scalars[TW_S_NET + c] * d.mass[i] / mass_total);
+}
+
+/* corot-element, hybrid, green: one thread per element into fe */
+__global__ void element_force(tw_cuda_data d, int method)
+{
+    int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= d.nt) return;
+    const tw_real *g = d.g + 12 * (size_t)e;
+    tw_m3 P;
+    if (method == TW_COROT_ELEMENT || method == TW_HYBRID) {
+        tw_v3 xs[4];
+        element_displacements(d, d.x, e, xs);
+        tw_m3 F = tw_elem_deformation(xs, g), R = tw_m3_load(d.R + 9 * (size_t)e);
+        P = method == TW_HYBRID ? tw_hybrid_P(F, R, d.lam[e], d.mu[e], NULL) : tw_corot_P(F, R, d.lam[e], d.mu[e], NULL);
+    } else {
+        P = tw_m3_mul(tw_m3_load(d.R + 9 * (size_t)e), tw_m3_load(d.S + 18 * (size_t)e));
+    }
+    tw_v3 fp[4];
+    tw_elem_forces_from_P(P, g, d.vol[e], fp);
+    for (int p = 0; p < 4; p++) tw_v3_store(d.fe + 12 * (size_t)e + 3 * p, fp[p]);
+}
+
+/* host/forces.c gather_element_forces: per vertex, in element order */
+__global__ void gather_element_forces(tw_cuda_data d)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= d.n) return;
+    double s0 = 0, s1 = 0, s2 = 0;
+    for (int k = d.vt_ptr[i]; k < d.vt_ptr[i + 1]; k++) {
+        const tw_real *fp = d.fe + 3 * (size_t)d.vt[k];
+        s0 += fp[0]; s1 += fp[1]; s2 += fp[2];
+    }
+    d.f[3 * (size_t)i] = (tw_real)s0; d.f[3 * (size_t)i + 1] = (tw_real)s1; d.f[3 * (size_t)i + 2] = (tw_real)s2;
+}
+
+/* ---- right-hand side (tw_external_force, then implicit_solve's rhs) ---- */
+
+struct spring_args {
+    int vertex;
+    double anchor[3], k;
+};
+
+__global__ void rhs_kernel(tw_cuda_data d, double heff, double g0, double g1, double g2, spring_args sp)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= d.n) return;
+    double grav[3] = {g0, g1, g2};
+    for (int c = 0; c < 3; c++) {
+        size_t k = 3 * (size_t)i + c;
+        tw_real ext = d.mass[i] * (tw_real)grav[c] + d.fext[k];
+        if (i == sp.vertex) ext += (tw_real)(sp.k * (sp.anchor[c] - d.x[k]));
+        d.rhs[k] = d.mass[i] * d.v[k] + (tw_real)heff * (d.f[k] + ext);
+    }
+}
+
+/* ---- the system matrix (tw_assemble_system), one thread per block ---- */
+
+__global__ void assemble_kernel(tw_cuda_data d, int method, int exact_warp, double cm, double ck, int spring_vertex,
+                                double spring_k)
+{
+    int b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= d.nnzb) return;
+    int i = d.block_row[b];
+    tw_m3 Kb;
+    if (method == TW_LINEAR) {
+        Kb = tw_m3_load(d.K + 9 * (size_t)b);
+    } else if (method == TW_WARP_VERTEX || method == TW_WARP_EDGE) {
+        tw_m3 Ri = tw_m3_load(d.R + 9 * (size_t)i);
+        tw_m3 Rj = exact_warp ? Ri : tw_m3_load(d.R + 9 * (size_t)d.col[b]);
+        Kb = tw_m3_mul_bt(tw_m3_mul(Ri, tw_m3_load(d.K + 9 * (size_t)b)), Rj);
+    } else {
+        Kb = tw_m3_zero();
+        for (int k = d.contrib_ptr[b]; k < d.contrib_ptr[b + 1]; k++) {
+            int c = d.contrib[k], e = c >> 4, p = (c >> 2) & 3, q = c & 3;
+            const tw_real *g = d.g + 12 * (size_t)e;
+            if (method == TW_COROT_ELEMENT || method == TW_HYBRID) {
+                Kb = tw_m3_add(Kb, tw_elem_linear_block(d.S + 12 * (size_t)e, d.vol[e], d.lam[e], d.mu[e], p, q));
+            } else {
+                const tw_real *S = d.S + 18 * (size_t)e;
+                Kb = tw_m3_add(Kb, tw_stvk_tangent_block(tw_m3_load(d.R + 9 * (size_t)e), tw_m3_load(S + 9),
+                                                          tw_m3_load(S), g, d.vol[e], d.lam[e], d.mu[e], p, q));
+            }
+        }
+    }
+    Kb = tw_m3_scale(Kb, (tw_real)ck);
+    if (b == d.diag[i]) {
+        tw_real dd = (tw_real)(cm * d.mass[i]);
+        if (i == spring_vertex) dd += (tw_real)(ck * spring_k);
+        Kb.m[0] += dd; Kb.m[4] += dd; Kb.m[8] += dd;
+    }
+    tw_m3_store(d.A + 9 * (size_t)b, Kb);
+}
+
+/* ---- prescribed velocities (warm start, prescribe_constrained) ---- */
+
+__global__ void prescribe_kernel(tw_cuda_data d, int warm_start, double heff)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= d.n) return;
+    for (int c = 0; c < 3; c++) {
+        size_t k = 3 * (size_t)i + c;
+        tw_real v = warm_start ? d.v[k] : 0;
+        if (d.cons[i] == TW_PINNED) v = 0;
+        else if (d.cons[i] == TW_KINEMATIC) v = (tw_real)((d.target[k] - d.x[k]) / heff);
+        d.vnew[k] = v;
+    }
+}
+
+/* ---- conserve_momentum (host/world.c) ---- */
+
+__global__ void momentum_partials(tw_cuda_data d, double heff, double g0, double g1, double g2, double *partial)
+{
+    double s[3] = {0, 0, 0}, grav[3] = {g0, g1, g2};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x)
+        for (int c = 0; c < 3; c++) {
+            size_t k = 3 * (size_t)i + c;
+            s[c] += d.mass[i] * ((double)d.vnew[k] - d.v[k]) - heff * (d.mass[i] * grav[c] + d.fext[k]);
+        }
+    tw_block_partials<3>(s, partial);
+}
+
+/* vnew -= p / M_total; the spring's share of p is added by the host first
+ * (it reads the spring vertex's vnew, which this kernel changes) */
+__global__ void remove_momentum(tw_cuda_data d, const double *scalars, double mass_total)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= d.n) return;
+    for (int c = 0; c < 3; c++) d.vnew[3 * (size_t)i + c] -= (tw_real)(scalars[TW_S_MOM + c] / mass_total);
+}
+
+/* ---- x += heff v ---- */
+
+__global__ void integrate_kernel(tw_cuda_data d, double heff)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= 3 * d.n) return;
+    d.v[i] = d.vnew[i];
+    d.x[i] = d.x[i] + (tw_real)heff * d.v[i];
+}
+
+} // namespace
+
+tw_status tw_cuda_rotations(tw_cuda_world *cw, tw_method m)
+{
+    const tw_cuda_data &d = cw->d;
+    switch (m) {
+    case TW_LINEAR: return TW_OK;
+    case TW_WARP_VERTEX: rotations_warp_vertex<<<tw_cuda_grid(d.n), TW_CUDA_THREADS>>>(d); break;
+    case TW_WARP_EDGE: rotations_warp_edge<<<tw_cuda_grid(d.n), TW_CUDA_THREADS>>>(d); break;
+    case TW_COROT_ELEMENT:
+    case TW_HYBRID:
+    case TW_GREEN: rotations_element<<<tw_cuda_grid(d.nt), TW_CUDA_THREADS>>>(d, m == TW_GREEN); break;
+    default: return tw_fail(TW_ERR_UNSUPPORTED, "CUDA backend: method %d has no rotation kernel", (int)m);
+    }
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_elastic_force(tw_cuda_world *cw, tw_method m, int ghost_correction)
+{
+    const tw_cuda_data &d = cw->d;
+    if (m == TW_LINEAR || m == TW_WARP_VERTEX || m == TW_WARP_EDGE) {
+        int warped = m != TW_LINEAR;
+        vertex_force<<<tw_cuda_grid(d.n), TW_CUDA_THREADS>>>(d, warped);
+        TW_CUDA_LAUNCHED();
+        if (warped && ghost_correction) {
+            unsigned nb = tw_cuda_reduce_grid(d.n);
+            net_force_partials<<<nb, TW_CUDA_THREADS>>>(d, cw->partial);
+            TW_CUDA_LAUNCHED();
+            tw_status s = tw_cuda_reduce_finish(cw, 3, (int)nb, TW_S_NET);
+            if (s != TW_OK) return s;
+            remove_net_force<<<tw_cuda_grid(d.n), TW_CUDA_THREADS>>>(d, cw->scalars, cw->mass_total);
+            TW_CUDA_LAUNCHED();
+        }
+        return TW_OK;
+    }
+    element_force<<<tw_cuda_grid(d.nt), TW_CUDA_THREADS>>>(d, (int)m);
+    TW_CUDA_LAUNCHED();
+    gather_element_forces<<<tw_cuda_grid(d.n), TW_CUDA_THREADS>>>(d);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+static spring_args make_spring(int vertex, const double anchor[3], double k)
+{
+    spring_args sp;
+    sp.vertex = vertex;
+    for (int c = 0; c < 3; c++) sp.anchor[c] = anchor[c];
+    sp.k = k;
+    return sp;
+}
+
+tw_status tw_cuda_rhs(tw_cuda_world *cw, double heff, const double gravity[3], int spring_vertex,
+                      const double anchor[3], double spring_k)
+{
+    rhs_kernel<<<tw_cuda_grid(cw->d.n), TW_CUDA_THREADS>>>(cw->d, heff, gravity[0], gravity[1], gravity[2],
+                                                          make_spring(spring_vertex, anchor, spring_k));
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_assemble(tw_cuda_world *cw, tw_method m, int exact_warp, double cm, double ck, int spring_vertex,
+                           double spring_k)
+{
+    assemble_kernel<<<tw_cuda_grid(cw->d.nnzb), TW_CUDA_THREADS>>>(cw->d, (int)m, exact_warp, cm, ck, spring_vertex,
+                                                                  spring_k);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_prescribe(tw_cuda_world *cw, int warm_start, double heff)
+{
+    prescribe_kernel<<<tw_cuda_grid(cw->d.n), TW_CUDA_THREADS>>>(cw->d, warm_start, heff);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_conserve_momentum(tw_cuda_world *cw, double heff, const double gravity[3], int spring_vertex,
+                                    const double anchor[3], double spring_k)
+{
+    const tw_cuda_data &d = cw->d;
+    unsigned nb = tw_cuda_reduce_grid(d.n);
+    momentum_partials<<<nb, TW_CUDA_THREADS>>>(d, heff, gravity[0], gravity[1], gravity[2], cw->partial);
+    TW_CUDA_LAUNCHED();
+    tw_status s = tw_cuda_reduce_finish(cw, 3, (int)nb, TW_S_MOM);
+    if (s != TW_OK) return s;
+    if (spring_vertex >= 0) {
+        /* p -= heff k (anchor - x - heff vnew) at the spring vertex, from
+         * its values before the shift (as on the CPU) */
+        tw_real xs[3], vs[3];
+        TW_CUDA_TRY(cudaMemcpy(xs, d.x + 3 * (size_t)spring_vertex, sizeof xs, cudaMemcpyDeviceToHost));
+        TW_CUDA_TRY(cudaMemcpy(vs, d.vnew + 3 * (size_t)spring_vertex, sizeof vs, cudaMemcpyDeviceToHost));
+        double p[3];
+        TW_CUDA_TRY(cudaMemcpy(p, cw->scalars + TW_S_MOM, sizeof p, cudaMemcpyDeviceToHost));
+        for (int c = 0; c < 3; c++) p[c] -= heff * spring_k * (anchor[c] - xs[c] - heff * vs[c]);
+        TW_CUDA_TRY(cudaMemcpy(cw->scalars + TW_S_MOM, p, sizeof p, cudaMemcpyHostToDevice));
+    }
+    remove_momentum<<<tw_cuda_grid(d.n), TW_CUDA_THREADS>>>(d, cw->scalars, cw->mass_total);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_integrate(tw_cuda_world *cw, double heff)
+{
+    integrate_kernel<<<tw_cuda_grid(3 * (long)cw->d.n), TW_CUDA_THREADS>>>(cw->d, heff);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}

@@ -1,0 +1,190 @@
+/* The CUDA backend against the CPU backend (the oracle), end to end: the
+ * bar of Müller fig. 6 for each method, a PCG solve with a fixed iteration
+ * count, pinned vertices, and a feature the device path refuses. Every case
+ * exits 77 (skipped) in a build without CUDA or on a machine without a GPU.
+ * Tolerances are float's (the double build passes them with room). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tw_test.h"
+#ifdef TW_HAVE_CUDA
+#include "cuda_world.h"
+#endif
+
+#define BAR_LENGTH 1.0
+
+/* 1 (and why on stdout) when the GPU cases cannot run here. */
+static int gpu_skip(void)
+{
+#ifndef TW_HAVE_CUDA
+    printf("built without CUDA (nvcc not found): skipped\n");
+    return 1;
+#else
+    char why[256] = "";
+    if (!tw_cuda_usable(why, sizeof why)) {
+        printf("%s: skipped\n", why);
+        return 1;
+    }
+    return 0;
+#endif
+}
+
+static tw_world_def bar_def(tw_method method, tw_backend backend)
+{
+    tw_world_def d = tw_default_world_def();
+    d.method = method;
+    d.backend = backend;
+    d.youngs_modulus = 1e6;
+    d.dt = 0.01;
+    d.damping_stiffness = 0.02;
+    return d;
+}
+
+/* The bar fixed at x = 0 under gravity, on the given backend. */
+static tw_world *bar_world(const tw_mesh *m, const tw_world_def *d)
+{
+    tw_world *w = tw_world_create(m, d);
+    if (!w) {
+        fprintf(stderr, "%s world: %s\n", tw_backend_name(d->backend), tw_last_error());
+        return NULL;
+    }
+    tw_world_pin_where(w, 0, 1, 1e-6);
+    return w;
+}
+
+/* max |x_gpu - x_cpu| / bar length, printing the first mismatches over tol
+ * (llm.c's validate_result) */
+static double position_error(const tw_world *cpu, const tw_world *gpu, double tol, const char *when)
+{
+    int n = tw_world_vertex_count(cpu), shown = 0;
+    const tw_real *a = tw_world_positions(cpu), *b = tw_world_positions(gpu);
+    double worst = 0;
+    for (int i = 0; i < 3 * n; i++) {
+        double e = fabs((double)a[i] - (double)b[i]) / BAR_LENGTH;
+        if (!(e <= tol) && shown < 5) {
+            printf("  %s: vertex %d component %d: cpu %.9g gpu %.9g\n", when, i / 3, i % 3, (double)a[i], (double)b[i]);
+            shown++;
+        }
+        if (!(e <= worst)) worst = e; /* NaN wins */
+    }
+    printf("%s: max |x_gpu - x_cpu| / L = %.3g (tolerance %.1g)\n", when, worst, tol);
+    return worst;
+}
+
+static int step_both(tw_world *cpu, tw_world *gpu, int steps)
+{
+    for (int s = 0; s < steps; s++) {
+        tw_step_stats sc, sg;
+        CHECK_OK(tw_world_step(cpu, &sc));
+        CHECK_OK(tw_world_step(gpu, &sg));
+        if (s == 0 || s == steps - 1)
+            printf("  step %ld: CG iterations cpu %d gpu %d, residual cpu %.3g gpu %.3g, gpu ms %.3f\n",
+                   tw_world_step_index(gpu), sc.cg_iterations, sg.cg_iterations, sc.residual, sg.residual, sg.ms_total);
+    }
+    return 0;
+}
+
+/* 100 steps of the bar on both backends: positions after 1 and 100 steps,
+ * elastic energy after 100. */
+static int bar_parity(tw_method method)
+{
+    if (gpu_skip()) return TW_SKIP;
+    tw_mesh *m = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2);
+    CHECK(m != NULL);
+    tw_world_def dc = bar_def(method, TW_BACKEND_CPU), dg = bar_def(method, TW_BACKEND_CUDA);
+    tw_world *cpu = bar_world(m, &dc), *gpu = bar_world(m, &dg);
+    CHECK(cpu && gpu);
+    printf("%s, %d vertices, %d tets\n", tw_method_name(method), tw_world_vertex_count(cpu), tw_world_tet_count(cpu));
+    if (step_both(cpu, gpu, 1)) return 1;
+    CHECK(position_error(cpu, gpu, 1e-4, "after 1 step") <= 1e-4);
+    if (step_both(cpu, gpu, 99)) return 1;
+    CHECK(tw_world_step_index(gpu) == 100);
+    CHECK(position_error(cpu, gpu, 1e-3, "after 100 steps") <= 1e-3);
+    double ec = tw_world_elastic_energy(cpu), eg = tw_world_elastic_energy(gpu);
+    printf("elastic energy after 100 steps: cpu %.9g J, gpu %.9g J\n", ec, eg);
+    CHECK(ec > 0);
+    CHECK_NEAR(eg, ec, 1e-3 * fabs(ec));
+    tw_world_destroy(gpu);
+    tw_world_destroy(cpu);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+TW_TEST(bar_linear_matches_cpu) { return bar_parity(TW_LINEAR); }
+TW_TEST(bar_warp_vertex_matches_cpu) { return bar_parity(TW_WARP_VERTEX); }
+TW_TEST(bar_warp_edge_matches_cpu) { return bar_parity(TW_WARP_EDGE); }
+TW_TEST(bar_corot_element_matches_cpu) { return bar_parity(TW_COROT_ELEMENT); }
+TW_TEST(bar_green_matches_cpu) { return bar_parity(TW_GREEN); }
+TW_TEST(bar_hybrid_matches_cpu) { return bar_parity(TW_HYBRID); }
+
+/* The same PCG: a fixed count of 20 iterations, one step, the same answer. */
+TW_TEST(pcg_fixed_iterations_matches_cpu)
+{
+    if (gpu_skip()) return TW_SKIP;
+    tw_mesh *m = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2);
+    CHECK(m != NULL);
+    tw_world_def dc = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CPU), dg = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
+    dc.cg_fixed_iterations = dg.cg_fixed_iterations = 20;
+    tw_world *cpu = bar_world(m, &dc), *gpu = bar_world(m, &dg);
+    CHECK(cpu && gpu);
+    tw_step_stats sc, sg;
+    CHECK_OK(tw_world_step(cpu, &sc));
+    CHECK_OK(tw_world_step(gpu, &sg));
+    printf("iterations cpu %d gpu %d, residual cpu %.6g gpu %.6g\n", sc.cg_iterations, sg.cg_iterations, sc.residual,
+           sg.residual);
+    CHECK(sg.cg_iterations == 20 && sc.cg_iterations == 20);
+    CHECK(position_error(cpu, gpu, 1e-5, "after 1 step") <= 1e-5);
+    CHECK_NEAR(sg.residual, sc.residual, 1e-2 * sc.residual + 1e-12);
+    tw_world_destroy(gpu);
+    tw_world_destroy(cpu);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* Pinned vertices do not move at all (bit for bit) over 100 steps. */
+TW_TEST(pinned_vertices_exactly_fixed)
+{
+    if (gpu_skip()) return TW_SKIP;
+    tw_mesh *m = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2);
+    CHECK(m != NULL);
+    tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
+    tw_world *w = bar_world(m, &d);
+    CHECK(w != NULL);
+    for (int s = 0; s < 100; s++) CHECK_OK(tw_world_step(w, NULL));
+    int n = tw_world_vertex_count(w), pinned = 0;
+    const tw_real *x = tw_world_positions(w);
+    const double *X = tw_mesh_positions(m);
+    for (int i = 0; i < n; i++) {
+        if (tw_world_get_constraint(w, i) != TW_PINNED) continue;
+        pinned++;
+        for (int c = 0; c < 3; c++) CHECK(x[3 * i + c] == (tw_real)X[3 * i + c]);
+    }
+    printf("%d pinned vertices unchanged after 100 steps\n", pinned);
+    CHECK(pinned > 0);
+    CHECK(x[3 * (n - 1) + 2] < X[3 * (n - 1) + 2] - 0.01); /* and the tip did fall */
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* A feature the device path lacks: TW_ERR_UNSUPPORTED naming it, no step. */
+TW_TEST(collider_is_unsupported)
+{
+    if (gpu_skip()) return TW_SKIP;
+    tw_mesh *m = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2);
+    CHECK(m != NULL);
+    tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
+    tw_world *w = bar_world(m, &d);
+    CHECK(w != NULL);
+    tw_collider_def floor = tw_default_collider_def();
+    floor.point[2] = -0.5;
+    CHECK_OK(tw_world_add_collider(w, &floor));
+    tw_status s = tw_world_step(w, NULL);
+    printf("step with a collider: %s: %s\n", tw_status_name(s), tw_last_error());
+    CHECK(s == TW_ERR_UNSUPPORTED);
+    CHECK(strstr(tw_last_error(), "collider") != NULL);
+    CHECK(tw_world_step_index(w) == 0);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
