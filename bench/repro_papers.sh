@@ -10,7 +10,7 @@ B=${1:-build-repro}/bench
 D=${2:-bench/results/cpu-2core-amd-epyc}
 mkdir -p "$D"
 # 3. Hauth & Straßer: force error against Green strain (instant)
-"$B/tw_repro_force_error" --csv "$D/repro_force_error.csv"
+"$B/tw_repro_force_error" --csv "$D/repro_force_error.csv" > "$D/repro_force_error.log" 2>&1
 # 4. Debunne fig. 4/5: cube corner at 27/64/125 nodes (+729), linear/green, damped/undamped
 "$B/tw_repro_cube_corner" --E 1e5 --cells 2,3,4,8 --csv "$D/repro_cube_corner.csv" 2> "$D/repro_cube_corner.log"
 # the same at E 2e4 (large sag): undamped explicit green diverges at 125 nodes
