@@ -34,6 +34,19 @@ TW_HD tw_m3 tw_elem_linear_block(const tw_real *g, tw_real V, tw_real lam, tw_re
     return K;
 }
 
+/* Edge-frame rotation (Müller 2002 eq. 16): the orthonormal frame of the
+ * edges (a,b) and (a,c); warp-edge's R_i = frame(now) frame(rest)^T. */
+TW_HD tw_m3 tw_edge_frame(tw_v3 a, tw_v3 b, tw_v3 c)
+{
+    tw_v3 e1 = tw_v3_sub(b, a), e2 = tw_v3_sub(c, a);
+    tw_real l1 = tw_v3_norm(e1);
+    e1 = tw_v3_scale(e1, l1 > 0 ? 1 / l1 : 0);
+    tw_v3 n = tw_v3_cross(e1, e2);
+    tw_real ln = tw_v3_norm(n);
+    n = tw_v3_scale(n, ln > 0 ? 1 / ln : 0);
+    return tw_m3_from_cols(e1, n, tw_v3_cross(e1, n));
+}
+
 /* F = I + sum_p u_p g_p^T for the 4 vertex displacements us[0..3]
  * (u = x - X). Equal to sum_p x_p g_p^T since sum_p X_p g_p^T = I, but
  * without the cancellation that costs float its small strains. */

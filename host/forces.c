@@ -26,19 +26,6 @@ static void element_displacements(const tw_world *w, const tw_real *x, int e, tw
     for (int p = 0; p < 4; p++) us[p] = tw_v3_sub(vtx(x, t[p]), vtx(w->fem.X, t[p]));
 }
 
-/* Edge-frame rotation (Müller 2002 eq. 16): an orthonormal frame from edges
- * (i,j) and (i,k), at rest and now; R = F' F^T. */
-static tw_m3 edge_frame(tw_v3 a, tw_v3 b, tw_v3 c)
-{
-    tw_v3 e1 = tw_v3_sub(b, a), e2 = tw_v3_sub(c, a);
-    tw_real l1 = tw_v3_norm(e1);
-    e1 = tw_v3_scale(e1, l1 > 0 ? 1 / l1 : 0);
-    tw_v3 n = tw_v3_cross(e1, e2);
-    tw_real ln = tw_v3_norm(n);
-    n = tw_v3_scale(n, ln > 0 ? 1 / ln : 0);
-    return tw_m3_from_cols(e1, n, tw_v3_cross(e1, n));
-}
-
 void tw_compute_rotations(tw_world *w, const tw_real *x)
 {
     const tw_fem *f = &w->fem;
@@ -63,8 +50,8 @@ void tw_compute_rotations(tw_world *w, const tw_real *x)
             int j = w->edge_nbr[2 * i], k = w->edge_nbr[2 * i + 1];
             tw_m3 R = tw_m3_identity();
             if (j >= 0)
-                R = tw_m3_mul_bt(edge_frame(vtx(x, i), vtx(x, j), vtx(x, k)),
-                                 edge_frame(vtx(X, i), vtx(X, j), vtx(X, k)));
+                R = tw_m3_mul_bt(tw_edge_frame(vtx(x, i), vtx(x, j), vtx(x, k)),
+                                 tw_edge_frame(vtx(X, i), vtx(X, j), vtx(X, k)));
             tw_m3_store(w->R + 9 * (size_t)i, R);
         }
         break;
@@ -109,27 +96,32 @@ static void gather_element_forces(tw_world *w, tw_real *out)
     }
 }
 
+/* sum_j K_ij y_j over row i, y_j = R^T x_j - X_j written as
+ * R^T u_j + (R^T - I) X_j (the displacement form keeps float's small
+ * strains, see element.h); R = NULL means the identity. Accumulated in double. */
+static tw_v3 row_K_times_y(const tw_fem *f, const tw_real *x, int i, const tw_m3 *R)
+{
+    double acc[3] = {0, 0, 0};
+    for (int k = f->row_ptr[i]; k < f->row_ptr[i + 1]; k++) {
+        int j = f->col[k];
+        tw_v3 Xj = vtx(f->X, j), uj = tw_v3_sub(vtx(x, j), Xj);
+        tw_v3 y = R ? tw_v3_add(tw_m3_tmulv(*R, uj), tw_v3_sub(tw_m3_tmulv(*R, Xj), Xj)) : uj;
+        tw_v3 ky = tw_m3_mulv(tw_m3_load(f->K + 9 * (size_t)k), y);
+        acc[0] += ky.x; acc[1] += ky.y; acc[2] += ky.z;
+    }
+    return tw_v3_make((tw_real)acc[0], (tw_real)acc[1], (tw_real)acc[2]);
+}
+
 void tw_compute_elastic_force(tw_world *w, const tw_real *x, tw_real *out, int ghost_correction)
 {
     const tw_fem *f = &w->fem;
-    const tw_real *X = f->X;
     tw_method m = w->def.method;
     if (m == TW_LINEAR || m == TW_WARP_VERTEX || m == TW_WARP_EDGE) {
         int warped = m != TW_LINEAR;
 #pragma omp parallel for if (TW_PAR(f->n)) schedule(static)
         for (int i = 0; i < f->n; i++) {
             tw_m3 Ri = warped ? tw_m3_load(w->R + 9 * (size_t)i) : tw_m3_identity();
-            /* y_j = R_i^T x_j - X_j = R_i^T u_j + (R_i^T - I) X_j: the
-             * displacement form keeps float's small strains (see element.h) */
-            double acc[3] = {0, 0, 0};
-            for (int k = f->row_ptr[i]; k < f->row_ptr[i + 1]; k++) {
-                int j = f->col[k];
-                tw_v3 Xj = vtx(X, j), uj = tw_v3_sub(vtx(x, j), Xj);
-                tw_v3 y = warped ? tw_v3_add(tw_m3_tmulv(Ri, uj), tw_v3_sub(tw_m3_tmulv(Ri, Xj), Xj)) : uj;
-                tw_v3 ky = tw_m3_mulv(tw_m3_load(f->K + 9 * (size_t)k), y);
-                acc[0] += ky.x; acc[1] += ky.y; acc[2] += ky.z;
-            }
-            tw_v3 a = tw_v3_make((tw_real)acc[0], (tw_real)acc[1], (tw_real)acc[2]);
+            tw_v3 a = row_K_times_y(f, x, i, warped ? &Ri : NULL);
             tw_v3_store(out + 3 * (size_t)i, tw_v3_scale(tw_m3_mulv(Ri, a), -1));
         }
         if (warped && ghost_correction) {
@@ -216,12 +208,7 @@ double tw_compute_elastic_energy(tw_world *w, const tw_real *x)
 #pragma omp parallel for if (TW_PAR(f->n)) reduction(+ : energy) schedule(static)
         for (int i = 0; i < f->n; i++) {
             tw_v3 ui = tw_v3_sub(vtx(x, i), vtx(f->X, i));
-            tw_v3 acc = tw_v3_make(0, 0, 0);
-            for (int k = f->row_ptr[i]; k < f->row_ptr[i + 1]; k++) {
-                int j = f->col[k];
-                acc = tw_v3_add(acc, tw_m3_mulv(tw_m3_load(f->K + 9 * (size_t)k), tw_v3_sub(vtx(x, j), vtx(f->X, j))));
-            }
-            energy += 0.5 * (double)tw_v3_dot(ui, acc);
+            energy += 0.5 * (double)tw_v3_dot(ui, row_K_times_y(f, x, i, NULL));
         }
         return energy;
     }

@@ -20,19 +20,6 @@ __device__ __forceinline__ void element_displacements(const tw_cuda_data &d, con
     for (int p = 0; p < 4; p++) us[p] = tw_v3_sub(vtx(x, t[p]), vtx(d.X, t[p]));
 }
 
-/* host/forces.c edge_frame (static there; the same body). TODO: move it to
- * element.h as TW_HD so both backends share one copy. */
-__device__ __forceinline__ tw_m3 edge_frame(tw_v3 a, tw_v3 b, tw_v3 c)
-{
-    tw_v3 e1 = tw_v3_sub(b, a), e2 = tw_v3_sub(c, a);
-    tw_real l1 = tw_v3_norm(e1);
-    e1 = tw_v3_scale(e1, l1 > 0 ? 1 / l1 : 0);
-    tw_v3 n = tw_v3_cross(e1, e2);
-    tw_real ln = tw_v3_norm(n);
-    n = tw_v3_scale(n, ln > 0 ? 1 / ln : 0);
-    return tw_m3_from_cols(e1, n, tw_v3_cross(e1, n));
-}
-
 /* ---- rotations (tw_compute_rotations) ---- */
 
 __global__ void rotations_warp_vertex(tw_cuda_data d)
@@ -55,8 +42,8 @@ __global__ void rotations_warp_edge(tw_cuda_data d)
     int j = d.edge_nbr[2 * i], k = d.edge_nbr[2 * i + 1];
     tw_m3 R = tw_m3_identity();
     if (j >= 0)
-        R = tw_m3_mul_bt(edge_frame(vtx(d.x, i), vtx(d.x, j), vtx(d.x, k)),
-                         edge_frame(vtx(d.X, i), vtx(d.X, j), vtx(d.X, k)));
+        R = tw_m3_mul_bt(tw_edge_frame(vtx(d.x, i), vtx(d.x, j), vtx(d.x, k)),
+                         tw_edge_frame(vtx(d.X, i), vtx(d.X, j), vtx(d.X, k)));
     tw_m3_store(d.R + 9 * (size_t)i, R);
 }
 
