@@ -113,8 +113,9 @@ double tw_collider_distance(const tw_collider_def *c, const double x[3], double 
     return inside;
 }
 
-/* The deepest collider at x: its distance and normal; +inf when none. */
-static double nearest(const tw_world *w, const tw_real *xi, double n[3])
+/* The deepest collider at x: its distance, normal and friction coefficient;
+ * +inf when none. */
+static double nearest(const tw_world *w, const tw_real *xi, double n[3], double *mu)
 {
     double x[3] = {xi[0], xi[1], xi[2]}, best = INFINITY, m[3];
     for (int k = 0; k < w->ncolliders; k++) {
@@ -122,19 +123,10 @@ static double nearest(const tw_world *w, const tw_real *xi, double n[3])
         if (d < best) {
             best = d;
             memcpy(n, m, sizeof m);
+            *mu = w->colliders[k].friction;
         }
     }
     return best;
-}
-
-static double friction_of(const tw_world *w, const tw_real *xi)
-{
-    double x[3] = {xi[0], xi[1], xi[2]}, best = INFINITY, mu = 0, m[3];
-    for (int k = 0; k < w->ncolliders; k++) {
-        double d = tw_collider_distance(&w->colliders[k], x, m);
-        if (d < best) { best = d; mu = w->colliders[k].friction; }
-    }
-    return mu;
 }
 
 /* Coulomb: reduce the tangential velocity by up to dv_max (m/s). */
@@ -159,8 +151,8 @@ int tw_contact_detect(tw_world *w, const tw_real *x, double heff)
     double touch = 1e-6 * w->size;
     for (int i = 0; i < n; i++) {
         if (w->cons[i]) continue;
-        double nn[3] = {0, 0, 1};
-        double d = nearest(w, x + 3 * (size_t)i, nn);
+        double nn[3] = {0, 0, 1}, mu = 0;
+        double d = nearest(w, x + 3 * (size_t)i, nn, &mu);
         const tw_real *vi = w->v + 3 * (size_t)i;
         double vn = vi[0] * nn[0] + vi[1] * nn[1] + vi[2] * nn[2];
         /* in contact: inside; touching and not separating; or about to
@@ -172,6 +164,7 @@ int tw_contact_detect(tw_world *w, const tw_real *x, double heff)
         w->released[i] = 0;
         if (!in) continue;
         w->fcons[i] = TW_FILTER_NORMAL;
+        w->cmu[i] = (tw_real)mu;
         for (int a = 0; a < 3; a++) w->cnormal[3 * i + a] = (tw_real)nn[a];
         w->cdist[i] = (tw_real)d;
         count++;
@@ -190,7 +183,7 @@ void tw_contact_friction_implicit(tw_world *w, double heff)
         /* tangential damping d (I - n n^T) with d |v_t| = mu J: the impulse
          * is mu J while sliding at the current speed and less as it slows */
         double vt = fmax(sqrt(vt2), 1e-6 * w->size / heff); /* a stuck vertex: very large d */
-        double d = friction_of(w, w->x + 3 * (size_t)i) * w->cimpulse[i] / vt;
+        double d = w->cmu[i] * w->cimpulse[i] / vt;
         tw_real *D = w->A + 9 * (size_t)f->diag[i];
         for (int r = 0; r < 3; r++)
             for (int c = 0; c < 3; c++) D[3 * r + c] += (tw_real)(d * ((r == c) - nn[r] * nn[c]));
@@ -227,9 +220,10 @@ int tw_contact_project_positions(tw_world *w, tw_real *x)
     for (int i = 0; i < w->fem.n; i++) {
         if (w->cons[i]) continue;
         tw_real *xi = x + 3 * (size_t)i;
-        double nn[3] = {0, 0, 1};
-        double d = nearest(w, xi, nn);
+        double nn[3] = {0, 0, 1}, mu = 0;
+        double d = nearest(w, xi, nn, &mu);
         if (!(d < 0)) continue;
+        w->cmu[i] = (tw_real)mu;
         for (int a = 0; a < 3; a++) {
             xi[a] -= (tw_real)(d * nn[a]);
             w->cnormal[3 * i + a] = (tw_real)nn[a];
@@ -240,7 +234,7 @@ int tw_contact_project_positions(tw_world *w, tw_real *x)
     return count;
 }
 
-void tw_contact_project_velocities(tw_world *w, const tw_real *x, tw_real *v, tw_real *acc)
+void tw_contact_project_velocities(tw_world *w, tw_real *v, tw_real *acc)
 {
     for (int i = 0; i < w->fem.n; i++) {
         if (w->fcons[i] != TW_FILTER_NORMAL) continue;
@@ -249,7 +243,7 @@ void tw_contact_project_velocities(tw_world *w, const tw_real *x, tw_real *v, tw
         double vn = vi[0] * nn[0] + vi[1] * nn[1] + vi[2] * nn[2];
         if (vn < 0) {
             for (int a = 0; a < 3; a++) vi[a] -= (tw_real)(vn * nn[a]);
-            apply_friction(vi, nn, friction_of(w, x + 3 * (size_t)i) * -vn);
+            apply_friction(vi, nn, w->cmu[i] * -vn);
         }
         if (acc) {
             tw_real *ai = acc + 3 * (size_t)i;
@@ -262,5 +256,5 @@ void tw_contact_project_velocities(tw_world *w, const tw_real *x, tw_real *v, tw
 
 void tw_contact_project(tw_world *w, tw_real *x, tw_real *v)
 {
-    if (tw_contact_project_positions(w, x)) tw_contact_project_velocities(w, x, v, NULL);
+    if (tw_contact_project_positions(w, x)) tw_contact_project_velocities(w, v, NULL);
 }

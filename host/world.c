@@ -259,10 +259,11 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     w->cnormal = tw_calloc(3 * n, sizeof(tw_real), "contact normals");
     w->cdist = tw_calloc(n, sizeof(tw_real), "contact distances");
     w->cimpulse = tw_calloc(n, sizeof(tw_real), "contact impulses");
+    w->cmu = tw_calloc(n, sizeof(tw_real), "contact friction");
     w->newton = tw_calloc(4 * 3 * n, sizeof(tw_real), "Newton vectors");
     if (!w->x || !w->v || !w->fext || !w->target || !w->cons || !w->R || !w->S || !w->fe || !w->f || !w->rhs ||
         !w->vnew || !w->A || !w->edge_nbr || !w->acc || !w->xprev || !w->vprev || !w->xbase || !w->vbase ||
-        !w->fcons || !w->released || !w->cnormal || !w->cdist || !w->cimpulse || !w->newton || tw_solver_work_init(&w->work, (int)n) != TW_OK) {
+        !w->fcons || !w->released || !w->cnormal || !w->cdist || !w->cimpulse || !w->cmu || !w->newton || tw_solver_work_init(&w->work, (int)n) != TW_OK) {
         tw_world_destroy(w);
         return NULL;
     }
@@ -298,7 +299,7 @@ void tw_world_destroy(tw_world *w)
     free(w->x); free(w->v); free(w->fext); free(w->target); free(w->cons); free(w->R); free(w->S);
     free(w->fe); free(w->f); free(w->rhs); free(w->vnew); free(w->A); free(w->edge_nbr);
     free(w->acc); free(w->xprev); free(w->vprev); free(w->xbase); free(w->vbase);
-    free(w->fcons); free(w->released); free(w->cnormal); free(w->cdist); free(w->cimpulse); free(w->newton);
+    free(w->fcons); free(w->released); free(w->cnormal); free(w->cdist); free(w->cimpulse); free(w->cmu); free(w->newton);
     tw_hanging_free(w);
     tw_solver_work_free(&w->work);
     free(w);
@@ -706,7 +707,7 @@ static tw_status newmark_step(tw_world *w, double h, tw_step_stats *st)
             w->vnew[k] = (tw_real)vn;
             anew[k] = (tw_real)(fa - alpha * vn);
         }
-    if (st->contacts) tw_contact_project_velocities(w, xnew, w->vnew, anew);
+    if (st->contacts) tw_contact_project_velocities(w, w->vnew, anew);
     double t3 = tw_now_ms();
     st->ms_rotations = t2 - t1;
     st->ms_assembly = t3 - t2 + (t1 - t0);

@@ -43,6 +43,7 @@ struct tw_world {
     tw_real *cnormal;     /* contact normals (3n) */
     tw_real *cdist;       /* contact signed distances (n) */
     tw_real *cimpulse;    /* contact normal impulses of the last step, N s (n) */
+    tw_real *cmu;         /* contact friction coefficients, set when a contact is marked (n) */
     tw_real *newton;      /* Newton iterations: 4 vectors of 3n */
     /* hanging (geometrically constrained) vertices, hanging.c: vertex
      * hang_vertex[k] sits at sum_j hang_w[j] x[hang_idx[j]] over
@@ -83,7 +84,7 @@ void tw_contact_project(tw_world *w, tw_real *x, tw_real *v);
  * their normals; returns how many), then velocities (and accelerations, when
  * acc is not NULL, lose their component into the collider). */
 int tw_contact_project_positions(tw_world *w, tw_real *x);
-void tw_contact_project_velocities(tw_world *w, const tw_real *x, tw_real *v, tw_real *acc);
+void tw_contact_project_velocities(tw_world *w, tw_real *v, tw_real *acc);
 
 /* Hanging vertices (hanging.c): before a step, their kinematic targets from
  * the constraining vertices' predicted positions; after it, positions and
