@@ -465,6 +465,18 @@ static void prescribe_constrained(tw_world *w, const tw_real *xbase, double heff
     }
 }
 
+/* w->A x = b on the filtered directions: PCG, or BiCGStab for warp-vertex's
+ * exact non-symmetric system when the world def asks for it. */
+static tw_solve_result solve_system(tw_world *w, const tw_real *b, tw_real *x, const tw_filter *filter)
+{
+    tw_bsr A = tw_world_bsr(w);
+    int vertex_method = w->def.method == TW_WARP_VERTEX || w->def.method == TW_WARP_EDGE;
+    if (vertex_method && w->def.warp_system == TW_WARP_SYSTEM_BICGSTAB)
+        return tw_bicgstab(&A, b, x, filter, w->def.cg_tolerance, w->def.cg_max_iterations, &w->work);
+    return tw_pcg(&A, b, x, filter, w->def.cg_tolerance, w->def.cg_max_iterations, w->def.cg_fixed_iterations,
+                  &w->work);
+}
+
 /* NaN or a blow-up in the new velocities: the message says which step and why. */
 static tw_status check_velocities(const tw_world *w, const tw_real *v, double h, const tw_solve_result *sr)
 {
@@ -548,12 +560,7 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
         }
     if (st->contacts) tw_contact_friction_implicit(w, heff);
     tw_filter filter = {w->fcons, w->cnormal};
-    tw_solve_result sr;
-    if (vertex_method && w->def.warp_system == TW_WARP_SYSTEM_BICGSTAB)
-        sr = tw_bicgstab(&A, w->rhs, w->vnew, &filter, w->def.cg_tolerance, w->def.cg_max_iterations, &w->work);
-    else
-        sr = tw_pcg(&A, w->rhs, w->vnew, &filter, w->def.cg_tolerance, w->def.cg_max_iterations,
-                    w->def.cg_fixed_iterations, &w->work);
+    tw_solve_result sr = solve_system(w, w->rhs, w->vnew, &filter);
     tw_contact_impulses(w, w->rhs, w->vnew);
     double t3 = tw_now_ms();
     st->cg_iterations = sr.iterations;
@@ -615,7 +622,6 @@ static tw_status newton_refine(tw_world *w, double heff, const tw_real *xbase, c
     double cm = 1 + heff * w->def.damping_mass, ck = heff * heff + heff * w->def.damping_stiffness;
     tw_real *xk = w->newton, *G = w->newton + n3, *dv = w->newton + 2 * n3, *vt = w->newton + 3 * n3;
     tw_real *scratch = w->work.rhat; /* free outside BiCGStab */
-    int vertex_method = w->def.method == TW_WARP_VERTEX || w->def.method == TW_WARP_EDGE;
     tw_filter filter = {w->fcons, w->cnormal};
     double g0 = -1, g = 0;
     for (int it = 1; it < w->def.newton_iterations; it++) {
@@ -628,11 +634,7 @@ static tw_status newton_refine(tw_world *w, double heff, const tw_real *xbase, c
         if (g <= w->def.newton_tolerance * g0 && it > 1) break;
         for (size_t i = 0; i < n3; i++) G[i] = -G[i];
         memset(dv, 0, sizeof(tw_real) * n3);
-        tw_bsr A = tw_world_bsr(w);
-        tw_solve_result sr = vertex_method && w->def.warp_system == TW_WARP_SYSTEM_BICGSTAB
-                                 ? tw_bicgstab(&A, G, dv, &filter, w->def.cg_tolerance, w->def.cg_max_iterations, &w->work)
-                                 : tw_pcg(&A, G, dv, &filter, w->def.cg_tolerance, w->def.cg_max_iterations,
-                                          w->def.cg_fixed_iterations, &w->work);
+        tw_solve_result sr = solve_system(w, G, dv, &filter);
         st->cg_iterations += sr.iterations;
         st->newton_iterations++;
         double a = 1, best = INFINITY, best_a = 0;
