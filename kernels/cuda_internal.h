@@ -50,6 +50,7 @@ typedef struct tw_cuda_data {
 struct tw_cuda_world {
     tw_cuda_data d;
     size_t bytes; /* device memory held */
+    size_t d2h_bytes; /* vertex data copied device -> host (tw_cuda_world_d2h_bytes) */
     /* the same pointers, owned (d holds const views) */
     int *tets, *row_ptr, *col, *diag, *contrib_ptr, *contrib, *vt_ptr, *vt, *block_row, *edge_nbr;
     tw_real *g, *vol, *lam, *mu, *K, *mass, *X;

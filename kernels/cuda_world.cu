@@ -195,6 +195,8 @@ extern "C" void tw_cuda_world_destroy(tw_cuda_world *cw)
 }
 
 extern "C" size_t tw_cuda_world_memory_bytes(const tw_cuda_world *cw) { return cw ? cw->bytes : 0; }
+extern "C" const tw_real *tw_cuda_world_device_positions(const tw_cuda_world *cw) { return cw ? cw->d.x : NULL; }
+extern "C" size_t tw_cuda_world_d2h_bytes(const tw_cuda_world *cw) { return cw ? cw->d2h_bytes : 0; }
 
 /* The state the public setters change, when they did (w->host_dirty). */
 static tw_status upload_state(tw_cuda_world *cw, tw_world *w)
@@ -307,6 +309,7 @@ static tw_status step_device(tw_cuda_world *cw, tw_world *w, tw_step_stats *st)
     /* v+ into the host's scratch for the divergence check (w->x, w->v stay
      * as before the step when it fails) */
     TW_CUDA_TRY(cudaMemcpy(w->vnew, cw->d.vnew, sizeof(tw_real) * n3, cudaMemcpyDeviceToHost));
+    cw->d2h_bytes += sizeof(tw_real) * n3;
     st->cg_iterations = sr.iterations;
     st->residual = sr.residual;
     st->newton_iterations = 1;
@@ -320,8 +323,13 @@ static tw_status step_device(tw_cuda_world *cw, tw_world *w, tw_step_stats *st)
         return s;
     if ((s = tw_cuda_integrate(cw, heff)) != TW_OK) return s;
     TW_CUDA_TRY(cudaMemcpy(w->x, cw->d.x, sizeof(tw_real) * n3, cudaMemcpyDeviceToHost));
-    if (conserve) TW_CUDA_TRY(cudaMemcpy(w->v, cw->d.v, sizeof(tw_real) * n3, cudaMemcpyDeviceToHost));
-    else memcpy(w->v, w->vnew, sizeof(tw_real) * n3);
+    cw->d2h_bytes += sizeof(tw_real) * n3;
+    if (conserve) {
+        TW_CUDA_TRY(cudaMemcpy(w->v, cw->d.v, sizeof(tw_real) * n3, cudaMemcpyDeviceToHost));
+        cw->d2h_bytes += sizeof(tw_real) * n3;
+    } else {
+        memcpy(w->v, w->vnew, sizeof(tw_real) * n3);
+    }
     return TW_OK;
 }
 

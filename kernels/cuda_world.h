@@ -29,6 +29,12 @@ void tw_cuda_world_destroy(tw_cuda_world *cw);
 tw_status tw_cuda_world_step(tw_cuda_world *cw, struct tw_world *w, tw_step_stats *stats);
 /* Device memory held, bytes. */
 size_t tw_cuda_world_memory_bytes(const tw_cuda_world *cw);
+/* The device array of the current positions (3n tw_real, the state the last
+ * step left), valid until cw is destroyed: what CUDA-GL interop reads. */
+const tw_real *tw_cuda_world_device_positions(const tw_cuda_world *cw);
+/* Bytes of vertex data (positions, velocities) copied from the device to the
+ * host since cw was created: a frame that draws through interop adds none. */
+size_t tw_cuda_world_d2h_bytes(const tw_cuda_world *cw);
 #ifdef __cplusplus
 }
 #endif
