@@ -15,6 +15,8 @@ tw_status tw_world_set_hanging(tw_world *w, int count, const int *vertex, const 
                                const int *idx, const double *weights)
 {
     w->host_dirty = 1; /* the device copy re-uploads */
+    tw_status fs = tw_world_fetch(w, 1, 1); /* the vertices are placed from the current state */
+    if (fs != TW_OK) return fs;
     int n = w->fem.n;
     if (count < 0 || count > n)
         return tw_fail(TW_ERR_INVALID, "tw_world_set_hanging: count %d out of range [0, %d]", count, n);

@@ -216,6 +216,10 @@ tw_status tw_world_solve_static(tw_world *w, const tw_static_def *def, tw_static
                                            "same warping)", tw_method_name(w->def.method));
     tw_static_work s;
     if (work_init(&s, w) != TW_OK) return TW_ERR_NOMEM;
+    if (tw_world_fetch(w, 1, 1) != TW_OK) { /* it starts from the current state */
+        work_free(&s);
+        return TW_ERR_DEVICE;
+    }
     w->host_dirty = 1; /* the result lands in w->x and w->v: a device copy re-uploads */
     int n = w->fem.n;
     size_t n3 = 3 * (size_t)n;

@@ -345,7 +345,11 @@ tw_status tw_world_set_constraint(tw_world *w, int v, tw_constraint c)
     if (check_vertex(w, v) != TW_OK) return TW_ERR_INVALID;
     if ((unsigned)c > TW_KINEMATIC) return tw_fail(TW_ERR_INVALID, "unknown constraint %d", (int)c);
     w->cons[v] = (unsigned char)c;
-    if (c == TW_KINEMATIC) memcpy(w->target + 3 * (size_t)v, w->x + 3 * (size_t)v, 3 * sizeof(tw_real));
+    if (c == TW_KINEMATIC) {
+        tw_status s = tw_world_fetch(w, 1, 0); /* the target starts at the current position */
+        if (s != TW_OK) return s;
+        memcpy(w->target + 3 * (size_t)v, w->x + 3 * (size_t)v, 3 * sizeof(tw_real));
+    }
     return TW_OK;
 }
 
@@ -781,8 +785,27 @@ int tw_world_vertex_count(const tw_world *w) { return w->fem.n; }
 int tw_world_tet_count(const tw_world *w) { return w->fem.nt; }
 long tw_world_step_index(const tw_world *w) { return w->step; }
 double tw_world_time(const tw_world *w) { return w->time; }
-const tw_real *tw_world_positions(const tw_world *w) { return w->x; }
-const tw_real *tw_world_velocities(const tw_world *w) { return w->v; }
+tw_status tw_world_fetch(const tw_world *w, int positions, int velocities)
+{
+#ifdef TW_HAVE_CUDA
+    tw_world *mw = (tw_world *)w; /* only the host cache of the device state changes */
+    int x = positions && w->cuda && w->host_x_stale, v = velocities && w->cuda && w->host_v_stale;
+    if (!x && !v) return TW_OK;
+    tw_status s = tw_cuda_world_download(w->cuda, x ? mw->x : NULL, v ? mw->v : NULL);
+    if (s != TW_OK) {
+        fprintf(stderr, "tetwarp: copying the state back from the device failed: %s\n", tw_last_error());
+        return s;
+    }
+    if (x) mw->host_x_stale = 0;
+    if (v) mw->host_v_stale = 0;
+#else
+    (void)w; (void)positions; (void)velocities;
+#endif
+    return TW_OK;
+}
+
+const tw_real *tw_world_positions(const tw_world *w) { return tw_world_fetch(w, 1, 0) == TW_OK ? w->x : NULL; }
+const tw_real *tw_world_velocities(const tw_world *w) { return tw_world_fetch(w, 0, 1) == TW_OK ? w->v : NULL; }
 const tw_real *tw_world_vertex_mass(const tw_world *w) { return w->fem.mass; }
 
 tw_status tw_world_set_positions(tw_world *w, const tw_real *x)
@@ -791,6 +814,7 @@ tw_status tw_world_set_positions(tw_world *w, const tw_real *x)
     int bad = first_nonfinite(x, 3 * (size_t)w->fem.n);
     if (bad >= 0) return tw_fail(TW_ERR_INVALID, "position of vertex %d is not finite", bad);
     memcpy(w->x, x, sizeof(tw_real) * 3 * (size_t)w->fem.n);
+    w->host_x_stale = 0; /* the host's copy is the truth again (v may stay on the device) */
     w->has_acc = w->has_history = 0;
     return TW_OK;
 }
@@ -801,6 +825,7 @@ tw_status tw_world_set_velocities(tw_world *w, const tw_real *v)
     int bad = first_nonfinite(v, 3 * (size_t)w->fem.n);
     if (bad >= 0) return tw_fail(TW_ERR_INVALID, "velocity of vertex %d is not finite", bad);
     memcpy(w->v, v, sizeof(tw_real) * 3 * (size_t)w->fem.n);
+    w->host_v_stale = 0;
     w->has_acc = w->has_history = 0;
     return TW_OK;
 }
@@ -811,6 +836,7 @@ void tw_world_reset(tw_world *w)
     size_t n3 = 3 * (size_t)w->fem.n;
     memcpy(w->x, w->fem.X, sizeof(tw_real) * n3);
     memset(w->v, 0, sizeof(tw_real) * n3);
+    w->host_x_stale = w->host_v_stale = 0;
     w->step = 0;
     w->time = 0;
     w->has_acc = w->has_history = 0;
@@ -818,6 +844,7 @@ void tw_world_reset(tw_world *w)
 
 double tw_world_volume(const tw_world *w)
 {
+    if (tw_world_fetch(w, 1, 0) != TW_OK) return NAN;
     const tw_fem *f = &w->fem;
     double vol = 0;
 #pragma omp parallel for if (TW_PAR(f->nt)) reduction(+ : vol) schedule(static)
@@ -838,16 +865,22 @@ double tw_world_volume(const tw_world *w)
 
 double tw_world_kinetic_energy(const tw_world *w)
 {
+    if (tw_world_fetch(w, 0, 1) != TW_OK) return NAN;
     double k = 0;
     for (int i = 0; i < w->fem.n; i++)
         for (int c = 0; c < 3; c++) k += 0.5 * w->fem.mass[i] * (double)w->v[3 * i + c] * w->v[3 * i + c];
     return k;
 }
 
-double tw_world_elastic_energy(const tw_world *w) { return tw_compute_elastic_energy((tw_world *)w, w->x); }
+double tw_world_elastic_energy(const tw_world *w)
+{
+    if (tw_world_fetch(w, 1, 0) != TW_OK) return NAN;
+    return tw_compute_elastic_energy((tw_world *)w, w->x);
+}
 
 double tw_world_gravity_energy(const tw_world *w)
 {
+    if (tw_world_fetch(w, 1, 0) != TW_OK) return NAN;
     double e = 0;
     for (int i = 0; i < w->fem.n; i++)
         for (int c = 0; c < 3; c++)
@@ -864,6 +897,10 @@ size_t tw_world_memory_bytes(const tw_world *w)
 
 void tw_world_elastic_force(tw_world *w, tw_real *f)
 {
+    if (tw_world_fetch(w, 1, 0) != TW_OK) { /* no silent answer from a stale state */
+        for (size_t i = 0; i < 3 * (size_t)w->fem.n; i++) f[i] = (tw_real)NAN;
+        return;
+    }
     tw_compute_rotations(w, w->x);
     tw_compute_elastic_force(w, w->x, f, 0);
 }

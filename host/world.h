@@ -11,6 +11,8 @@ struct tw_world {
     const tw_mesh *mesh;
     struct tw_cuda_world *cuda; /* the device copy when the backend is cuda (kernels/cuda_world.h) */
     int host_dirty;       /* a setter changed state the device copy must re-upload */
+    int host_x_stale, host_v_stale; /* cuda: the device's x / v are newer than w->x / w->v (after a
+                                       step); tw_world_fetch downloads them */
     tw_world_def def;
     tw_fem fem;
     long step;
@@ -52,6 +54,13 @@ struct tw_world {
     double *hang_w;
     tw_solver_work work;
 };
+
+/* Makes w->x (positions) and / or w->v (velocities) current before the host
+ * reads them: with the CUDA backend the device holds the state after a step
+ * and this downloads what is stale (counted in the device's d2h bytes); a
+ * no-op otherwise. Const because the public accessors are: only the cache
+ * changes. On a device error the message is in tw_last_error. */
+tw_status tw_world_fetch(const tw_world *w, int positions, int velocities);
 
 /* Rotations (or deformation gradients) for the current method at w->x. */
 void tw_compute_rotations(tw_world *w, const tw_real *x);

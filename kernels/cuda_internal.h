@@ -32,7 +32,44 @@ enum {
     TW_S_COUNT = 11
 };
 
-/* The device arrays every kernel reads, passed by value (one argument). */
+/* The per-step numbers, in device memory (tw_cuda_world.params), written by
+ * one host-to-device copy before each step (graph or not) and read by the
+ * kernels: a captured graph never bakes one of them into a kernel argument,
+ * so changing dt, damping, gravity, the spring or the CG settings needs no
+ * new graph. (What changes which kernels run is the graph's shape, below.) */
+typedef struct tw_cuda_params {
+    double h;            /* dt, s (the divergence check) */
+    double heff;         /* the integrator's effective step, s (implicit Euler: h) */
+    double cm, ck;       /* system matrix: cm M + ck K (damping folded in) */
+    double gravity[3];   /* m/s^2 */
+    double anchor[3];    /* spring anchor, m */
+    double spring_k;     /* N/m */
+    int spring_vertex;   /* -1: no spring */
+    int warm_start;      /* 1: CG starts from v */
+    int fixed;           /* 1: run exactly limit iterations (no tolerance test) */
+    int limit;           /* iteration cap: cg_fixed_iterations or cg_max_iterations */
+    double tol;          /* relative residual |r| / |S b| */
+    double max_move;     /* 10 x the object's size, m: the divergence yardstick */
+} tw_cuda_params;
+
+/* What a step leaves on the device for the host: read back once per step
+ * (a few scalars, never vertex data). The PCG's state lives here too: the
+ * loop is decided on the device (pcg_start / pcg_decide kernels). */
+typedef struct tw_cuda_status {
+    int active;             /* 1 while the PCG iterates: every per-iteration kernel does nothing once 0 */
+    int iterations;         /* CG iterations done */
+    int negative_curvature; /* p . A p <= 0 stopped the loop */
+    int nonfinite_vertex;   /* the first vertex with a non-finite v+, -1 when none */
+    int vmax_vertex;        /* the fastest vertex of v+ (the first on ties) */
+    int ok;                 /* 1: the step passed the divergence check, x and v were updated */
+    double bnorm;           /* |S b| (1 when it is ~0) */
+    double rn;              /* |r| after the last iteration */
+    double residual;        /* rn / bnorm */
+    double vmax;            /* max |v+|, m/s */
+} tw_cuda_status;
+
+/* The device arrays every kernel reads, passed by value (one argument). The
+ * pointers never change for a world's life, so captured graphs may bake them. */
 typedef struct tw_cuda_data {
     int n, nt, nnzb;
     /* constant (from tw_fem) */
@@ -45,7 +82,19 @@ typedef struct tw_cuda_data {
     const unsigned char *cons;
     /* scratch */
     tw_real *R, *S, *fe, *f, *rhs, *vnew, *A;
+    /* per step */
+    const tw_cuda_params *P;
+    tw_cuda_status *st;
 } tw_cuda_data;
+
+/* What decides which kernels a step launches (not their numbers): a new
+ * shape captures a new graph. */
+typedef struct tw_cuda_shape {
+    int method;      /* tw_method */
+    int ghost;       /* vertex method with the ghost-force correction */
+    int conserve;    /* ghost && nothing constrained: conserve_momentum runs */
+    int exact_warp;  /* warp_system bicgstab (refused today, kept in the key) */
+} tw_cuda_shape;
 
 struct tw_cuda_world {
     tw_cuda_data d;
@@ -68,10 +117,26 @@ struct tw_cuda_world {
     void *spmv_buffer;
     size_t spmv_buffer_bytes;
     int own_spmv; /* 1: the hand-written 3x3 BSR SpMV instead of cuSPARSE's */
-    cudaEvent_t ev[4];
+    /* per step: device copies (d.P, d.st point at them) and the host's */
+    tw_cuda_params *params;
+    tw_cuda_status *status;
+    tw_cuda_status hstatus; /* the last status read back */
+    /* every launch and copy goes on this stream (non-blocking) */
+    cudaStream_t stream;
+    int have_stream;
+    cudaEvent_t ev[4]; /* step start, after rotations, after assembly, after the solve */
     int have_events;
+    int capturing; /* 1 while a graph is being captured (events become record nodes) */
+    /* the step as a CUDA Graph (cuda_world.cu) */
+    int use_graph;          /* 1: run the step as a graph (TW_CUDA_GRAPH=0 turns it off) */
+    int graph_failed;       /* building the graph failed once: host-driven from then on */
+    cudaGraphExec_t exec;   /* NULL until the first step (or after a shape change) */
+    tw_cuda_shape shape;    /* the shape exec was captured for */
+#if CUDART_VERSION >= 12040
+    cudaGraphConditionalHandle cond; /* the while node's condition (set by the PCG kernels) */
+#endif
+    int use_cond;           /* 1 while capturing: the PCG kernels set cond */
 };
-
 /* Error checks: each names the file, line and call, sets tw_last_error and
  * returns the status from the enclosing function (which returns tw_status). */
 tw_status tw_cuda_check(cudaError_t e, const char *call, const char *file, int line);
@@ -98,35 +163,41 @@ static inline unsigned tw_cuda_reduce_grid(long count)
 }
 
 /* cuda_kernels.cu: one step's pieces, in the order implicit_solve runs them
- * (host/world.c); each launches on the default stream. */
+ * (host/world.c); each launches on cw->stream and reads its numbers from
+ * d.P (tw_cuda_params), so the same launches serve the graph and the
+ * host-driven step. */
 tw_status tw_cuda_rotations(tw_cuda_world *cw, tw_method m);
 tw_status tw_cuda_elastic_force(tw_cuda_world *cw, tw_method m, int ghost_correction);
 /* rhs = M v + heff (f + f_ext), f_ext = M g + fext + the spring at x */
-tw_status tw_cuda_rhs(tw_cuda_world *cw, double heff, const double gravity[3], int spring_vertex,
-                      const double anchor[3], double spring_k);
-tw_status tw_cuda_assemble(tw_cuda_world *cw, tw_method m, int exact_warp, double cm, double ck, int spring_vertex,
-                           double spring_k);
+tw_status tw_cuda_rhs(tw_cuda_world *cw);
+tw_status tw_cuda_assemble(tw_cuda_world *cw, tw_method m, int exact_warp);
 /* vnew = warm ? v : 0, then pinned 0 and kinematic onto their targets */
-tw_status tw_cuda_prescribe(tw_cuda_world *cw, int warm_start, double heff);
+tw_status tw_cuda_prescribe(tw_cuda_world *cw);
+/* host/world.c check_velocities on vnew, as a device reduction: fills
+ * st->nonfinite_vertex, vmax, vmax_vertex and ok (the residual is finite,
+ * no velocity is non-finite, no vertex moves more than max_move) */
+tw_status tw_cuda_check_divergence(tw_cuda_world *cw);
 /* conserve_momentum of host/world.c on vnew (the caller checks that no vertex is constrained) */
-tw_status tw_cuda_conserve_momentum(tw_cuda_world *cw, double heff, const double gravity[3], int spring_vertex,
-                                    const double anchor[3], double spring_k);
-/* v = vnew, x += heff v */
-tw_status tw_cuda_integrate(tw_cuda_world *cw, double heff);
+tw_status tw_cuda_conserve_momentum(tw_cuda_world *cw);
+/* when st->ok: v = vnew, x += heff v (else nothing: the state stays) */
+tw_status tw_cuda_integrate(tw_cuda_world *cw);
 
-/* cuda_pcg.cu */
-typedef struct tw_cuda_solve_result {
-    int iterations;
-    double residual;
-    int negative_curvature;
-} tw_cuda_solve_result;
+/* cuda_pcg.cu: the filtered block-Jacobi PCG of host/solver_impl.h on
+ * A vnew = rhs, from vnew; the filter is cons (pinned, kinematic: fully
+ * constrained). The stopping rules run on the device (st->active): */
 /* Sets up the SpMV (cuSPARSE BSR, or the hand-written kernel). */
 tw_status tw_cuda_pcg_init(tw_cuda_world *cw);
 void tw_cuda_pcg_free(tw_cuda_world *cw);
-/* The filtered block-Jacobi PCG of host/solver_impl.h on A vnew = rhs, from
- * vnew; the filter is cons (pinned, kinematic: fully constrained). */
-tw_status tw_cuda_pcg(tw_cuda_world *cw, double tol, int max_iterations, int fixed_iterations,
-                      tw_cuda_solve_result *res);
+/* Preconditioner, initial residual, and the first decision (st->active;
+ * and the while node's condition when cw->use_cond). */
+tw_status tw_cuda_pcg_begin(tw_cuda_world *cw);
+/* One iteration (nothing once st->active is 0), ending with the decision. */
+tw_status tw_cuda_pcg_iteration(tw_cuda_world *cw);
+/* The host-driven loop: iterations until st->active is 0 (a read of the
+ * status per iteration), or, with a fixed count, all of them with no read. */
+tw_status tw_cuda_pcg_host_loop(tw_cuda_world *cw, const tw_cuda_params *hp);
+/* Copies the device status into cw->hstatus (waits for the stream). */
+tw_status tw_cuda_read_status(tw_cuda_world *cw);
 
 /* Reductions (cuda_reduce.cuh) finish with this: sums nv rows of nb partials
  * into scalars[first .. first + nv - 1]. */

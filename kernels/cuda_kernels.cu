@@ -4,6 +4,10 @@
 // Per-vertex sums are gathers in element order (vt lists) and per-block sums
 // gathers in contribution order (contrib lists): deterministic, no atomics.
 //
+// Every kernel reads the step's numbers (dt, damping, gravity, spring) from
+// d.P in device memory, never from its arguments, so a captured graph stays
+// valid when they change; everything launches on cw->stream.
+//
 // NEVER RUN ON A GPU YET: written and compiled on a machine without one.
 #include "cuda_internal.h"
 #include "cuda_reduce.cuh"
@@ -138,28 +142,22 @@ __global__ void gather_element_forces(tw_cuda_data d)
 
 /* ---- right-hand side (tw_external_force, then implicit_solve's rhs) ---- */
 
-struct spring_args {
-    int vertex;
-    double anchor[3], k;
-};
-
-__global__ void rhs_kernel(tw_cuda_data d, double heff, double g0, double g1, double g2, spring_args sp)
+__global__ void rhs_kernel(tw_cuda_data d)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= d.n) return;
-    double grav[3] = {g0, g1, g2};
+    const tw_cuda_params *P = d.P;
     for (int c = 0; c < 3; c++) {
         size_t k = 3 * (size_t)i + c;
-        tw_real ext = d.mass[i] * (tw_real)grav[c] + d.fext[k];
-        if (i == sp.vertex) ext += (tw_real)(sp.k * (sp.anchor[c] - d.x[k]));
-        d.rhs[k] = d.mass[i] * d.v[k] + (tw_real)heff * (d.f[k] + ext);
+        tw_real ext = d.mass[i] * (tw_real)P->gravity[c] + d.fext[k];
+        if (i == P->spring_vertex) ext += (tw_real)(P->spring_k * (P->anchor[c] - d.x[k]));
+        d.rhs[k] = d.mass[i] * d.v[k] + (tw_real)P->heff * (d.f[k] + ext);
     }
 }
 
 /* ---- the system matrix (tw_assemble_system), one thread per block ---- */
 
-__global__ void assemble_kernel(tw_cuda_data d, int method, int exact_warp, double cm, double ck, int spring_vertex,
-                                double spring_k)
+__global__ void assemble_kernel(tw_cuda_data d, int method, int exact_warp)
 {
     int b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= d.nnzb) return;
@@ -185,10 +183,11 @@ __global__ void assemble_kernel(tw_cuda_data d, int method, int exact_warp, doub
             }
         }
     }
+    double cm = d.P->cm, ck = d.P->ck;
     Kb = tw_m3_scale(Kb, (tw_real)ck);
     if (b == d.diag[i]) {
         tw_real dd = (tw_real)(cm * d.mass[i]);
-        if (i == spring_vertex) dd += (tw_real)(ck * spring_k);
+        if (i == d.P->spring_vertex) dd += (tw_real)(ck * d.P->spring_k);
         Kb.m[0] += dd; Kb.m[4] += dd; Kb.m[8] += dd;
     }
     tw_m3_store(d.A + 9 * (size_t)b, Kb);
@@ -196,10 +195,12 @@ __global__ void assemble_kernel(tw_cuda_data d, int method, int exact_warp, doub
 
 /* ---- prescribed velocities (warm start, prescribe_constrained) ---- */
 
-__global__ void prescribe_kernel(tw_cuda_data d, int warm_start, double heff)
+__global__ void prescribe_kernel(tw_cuda_data d)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= d.n) return;
+    int warm_start = d.P->warm_start;
+    double heff = d.P->heff;
     for (int c = 0; c < 3; c++) {
         size_t k = 3 * (size_t)i + c;
         tw_real v = warm_start ? d.v[k] : 0;
@@ -211,9 +212,10 @@ __global__ void prescribe_kernel(tw_cuda_data d, int warm_start, double heff)
 
 /* ---- conserve_momentum (host/world.c) ---- */
 
-__global__ void momentum_partials(tw_cuda_data d, double heff, double g0, double g1, double g2, double *partial)
+__global__ void momentum_partials(tw_cuda_data d, double *partial)
 {
-    double s[3] = {0, 0, 0}, grav[3] = {g0, g1, g2};
+    double s[3] = {0, 0, 0}, heff = d.P->heff;
+    const double *grav = d.P->gravity;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x)
         for (int c = 0; c < 3; c++) {
             size_t k = 3 * (size_t)i + c;
@@ -222,8 +224,20 @@ __global__ void momentum_partials(tw_cuda_data d, double heff, double g0, double
     tw_block_partials<3>(s, partial);
 }
 
-/* vnew -= p / M_total; the spring's share of p is added by the host first
- * (it reads the spring vertex's vnew, which this kernel changes) */
+/* the spring's share of p, from the spring vertex's x and vnew before the
+ * shift (as on the CPU): p -= heff k (anchor - x - heff vnew); one thread */
+__global__ void momentum_spring(tw_cuda_data d, double *scalars)
+{
+    const tw_cuda_params *P = d.P;
+    int i = P->spring_vertex;
+    if (i < 0) return;
+    for (int c = 0; c < 3; c++) {
+        size_t k = 3 * (size_t)i + c;
+        scalars[TW_S_MOM + c] -= P->heff * P->spring_k * (P->anchor[c] - (double)d.x[k] - P->heff * (double)d.vnew[k]);
+    }
+}
+
+/* vnew -= p / M_total (after momentum_spring) */
 __global__ void remove_momentum(tw_cuda_data d, const double *scalars, double mass_total)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -233,12 +247,82 @@ __global__ void remove_momentum(tw_cuda_data d, const double *scalars, double ma
 
 /* ---- x += heff v ---- */
 
-__global__ void integrate_kernel(tw_cuda_data d, double heff)
+__global__ void integrate_kernel(tw_cuda_data d)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= 3 * d.n) return;
+    if (i >= 3 * d.n || !d.st->ok) return; /* a failed check leaves the state as it was */
     d.v[i] = d.vnew[i];
-    d.x[i] = d.x[i] + (tw_real)heff * d.v[i];
+    d.x[i] = d.x[i] + (tw_real)d.P->heff * d.v[i];
+}
+
+/* ---- the divergence check (host/world.c check_velocities) ---- */
+
+/* (first non-finite vertex, max speed, its vertex): per block into partial
+ * (3 rows of gridDim.x: the index as a double, the speed, its index) */
+__global__ void divergence_partials(tw_cuda_data d, double *partial)
+{
+    __shared__ int sh_bad[TW_CUDA_THREADS], sh_i[TW_CUDA_THREADS];
+    __shared__ double sh_v[TW_CUDA_THREADS];
+    int bad = d.n, vi = 0;
+    double vmax = 0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x) {
+        const tw_real *v = d.vnew + 3 * (size_t)i;
+        if ((!isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2])) && i < bad) bad = i;
+        double s = sqrt((double)v[0] * v[0] + (double)v[1] * v[1] + (double)v[2] * v[2]);
+        if (s > vmax) { vmax = s; vi = i; } /* i grows: the first of equal maxima stays */
+    }
+    int t = threadIdx.x;
+    sh_bad[t] = bad; sh_v[t] = vmax; sh_i[t] = vi;
+    __syncthreads();
+    for (int h = TW_CUDA_THREADS / 2; h > 0; h >>= 1) {
+        if (t < h) {
+            sh_bad[t] = min(sh_bad[t], sh_bad[t + h]);
+            if (sh_v[t + h] > sh_v[t] || (sh_v[t + h] == sh_v[t] && sh_i[t + h] < sh_i[t])) {
+                sh_v[t] = sh_v[t + h];
+                sh_i[t] = sh_i[t + h];
+            }
+        }
+        __syncthreads();
+    }
+    if (t == 0) {
+        partial[blockIdx.x] = sh_bad[0];
+        partial[gridDim.x + blockIdx.x] = sh_v[0];
+        partial[2 * gridDim.x + blockIdx.x] = sh_i[0];
+    }
+}
+
+/* the nb partials into st (one block) */
+__global__ void divergence_finish(tw_cuda_data d, const double *partial, int nb)
+{
+    __shared__ int sh_bad[TW_CUDA_THREADS], sh_i[TW_CUDA_THREADS];
+    __shared__ double sh_v[TW_CUDA_THREADS];
+    int t = threadIdx.x, bad = d.n, vi = 0;
+    double vmax = 0;
+    for (int j = t; j < nb; j += TW_CUDA_THREADS) {
+        int b = (int)partial[j], i = (int)partial[2 * nb + j];
+        double v = partial[nb + j];
+        if (b < bad) bad = b;
+        if (v > vmax || (v == vmax && i < vi)) { vmax = v; vi = i; }
+    }
+    sh_bad[t] = bad; sh_v[t] = vmax; sh_i[t] = vi;
+    __syncthreads();
+    for (int h = TW_CUDA_THREADS / 2; h > 0; h >>= 1) {
+        if (t < h) {
+            sh_bad[t] = min(sh_bad[t], sh_bad[t + h]);
+            if (sh_v[t + h] > sh_v[t] || (sh_v[t + h] == sh_v[t] && sh_i[t + h] < sh_i[t])) {
+                sh_v[t] = sh_v[t + h];
+                sh_i[t] = sh_i[t + h];
+            }
+        }
+        __syncthreads();
+    }
+    if (t == 0) {
+        tw_cuda_status *st = d.st;
+        st->nonfinite_vertex = sh_bad[0] < d.n ? sh_bad[0] : -1;
+        st->vmax = sh_v[0];
+        st->vmax_vertex = sh_i[0];
+        st->ok = st->nonfinite_vertex < 0 && isfinite(st->residual) && !(sh_v[0] * d.P->h > d.P->max_move);
+    }
 }
 
 } // namespace
@@ -248,11 +332,11 @@ tw_status tw_cuda_rotations(tw_cuda_world *cw, tw_method m)
     const tw_cuda_data &d = cw->d;
     switch (m) {
     case TW_LINEAR: return TW_OK;
-    case TW_WARP_VERTEX: rotations_warp_vertex<<<tw_cuda_grid(d.n), TW_CUDA_THREADS>>>(d); break;
-    case TW_WARP_EDGE: rotations_warp_edge<<<tw_cuda_grid(d.n), TW_CUDA_THREADS>>>(d); break;
+    case TW_WARP_VERTEX: rotations_warp_vertex<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d); break;
+    case TW_WARP_EDGE: rotations_warp_edge<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d); break;
     case TW_COROT_ELEMENT:
     case TW_HYBRID:
-    case TW_GREEN: rotations_element<<<tw_cuda_grid(d.nt), TW_CUDA_THREADS>>>(d, m == TW_GREEN); break;
+    case TW_GREEN: rotations_element<<<tw_cuda_grid(d.nt), TW_CUDA_THREADS, 0, cw->stream>>>(d, m == TW_GREEN); break;
     default: return tw_fail(TW_ERR_UNSUPPORTED, "CUDA backend: method %d has no rotation kernel", (int)m);
     }
     TW_CUDA_LAUNCHED();
@@ -264,88 +348,77 @@ tw_status tw_cuda_elastic_force(tw_cuda_world *cw, tw_method m, int ghost_correc
     const tw_cuda_data &d = cw->d;
     if (m == TW_LINEAR || m == TW_WARP_VERTEX || m == TW_WARP_EDGE) {
         int warped = m != TW_LINEAR;
-        vertex_force<<<tw_cuda_grid(d.n), TW_CUDA_THREADS>>>(d, warped);
+        vertex_force<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d, warped);
         TW_CUDA_LAUNCHED();
         if (warped && ghost_correction) {
             unsigned nb = tw_cuda_reduce_grid(d.n);
-            net_force_partials<<<nb, TW_CUDA_THREADS>>>(d, cw->partial);
+            net_force_partials<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(d, cw->partial);
             TW_CUDA_LAUNCHED();
             tw_status s = tw_cuda_reduce_finish(cw, 3, (int)nb, TW_S_NET);
             if (s != TW_OK) return s;
-            remove_net_force<<<tw_cuda_grid(d.n), TW_CUDA_THREADS>>>(d, cw->scalars, cw->mass_total);
+            remove_net_force<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d, cw->scalars, cw->mass_total);
             TW_CUDA_LAUNCHED();
         }
         return TW_OK;
     }
-    element_force<<<tw_cuda_grid(d.nt), TW_CUDA_THREADS>>>(d, (int)m);
+    element_force<<<tw_cuda_grid(d.nt), TW_CUDA_THREADS, 0, cw->stream>>>(d, (int)m);
     TW_CUDA_LAUNCHED();
-    gather_element_forces<<<tw_cuda_grid(d.n), TW_CUDA_THREADS>>>(d);
-    TW_CUDA_LAUNCHED();
-    return TW_OK;
-}
-
-static spring_args make_spring(int vertex, const double anchor[3], double k)
-{
-    spring_args sp;
-    sp.vertex = vertex;
-    for (int c = 0; c < 3; c++) sp.anchor[c] = anchor[c];
-    sp.k = k;
-    return sp;
-}
-
-tw_status tw_cuda_rhs(tw_cuda_world *cw, double heff, const double gravity[3], int spring_vertex,
-                      const double anchor[3], double spring_k)
-{
-    rhs_kernel<<<tw_cuda_grid(cw->d.n), TW_CUDA_THREADS>>>(cw->d, heff, gravity[0], gravity[1], gravity[2],
-                                                          make_spring(spring_vertex, anchor, spring_k));
+    gather_element_forces<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d);
     TW_CUDA_LAUNCHED();
     return TW_OK;
 }
 
-tw_status tw_cuda_assemble(tw_cuda_world *cw, tw_method m, int exact_warp, double cm, double ck, int spring_vertex,
-                           double spring_k)
+tw_status tw_cuda_rhs(tw_cuda_world *cw)
 {
-    assemble_kernel<<<tw_cuda_grid(cw->d.nnzb), TW_CUDA_THREADS>>>(cw->d, (int)m, exact_warp, cm, ck, spring_vertex,
-                                                                  spring_k);
+    rhs_kernel<<<tw_cuda_grid(cw->d.n), TW_CUDA_THREADS, 0, cw->stream>>>(cw->d);
     TW_CUDA_LAUNCHED();
     return TW_OK;
 }
 
-tw_status tw_cuda_prescribe(tw_cuda_world *cw, int warm_start, double heff)
+tw_status tw_cuda_assemble(tw_cuda_world *cw, tw_method m, int exact_warp)
 {
-    prescribe_kernel<<<tw_cuda_grid(cw->d.n), TW_CUDA_THREADS>>>(cw->d, warm_start, heff);
+    assemble_kernel<<<tw_cuda_grid(cw->d.nnzb), TW_CUDA_THREADS, 0, cw->stream>>>(cw->d, (int)m, exact_warp);
     TW_CUDA_LAUNCHED();
     return TW_OK;
 }
 
-tw_status tw_cuda_conserve_momentum(tw_cuda_world *cw, double heff, const double gravity[3], int spring_vertex,
-                                    const double anchor[3], double spring_k)
+tw_status tw_cuda_prescribe(tw_cuda_world *cw)
+{
+    prescribe_kernel<<<tw_cuda_grid(cw->d.n), TW_CUDA_THREADS, 0, cw->stream>>>(cw->d);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+static_assert(TW_CUDA_REDUCE_VALUES >= 3, "the divergence check keeps 3 rows of partials");
+
+tw_status tw_cuda_check_divergence(tw_cuda_world *cw)
+{
+    unsigned nb = tw_cuda_reduce_grid(cw->d.n); /* 3 rows of nb fit in partial (TW_CUDA_REDUCE_VALUES >= 3) */
+    divergence_partials<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(cw->d, cw->partial);
+    TW_CUDA_LAUNCHED();
+    divergence_finish<<<1, TW_CUDA_THREADS, 0, cw->stream>>>(cw->d, cw->partial, (int)nb);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_conserve_momentum(tw_cuda_world *cw)
 {
     const tw_cuda_data &d = cw->d;
     unsigned nb = tw_cuda_reduce_grid(d.n);
-    momentum_partials<<<nb, TW_CUDA_THREADS>>>(d, heff, gravity[0], gravity[1], gravity[2], cw->partial);
+    momentum_partials<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(d, cw->partial);
     TW_CUDA_LAUNCHED();
     tw_status s = tw_cuda_reduce_finish(cw, 3, (int)nb, TW_S_MOM);
     if (s != TW_OK) return s;
-    if (spring_vertex >= 0) {
-        /* p -= heff k (anchor - x - heff vnew) at the spring vertex, from
-         * its values before the shift (as on the CPU) */
-        tw_real xs[3], vs[3];
-        TW_CUDA_TRY(cudaMemcpy(xs, d.x + 3 * (size_t)spring_vertex, sizeof xs, cudaMemcpyDeviceToHost));
-        TW_CUDA_TRY(cudaMemcpy(vs, d.vnew + 3 * (size_t)spring_vertex, sizeof vs, cudaMemcpyDeviceToHost));
-        double p[3];
-        TW_CUDA_TRY(cudaMemcpy(p, cw->scalars + TW_S_MOM, sizeof p, cudaMemcpyDeviceToHost));
-        for (int c = 0; c < 3; c++) p[c] -= heff * spring_k * (anchor[c] - xs[c] - heff * vs[c]);
-        TW_CUDA_TRY(cudaMemcpy(cw->scalars + TW_S_MOM, p, sizeof p, cudaMemcpyHostToDevice));
-    }
-    remove_momentum<<<tw_cuda_grid(d.n), TW_CUDA_THREADS>>>(d, cw->scalars, cw->mass_total);
+    momentum_spring<<<1, 1, 0, cw->stream>>>(d, cw->scalars);
+    TW_CUDA_LAUNCHED();
+    remove_momentum<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d, cw->scalars, cw->mass_total);
     TW_CUDA_LAUNCHED();
     return TW_OK;
 }
 
-tw_status tw_cuda_integrate(tw_cuda_world *cw, double heff)
+tw_status tw_cuda_integrate(tw_cuda_world *cw)
 {
-    integrate_kernel<<<tw_cuda_grid(3 * (long)cw->d.n), TW_CUDA_THREADS>>>(cw->d, heff);
+    integrate_kernel<<<tw_cuda_grid(3 * (long)cw->d.n), TW_CUDA_THREADS, 0, cw->stream>>>(cw->d);
     TW_CUDA_LAUNCHED();
     return TW_OK;
 }

@@ -7,10 +7,18 @@
 // the filter and the dot products are fused kernels; dots accumulate in
 // double, as on the CPU, with deterministic two-pass reductions.
 //
-// The CG loop is driven by the host for now: one copy of a few device
-// scalars per iteration decides whether to go on (the CPU's exact stopping
-// rules). The step as a CUDA Graph with the loop on the device (a
-// conditional while node) is the next step, not done here.
+// The stopping rules are the CPU's (host/solver_impl.h), decided on the
+// device: pcg_start after the initial residual and pcg_decide at the end of
+// each iteration keep the loop's state in tw_cuda_status (active, iteration
+// count, |r|, negative curvature); every per-iteration kernel returns at once
+// when active is 0. Two drivers share these kernels:
+//  - the graph (cuda_world.cu): the iteration is the body of a conditional
+//    WHILE node and pcg_start / pcg_decide set its condition
+//    (cudaGraphSetConditional, CUDA >= 12.4): no host round trip at all;
+//  - the host loop (tw_cuda_pcg_host_loop, TW_CUDA_GRAPH=0 or no conditional
+//    nodes): one read of the status per iteration with a tolerance, none with
+//    a fixed iteration count (a budget launched at once; the device stops
+//    early on rz <= 0 or negative curvature by making the rest no-ops).
 //
 // NEVER RUN ON A GPU YET: written and compiled on a machine without one.
 #include <math.h>
@@ -25,10 +33,10 @@ namespace {
 
 /* y = A x, one thread per block row (host/solver_impl.h tw_bsr_spmv) */
 __global__ void bsr_spmv_kernel(int n, const int *row_ptr, const int *col, const tw_real *val, const tw_real *x,
-                                tw_real *y)
+                                tw_real *y, const tw_cuda_status *st)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
+    if (i >= n || (st && !st->active)) return;
     tw_real y0 = 0, y1 = 0, y2 = 0;
     for (int k = row_ptr[i]; k < row_ptr[i + 1]; k++) {
         const tw_real *a = val + 9 * (size_t)k, *xj = x + 3 * (size_t)col[k];
@@ -97,8 +105,10 @@ __global__ void initial_residual_kernel(int n, const unsigned char *cons, const 
 }
 
 /* q = S q; sum p.q */
-__global__ void filter_dot_kernel(int n, const unsigned char *cons, const tw_real *p, tw_real *q, double *partial)
+__global__ void filter_dot_kernel(int n, const unsigned char *cons, const tw_real *p, tw_real *q, double *partial,
+                                  const tw_cuda_status *st)
 {
+    if (!st->active) return; /* uniform across the grid */
     double s[1] = {0};
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         bool con = constrained(cons, i);
@@ -112,12 +122,13 @@ __global__ void filter_dot_kernel(int n, const unsigned char *cons, const tw_rea
 }
 
 /* alpha = rz / pq: x += alpha p, r -= alpha q, z = S Dinv r; sums r.z, r.r.
- * Does nothing when pq <= 0 (the host sees it and stops: negative curvature). */
+ * Does nothing when pq <= 0 (pcg_decide stops: negative curvature). */
 __global__ void update_kernel(int n, const unsigned char *cons, const tw_real *dinv, const tw_real *p,
-                              const tw_real *q, tw_real *x, tw_real *r, tw_real *z, double *scalars, double *partial)
+                              const tw_real *q, tw_real *x, tw_real *r, tw_real *z, double *scalars, double *partial,
+                              const tw_cuda_status *st)
 {
     double pq = scalars[TW_S_PQ], rz = scalars[TW_S_RZ];
-    if (!(pq > 0)) return; /* uniform across the grid: no thread reaches tw_block_partials */
+    if (!st->active || !(pq > 0)) return; /* uniform across the grid: no thread reaches tw_block_partials */
     tw_real alpha = (tw_real)(rz / pq);
     double s[2] = {0, 0};
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
@@ -138,13 +149,68 @@ __global__ void update_kernel(int n, const unsigned char *cons, const tw_real *d
 }
 
 /* beta = rz_new / rz_prev: p = z + beta p */
-__global__ void direction_kernel(int n3, const double *scalars, const tw_real *z, tw_real *p)
+__global__ void direction_kernel(int n3, const double *scalars, const tw_real *z, tw_real *p, const tw_cuda_status *st)
 {
-    if (!(scalars[TW_S_PQ] > 0)) return;
+    if (!st->active || !(scalars[TW_S_PQ] > 0)) return;
     tw_real beta = (tw_real)(scalars[TW_S_RZ] / scalars[TW_S_RZ_PREV]);
     int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n3) return;
     p[k] = z[k] + beta * p[k];
+}
+
+/* Sets the while node's condition (when the graph has one). */
+#if CUDART_VERSION >= 12040
+typedef cudaGraphConditionalHandle tw_cond;
+__device__ __forceinline__ void set_condition(tw_cond h, int use, int value)
+{
+    if (use) cudaGraphSetConditional(h, value ? 1u : 0u);
+}
+#else
+typedef unsigned long long tw_cond;
+__device__ __forceinline__ void set_condition(tw_cond, int, int) {}
+#endif
+
+/* host/solver_impl.h's loop test: go on while it < limit, the tolerance is
+ * not met (unless fixed) and rz > 0 */
+__device__ __forceinline__ int pcg_go_on(const tw_cuda_params *P, int it, double rn, double bnorm, double rz)
+{
+    return it < P->limit && (P->fixed || !(rn <= P->tol * bnorm)) && rz > 0;
+}
+
+/* after the initial residual (one thread) */
+__global__ void pcg_start_kernel(const tw_cuda_params *P, tw_cuda_status *st, const double *scalars, tw_cond h,
+                                 int use_cond)
+{
+    double bnorm = sqrt(scalars[TW_S_BB]);
+    if (bnorm < 1e-300) bnorm = 1;
+    double rn = sqrt(scalars[TW_S_RR]);
+    st->iterations = 0;
+    st->negative_curvature = 0;
+    st->bnorm = bnorm;
+    st->rn = rn;
+    st->residual = rn / bnorm;
+    st->ok = 0;
+    st->active = pcg_go_on(P, 0, rn, bnorm, scalars[TW_S_RZ]);
+    set_condition(h, use_cond, st->active);
+}
+
+/* at the end of an iteration (one thread): pq <= 0 stops with |r| as it was */
+__global__ void pcg_decide_kernel(const tw_cuda_params *P, tw_cuda_status *st, const double *scalars, tw_cond h,
+                                  int use_cond)
+{
+    if (st->active) {
+        if (!(scalars[TW_S_PQ] > 0)) {
+            st->negative_curvature = 1;
+            st->active = 0;
+        } else {
+            int it = ++st->iterations;
+            double rn = sqrt(scalars[TW_S_RR]);
+            st->rn = rn;
+            st->residual = rn / st->bnorm;
+            st->active = pcg_go_on(P, it, rn, st->bnorm, scalars[TW_S_RZ]);
+        }
+    }
+    set_condition(h, use_cond, st->active);
 }
 
 /* scalars[first + k] = sum of partial[k * nb ..] over nb, k < nv (one block) */
@@ -170,7 +236,7 @@ __global__ void reduce_finish_kernel(const double *partial, int nb, int nv, doub
 
 tw_status tw_cuda_reduce_finish(tw_cuda_world *cw, int nv, int nb, int first)
 {
-    reduce_finish_kernel<<<1, TW_CUDA_THREADS>>>(cw->partial, nb, nv, cw->scalars, first);
+    reduce_finish_kernel<<<1, TW_CUDA_THREADS, 0, cw->stream>>>(cw->partial, nb, nv, cw->scalars, first);
     TW_CUDA_LAUNCHED();
     return TW_OK;
 }
@@ -189,6 +255,7 @@ tw_status tw_cuda_pcg_init(tw_cuda_world *cw)
     cw->own_spmv = choice && strcmp(choice, "own") == 0;
     if (cw->own_spmv) return TW_OK;
     TW_CUSPARSE_TRY(cusparseCreate(&cw->sparse));
+    TW_CUSPARSE_TRY(cusparseSetStream(cw->sparse, cw->stream));
     /* cuSPARSE 12.x (CUDA 13.0): block sizes come before the arrays */
     cusparseStatus_t st = cusparseCreateBsr(&cw->matA, d.n, d.n, d.nnzb, 3, 3, cw->row_ptr, cw->col, d.A,
                                             CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
@@ -246,13 +313,14 @@ void tw_cuda_pcg_free(tw_cuda_world *cw)
     cw->sparse = NULL;
 }
 
-/* y = A x: vx, vy are the descriptors of x, y (cuSPARSE path) */
+/* y = A x: vx, vy are the descriptors of x, y (cuSPARSE path); st: the
+ * own kernel does nothing once the loop ended (NULL: always runs) */
 static tw_status spmv(tw_cuda_world *cw, cusparseDnVecDescr_t vx, const tw_real *x, cusparseDnVecDescr_t vy,
-                      tw_real *y)
+                      tw_real *y, const tw_cuda_status *st)
 {
     const tw_cuda_data &d = cw->d;
     if (cw->own_spmv) {
-        bsr_spmv_kernel<<<tw_cuda_grid(d.n), TW_CUDA_THREADS>>>(d.n, d.row_ptr, d.col, d.A, x, y);
+        bsr_spmv_kernel<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d.n, d.row_ptr, d.col, d.A, x, y, st);
         TW_CUDA_LAUNCHED();
         return TW_OK;
     }
@@ -262,49 +330,72 @@ static tw_status spmv(tw_cuda_world *cw, cusparseDnVecDescr_t vx, const tw_real 
     return TW_OK;
 }
 
-tw_status tw_cuda_pcg(tw_cuda_world *cw, double tol, int max_iterations, int fixed_iterations,
-                      tw_cuda_solve_result *res)
+static tw_cond condition(const tw_cuda_world *cw)
+{
+#if CUDART_VERSION >= 12040
+    if (cw->use_cond) return cw->cond;
+#endif
+    return 0;
+}
+
+tw_status tw_cuda_pcg_begin(tw_cuda_world *cw)
+{
+    const tw_cuda_data &d = cw->d;
+    int n = d.n;
+    unsigned nb = tw_cuda_reduce_grid(n);
+    tw_status st;
+    block_jacobi_kernel<<<tw_cuda_grid(n), TW_CUDA_THREADS, 0, cw->stream>>>(n, d.diag, d.A, cw->dinv);
+    TW_CUDA_LAUNCHED();
+    if ((st = spmv(cw, cw->vec_vnew, d.vnew, cw->vec_r, cw->r, NULL)) != TW_OK) return st;
+    initial_residual_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, d.cons, cw->dinv, d.rhs, cw->r, cw->z, cw->p,
+                                                                    cw->partial);
+    TW_CUDA_LAUNCHED();
+    if ((st = tw_cuda_reduce_finish(cw, 3, (int)nb, TW_S_RZ)) != TW_OK) return st;
+    pcg_start_kernel<<<1, 1, 0, cw->stream>>>(d.P, d.st, cw->scalars, condition(cw), cw->use_cond);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_pcg_iteration(tw_cuda_world *cw)
 {
     const tw_cuda_data &d = cw->d;
     int n = d.n, n3 = 3 * n;
     unsigned nb = tw_cuda_reduce_grid(n);
-    double s[TW_S_COUNT];
     tw_status st;
-    res->iterations = 0;
-    res->residual = 0;
-    res->negative_curvature = 0;
-    block_jacobi_kernel<<<tw_cuda_grid(n), TW_CUDA_THREADS>>>(n, d.diag, d.A, cw->dinv);
+    if ((st = spmv(cw, cw->vec_p, cw->p, cw->vec_q, cw->q, d.st)) != TW_OK) return st;
+    filter_dot_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, d.cons, cw->p, cw->q, cw->partial, d.st);
     TW_CUDA_LAUNCHED();
-    if ((st = spmv(cw, cw->vec_vnew, d.vnew, cw->vec_r, cw->r)) != TW_OK) return st;
-    initial_residual_kernel<<<nb, TW_CUDA_THREADS>>>(n, d.cons, cw->dinv, d.rhs, cw->r, cw->z, cw->p, cw->partial);
+    if ((st = tw_cuda_reduce_finish(cw, 1, (int)nb, TW_S_PQ)) != TW_OK) return st;
+    update_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, d.cons, cw->dinv, cw->p, cw->q, d.vnew, cw->r, cw->z,
+                                                          cw->scalars, cw->partial, d.st);
     TW_CUDA_LAUNCHED();
-    if ((st = tw_cuda_reduce_finish(cw, 3, (int)nb, TW_S_RZ)) != TW_OK) return st;
-    TW_CUDA_TRY(cudaMemcpy(s, cw->scalars, sizeof s, cudaMemcpyDeviceToHost));
-    double bnorm = sqrt(s[TW_S_BB]);
-    if (bnorm < 1e-300) bnorm = 1;
-    double rz = s[TW_S_RZ], rn = sqrt(s[TW_S_RR]);
-    int limit = fixed_iterations > 0 ? fixed_iterations : max_iterations;
-    int it = 0;
-    while (it < limit) {
-        if (fixed_iterations <= 0 && rn <= tol * bnorm) break;
-        if (!(rz > 0)) break;
-        if ((st = spmv(cw, cw->vec_p, cw->p, cw->vec_q, cw->q)) != TW_OK) return st;
-        filter_dot_kernel<<<nb, TW_CUDA_THREADS>>>(n, d.cons, cw->p, cw->q, cw->partial);
-        TW_CUDA_LAUNCHED();
-        if ((st = tw_cuda_reduce_finish(cw, 1, (int)nb, TW_S_PQ)) != TW_OK) return st;
-        update_kernel<<<nb, TW_CUDA_THREADS>>>(n, d.cons, cw->dinv, cw->p, cw->q, d.vnew, cw->r, cw->z, cw->scalars,
-                                               cw->partial);
-        TW_CUDA_LAUNCHED();
-        if ((st = tw_cuda_reduce_finish(cw, 2, (int)nb, TW_S_RZ)) != TW_OK) return st;
-        direction_kernel<<<tw_cuda_grid(n3), TW_CUDA_THREADS>>>(n3, cw->scalars, cw->z, cw->p);
-        TW_CUDA_LAUNCHED();
-        TW_CUDA_TRY(cudaMemcpy(s, cw->scalars, sizeof(double) * (TW_S_RZ_PREV + 1), cudaMemcpyDeviceToHost));
-        if (!(s[TW_S_PQ] > 0)) { res->negative_curvature = 1; break; }
-        rz = s[TW_S_RZ];
-        rn = sqrt(s[TW_S_RR]);
-        it++;
+    if ((st = tw_cuda_reduce_finish(cw, 2, (int)nb, TW_S_RZ)) != TW_OK) return st;
+    direction_kernel<<<tw_cuda_grid(n3), TW_CUDA_THREADS, 0, cw->stream>>>(n3, cw->scalars, cw->z, cw->p, d.st);
+    TW_CUDA_LAUNCHED();
+    pcg_decide_kernel<<<1, 1, 0, cw->stream>>>(d.P, d.st, cw->scalars, condition(cw), cw->use_cond);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_read_status(tw_cuda_world *cw)
+{
+    TW_CUDA_TRY(cudaMemcpyAsync(&cw->hstatus, cw->status, sizeof cw->hstatus, cudaMemcpyDeviceToHost, cw->stream));
+    TW_CUDA_TRY(cudaStreamSynchronize(cw->stream));
+    return TW_OK;
+}
+
+tw_status tw_cuda_pcg_host_loop(tw_cuda_world *cw, const tw_cuda_params *hp)
+{
+    tw_status st;
+    if (hp->fixed) { /* the whole budget at once: the device skips what it does not need */
+        for (int it = 0; it < hp->limit; it++)
+            if ((st = tw_cuda_pcg_iteration(cw)) != TW_OK) return st;
+        return TW_OK;
     }
-    res->iterations = it;
-    res->residual = rn / bnorm;
+    for (int it = 0; it < hp->limit; it++) {
+        if ((st = tw_cuda_read_status(cw)) != TW_OK) return st;
+        if (!cw->hstatus.active) break;
+        if ((st = tw_cuda_pcg_iteration(cw)) != TW_OK) return st;
+    }
     return TW_OK;
 }

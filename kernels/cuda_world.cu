@@ -16,10 +16,53 @@
 // double builds, nvcc 13, sm_90) on a machine without one; the parity tests
 // in tests/test_gpu_backend.c are what a session with a device runs first.
 //
-// The CG loop is host-driven (one copy of a few scalars per iteration); the
-// whole step as a CUDA Graph with the loop on the device is a later step.
+// The step as one CUDA Graph
+// --------------------------
+// Everything launches on one non-blocking stream (cw->stream; cuSPARSE is
+// bound to it). On the first step the whole step is captured into a graph:
+//
+//   [ev0] rotations [ev1] forces, rhs, assembly [ev2] prescribe, PCG start
+//   -> WHILE (condition set on the device) { one PCG iteration, decide }
+//   -> [ev3] divergence check, momentum correction, integrate
+//
+// and every step after is one params copy, one cudaGraphLaunch and one read
+// of tw_cuda_status (a few scalars, after a stream sync): no iteration waits
+// for the host. The ev* are event record nodes, so tw_step_stats still
+// splits rotations / assembly / solve.
+//
+// Where the numbers live: every per-step number (dt, heff, damping cm/ck,
+// gravity, the spring's vertex/anchor/k, warm start, CG tolerance, the
+// iteration cap, fixed or not, the divergence yardstick) is in a small
+// device struct, tw_cuda_params, written by one cudaMemcpyAsync before each
+// launch; kernels read it, no captured argument holds one. Device pointers
+// never change for a world's life. What changes which kernels run (method,
+// ghost-force correction, momentum conservation, exact warp) is the graph's
+// shape (tw_cuda_shape): a step whose shape differs from the captured one
+// captures and instantiates a new graph (a method switch, pinning the first
+// vertex). That is the whole update rule: no cudaGraphExecUpdate.
+//
+// How the CG loop ends: pcg_start / pcg_decide (cuda_pcg.cu), one thread
+// each, apply the CPU's stopping rules (tolerance unless fixed, rz > 0,
+// p.Ap > 0, the cap) to device scalars, keep the count and |r| in
+// tw_cuda_status, and set the while node's condition with
+// cudaGraphSetConditional. Needs CUDA >= 12.4 (toolkit and driver).
+//
+// Fallback: TW_CUDA_GRAPH=0 in the environment (or
+// tw_cuda_world_set_graph(cw, 0)) runs the same launches directly with the
+// host loop of cuda_pcg.cu; so does a world whose graph could not be built
+// (old driver: no conditional nodes; a library call that cannot be
+// captured), after one line on stderr saying why. If cuSPARSE's SpMV is what
+// cannot be captured, the hand-written BSR SpMV is tried in the graph first.
+//
+// No vertex data comes back per step: the divergence check (host/world.c
+// check_velocities) is a device reduction read back as scalars, integrate
+// runs only when it passed (so a failed step leaves x and v as they were),
+// and the host's w->x / w->v are refreshed lazily (tw_cuda_world_download,
+// called by host/world.c's accessors when w->host_x_stale / host_v_stale);
+// every byte of vertex data that does come back is counted in d2h_bytes.
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda_internal.h"
@@ -162,8 +205,23 @@ static tw_status create_all(tw_cuda_world *cw, const tw_world *w)
     double mt = 0; /* the CPU's order (ghost forces, conserve_momentum) */
     for (int i = 0; i < f->n; i++) mt += f->mass[i];
     cw->mass_total = mt;
+    {
+        tw_cuda_params *pp = NULL;
+        tw_cuda_status *sp = NULL;
+        if ((s = alloc_zero(cw, &pp, 1, "step parameters")) != TW_OK) return s;
+        cw->params = pp;
+        if ((s = alloc_zero(cw, &sp, 1, "step status")) != TW_OK) return s;
+        cw->status = sp;
+        d.P = pp;
+        d.st = sp;
+    }
+    TW_CUDA_TRY(cudaStreamCreateWithFlags(&cw->stream, cudaStreamNonBlocking));
+    cw->have_stream = 1;
     for (int k = 0; k < 4; k++) TW_CUDA_TRY(cudaEventCreate(&cw->ev[k]));
     cw->have_events = 1;
+    TW_CUDA_TRY(cudaDeviceSynchronize()); /* the memsets above ran on the legacy stream, the steps run on cw->stream */
+    const char *graph = getenv("TW_CUDA_GRAPH");
+    cw->use_graph = !(graph && strcmp(graph, "0") == 0);
     return tw_cuda_pcg_init(cw);
 }
 
@@ -181,10 +239,13 @@ extern "C" tw_cuda_world *tw_cuda_world_create(struct tw_world *w)
 extern "C" void tw_cuda_world_destroy(tw_cuda_world *cw)
 {
     if (!cw) return;
+    if (cw->have_stream) cudaStreamSynchronize(cw->stream);
+    if (cw->exec) cudaGraphExecDestroy(cw->exec);
     tw_cuda_pcg_free(cw);
     if (cw->have_events)
         for (int k = 0; k < 4; k++) cudaEventDestroy(cw->ev[k]);
-    void *ptrs[] = {cw->scalars, cw->partial, cw->dinv, cw->q, cw->p, cw->z, cw->r, cw->d.A, cw->d.vnew, cw->d.rhs,
+    if (cw->have_stream) cudaStreamDestroy(cw->stream);
+    void *ptrs[] = {cw->status, cw->params, cw->scalars, cw->partial, cw->dinv, cw->q, cw->p, cw->z, cw->r, cw->d.A, cw->d.vnew, cw->d.rhs,
                     cw->d.f, cw->d.fe, cw->d.S, cw->d.R, cw->cons, cw->d.target, cw->d.fext, cw->d.v, cw->d.x,
                     cw->block_row, cw->edge_nbr, cw->X, cw->mass, cw->K, cw->vt, cw->vt_ptr, cw->contrib,
                     cw->contrib_ptr, cw->diag, cw->col, cw->row_ptr, cw->mu, cw->lam, cw->vol, cw->g, cw->tets};
@@ -196,21 +257,49 @@ extern "C" void tw_cuda_world_destroy(tw_cuda_world *cw)
 
 extern "C" size_t tw_cuda_world_memory_bytes(const tw_cuda_world *cw) { return cw ? cw->bytes : 0; }
 extern "C" const tw_real *tw_cuda_world_device_positions(const tw_cuda_world *cw) { return cw ? cw->d.x : NULL; }
+extern "C" void *tw_cuda_world_stream(const tw_cuda_world *cw) { return cw ? (void *)cw->stream : NULL; }
 extern "C" size_t tw_cuda_world_d2h_bytes(const tw_cuda_world *cw) { return cw ? cw->d2h_bytes : 0; }
 
-/* The state the public setters change, when they did (w->host_dirty). */
+
+extern "C" void tw_cuda_world_set_graph(tw_cuda_world *cw, int on)
+{
+    if (!cw) return;
+    cw->use_graph = on != 0;
+    cw->graph_failed = 0; /* asked again: try again */
+}
+
+extern "C" int tw_cuda_world_graph(const tw_cuda_world *cw)
+{
+    return cw && cw->use_graph && !cw->graph_failed && cw->exec ? 1 : 0;
+}
+
+extern "C" tw_status tw_cuda_world_download(tw_cuda_world *cw, tw_real *x, tw_real *v)
+{
+    size_t bytes = sizeof(tw_real) * 3 * (size_t)cw->d.n;
+    if (x) TW_CUDA_TRY(cudaMemcpyAsync(x, cw->d.x, bytes, cudaMemcpyDeviceToHost, cw->stream));
+    if (v) TW_CUDA_TRY(cudaMemcpyAsync(v, cw->d.v, bytes, cudaMemcpyDeviceToHost, cw->stream));
+    TW_CUDA_TRY(cudaStreamSynchronize(cw->stream));
+    cw->d2h_bytes += (x ? bytes : 0) + (v ? bytes : 0);
+    return TW_OK;
+}
+
+/* The state the public setters change, when they did (w->host_dirty). x and
+ * v go up only where the host's copy is current: when the device's is newer
+ * (host_*_stale) no setter has touched it (setters that read or partly write
+ * x or v download first, host/world.c tw_world_fetch). */
 static tw_status upload_state(tw_cuda_world *cw, tw_world *w)
 {
-    size_t n = (size_t)w->fem.n;
-    TW_CUDA_TRY(cudaMemcpy(cw->d.x, w->x, sizeof(tw_real) * 3 * n, cudaMemcpyHostToDevice));
-    TW_CUDA_TRY(cudaMemcpy(cw->d.v, w->v, sizeof(tw_real) * 3 * n, cudaMemcpyHostToDevice));
-    TW_CUDA_TRY(cudaMemcpy(cw->d.fext, w->fext, sizeof(tw_real) * 3 * n, cudaMemcpyHostToDevice));
-    TW_CUDA_TRY(cudaMemcpy(cw->d.target, w->target, sizeof(tw_real) * 3 * n, cudaMemcpyHostToDevice));
-    TW_CUDA_TRY(cudaMemcpy(cw->cons, w->cons, n, cudaMemcpyHostToDevice));
+    size_t n = (size_t)w->fem.n, bytes = sizeof(tw_real) * 3 * n;
+    cudaStream_t st = cw->stream;
+    if (!w->host_x_stale) TW_CUDA_TRY(cudaMemcpyAsync(cw->d.x, w->x, bytes, cudaMemcpyHostToDevice, st));
+    if (!w->host_v_stale) TW_CUDA_TRY(cudaMemcpyAsync(cw->d.v, w->v, bytes, cudaMemcpyHostToDevice, st));
+    TW_CUDA_TRY(cudaMemcpyAsync(cw->d.fext, w->fext, bytes, cudaMemcpyHostToDevice, st));
+    TW_CUDA_TRY(cudaMemcpyAsync(cw->d.target, w->target, bytes, cudaMemcpyHostToDevice, st));
+    TW_CUDA_TRY(cudaMemcpyAsync(cw->cons, w->cons, n, cudaMemcpyHostToDevice, st));
     cw->any_constrained = 0;
     for (size_t i = 0; i < n; i++)
         if (w->cons[i]) { cw->any_constrained = 1; break; }
-    /* spring, method and dt are read from w at every step: nothing to copy */
+    /* the numbers (spring, method, dt, ...) go up with the params every step */
     w->host_dirty = 0;
     return TW_OK;
 }
@@ -244,30 +333,196 @@ static tw_status check_supported(const tw_world *w)
     return tw_fail(TW_ERR_UNSUPPORTED, "the CUDA backend does not support %s yet; use backend 'cpu' for it", what);
 }
 
-/* host/world.c check_velocities, on the downloaded v+ (same message). */
-static tw_status check_velocities(const tw_world *w, const tw_real *v, double h, const tw_cuda_solve_result *sr)
+/* implicit_solve's numbers for implicit Euler (heff = h) */
+static void fill_params(const tw_world *w, tw_cuda_params *p)
 {
-    int n = w->fem.n, bad = -1;
-    for (size_t i = 0; i < 3 * (size_t)n; i++)
-        if (!isfinite(v[i])) { bad = (int)(i / 3); break; }
-    if (bad >= 0 || !isfinite(sr->residual))
-        return tw_fail(TW_ERR_DIVERGED,
-                       "step %ld (t = %g s): the solve produced a non-finite velocity at vertex %d (CG: %d iterations, "
-                       "residual %g); reduce dt or check the material",
-                       w->step + 1, w->time + h, bad, sr->iterations, sr->residual);
-    double vmax = 0;
-    int vmax_i = 0;
-    for (int i = 0; i < n; i++) {
-        double s = sqrt((double)v[3 * i] * v[3 * i] + (double)v[3 * i + 1] * v[3 * i + 1] +
-                        (double)v[3 * i + 2] * v[3 * i + 2]);
-        if (s > vmax) { vmax = s; vmax_i = i; }
+    const tw_world_def *def = &w->def;
+    memset(p, 0, sizeof *p);
+    p->h = def->dt;
+    p->heff = def->dt;
+    p->cm = 1 + p->heff * def->damping_mass;
+    p->ck = p->heff * p->heff + p->heff * def->damping_stiffness;
+    for (int c = 0; c < 3; c++) {
+        p->gravity[c] = def->gravity[c];
+        p->anchor[c] = w->spring_anchor[c];
     }
-    if (vmax * h > 10 * w->size)
-        return tw_fail(TW_ERR_DIVERGED,
-                       "step %ld (t = %g s): vertex %d would move %g m in one step, %g times the object's size; the "
-                       "simulation is unstable — reduce dt, add damping or check the material",
-                       w->step + 1, w->time + h, vmax_i, vmax * h, vmax * h / w->size);
+    p->spring_k = w->spring_k;
+    p->spring_vertex = w->spring_vertex;
+    p->warm_start = def->warm_start;
+    p->fixed = def->cg_fixed_iterations > 0;
+    p->limit = p->fixed ? def->cg_fixed_iterations : def->cg_max_iterations;
+    p->tol = def->cg_tolerance;
+    p->max_move = 10 * w->size;
+}
+
+static tw_cuda_shape step_shape(const tw_cuda_world *cw, const tw_world *w)
+{
+    const tw_world_def *def = &w->def;
+    tw_cuda_shape sh;
+    memset(&sh, 0, sizeof sh);
+    sh.method = (int)def->method;
+    sh.ghost = (def->method == TW_WARP_VERTEX || def->method == TW_WARP_EDGE) && def->ghost_force_correction;
+    sh.conserve = sh.ghost && !cw->any_constrained;
+    sh.exact_warp = def->warp_system == TW_WARP_SYSTEM_BICGSTAB;
+    return sh;
+}
+
+static int same_shape(const tw_cuda_shape *a, const tw_cuda_shape *b)
+{
+    return a->method == b->method && a->ghost == b->ghost && a->conserve == b->conserve &&
+           a->exact_warp == b->exact_warp;
+}
+
+/* An event on the stream: an event record node while capturing. */
+static tw_status record(tw_cuda_world *cw, int k)
+{
+    if (cw->capturing) TW_CUDA_TRY(cudaEventRecordWithFlags(cw->ev[k], cw->stream, cudaEventRecordExternal));
+    else TW_CUDA_TRY(cudaEventRecord(cw->ev[k], cw->stream));
     return TW_OK;
+}
+
+/* implicit_solve up to the CG loop */
+static tw_status enqueue_before_loop(tw_cuda_world *cw, const tw_cuda_shape *sh)
+{
+    tw_method m = (tw_method)sh->method;
+    tw_status s;
+    if ((s = record(cw, 0)) != TW_OK) return s;
+    if ((s = tw_cuda_rotations(cw, m)) != TW_OK) return s;
+    if ((s = record(cw, 1)) != TW_OK) return s;
+    if ((s = tw_cuda_elastic_force(cw, m, sh->ghost)) != TW_OK) return s;
+    if ((s = tw_cuda_rhs(cw)) != TW_OK) return s;
+    if ((s = tw_cuda_assemble(cw, m, sh->exact_warp)) != TW_OK) return s;
+    if ((s = record(cw, 2)) != TW_OK) return s;
+    if ((s = tw_cuda_prescribe(cw)) != TW_OK) return s;
+    return tw_cuda_pcg_begin(cw);
+}
+
+/* after the loop: the check, then (when it passed) the new state */
+static tw_status enqueue_after_loop(tw_cuda_world *cw, const tw_cuda_shape *sh)
+{
+    tw_status s;
+    if ((s = record(cw, 3)) != TW_OK) return s;
+    if ((s = tw_cuda_check_divergence(cw)) != TW_OK) return s;
+    if (sh->conserve && (s = tw_cuda_conserve_momentum(cw)) != TW_OK) return s; /* vnew only: harmless on failure */
+    return tw_cuda_integrate(cw);
+}
+
+#if CUDART_VERSION >= 12040
+/* CUDA 13 added edge data to these three (12.3-12.9 spell it _v2 / _v3) */
+#if CUDART_VERSION >= 13000
+#define TW_CAPTURE_INFO(st, cs, g, deps, n) cudaStreamGetCaptureInfo(st, cs, NULL, g, deps, NULL, n)
+#define TW_SET_CAPTURE_DEPS(st, nodes, n) cudaStreamUpdateCaptureDependencies(st, nodes, NULL, n, cudaStreamSetCaptureDependencies)
+#define TW_ADD_NODE(node, g, deps, n, params) cudaGraphAddNode(node, g, deps, NULL, n, params)
+#else
+#define TW_CAPTURE_INFO(st, cs, g, deps, n) cudaStreamGetCaptureInfo(st, cs, NULL, g, deps, n)
+#define TW_SET_CAPTURE_DEPS(st, nodes, n) cudaStreamUpdateCaptureDependencies(st, nodes, n, cudaStreamSetCaptureDependencies)
+#define TW_ADD_NODE(node, g, deps, n, params) cudaGraphAddNode(node, g, deps, n, params)
+#endif
+
+/* Captures the step of shape sh into *out (see the top of the file).
+ * *in_body: 1 once the main graph is done and the loop body is being captured
+ * (a failure then leaves the body's capture open; the body belongs to *out). */
+static tw_status capture_step(tw_cuda_world *cw, const tw_cuda_shape *sh, cudaGraph_t *out, int *in_body)
+{
+    cudaStream_t st = cw->stream;
+    cudaGraph_t g = NULL;
+    cudaStreamCaptureStatus cs;
+    const cudaGraphNode_t *deps = NULL;
+    size_t ndeps = 0;
+    tw_status s;
+    TW_CUDA_TRY(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    cw->capturing = 1;
+    TW_CUDA_TRY(TW_CAPTURE_INFO(st, &cs, &g, NULL, NULL));
+    TW_CUDA_TRY(cudaGraphConditionalHandleCreate(&cw->cond, g, 0, 0));
+    cw->use_cond = 1;
+    if ((s = enqueue_before_loop(cw, sh)) != TW_OK) return s;
+    TW_CUDA_TRY(TW_CAPTURE_INFO(st, &cs, NULL, &deps, &ndeps));
+    cudaGraphNodeParams cp = {cudaGraphNodeTypeConditional}; /* the rest zero (the union has no default constructor) */
+    cp.conditional.handle = cw->cond;
+    cp.conditional.type = cudaGraphCondTypeWhile;
+    cp.conditional.size = 1;
+    cudaGraphNode_t loop;
+    TW_CUDA_TRY(TW_ADD_NODE(&loop, g, deps, ndeps, &cp));
+    cudaGraph_t body = cp.conditional.phGraph_out[0];
+    TW_CUDA_TRY(TW_SET_CAPTURE_DEPS(st, &loop, 1));
+    if ((s = enqueue_after_loop(cw, sh)) != TW_OK) return s;
+    cw->capturing = 0;
+    TW_CUDA_TRY(cudaStreamEndCapture(st, &g));
+    *out = g; /* the caller owns it from here (destroyed on every path) */
+    *in_body = 1;
+    /* the loop body: one iteration, ending with the decision */
+    TW_CUDA_TRY(cudaStreamBeginCaptureToGraph(st, body, NULL, NULL, 0, cudaStreamCaptureModeThreadLocal));
+    cw->capturing = 1;
+    if ((s = tw_cuda_pcg_iteration(cw)) != TW_OK) return s;
+    cw->capturing = 0;
+    cudaGraph_t body_out = NULL; /* the body again: owned by the node */
+    TW_CUDA_TRY(cudaStreamEndCapture(st, &body_out));
+    return TW_OK;
+}
+#endif
+
+/* Captures and instantiates the step of shape sh into cw->exec. On failure
+ * nothing is left capturing or allocated, and tw_last_error says why. */
+static tw_status build_graph(tw_cuda_world *cw, const tw_cuda_shape *sh)
+{
+#if CUDART_VERSION >= 12040
+    int driver = 0;
+    TW_CUDA_TRY(cudaDriverGetVersion(&driver));
+    if (driver < 12040)
+        return tw_fail(TW_ERR_UNSUPPORTED, "the CUDA driver is version %d.%d; conditional graph nodes need 12.4",
+                       driver / 1000, driver % 1000 / 10);
+    if (cw->exec) {
+        cudaGraphExecDestroy(cw->exec);
+        cw->exec = NULL;
+    }
+    cudaGraph_t g = NULL;
+    int in_body = 0;
+    tw_status s = capture_step(cw, sh, &g, &in_body);
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(cw->stream, &cs) == cudaSuccess && cs != cudaStreamCaptureStatusNone) {
+        cudaGraph_t partial = NULL; /* a capture that stopped half way */
+        cudaStreamEndCapture(cw->stream, &partial);
+        if (partial && !in_body) cudaGraphDestroy(partial); /* a body is destroyed with g */
+    }
+    cw->capturing = 0;
+    cw->use_cond = 0;
+    if (s == TW_OK) s = tw_cuda_check(cudaGraphInstantiate(&cw->exec, g, 0), "cudaGraphInstantiate", __FILE__, __LINE__);
+    if (g) cudaGraphDestroy(g);
+    if (s != TW_OK) {
+        cw->exec = NULL;
+        cudaGetLastError();
+        return s;
+    }
+    cw->shape = *sh;
+    return TW_OK;
+#else
+    return tw_fail(TW_ERR_UNSUPPORTED, "built with CUDA %d; conditional graph nodes need 12.4", CUDART_VERSION);
+#endif
+}
+
+/* cw->exec for shape sh, built when missing or of another shape; 0 when the
+ * step must run host-driven (graph off, or it could not be built: said once
+ * on stderr). */
+static int graph_ready(tw_cuda_world *cw, const tw_cuda_shape *sh)
+{
+    if (!cw->use_graph || cw->graph_failed) return 0;
+    if (cw->exec && same_shape(&cw->shape, sh)) return 1;
+    if (build_graph(cw, sh) == TW_OK) return 1;
+    if (!cw->own_spmv) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", tw_last_error());
+        cw->own_spmv = 1; /* cuSPARSE may be what cannot be captured */
+        if (build_graph(cw, sh) == TW_OK) {
+            fprintf(stderr, "tetwarp: the CUDA Graph could not capture cuSPARSE's SpMV (%s); the step's graph uses "
+                            "the hand-written BSR SpMV\n", why);
+            return 1;
+        }
+        cw->own_spmv = 0;
+    }
+    fprintf(stderr, "tetwarp: the step as a CUDA Graph is off (%s); stepping with the host-driven CG loop\n",
+            tw_last_error());
+    cw->graph_failed = 1;
+    return 0;
 }
 
 static float elapsed(cudaEvent_t a, cudaEvent_t b)
@@ -280,56 +535,53 @@ static float elapsed(cudaEvent_t a, cudaEvent_t b)
     return ms;
 }
 
+/* host/world.c check_velocities' messages, from the device's status */
+static tw_status check_status(const tw_world *w, const tw_cuda_status *hs, double h)
+{
+    if (hs->nonfinite_vertex >= 0 || !isfinite(hs->residual))
+        return tw_fail(TW_ERR_DIVERGED,
+                       "step %ld (t = %g s): the solve produced a non-finite velocity at vertex %d (CG: %d iterations, "
+                       "residual %g); reduce dt or check the material",
+                       w->step + 1, w->time + h, hs->nonfinite_vertex, hs->iterations, hs->residual);
+    if (hs->vmax * h > 10 * w->size)
+        return tw_fail(TW_ERR_DIVERGED,
+                       "step %ld (t = %g s): vertex %d would move %g m in one step, %g times the object's size; the "
+                       "simulation is unstable — reduce dt, add damping or check the material",
+                       w->step + 1, w->time + h, hs->vmax_vertex, hs->vmax * h, hs->vmax * h / w->size);
+    if (!hs->ok)
+        return tw_fail(TW_ERR_DEVICE, "step %ld: the device's divergence check failed with no cause recorded "
+                                      "(vmax %g m/s at vertex %d): a bug in kernels/cuda_kernels.cu",
+                       w->step + 1, hs->vmax, hs->vmax_vertex);
+    return TW_OK;
+}
+
 /* implicit_solve (implicit Euler: heff = h, xbase = x, vbase = v) and the
  * rest of tw_world_step, on the device. */
 static tw_status step_device(tw_cuda_world *cw, tw_world *w, tw_step_stats *st)
 {
-    const tw_world_def *def = &w->def;
-    size_t n3 = 3 * (size_t)w->fem.n;
-    double h = def->dt, heff = h;
-    double cm = 1 + heff * def->damping_mass, ck = heff * heff + heff * def->damping_stiffness;
-    tw_method m = def->method;
-    int vertex_method = m == TW_WARP_VERTEX || m == TW_WARP_EDGE;
     tw_status s;
     if (w->host_dirty && (s = upload_state(cw, w)) != TW_OK) return s;
-    TW_CUDA_TRY(cudaEventRecord(cw->ev[0]));
-    if ((s = tw_cuda_rotations(cw, m)) != TW_OK) return s;
-    TW_CUDA_TRY(cudaEventRecord(cw->ev[1]));
-    if ((s = tw_cuda_elastic_force(cw, m, vertex_method && def->ghost_force_correction)) != TW_OK) return s;
-    if ((s = tw_cuda_rhs(cw, heff, def->gravity, w->spring_vertex, w->spring_anchor, w->spring_k)) != TW_OK) return s;
-    if ((s = tw_cuda_assemble(cw, m, def->warp_system == TW_WARP_SYSTEM_BICGSTAB, cm, ck, w->spring_vertex,
-                              w->spring_k)) != TW_OK)
-        return s;
-    TW_CUDA_TRY(cudaEventRecord(cw->ev[2]));
-    if ((s = tw_cuda_prescribe(cw, def->warm_start, heff)) != TW_OK) return s;
-    tw_cuda_solve_result sr;
-    if ((s = tw_cuda_pcg(cw, def->cg_tolerance, def->cg_max_iterations, def->cg_fixed_iterations, &sr)) != TW_OK)
-        return s;
-    TW_CUDA_TRY(cudaEventRecord(cw->ev[3]));
-    /* v+ into the host's scratch for the divergence check (w->x, w->v stay
-     * as before the step when it fails) */
-    TW_CUDA_TRY(cudaMemcpy(w->vnew, cw->d.vnew, sizeof(tw_real) * n3, cudaMemcpyDeviceToHost));
-    cw->d2h_bytes += sizeof(tw_real) * n3;
-    st->cg_iterations = sr.iterations;
-    st->residual = sr.residual;
+    tw_cuda_params hp;
+    fill_params(w, &hp);
+    TW_CUDA_TRY(cudaMemcpyAsync(cw->params, &hp, sizeof hp, cudaMemcpyHostToDevice, cw->stream));
+    tw_cuda_shape sh = step_shape(cw, w);
+    if (graph_ready(cw, &sh)) {
+        TW_CUDA_TRY(cudaGraphLaunch(cw->exec, cw->stream));
+    } else {
+        if ((s = enqueue_before_loop(cw, &sh)) != TW_OK) return s;
+        if ((s = tw_cuda_pcg_host_loop(cw, &hp)) != TW_OK) return s;
+        if ((s = enqueue_after_loop(cw, &sh)) != TW_OK) return s;
+    }
+    if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
+    const tw_cuda_status *hs = &cw->hstatus;
+    st->cg_iterations = hs->iterations;
+    st->residual = hs->residual;
     st->newton_iterations = 1;
     st->ms_rotations = elapsed(cw->ev[0], cw->ev[1]);
     st->ms_assembly = elapsed(cw->ev[1], cw->ev[2]);
     st->ms_solve = elapsed(cw->ev[2], cw->ev[3]);
-    if ((s = check_velocities(w, w->vnew, h, &sr)) != TW_OK) return s;
-    int conserve = vertex_method && def->ghost_force_correction && !cw->any_constrained;
-    if (conserve &&
-        (s = tw_cuda_conserve_momentum(cw, heff, def->gravity, w->spring_vertex, w->spring_anchor, w->spring_k)) != TW_OK)
-        return s;
-    if ((s = tw_cuda_integrate(cw, heff)) != TW_OK) return s;
-    TW_CUDA_TRY(cudaMemcpy(w->x, cw->d.x, sizeof(tw_real) * n3, cudaMemcpyDeviceToHost));
-    cw->d2h_bytes += sizeof(tw_real) * n3;
-    if (conserve) {
-        TW_CUDA_TRY(cudaMemcpy(w->v, cw->d.v, sizeof(tw_real) * n3, cudaMemcpyDeviceToHost));
-        cw->d2h_bytes += sizeof(tw_real) * n3;
-    } else {
-        memcpy(w->v, w->vnew, sizeof(tw_real) * n3);
-    }
+    if ((s = check_status(w, hs, hp.h)) != TW_OK) return s; /* integrate did nothing: the state is as before */
+    w->host_x_stale = w->host_v_stale = 1;
     return TW_OK;
 }
 
@@ -345,8 +597,10 @@ extern "C" tw_status tw_cuda_world_step(tw_cuda_world *cw, struct tw_world *w, t
     if (s == TW_OK) {
         w->step++;
         w->time += w->def.dt;
-    } else {
-        w->host_dirty = 1; /* the host state is the truth: re-upload it next step */
+    } else if (s != TW_ERR_DIVERGED) {
+        /* a device error: whatever the host holds goes up again next step
+         * (x or v the device alone held may be lost with the device) */
+        w->host_dirty = 1;
     }
     st.ms_total = tw_now_ms() - t0;
     st.ms_other = st.ms_total - st.ms_rotations - st.ms_assembly - st.ms_solve;

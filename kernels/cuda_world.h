@@ -5,9 +5,12 @@
  * Contract with host/world.c: tw_world_create builds the CPU world as usual
  * (the precompute is the same), then tw_cuda_world_create uploads it; every
  * setter of the public API marks w->host_dirty, and tw_cuda_world_step
- * uploads the dynamic state (x, v, constraints, targets, forces, spring,
- * method, dt) when it is set, runs the step on the device and downloads x and
- * v into w->x / w->v so the public accessors stay valid. */
+ * uploads the dynamic state (constraints, targets, forces; x and v where the
+ * host's copy is current) when it is set, runs the step on the device (as a
+ * CUDA Graph, cuda_world.cu) and leaves x and v there: after a step the
+ * device holds the truth and w->host_x_stale / host_v_stale say so; the
+ * host's accessors call tw_cuda_world_download before reading w->x / w->v.
+ * A step copies no vertex data to the host. */
 #ifndef TW_CUDA_WORLD_H
 #define TW_CUDA_WORLD_H
 #include "tetwarp.h"
@@ -32,6 +35,22 @@ size_t tw_cuda_world_memory_bytes(const tw_cuda_world *cw);
 /* The device array of the current positions (3n tw_real, the state the last
  * step left), valid until cw is destroyed: what CUDA-GL interop reads. */
 const tw_real *tw_cuda_world_device_positions(const tw_cuda_world *cw);
+/* Copies the device's positions into x and velocities into v (3n each;
+ * either may be NULL), counted in tw_cuda_world_d2h_bytes. */
+tw_status tw_cuda_world_download(tw_cuda_world *cw, tw_real *x, tw_real *v);
+/* on = 0: the host-driven step (the CG loop decided by reading a device flag
+ * each iteration); 1 (the default unless TW_CUDA_GRAPH=0 is set in the
+ * environment): the step as one CUDA Graph with the CG loop in a conditional
+ * while node. Takes effect at the next step. */
+void tw_cuda_world_set_graph(tw_cuda_world *cw, int on);
+/* 1 when the last step ran as a CUDA Graph; 0 when host-driven (graph off,
+ * not built yet, or it could not be built: stderr said why). */
+int tw_cuda_world_graph(const tw_cuda_world *cw);
+/* The stream every step runs on (a cudaStream_t, non-blocking: it does not
+ * wait for the legacy default stream nor it for it). A step returns after
+ * its work finished; work that reads the device positions between steps
+ * (interop) should run on this stream so the next step waits for it. */
+void *tw_cuda_world_stream(const tw_cuda_world *cw);
 /* Bytes of vertex data (positions, velocities) copied from the device to the
  * host since cw was created: a frame that draws through interop adds none. */
 size_t tw_cuda_world_d2h_bytes(const tw_cuda_world *cw);

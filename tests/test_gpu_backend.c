@@ -1,14 +1,19 @@
 /* The CUDA backend against the CPU backend (the oracle), end to end: the
  * bar of Müller fig. 6 for each method, a PCG solve with a fixed iteration
- * count, pinned vertices, and a feature the device path refuses. Every case
- * exits 77 (skipped) in a build without CUDA or on a machine without a GPU.
- * Tolerances are float's (the double build passes them with room). */
+ * count and one to a tolerance, pinned vertices, a feature the device path
+ * refuses; and the device step's own contracts: the step as a CUDA Graph
+ * against the host-driven step, per-step numbers changed under a captured
+ * graph, no vertex data copied back unless read, a diverged step leaving the
+ * state as it was. Every case exits 77 (skipped) in a build without CUDA or
+ * on a machine without a GPU. Tolerances are float's (the double build
+ * passes them with room). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "tw_test.h"
 #ifdef TW_HAVE_CUDA
 #include "cuda_world.h"
+#include "world.h" /* w->cuda: the device world behind a tw_world */
 #endif
 
 #define BAR_LENGTH 1.0
@@ -184,6 +189,187 @@ TW_TEST(collider_is_unsupported)
     CHECK(s == TW_ERR_UNSUPPORTED);
     CHECK(strstr(tw_last_error(), "collider") != NULL);
     CHECK(tw_world_step_index(w) == 0);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+#ifdef TW_HAVE_CUDA
+static tw_cuda_world *cuda_of(tw_world *w) { return w->cuda; }
+#endif
+
+/* The step as one CUDA Graph (CG loop in a conditional while node) against
+ * the same kernels driven from the host: the same CG iteration count every
+ * step and the same positions after 100 steps. */
+TW_TEST(graph_matches_host_driven)
+{
+    if (gpu_skip()) return TW_SKIP;
+#ifdef TW_HAVE_CUDA
+    tw_mesh *m = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2);
+    CHECK(m != NULL);
+    tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
+    tw_world *gw = bar_world(m, &d), *hw = bar_world(m, &d);
+    CHECK(gw && hw);
+    tw_cuda_world_set_graph(cuda_of(gw), 1);
+    tw_cuda_world_set_graph(cuda_of(hw), 0);
+    int differ = 0;
+    for (int s = 0; s < 100; s++) {
+        tw_step_stats sg, sh;
+        CHECK_OK(tw_world_step(gw, &sg));
+        CHECK_OK(tw_world_step(hw, &sh));
+        if (s == 0) {
+            printf("graph world runs as a graph: %d, host-driven world: %d\n", tw_cuda_world_graph(cuda_of(gw)),
+                   tw_cuda_world_graph(cuda_of(hw)));
+            CHECK(tw_cuda_world_graph(cuda_of(gw)) == 1);
+            CHECK(tw_cuda_world_graph(cuda_of(hw)) == 0);
+        }
+        if (sg.cg_iterations != sh.cg_iterations && differ++ < 5)
+            printf("  step %d: CG iterations graph %d host %d\n", s + 1, sg.cg_iterations, sh.cg_iterations);
+        if (s == 0 || s == 99)
+            printf("  step %d: %d CG iterations, residual graph %.3g host %.3g, ms graph %.3f host %.3f\n", s + 1,
+                   sg.cg_iterations, sg.residual, sh.residual, sg.ms_total, sh.ms_total);
+    }
+    CHECK(differ == 0);
+    CHECK(position_error(hw, gw, 1e-6, "graph vs host-driven, 100 steps") <= 1e-6);
+    tw_world_destroy(hw);
+    tw_world_destroy(gw);
+    tw_mesh_destroy(m);
+#endif
+    return 0;
+}
+
+/* The numbers a captured graph must not bake: dt, gravity, the spring and
+ * the CG settings change between steps, the method too (a new graph), and
+ * the device follows the CPU. */
+TW_TEST(graph_follows_parameter_changes)
+{
+    if (gpu_skip()) return TW_SKIP;
+    tw_mesh *m = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2);
+    CHECK(m != NULL);
+    tw_world_def dc = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CPU), dg = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
+    tw_world *cpu = bar_world(m, &dc), *gpu = bar_world(m, &dg);
+    CHECK(cpu && gpu);
+    if (step_both(cpu, gpu, 10)) return 1;
+    int tip = tw_world_vertex_count(cpu) - 1;
+    double anchor[3] = {1.0, 0.05, 0.3};
+    tw_world *both[2] = {cpu, gpu};
+    for (int k = 0; k < 2; k++) {
+        CHECK_OK(tw_world_set_dt(both[k], 0.005));
+        CHECK_OK(tw_world_set_spring(both[k], tip, anchor, 50));
+    }
+    if (step_both(cpu, gpu, 10)) return 1;
+    CHECK(position_error(cpu, gpu, 1e-3, "after dt and spring changes") <= 1e-3);
+    for (int k = 0; k < 2; k++) {
+        CHECK_OK(tw_world_set_spring(both[k], -1, anchor, 0));
+        CHECK_OK(tw_world_set_method(both[k], TW_WARP_VERTEX));
+    }
+    if (step_both(cpu, gpu, 10)) return 1;
+    CHECK(position_error(cpu, gpu, 1e-3, "after a method change") <= 1e-3);
+    tw_world_destroy(gpu);
+    tw_world_destroy(cpu);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* Stepping copies no vertex data to the host; reading the positions once
+ * copies exactly them (3n reals), reading them again nothing more. */
+TW_TEST(state_downloads_only_when_read)
+{
+    if (gpu_skip()) return TW_SKIP;
+#ifdef TW_HAVE_CUDA
+    tw_mesh *m = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2);
+    CHECK(m != NULL);
+    tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
+    tw_world *w = bar_world(m, &d);
+    CHECK(w != NULL);
+    tw_cuda_world *cw = cuda_of(w);
+    size_t n3 = 3 * (size_t)tw_world_vertex_count(w), before = tw_cuda_world_d2h_bytes(cw);
+    for (int s = 0; s < 50; s++) CHECK_OK(tw_world_step(w, NULL));
+    size_t stepped = tw_cuda_world_d2h_bytes(cw);
+    printf("d2h bytes: %zu before, %zu after 50 steps\n", before, stepped);
+    CHECK(stepped == before);
+    const tw_real *x = tw_world_positions(w);
+    CHECK(x != NULL);
+    size_t read = tw_cuda_world_d2h_bytes(cw);
+    printf("after reading the positions: %zu (3n reals = %zu bytes)\n", read, n3 * sizeof(tw_real));
+    CHECK(read == stepped + n3 * sizeof(tw_real));
+    CHECK(tw_world_positions(w) == x && tw_cuda_world_d2h_bytes(cw) == read); /* cached */
+    CHECK(x[n3 - 1] < tw_mesh_positions(m)[n3 - 1] - 0.01); /* the fresh state: the tip fell */
+    CHECK(tw_world_velocities(w) != NULL);
+    CHECK(tw_cuda_world_d2h_bytes(cw) == read + n3 * sizeof(tw_real));
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+#endif
+    return 0;
+}
+
+/* PCG to a tolerance: the device decides when to stop with the CPU's rules,
+ * so the iteration counts agree up to float rounding near the threshold. */
+TW_TEST(pcg_tolerance_iterations_match_cpu)
+{
+    if (gpu_skip()) return TW_SKIP;
+    tw_mesh *m = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2);
+    CHECK(m != NULL);
+    tw_world_def dc = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CPU), dg = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
+    tw_world *cpu = bar_world(m, &dc), *gpu = bar_world(m, &dg);
+    CHECK(cpu && gpu);
+    int worst = 0;
+    for (int s = 0; s < 10; s++) {
+        tw_step_stats sc, sg;
+        CHECK_OK(tw_world_step(cpu, &sc));
+        CHECK_OK(tw_world_step(gpu, &sg));
+        int diff = abs(sc.cg_iterations - sg.cg_iterations);
+        printf("  step %d: CG iterations cpu %d gpu %d (tolerance %g), residual cpu %.3g gpu %.3g\n", s + 1,
+               sc.cg_iterations, sg.cg_iterations, dc.cg_tolerance, sc.residual, sg.residual);
+        CHECK(sc.cg_iterations > 1 && sc.cg_iterations < dc.cg_max_iterations); /* the tolerance stopped it */
+        CHECK(sg.residual <= dc.cg_tolerance);
+        if (diff > worst) worst = diff;
+    }
+    CHECK(worst <= 2);
+    tw_world_destroy(gpu);
+    tw_world_destroy(cpu);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* A step that diverges on the device reports it and leaves the state as it
+ * was before that step (host/world.c's contract; the check runs on the
+ * device before x and v change). */
+TW_TEST(diverged_step_leaves_state)
+{
+    if (gpu_skip()) return TW_SKIP;
+    tw_mesh *m = tw_mesh_bar(1, 0.1, 0.1, 4, 1, 1);
+    CHECK(m != NULL);
+    tw_world_def d = tw_default_world_def();
+    d.backend = TW_BACKEND_CUDA;
+    d.method = TW_GREEN;
+    d.gravity[2] = -1e9;
+    d.dt = 1;
+    tw_world *w = bar_world(m, &d);
+    CHECK(w != NULL);
+    int n3 = 3 * tw_world_vertex_count(w);
+    tw_real *saved = malloc(sizeof(tw_real) * (size_t)n3);
+    CHECK(saved != NULL);
+    tw_status s = TW_OK;
+    long steps = 0;
+    for (int k = 0; k < 50 && s == TW_OK; k++) {
+        memcpy(saved, tw_world_positions(w), sizeof(tw_real) * (size_t)n3);
+        steps = tw_world_step_index(w);
+        s = tw_world_step(w, NULL);
+    }
+    printf("%s after %ld good steps: %s\n", tw_status_name(s), steps, tw_last_error());
+    CHECK(s == TW_ERR_DIVERGED);
+    CHECK(strstr(tw_last_error(), "step ") != NULL);
+    CHECK(tw_world_step_index(w) == steps);
+#ifdef TW_HAVE_CUDA
+    /* the device's copy itself (the host's cache was read before the step) */
+    tw_real *dev = malloc(sizeof(tw_real) * (size_t)n3);
+    CHECK(dev != NULL);
+    CHECK_OK(tw_cuda_world_download(cuda_of(w), dev, NULL));
+    CHECK(memcmp(dev, saved, sizeof(tw_real) * (size_t)n3) == 0);
+    free(dev);
+#endif
+    free(saved);
     tw_world_destroy(w);
     tw_mesh_destroy(m);
     return 0;
