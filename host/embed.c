@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "mesh.h"
+#include "render_surface.h"
 #include "world.h"
 
 /* ------------------------------------------------------------ geometry */
@@ -603,11 +604,7 @@ tw_embedding *tw_embed_surface(const tw_mesh *m, const tw_surface *s, double max
     search_free(&S);
     /* triangles and the vertex -> triangles CSR for normals */
     if (E->ntri > 0) memcpy(E->tris, s->triangles, 3 * sizeof(int) * (size_t)E->ntri);
-    for (int j = 0; j < 3 * E->ntri; j++) E->vt_start[E->tris[j] + 1]++;
-    for (int i = 0; i < nv; i++) E->vt_start[i + 1] += E->vt_start[i];
-    for (int j = 0; j < 3 * E->ntri; j++) E->vt_tri[E->vt_start[E->tris[j]]++] = j / 3;
-    for (int i = nv; i > 0; i--) E->vt_start[i] = E->vt_start[i - 1];
-    E->vt_start[0] = 0;
+    tw_vertex_triangles(nv, E->tris, E->ntri, E->vt_start, E->vt_tri);
     if (rep) {
         rep->vertices = nv;
         rep->inside = inside;

@@ -129,10 +129,14 @@ int gl_surface_create(gl_surface *s, int vertex_count, const int *triangles, int
 void gl_surface_update(gl_surface *s, const float *pos, const float *nrm, const float *col)
 {
     GLsizeiptr bytes = (GLsizeiptr)((size_t)s->vertex_count * 3 * sizeof(float));
-    glBindBuffer(GL_ARRAY_BUFFER, s->vbo_pos);
-    glBufferSubData(GL_ARRAY_BUFFER, 0, bytes, pos);
-    glBindBuffer(GL_ARRAY_BUFFER, s->vbo_nrm);
-    glBufferSubData(GL_ARRAY_BUFFER, 0, bytes, nrm);
+    if (pos) {
+        glBindBuffer(GL_ARRAY_BUFFER, s->vbo_pos);
+        glBufferSubData(GL_ARRAY_BUFFER, 0, bytes, pos);
+    }
+    if (nrm) {
+        glBindBuffer(GL_ARRAY_BUFFER, s->vbo_nrm);
+        glBufferSubData(GL_ARRAY_BUFFER, 0, bytes, nrm);
+    }
     if (col) {
         glBindBuffer(GL_ARRAY_BUFFER, s->vbo_col);
         glBufferSubData(GL_ARRAY_BUFFER, 0, bytes, col);

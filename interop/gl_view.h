@@ -1,6 +1,7 @@
 /* The OpenGL 3.3 core side of the viewer: the shaded-surface program, one
  * vertex buffer per rendered surface (positions, normals, colours, updated
- * each frame with glBufferSubData from host memory), and an offscreen
+ * each frame with glBufferSubData from host memory, or positions and
+ * normals written by CUDA into the shared buffers: cuda_gl.h), and an offscreen
  * framebuffer for headless capture. Needs a current context (GLFW) with
  * libepoxy resolving the entry points. */
 #ifndef TW_GL_VIEW_H
@@ -26,8 +27,9 @@ void gl_view_destroy(gl_view *v);
 /* A surface of vertex_count vertices and triangle_count triangles (3 indices
  * each, copied to the GPU once). */
 int gl_surface_create(gl_surface *s, int vertex_count, const int *triangles, int triangle_count);
-/* Host path: positions and normals (3 floats per vertex) with glBufferSubData;
- * colours (3 floats per vertex) too when not NULL. */
+/* Host path: positions, normals and colours (3 floats per vertex each) with
+ * glBufferSubData; a NULL array leaves its buffer as it is (the CUDA-GL
+ * path writes positions and normals on the device, cuda_gl.h). */
 void gl_surface_update(gl_surface *s, const float *pos, const float *nrm, const float *col);
 void gl_surface_destroy(gl_surface *s);
 

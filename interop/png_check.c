@@ -7,6 +7,9 @@
  *                                         lower than A's
  *   png_check FILE --more COLOR COLOR2    more pixels of hue COLOR than of COLOR2
  *                                         (red, green, blue)
+ *   png_check A B --same [TOL [COUNT]]    the same size, and at most COUNT (default 0)
+ *                                         pixels differ by more than TOL (default 2)
+ *                                         in some channel
  *
  * Prints what it measured; exits 0 when the assertion holds, 1 when it does
  * not, 2 on bad usage or an unreadable file. */
@@ -78,7 +81,8 @@ static int usage(void)
 {
     fprintf(stderr, "usage: png_check FILE --not-blank [MIN]\n"
                     "       png_check A B --lower-centroid [PIXELS]\n"
-                    "       png_check FILE --more red|green|blue red|green|blue\n");
+                    "       png_check FILE --more red|green|blue red|green|blue\n"
+                    "       png_check A B --same [TOLERANCE [COUNT]]\n");
     return 2;
 }
 
@@ -121,6 +125,40 @@ int main(int argc, char **argv)
         printf("%s: %ld %s pixels, %ld %s pixels\n", argv[1], n1, argv[3], n2, argv[4]);
         free(im.rgb);
         return n1 > n2 ? 0 : 1;
+    }
+    if (argc >= 4 && !strcmp(argv[3], "--same")) {
+        int tol = argc >= 5 ? atoi(argv[4]) : 2;
+        long allowed = argc >= 6 ? atol(argv[5]) : 0;
+        image a, b;
+        if (load(argv[1], &a)) return 2;
+        if (load(argv[2], &b)) {
+            free(a.rgb);
+            return 2;
+        }
+        if (a.w != b.w || a.h != b.h) {
+            printf("%s is %dx%d, %s is %dx%d\n", argv[1], a.w, a.h, argv[2], b.w, b.h);
+            free(a.rgb);
+            free(b.rgb);
+            return 1;
+        }
+        int most = 0;
+        long differ = 0, beyond = 0;
+        for (size_t i = 0; i < (size_t)a.w * (size_t)a.h; i++) {
+            int d = 0;
+            for (int k = 0; k < 3; k++) {
+                int e = abs((int)a.rgb[3 * i + k] - (int)b.rgb[3 * i + k]);
+                d = e > d ? e : d;
+            }
+            most = d > most ? d : most;
+            differ += d > 0;
+            beyond += d > tol;
+        }
+        printf("%s vs %s (%dx%d): largest channel difference %d, %ld pixels differ, %ld by more than %d "
+               "(allowed %ld)\n",
+               argv[1], argv[2], a.w, a.h, most, differ, beyond, tol, allowed);
+        free(a.rgb);
+        free(b.rgb);
+        return beyond <= allowed ? 0 : 1;
     }
     return usage();
 }
