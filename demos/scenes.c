@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render_surface.h"
+
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
 #endif
@@ -21,6 +23,7 @@ demo_options demo_default_options(void)
     memset(&o, 0, sizeof o);
     o.shared_dir = TW_SHARED_DIR;
     o.method = -1;
+    o.backend = TW_BACKEND_CPU;
     return o;
 }
 
@@ -62,15 +65,18 @@ static int fail(const char *prog, const char *what, demo_scene *s)
     return -1;
 }
 
-int demo_scene_add(demo_scene *s, const char *name, tw_mesh *mesh, tw_world *world,
-                   double *element_youngs, const char *render_surface, const float color[3],
-                   const char *prog)
+/* demo_scene_add, the render surface either loaded from the path
+ * render_surface or, when `loaded` is not NULL, that surface (owned from
+ * here on; render_surface then only names it in messages). */
+static int add_body(demo_scene *s, const char *name, tw_mesh *mesh, tw_world *world, double *element_youngs,
+                    const char *render_surface, tw_surface *loaded, const float color[3], const char *prog)
 {
     if (s->body_count == DEMO_MAX_BODIES) {
         fprintf(stderr, "%s: at most %d bodies in a scene\n", prog, DEMO_MAX_BODIES);
         tw_world_destroy(world);
         tw_mesh_destroy(mesh);
         free(element_youngs);
+        if (loaded) tw_surface_destroy(loaded);
         return -1;
     }
     demo_body *b = &s->body[s->body_count++];
@@ -85,10 +91,11 @@ int demo_scene_add(demo_scene *s, const char *name, tw_mesh *mesh, tw_world *wor
     b->face_count = tw_mesh_boundary_faces(mesh, &b->faces);
     if (b->face_count <= 0) {
         fprintf(stderr, "%s: %s: the mesh has no boundary faces\n", prog, name);
+        if (loaded) tw_surface_destroy(loaded);
         return -1;
     }
-    if (render_surface) {
-        b->surface = tw_surface_load(render_surface);
+    if (render_surface || loaded) {
+        b->surface = loaded ? loaded : tw_surface_load(render_surface);
         if (!b->surface) {
             fprintf(stderr, "%s: --render-surface: %s\n", prog, tw_last_error());
             return -1;
@@ -104,7 +111,19 @@ int demo_scene_add(demo_scene *s, const char *name, tw_mesh *mesh, tw_world *wor
                name, render_surface, rep.vertices, rep.inside, rep.outside, rep.max_distance,
                tw_embedding_triangle_count(b->embedding), rep.ms);
     }
+    b->render = tw_render_surface_create(tw_mesh_vertex_count(mesh), b->faces, b->face_count, b->embedding);
+    if (!b->render) {
+        fprintf(stderr, "%s: %s: render surface: %s\n", prog, name, tw_last_error());
+        return -1;
+    }
     return 0;
+}
+
+int demo_scene_add(demo_scene *s, const char *name, tw_mesh *mesh, tw_world *world,
+                   double *element_youngs, const char *render_surface, const float color[3],
+                   const char *prog)
+{
+    return add_body(s, name, mesh, world, element_youngs, render_surface, NULL, color, prog);
 }
 
 /* A world for mesh with `def`; on failure the message is printed. */
@@ -120,6 +139,7 @@ static void apply_options(tw_world_def *d, const demo_options *o)
     if (o->youngs > 0) d->youngs_modulus = o->youngs;
     if (o->dt > 0) d->dt = o->dt;
     if (o->method >= 0) d->method = (tw_method)o->method;
+    d->backend = o->backend;
 }
 
 static void bbox(const tw_mesh *m, double lo[3], double hi[3])
@@ -214,6 +234,7 @@ static int build_bars(demo_scene *s, const demo_options *o, const char *prog)
         d.damping_stiffness = 0.01;
         d.youngs_modulus = o->youngs > 0 ? o->youngs : d.youngs_modulus;
         if (o->dt > 0) d.dt = o->dt;
+        d.backend = o->backend;
         tw_world *w = make_world(m, &d, prog, tw_method_name(methods[i]));
         if (!w) {
             tw_mesh_destroy(m);
@@ -333,6 +354,70 @@ static int build_cored(demo_scene *s, const demo_options *o, const char *prog, c
     return 0;
 }
 
+/* dane (Müller fig. 10, §4.3): the TOSCA dog's 50k-triangle surface (cm,
+ * z up, feet at z = 0, head toward -y; scaled to metres) is too fine to
+ * simulate: TetGen needs about 88k tets to keep it. Instead a lattice of
+ * 5 cm cubes covering the surface (tw_graded_def.cover: every surface point
+ * lies in a tet, each cube 6 Kuhn tets) is simulated and the surface is
+ * embedded in it and drawn. The core is every lattice vertex deeper than
+ * 4 cm: all but the outer layer, legs, head and tail included (a skeleton);
+ * that soft outer layer lags behind the core as it turns. */
+static int build_dane(demo_scene *s, const demo_options *o, const char *prog)
+{
+    static const float color[3] = {0.75f, 0.6f, 0.45f};
+    const double cell = 0.05, depth = 0.04;
+    s->up = 2;
+    tw_surface *surf = NULL;
+    char *path = o->render_surface ? NULL : shared_path(o, "dog_tosca_dog0_eyescapped.off");
+    const char *label = o->render_surface ? o->render_surface : "dog_tosca_dog0_eyescapped.off (cm, as m)";
+    if (o->render_surface) { /* in metres, z up */
+        surf = tw_surface_load(o->render_surface);
+    } else if (path && (surf = tw_surface_load(path))) {
+        for (int i = 0; i < 3 * surf->vertex_count; i++) surf->positions[i] *= 0.01;
+    }
+    free(path);
+    if (!surf) return fail(prog, "dane", s);
+    tw_graded_def gd = tw_default_graded_def();
+    gd.fine_size = cell;
+    gd.levels = 1;
+    gd.cover = 1;
+    tw_graded_mesh *g = tw_mesh_graded(surf, &gd);
+    if (!g) {
+        tw_surface_destroy(surf);
+        return fail(prog, "dane: lattice around the surface", s);
+    }
+    tw_mesh *m = g->mesh;
+    g->mesh = NULL;
+    printf("dane: lattice of %g m cubes covering the surface: %d vertices, %d tets, %.0f ms\n", cell,
+           tw_mesh_vertex_count(m), tw_mesh_tet_count(m), 1000 * g->seconds);
+    tw_graded_mesh_destroy(g);
+    tw_world_def d = tw_default_world_def();
+    d.method = TW_COROT_ELEMENT;
+    d.youngs_modulus = 5e3;
+    d.gravity[2] = -9.81;
+    d.dt = 1.0 / 60;
+    d.damping_mass = 0.5;
+    d.damping_stiffness = 0.005;
+    apply_options(&d, o);
+    tw_world *w = make_world(m, &d, prog, "dane");
+    if (!w) {
+        tw_mesh_destroy(m);
+        tw_surface_destroy(surf);
+        demo_scene_destroy(s);
+        return -1;
+    }
+    if (add_body(s, "dane", m, w, NULL, label, surf, color, prog) ||
+        add_core(&s->body[0], depth, 0.6, 0.8, 0.05, prog)) {
+        demo_scene_destroy(s);
+        return -1;
+    }
+    demo_scene_frame(s);
+    s->yaw = -0.6; /* from the front left, a little above */
+    s->pitch = 0.25;
+    s->distance *= 0.65;
+    return 0;
+}
+
 static int build_cube(demo_scene *s, const demo_options *o, const char *prog)
 {
     static const int cells[3] = {2, 4, 8};
@@ -381,10 +466,7 @@ int demo_scene_build(demo_scene *s, const char *name, const demo_options *o, con
         return build_cored(s, o, prog, "bunny_closed_3485v.tet.node", "bunny_stanford_original_69k.obj",
                            "bunny", 3e4, 0.01, 0.9, 0.5, 0.0, c);
     }
-    if (!strcmp(name, "dane")) {
-        static const float c[3] = {0.75f, 0.6f, 0.45f};
-        return build_cored(s, o, prog, "dog_shrec398.tet.node", NULL, "dane", 5e3, 0.05, 0.6, 0.8, 0.08, c);
-    }
+    if (!strcmp(name, "dane")) return build_dane(s, o, prog);
     if (!strcmp(name, "cube")) return build_cube(s, o, prog);
     fprintf(stderr, "%s: --scene '%s': unknown scene (choose bars, tube, bunny, dane or cube)\n", prog, name);
     return -1;
@@ -398,6 +480,7 @@ void demo_scene_destroy(demo_scene *s)
         tw_mesh_destroy(b->mesh);
         free(b->element_youngs);
         tw_embedding_destroy(b->embedding);
+        tw_render_surface_destroy(b->render);
         if (b->surface) tw_surface_destroy(b->surface);
         free(b->faces);
         free(b->core);
@@ -413,9 +496,14 @@ void demo_scene_drive(demo_scene *s, double t)
         demo_body *b = &s->body[i];
         if (!b->core) continue;
         double phase = sin(2 * M_PI * b->spin_frequency * t);
+        double target = b->core_held ? b->core_angle : b->spin_amplitude * phase;
+        double elapsed = t >= b->core_drive_time ? t - b->core_drive_time : t; /* a new world starts at 0 */
+        double step = DEMO_CORE_MAX_SPEED * elapsed;
+        b->core_driven += fmin(fmax(target - b->core_driven, -step), step);
+        b->core_drive_time = t;
         double R[9], tr[3] = {0, 0, 0};
-        rotation_about(s->up, b->spin_amplitude * phase, R);
-        tr[s->up] = b->bob_amplitude * sin(2 * M_PI * b->spin_frequency * 2 * t);
+        rotation_about(s->up, b->core_driven, R);
+        if (!b->core_held) tr[s->up] = b->bob_amplitude * sin(2 * M_PI * b->spin_frequency * 2 * t);
         tw_world_drive_group(b->world, b->core, R, tr, b->core_center);
     }
 }
@@ -434,8 +522,36 @@ tw_status demo_scene_step(demo_scene *s, int *cg_iterations)
 
 void demo_scene_reset(demo_scene *s)
 {
-    for (int i = 0; i < s->body_count; i++) tw_world_reset(s->body[i].world);
+    for (int i = 0; i < s->body_count; i++) {
+        tw_world_reset(s->body[i].world);
+        s->body[i].core_angle = 0; /* a held core goes back to rest, still held */
+        s->body[i].core_driven = 0;
+        s->body[i].core_drive_time = 0;
+    }
     demo_scene_drive(s, 0);
+}
+
+int demo_scene_set_core_angle(demo_scene *s, int body, double radians)
+{
+    if (body < 0 || body >= s->body_count || !s->body[body].core) return -1;
+    s->body[body].core_held = 1;
+    s->body[body].core_angle = radians;
+    return 0;
+}
+
+void demo_scene_spin_cores(demo_scene *s)
+{
+    for (int i = 0; i < s->body_count; i++) {
+        s->body[i].core_held = 0;
+        s->body[i].core_angle = 0;
+    }
+}
+
+int demo_scene_core_body(const demo_scene *s)
+{
+    for (int i = 0; i < s->body_count; i++)
+        if (s->body[i].core) return i;
+    return -1;
 }
 
 tw_status demo_body_rebuild(demo_body *b, const tw_world_def *def)
@@ -492,31 +608,7 @@ int demo_body_render_triangles(const demo_body *b, const int **tris)
 
 void demo_body_render_update(const demo_body *b, float *pos, float *nrm)
 {
-    const tw_real *x = tw_world_positions(b->world);
-    if (b->embedding) {
-        tw_embedding_apply(b->embedding, x, pos);
-        tw_embedding_normals(b->embedding, pos, nrm);
-        return;
-    }
-    int nv = tw_mesh_vertex_count(b->mesh);
-    for (int i = 0; i < 3 * nv; i++) {
-        pos[i] = (float)x[i];
-        nrm[i] = 0;
-    }
-    for (int f = 0; f < b->face_count; f++) { /* area-weighted: the cross product's length */
-        const int *t = b->faces + 3 * f;
-        const float *a = pos + 3 * t[0], *p = pos + 3 * t[1], *q = pos + 3 * t[2];
-        float e1[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]}, e2[3] = {q[0] - a[0], q[1] - a[1], q[2] - a[2]};
-        float n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
-        for (int k = 0; k < 3; k++)
-            for (int j = 0; j < 3; j++) nrm[3 * t[k] + j] += n[j];
-    }
-    for (int i = 0; i < nv; i++) {
-        float *n = nrm + 3 * i;
-        float l = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-        if (l > 0)
-            for (int j = 0; j < 3; j++) n[j] /= l;
-    }
+    tw_render_surface_update(b->render, tw_world_positions(b->world), pos, nrm);
 }
 
 void demo_body_render_colors(const demo_body *b, float *col)

@@ -7,8 +7,10 @@
  *   tube   a tube dropped from 50 cm onto a floor (Müller fig. 8)
  *   bunny  the closed bunny with a rigid bone core turned about y, the
  *          69k-triangle Stanford scan embedded as the visible surface (fig. 9)
- *   dane   the SHREC dog (no Great Dane mesh exists; the TOSCA dog is not
- *          meshed): bone core, soft skin lagging (fig. 10)
+ *   dane   the long-legged TOSCA dog (no Great Dane mesh exists): a coarse
+ *          lattice of 5 cm cubes covering its 50k-triangle surface, which is
+ *          embedded and drawn (Müller §4.3); a bone core turned about the
+ *          vertical, the soft skin lagging behind it (fig. 10)
  *   cube   a cube fixed on one side under gravity at three resolutions
  *          (Debunne 2001)
  *
@@ -29,6 +31,7 @@ typedef struct demo_body {
     double *element_youngs;   /* owned or NULL (def.element_youngs points here) */
     tw_surface *surface;      /* owned render surface, or NULL */
     tw_embedding *embedding;  /* NULL: the mesh's boundary is rendered */
+    struct tw_render_surface *render; /* owned: what is drawn and how it follows the mesh (host/render_surface.h) */
     int *faces;               /* boundary faces (3 per face), owned */
     int face_count;
     float color[3];
@@ -39,6 +42,9 @@ typedef struct demo_body {
     double spin_amplitude;    /* rad: core angle A sin(2 pi f t) about the up axis */
     double spin_frequency;    /* Hz */
     double bob_amplitude;     /* m: core moves A sin(2 pi f t) along the up axis */
+    int core_held;            /* 1: the core is held at core_angle (the user turns it), not spun */
+    double core_angle;        /* rad about the up axis, when held */
+    double core_driven, core_drive_time; /* rad and s: the angle last driven, and when */
     int collider_count;
     tw_collider_def colliders[4];
 } demo_body;
@@ -62,6 +68,7 @@ typedef struct demo_options {
     double dt;                /* s, 0: the scene's */
     int method;               /* -1: the scene's */
     const char *render_surface; /* bunny: replaces the Stanford scan; NULL: default */
+    tw_backend backend;       /* every body's world (default cpu) */
 } demo_options;
 demo_options demo_default_options(void);
 
@@ -83,11 +90,25 @@ void demo_scene_frame(demo_scene *s);
 
 void demo_scene_destroy(demo_scene *s);
 
-/* Moves the bone cores to their targets at time t (s). */
+/* Moves the bone cores to their targets at time t (s): the timed spin and
+ * bob, or the held angle (demo_scene_set_core_angle), turning at most
+ * DEMO_CORE_MAX_SPEED toward it (a held angle far away is reached in a
+ * ramp, not in one step that would turn the skin inside out). */
+#define DEMO_CORE_MAX_SPEED 4.0 /* rad/s; the timed spins stay below it */
 void demo_scene_drive(demo_scene *s, double t);
 /* One step of every body; cg_iterations summed. Returns TW_OK or the first error. */
 tw_status demo_scene_step(demo_scene *s, int *cg_iterations);
 void demo_scene_reset(demo_scene *s);
+
+/* Holds body `body`'s bone core at `radians` about the scene's up axis
+ * through the core's rest centre, instead of the timed spin: the next steps
+ * bring the core there and the skin follows dynamically. Returns -1 when
+ * the body does not exist or has no core. */
+int demo_scene_set_core_angle(demo_scene *s, int body, double radians);
+/* Back to the timed spin for every core (the held angles are dropped). */
+void demo_scene_spin_cores(demo_scene *s);
+/* The first body with a bone core, or -1. */
+int demo_scene_core_body(const demo_scene *s);
 
 /* Recreates body b's world from def, keeping positions, velocities, pins,
  * the core and the colliders. */

@@ -16,7 +16,9 @@
  * one-cell shell (faces, edges and corners) covered by a level below l - 1 is
  * split, until nothing changes.
  *
- * Inside. A leaf is kept when its centre is inside the surface: the parity of
+ * Inside. A leaf is kept when its centre is inside the surface (or, with
+ * def.cover, when it is a finest leaf whose centre is within sqrt(3)/2 h of
+ * a triangle: a superset of the leaves the surface crosses): the parity of
  * the crossings of a ray along +x with the triangles (the triangles binned in
  * the same grid; a crossing counts in the grid cell that holds its x, so a
  * triangle spanning several cells counts once). The ray starts a tiny,
@@ -332,7 +334,7 @@ tw_graded_mesh *tw_mesh_graded(const tw_surface *s, const tw_graded_def *def)
                     if (c.lev[cell_index(&c, i, j, k)] != l) continue;
                     double p[3];
                     centre_of(&c, l, i, j, k, p);
-                    if (!inside(&c, p)) continue;
+                    if (!inside(&c, p) && !(d.cover && l == 0 && dist_less(&c, p, 0.8661 * c.h))) continue;
                     if (nleaf == cap) {
                         cap *= 2;
                         int *nl = realloc(leafs, sizeof(int) * 4 * cap);

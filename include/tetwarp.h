@@ -95,6 +95,10 @@ typedef struct tw_graded_def {
     int levels;       /* leaf sizes fine_size * 2^l, 0 <= l < levels; 1 = the uniform lattice */
     double grading;   /* a leaf of edge a needs its centre at least grading * a from the surface;
                          >= 0.87 (so no leaf above the finest crosses the surface), default 1 */
+    int cover;        /* 0 (default): keep the leaves whose centre is inside; 1: also every finest
+                         leaf the surface passes near (centre closer than sqrt(3)/2 fine_size), so
+                         each surface point lies in a kept leaf (for embedding a fine surface in a
+                         coarse lattice; parts closer than a cell may join) */
 } tw_graded_def;
 tw_graded_def tw_default_graded_def(void);
 
@@ -452,8 +456,12 @@ int tw_world_vertex_count(const tw_world *w);
 int tw_world_tet_count(const tw_world *w);
 long tw_world_step_index(const tw_world *w);
 double tw_world_time(const tw_world *w);
-const tw_real *tw_world_positions(const tw_world *w);  /* 3n */
-const tw_real *tw_world_velocities(const tw_world *w); /* 3n */
+/* The current state, 3n each, valid until the next step or setter. With the
+ * CUDA backend the device holds it and the first call after a step copies it
+ * back (positions and velocities separately); NULL only if that copy failed
+ * (tw_last_error says why). */
+const tw_real *tw_world_positions(const tw_world *w);
+const tw_real *tw_world_velocities(const tw_world *w);
 tw_status tw_world_set_positions(tw_world *w, const tw_real *x);
 tw_status tw_world_set_velocities(tw_world *w, const tw_real *v);
 void tw_world_reset(tw_world *w);

@@ -4,17 +4,23 @@
  * is a few bodies, each a tet mesh simulated by its own world. Each frame
  * the viewer runs some steps, turns each body's positions into its rendered
  * surface (the mesh's boundary, or a finer surface embedded in the tets),
- * recomputes the normals and uploads both with glBufferSubData (the host
- * path; the CUDA-GL path of cuda_gl.h is a stub until the CUDA backend
- * exists), then draws them shaded with OpenGL 3.3 core through libepoxy.
+ * recomputes the normals (host/render_surface.h) and uploads both with
+ * glBufferSubData, or, for a body on the CUDA backend, has a kernel write
+ * them straight into the registered vertex buffers (cuda_gl.h: "interop",
+ * no copy through the host), then draws them shaded with OpenGL 3.3 core
+ * through libepoxy.
  *
- * Headless (--headless): a hidden GLFW window gives the context (an X
- * display is still needed: Xvfb on a machine without one), the frames are
- * drawn into an offscreen framebuffer, read back and written as PNG. */
+ * Headless (--headless): the context comes from EGL without any display
+ * (egl_context.h: a GPU's EGL device, else Mesa's surfaceless llvmpipe), or,
+ * when EGL gives no 3.3 core context, from a hidden GLFW window on the X
+ * display (GLX; Xvfb on a machine without one); --gl egl|glx forces one.
+ * Either way the frames are drawn into an offscreen framebuffer object,
+ * read back with glReadPixels and written as PNG. */
 #include "camera.h"
 #include "cli_args.h"
 #include "cli_scene.h"
 #include "cuda_gl.h"
+#include "egl_context.h"
 #include "gl_view.h"
 #include "png_io.h"
 #include "scenes.h"
@@ -26,17 +32,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #define PROG "tetwarp-view"
 
 static const char *const key_help =
-    "Mouse: left-drag on the body pulls it with a spring; left-drag elsewhere or right-drag\n"
-    "       orbits the camera; the wheel zooms.\n"
+    "Mouse: left-drag on the body pulls it with a spring; left-drag elsewhere orbits the camera;\n"
+    "       right-drag or shift+left-drag turns the bone core (bunny, dane) about the vertical\n"
+    "       (left/right), the skin following (other scenes: orbits); the wheel zooms.\n"
     "Keys:  1-6  method: 1 linear, 2 warp-vertex, 3 warp-edge, 4 corot-element, 5 green, 6 hybrid\n"
     "       space  pause / run         s  one step (when paused)      r  reset to rest\n"
     "       g  gravity on / off (recreates the worlds, keeping the state)\n"
     "       + / -  Young's modulus x2 / /2 (recreates the worlds)   [ / ]  time step /1.5 / x1.5\n"
+    "       a  bone core: timed spin on / off (off: held where it is; a core drag holds it too)\n"
     "       w  wireframe              h  this help                   q, Esc  quit\n";
+
+enum { GL_USE_EGL = 1, GL_USE_GLX = 2 };
+enum { UPLOAD_AUTO = 0, UPLOAD_HOST, UPLOAD_INTEROP }; /* --upload */
 
 typedef struct viewer_opts {
     const char *scene;        /* NULL: the tool's scene options */
@@ -46,6 +58,11 @@ typedef struct viewer_opts {
     int method_given, e_given;
     double dt;                /* 0: the scene's */
     int headless, frames, steps_per_frame, video;
+    int gl;                   /* headless context: 0 EGL then GLX, GL_USE_EGL, GL_USE_GLX */
+    int core_angle_given;
+    double core_angle;        /* degrees: --core-angle */
+    int upload;               /* UPLOAD_*: how the surfaces reach their vertex buffers */
+    int backend_given, require_cuda;
     const char *out_dir;
     int width, height;
 } viewer_opts;
@@ -63,11 +80,24 @@ typedef struct viewer {
     int gravity_on, paused, single_step, wireframe, steps_per_frame, last_cg;
     long steps_done;
     /* mouse */
-    int orbiting, dragging, drag_body, drag_vertex;
+    int orbiting, dragging, drag_body, drag_vertex, turning; /* turning: the bone core, by a drag */
+    double help_until;        /* glfwGetTime() until which the title shows the keys (h) */
     double last_x, last_y, drag_plane_point[3], drag_plane_normal[3], drag_k;
     GLFWwindow *win;
+    egl_context egl;          /* headless through EGL: no window */
     int win_w, win_h;
+    cuda_gl *interop[DEMO_MAX_BODIES]; /* CUDA-GL per body, or NULL: host upload */
+    size_t d2h_draw, d2h_step; /* vertex bytes the device sent to the host for drawing, for stepping */
+    long drawn_interop, drawn_host; /* surface updates by each path */
 } viewer;
+
+/* Wall clock, s (glfwGetTime needs GLFW, which the EGL path does not start). */
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 static void print_help(void)
 {
@@ -78,22 +108,38 @@ static void print_help(void)
            "                          one also runs headless). Without --scene the scene options\n"
            "                          below build one body, as `tetwarp run` does.\n"
            "  --render-surface PATH   .obj/.off surface embedded in the tets and drawn instead of\n"
-           "                          the mesh's boundary (bunny: replaces the Stanford scan)\n"
+           "                          the mesh's boundary (bunny: replaces the Stanford scan;\n"
+           "                          dane: replaces the TOSCA dog, in metres, z up)\n"
            "  --dt S                  time step, s (default: the scene's; 0.01 without --scene)\n"
            "  --steps-per-frame N     simulation steps per frame (default: 1/30 s of simulation)\n"
            "  --shared DIR            folder with meshes/ for the scenes (default %s)\n"
            "  --size WxH              window or frame size in pixels (default 1280x720,\n"
            "                          headless 640x360)\n"
-           "  --headless              no window: render --frames frames into --out as PNG\n"
+           "  --headless              no window: render --frames frames into --out as PNG; needs\n"
+           "                          no display (EGL), else a hidden window on the X display\n"
+           "  --gl egl|glx            headless context: EGL only (a GPU's EGL device, else Mesa's\n"
+           "                          surfaceless llvmpipe) or GLX only (a hidden GLFW window,\n"
+           "                          needs DISPLAY); default EGL, then GLX\n"
            "  --frames N              headless frames (default 60); frame 0 is the start state\n"
            "  --out DIR               headless output folder (default frames/), frame_00000.png ...\n"
            "  --video                 headless: also DIR/video.mp4 with ffmpeg when it is installed\n"
+           "  --core-angle DEG        hold the bone core (bunny, dane) turned DEG degrees about the\n"
+           "                          vertical instead of the timed spin (the skin follows)\n"
+           "  --upload host|interop|auto  how the surfaces reach OpenGL: glBufferSubData from host\n"
+           "                          memory, or (bodies on the CUDA backend) a kernel writing into\n"
+           "                          the vertex buffers CUDA shares with OpenGL, which needs\n"
+           "                          NVIDIA's OpenGL on the GPU; auto (default): interop where it\n"
+           "                          works, else host\n"
+           "  --require-cuda          exit 77 (a test's \"skipped\") when no CUDA device can be used\n"
            "  --help                  this text\n\n",
            TW_SHARED_DIR);
     cli_scene_print_help(stdout, &d);
-    printf("  (with --scene, --method and --E replace the scene's own)\n\n%s\n"
-           "A display is needed, also headless: on a machine without one run under Xvfb,\n"
-           "e.g. xvfb-run -a " PROG " --scene bars --headless --frames 60 --out frames\n",
+    printf("  (with --scene, --method and --E replace the scene's own; the scenes run on the\n"
+           "  CPU unless --backend is given)\n\n%s\n"
+           "The window needs a display (DISPLAY; Xvfb on a machine without one). --headless\n"
+           "needs none: EGL renders offscreen on the GPU, or on the CPU with Mesa (Debian:\n"
+           "apt-get install libegl1 libegl-mesa0), e.g.\n"
+           "  " PROG " --scene bars --headless --frames 60 --out frames\n",
            key_help);
 }
 
@@ -113,6 +159,7 @@ static int parse(int argc, char **argv, viewer_opts *o)
         if (!cli_is_option(&a)) return cli_error(&a, "unexpected argument '%s' (see `" PROG " --help`)", a.arg);
         if (cli_is(&a, "--method")) o->method_given = 1;
         if (cli_is(&a, "--E")) o->e_given = 1;
+        if (cli_is(&a, "--backend")) o->backend_given = 1;
         int r = cli_scene_option(&o->scene_opts, &a);
         if (r < 0) return -1;
         if (r > 0) continue;
@@ -141,12 +188,31 @@ static int parse(int argc, char **argv, viewer_opts *o)
         } else if (cli_is(&a, "--headless")) {
             if (cli_flag(&a)) return -1;
             o->headless = 1;
+        } else if (cli_is(&a, "--gl")) {
+            const char *g = cli_value(&a, "egl or glx");
+            if (!g) return -1;
+            if (!strcmp(g, "egl")) o->gl = GL_USE_EGL;
+            else if (!strcmp(g, "glx")) o->gl = GL_USE_GLX;
+            else return cli_error(&a, "--gl '%s': expected egl or glx", g);
+        } else if (cli_is(&a, "--require-cuda")) {
+            if (cli_flag(&a)) return -1;
+            o->require_cuda = 1;
+        } else if (cli_is(&a, "--upload")) {
+            static const char *const names[] = {"auto", "host", "interop"};
+            if (cli_choice(&a, "upload path", names, 3, &o->upload)) return -1;
+        } else if (cli_is(&a, "--core-angle")) {
+            if (cli_double(&a, "degrees", &o->core_angle)) return -1;
+            o->core_angle_given = 1;
         } else if (cli_is(&a, "--video")) {
             if (cli_flag(&a)) return -1;
             o->video = 1;
         } else {
             return cli_unknown(&a);
         }
+    }
+    if (o->gl == GL_USE_EGL && !o->headless) {
+        fprintf(stderr, PROG ": --gl egl needs --headless (the window is a GLFW window on the X display)\n");
+        return -1;
     }
     if (!o->width) {
         o->width = o->headless ? 640 : 1280;
@@ -156,6 +222,7 @@ static int parse(int argc, char **argv, viewer_opts *o)
     o->demo.dt = o->dt;
     if (o->method_given) o->demo.method = o->scene_opts.method;
     if (o->e_given) o->demo.youngs = o->scene_opts.youngs;
+    if (o->backend_given) o->demo.backend = o->scene_opts.backend;
     return 0;
 }
 
@@ -210,12 +277,40 @@ static void report_old_gl(void)
     if (w) glfwDestroyWindow(w);
 }
 
+static const char *const egl_hint =
+    "  Without a display, --headless needs EGL: a GPU driver's (NVIDIA), or Mesa's (Debian:\n"
+    "  apt-get install libegl1 libegl-mesa0; its llvmpipe renders on the CPU). Or run under\n"
+    "  Xvfb for the hidden-window path: xvfb-run -a " PROG " ... (Debian: apt-get install xvfb).\n";
+
 static int open_context(viewer *v)
 {
     const char *d = getenv("DISPLAY"), *wl = getenv("WAYLAND_DISPLAY");
-    if ((!d || !*d) && (!wl || !*wl)) {
-        fprintf(stderr, PROG ": no X display (DISPLAY unset): run under Xvfb, e.g. xvfb-run -a " PROG
-                             " ..., or set DISPLAY\n");
+    int have_display = (d && *d) || (wl && *wl);
+    char egl_err[2048] = "";
+    if (v->o->headless && v->o->gl != GL_USE_GLX) {
+        if (egl_context_open(&v->egl, egl_err, sizeof egl_err) == 0) {
+            printf("GL context: %s, no display (surfaceless, drawing into a framebuffer object)\n", v->egl.what);
+            printf("OpenGL %s on %s\n", (const char *)glGetString(GL_VERSION),
+                   (const char *)glGetString(GL_RENDERER));
+            return 0;
+        }
+        if (v->o->gl == GL_USE_EGL || !have_display) {
+            fprintf(stderr, PROG ": no OpenGL 3.3 core context for --headless: EGL gave none (%s)%s.\n%s", egl_err,
+                    v->o->gl == GL_USE_EGL ? ""
+                                           : ", and there is no X display for a hidden window (DISPLAY unset)",
+                    egl_hint);
+            return -1;
+        }
+        fprintf(stderr, PROG ": EGL gave no OpenGL 3.3 core context (%s); trying a hidden GLFW window on %s\n",
+                egl_err, d && *d ? d : wl);
+    }
+    if (!have_display) {
+        if (v->o->headless)
+            fprintf(stderr, PROG ": --gl glx: no X display (DISPLAY unset) for the hidden window: run under Xvfb,\n"
+                            "  e.g. xvfb-run -a " PROG " ..., set DISPLAY, or leave out --gl glx (EGL needs no display)\n");
+        else
+            fprintf(stderr, PROG ": no X display (DISPLAY unset) for the window: set DISPLAY or run under Xvfb,\n"
+                            "  e.g. xvfb-run -a " PROG " ...; PNG frames need no display: --headless (EGL)\n");
         return -1;
     }
     glfwSetErrorCallback(glfw_error);
@@ -246,21 +341,93 @@ static int open_context(viewer *v)
         return -1;
     }
     glfwSwapInterval(v->o->headless ? 0 : 1);
+    if (v->o->headless) printf("GL context: hidden GLFW window on the X display %s (GLX)\n", d && *d ? d : wl);
     printf("OpenGL %s on %s\n", (const char *)glGetString(GL_VERSION), (const char *)glGetString(GL_RENDERER));
     return 0;
 }
 
 /* --------------------------------------------------------------- frames */
 
-static void upload(viewer *v, int colors)
+/* Vertex bytes every body's device copy has sent to the host so far. */
+static size_t d2h_bytes(const viewer *v)
 {
+    size_t n = 0;
+    for (int i = 0; i < v->scene.body_count; i++) n += cuda_gl_d2h_bytes(v->scene.body[i].world);
+    return n;
+}
+
+/* "interop", "host upload", or both when the bodies differ: for the status line. */
+static const char *upload_label(const viewer *v)
+{
+    int n = 0;
+    for (int i = 0; i < v->scene.body_count; i++) n += v->interop[i] != NULL;
+    return n == 0 ? "host upload" : n == v->scene.body_count ? "interop" : "interop + host upload";
+}
+
+/* Each body's CUDA-GL interop (--upload auto or interop): -1 when forced and
+ * unavailable; under auto a body on the CUDA backend that cannot have it
+ * says why in one line and uploads from the host. */
+static int setup_interop(viewer *v)
+{
+    if (v->o->upload == UPLOAD_HOST) return 0;
+    int said = 0;
     for (int i = 0; i < v->scene.body_count; i++) {
         demo_body *b = &v->scene.body[i];
-        if (cuda_gl_available(b->world) && cuda_gl_update(&v->surf[i], b->world, b->embedding) == 0) continue;
-        demo_body_render_update(b, v->pos, v->nrm);
-        if (colors) demo_body_render_colors(b, v->col);
-        gl_surface_update(&v->surf[i], v->pos, v->nrm, colors ? v->col : NULL);
+        char why[1024];
+        if ((v->interop[i] = cuda_gl_create(&v->surf[i], b->render, b->world, why, sizeof why))) continue;
+        if (v->o->upload == UPLOAD_INTEROP) {
+            fprintf(stderr, PROG ": --upload interop: %s: %s\n", b->name, why);
+            return -1;
+        }
+        if (!said && tw_world_get_def(b->world)->backend == TW_BACKEND_CUDA)
+            printf("CUDA-GL interop unavailable, host upload instead: %s\n", why);
+        said |= tw_world_get_def(b->world)->backend == TW_BACKEND_CUDA;
     }
+    return 0;
+}
+
+/* Each body's surface into its vertex buffers: by interop where the body has
+ * it and the device state is current, else from the host (colours always).
+ * -1 when interop fails under --upload interop (auto drops to host upload). */
+static int upload(viewer *v, int colors)
+{
+    size_t d0 = d2h_bytes(v);
+    for (int i = 0; i < v->scene.body_count; i++) {
+        demo_body *b = &v->scene.body[i];
+        int r = 1;
+        if (v->interop[i]) {
+            char why[1024];
+            r = cuda_gl_update(v->interop[i], b->world, why, sizeof why);
+            if (r < 0) {
+                fprintf(stderr, PROG ": %s: CUDA-GL interop failed%s: %s\n", b->name,
+                        v->o->upload == UPLOAD_INTEROP ? "" : ", host upload from now on", why);
+                cuda_gl_destroy(v->interop[i]);
+                v->interop[i] = NULL;
+                if (v->o->upload == UPLOAD_INTEROP) return -1;
+            }
+        }
+        v->drawn_interop += r == 0;
+        v->drawn_host += r != 0;
+        if (r == 0 && !colors) continue;
+        if (r != 0) demo_body_render_update(b, v->pos, v->nrm);
+        if (colors) demo_body_render_colors(b, v->col);
+        gl_surface_update(&v->surf[i], r ? v->pos : NULL, r ? v->nrm : NULL, colors ? v->col : NULL);
+    }
+    v->d2h_draw += d2h_bytes(v) - d0;
+    return 0;
+}
+
+/* The device-to-host vertex traffic of `frames` frames, when a body runs on CUDA. */
+static void print_d2h(const viewer *v, long frames)
+{
+    int cuda = 0;
+    for (int i = 0; i < v->scene.body_count; i++)
+        cuda |= tw_world_get_def(v->scene.body[i].world)->backend == TW_BACKEND_CUDA;
+    if (!cuda || frames < 1) return;
+    printf("d2h vertex bytes per frame: %.0f (%s; drawing %zu, stepping %zu bytes over %ld frames; surfaces "
+           "updated %ld times by interop, %ld from the host)\n",
+           (double)(v->d2h_draw + v->d2h_step) / (double)frames, upload_label(v), v->d2h_draw, v->d2h_step, frames,
+           v->drawn_interop, v->drawn_host);
 }
 
 static void draw(viewer *v, int width, int height)
@@ -312,8 +479,8 @@ static int make_surfaces(viewer *v)
         gl_surface_update(&v->floor, p, n, c);
         v->have_floor = 1;
     }
-    upload(v, 1);
-    return 0;
+    if (setup_interop(v)) return -1;
+    return upload(v, 1);
 }
 
 static void print_volumes(viewer *v)
@@ -331,6 +498,7 @@ static void print_volumes(viewer *v)
 static int advance(viewer *v, int steps)
 {
     demo_scene *s = &v->scene;
+    size_t d0 = d2h_bytes(v);
     for (int k = 0; k < steps; k++) {
         demo_body *b0 = &s->body[0];
         demo_scene_drive(s, tw_world_time(b0->world) + tw_world_dt(b0->world));
@@ -345,6 +513,7 @@ static int advance(viewer *v, int steps)
         v->steps_done++;
         if (s->print_volumes && floor(2 * tw_world_time(b0->world) + 1e-9) > floor(2 * t0 + 1e-9)) print_volumes(v);
     }
+    v->d2h_step += d2h_bytes(v) - d0;
     return 0;
 }
 
@@ -384,16 +553,17 @@ static int run_headless(viewer *v)
     }
     unsigned char *rgb = malloc((size_t)o->width * (size_t)o->height * 3);
     if (!rgb) return -1;
-    double t_sim = 0, t_start = glfwGetTime();
+    double t_sim = 0, t_start = now_s();
+    v->d2h_draw = v->d2h_step = 0; /* counted over the frames that step */
+    v->drawn_interop = v->drawn_host = 0;
     for (int f = 0; f < o->frames; f++) {
         if (f > 0) {
-            double t0 = glfwGetTime();
-            if (advance(v, v->steps_per_frame)) {
+            double t0 = now_s();
+            if (advance(v, v->steps_per_frame) || upload(v, 0)) {
                 free(rgb);
                 return -1;
             }
-            t_sim += glfwGetTime() - t0;
-            upload(v, 0);
+            t_sim += now_s() - t0;
         }
         draw(v, o->width, o->height);
         gl_view_read(o->width, o->height, rgb);
@@ -410,11 +580,12 @@ static int run_headless(viewer *v)
     int tets = 0;
     for (int i = 0; i < v->scene.body_count; i++) tets += tw_world_tet_count(v->scene.body[i].world);
     printf("%s: %d frames %dx%d in %s/ (t = %.3f s simulated, %ld steps, %.0f steps/s, %.2f s wall; %s, "
-           "backend %s, %d tets, last CG iterations %d)\n",
+           "backend %s, %s, %d tets, last CG iterations %d)\n",
            v->scene.name, o->frames, o->width, o->height, o->out_dir, tw_world_time(v->scene.body[0].world),
-           v->steps_done, t_sim > 0 ? v->steps_done / t_sim : 0, glfwGetTime() - t_start,
+           v->steps_done, t_sim > 0 ? v->steps_done / t_sim : 0, now_s() - t_start,
            method_label(&v->scene, methods, sizeof methods),
-           tw_backend_name(tw_world_get_def(v->scene.body[0].world)->backend), tets, v->last_cg);
+           tw_backend_name(tw_world_get_def(v->scene.body[0].world)->backend), upload_label(v), tets, v->last_cg);
+    print_d2h(v, o->frames - 1);
     if (v->scene.print_volumes) print_volumes(v);
     if (o->video) {
         if (system("command -v ffmpeg >/dev/null 2>&1") != 0) {
@@ -455,6 +626,18 @@ static void rebuild_all(viewer *v, double youngs_factor, int gravity_toggle)
     printf("E %g Pa, gravity %s\n", v->scene.body[0].def.youngs_modulus, v->gravity_on ? "on" : "off");
 }
 
+/* Holds every bone core where its timed spin has it now (no jump), so the
+ * user can turn it from there. */
+static void hold_cores(viewer *v)
+{
+    demo_scene *s = &v->scene;
+    for (int i = 0; i < s->body_count; i++) {
+        demo_body *b = &s->body[i];
+        if (!b->core || b->core_held) continue;
+        demo_scene_set_core_angle(s, i, b->core_driven);
+    }
+}
+
 static void on_char(GLFWwindow *w, unsigned int c)
 {
     viewer *v = glfwGetWindowUserPointer(w);
@@ -485,12 +668,25 @@ static void on_char(GLFWwindow *w, unsigned int c)
             if (tw_world_set_dt(s->body[i].world, dt) != TW_OK) fprintf(stderr, PROG ": %s\n", tw_last_error());
         }
         printf("dt %g s\n", tw_world_dt(s->body[0].world));
+    } else if (c == 'a') {
+        int core = demo_scene_core_body(s);
+        if (core < 0) {
+            printf("%s has no bone core\n", s->name);
+        } else if (s->body[core].core_held) {
+            demo_scene_spin_cores(s);
+            printf("bone core: timed spin\n");
+        } else {
+            hold_cores(v);
+            printf("bone core: held at %.0f degrees (right-drag or shift+left-drag turns it)\n",
+                   s->body[core].core_angle * 180 / 3.14159265358979);
+        }
     } else if (c == 'w') {
         v->wireframe = !v->wireframe;
     } else if (c == 'h') {
         printf("%s", key_help);
+        v->help_until = glfwGetTime() + 8;
         glfwSetWindowTitle(w, "keys: 1-6 method | space pause | s step | r reset | g gravity | +/- E | [ ] dt | "
-                              "w wireframe | drag: spring / orbit, wheel: zoom");
+                              "a core spin | w wireframe | drag: spring / orbit, right-drag: turn core, wheel: zoom");
     } else if (c == 'q') {
         glfwSetWindowShouldClose(w, 1);
     }
@@ -601,7 +797,13 @@ static void on_button(GLFWwindow *w, int button, int action, int mods)
     v->last_y = my;
     if (action == GLFW_RELEASE) {
         if (v->dragging) tw_world_set_spring(v->scene.body[v->drag_body].world, -1, NULL, 0);
-        v->dragging = v->orbiting = 0;
+        v->dragging = v->orbiting = v->turning = 0;
+        return;
+    }
+    if (demo_scene_core_body(&v->scene) >= 0 &&
+        (button == GLFW_MOUSE_BUTTON_RIGHT || (button == GLFW_MOUSE_BUTTON_LEFT && (mods & GLFW_MOD_SHIFT)))) {
+        hold_cores(v); /* the timed spin stops: the user has the core */
+        v->turning = 1;
         return;
     }
     if (button == GLFW_MOUSE_BUTTON_LEFT) {
@@ -638,7 +840,11 @@ static void on_move(GLFWwindow *w, double mx, double my)
 {
     viewer *v = glfwGetWindowUserPointer(w);
     if (v->dragging) drag_to(v, mx, my);
-    else if (v->orbiting) {
+    else if (v->turning) { /* 0.01 rad per pixel of horizontal motion */
+        demo_scene *s = &v->scene;
+        for (int i = 0; i < s->body_count; i++)
+            if (s->body[i].core) demo_scene_set_core_angle(s, i, s->body[i].core_angle + (mx - v->last_x) * 0.01);
+    } else if (v->orbiting) {
         v->cam.yaw -= (mx - v->last_x) * 0.01;
         v->cam.pitch += (my - v->last_y) * 0.01;
         if (v->cam.pitch > 1.5) v->cam.pitch = 1.5;
@@ -665,18 +871,20 @@ static int run_window(viewer *v)
     glfwSetScrollCallback(w, on_scroll);
     printf("%s", key_help);
     double t_title = glfwGetTime(), t_sim = 0;
-    long frames = 0, steps0 = v->steps_done;
+    long frames = 0, stepped = 0, steps0 = v->steps_done;
     char title[512], methods[128];
     int tets = 0;
     for (int i = 0; i < v->scene.body_count; i++) tets += tw_world_tet_count(v->scene.body[i].world);
+    v->d2h_draw = v->d2h_step = 0;
+    v->drawn_interop = v->drawn_host = 0;
     while (!glfwWindowShouldClose(w)) {
         glfwPollEvents();
         if (!v->paused || v->single_step) {
             double t0 = glfwGetTime();
-            if (advance(v, v->single_step ? 1 : v->steps_per_frame)) return -1;
+            if (advance(v, v->single_step ? 1 : v->steps_per_frame) || upload(v, 0)) return -1;
             t_sim += glfwGetTime() - t0;
             v->single_step = 0;
-            upload(v, 0);
+            stepped++;
         }
         int fw, fh;
         glfwGetFramebufferSize(w, &fw, &fh);
@@ -685,15 +893,22 @@ static int run_window(viewer *v)
         glfwSwapBuffers(w);
         frames++;
         double now = glfwGetTime();
-        if (now - t_title > 0.5) {
+        if (now - t_title > 0.5 && now > v->help_until) {
+            char core[48] = "";
+            int cb = demo_scene_core_body(&v->scene);
+            if (cb >= 0 && v->scene.body[cb].core_held)
+                snprintf(core, sizeof core, " | core held %.0f deg", v->scene.body[cb].core_angle * 180 / 3.14159265358979);
+            else if (cb >= 0)
+                snprintf(core, sizeof core, " | core spinning");
             snprintf(title, sizeof title,
-                     PROG " %s | %.0f fps | %.0f steps/s | %s | %s | %d tets | CG %d | E %.3g Pa | dt %.3g s | "
-                          "gravity %s%s | h: help",
+                     PROG " %s | %.0f fps | %.0f steps/s | %s | %s, %s | %d tets | CG %d | E %.3g Pa | dt %.3g s | "
+                          "gravity %s%s%s | h: help",
                      v->scene.name, frames / (now - t_title), t_sim > 0 ? (v->steps_done - steps0) / t_sim : 0,
                      method_label(&v->scene, methods, sizeof methods),
-                     tw_backend_name(tw_world_get_def(v->scene.body[0].world)->backend), tets, v->last_cg,
+                     tw_backend_name(tw_world_get_def(v->scene.body[0].world)->backend), upload_label(v), tets,
+                     v->last_cg,
                      v->scene.body[0].def.youngs_modulus, tw_world_dt(v->scene.body[0].world),
-                     v->gravity_on ? "on" : "off", v->paused ? " | PAUSED" : "");
+                     v->gravity_on ? "on" : "off", core, v->paused ? " | PAUSED" : "");
             glfwSetWindowTitle(w, title);
             t_title = now;
             frames = 0;
@@ -701,6 +916,7 @@ static int run_window(viewer *v)
             steps0 = v->steps_done;
         }
     }
+    print_d2h(v, stepped);
     return 0;
 }
 
@@ -708,6 +924,11 @@ int main(int argc, char **argv)
 {
     viewer_opts o;
     if (parse(argc, argv, &o)) return CLI_EXIT_USAGE;
+    char why[512];
+    if (o.require_cuda && !cuda_gl_device_usable(why, sizeof why)) {
+        printf("skipped: --require-cuda: %s\n", why);
+        return 77;
+    }
     static viewer v;
     v.o = &o;
     if (build_scene(&v)) return CLI_EXIT_FAIL;
@@ -717,6 +938,17 @@ int main(int argc, char **argv)
         for (int k = 0; k < 3; k++) v.gravity[i][k] = s->body[i].def.gravity[k];
     }
     v.gravity_on = 1;
+    if (o.core_angle_given) { /* held from the start: the first steps turn the core there */
+        int held = 0;
+        for (int i = 0; i < s->body_count; i++)
+            held += demo_scene_set_core_angle(s, i, o.core_angle * 3.14159265358979 / 180) == 0;
+        if (!held) {
+            fprintf(stderr, PROG ": --core-angle: %s has no bone core (bunny and dane have one)\n", s->name);
+            demo_scene_destroy(s);
+            return CLI_EXIT_USAGE;
+        }
+        printf("%s: bone core held at %g degrees\n", s->name, o.core_angle);
+    }
     demo_scene_drive(s, 0);
     double dt = tw_world_dt(s->body[0].world);
     v.steps_per_frame = o.steps_per_frame ? o.steps_per_frame : (int)fmax(1, floor(1.0 / (30 * dt) + 0.5));
@@ -741,14 +973,18 @@ int main(int argc, char **argv)
     if (!rc) rc = make_surfaces(&v);
     if (!rc) {
         printf("%s: %d bod%s, %d steps of %g s per frame, %s\n", s->name, s->body_count,
-               s->body_count == 1 ? "y" : "ies", v.steps_per_frame, dt, cuda_gl_reason());
+               s->body_count == 1 ? "y" : "ies", v.steps_per_frame, dt, upload_label(&v));
         rc = o.headless ? run_headless(&v) : run_window(&v);
     }
-    for (int i = 0; i < s->body_count; i++) gl_surface_destroy(&v.surf[i]);
+    for (int i = 0; i < s->body_count; i++) {
+        cuda_gl_destroy(v.interop[i]);
+        gl_surface_destroy(&v.surf[i]);
+    }
     if (v.have_floor) gl_surface_destroy(&v.floor);
     gl_view_destroy(&v.gl);
-    glfwDestroyWindow(v.win);
-    glfwTerminate();
+    if (v.win) glfwDestroyWindow(v.win);
+    glfwTerminate(); /* a no-op when GLFW was not started (EGL) */
+    egl_context_close(&v.egl);
     free(v.pos);
     free(v.nrm);
     free(v.col);

@@ -304,3 +304,35 @@ TW_TEST(sphere_graded_is_balanced)
     tw_graded_mesh_destroy(g);
     return 0;
 }
+
+/* cover = 1 (a fine surface embedded in a coarse lattice, the dane scene):
+ * every sphere vertex lies inside a kept tet, where the centre-inside
+ * lattice leaves most of them outside; uniform and graded alike. */
+static int cover_embeds(int levels)
+{
+    tw_surface *s = icosphere(3);
+    tw_graded_def d = tw_default_graded_def();
+    d.fine_size = 0.15;
+    d.levels = levels;
+    tw_embed_report plain, cover;
+    tw_graded_mesh *g = tw_mesh_graded(s, &d);
+    d.cover = 1;
+    tw_graded_mesh *gc = tw_mesh_graded(s, &d);
+    tw_embedding *e = g ? tw_embed_surface(g->mesh, s, 0.5, &plain) : NULL;
+    tw_embedding *ec = gc ? tw_embed_surface(gc->mesh, s, 0.5, &cover) : NULL;
+    if (e && ec)
+        printf("levels %d: centre inside %d tets, %d of %d vertices outside; cover %d tets, %d outside\n", levels,
+               tw_mesh_tet_count(g->mesh), plain.outside, plain.vertices, tw_mesh_tet_count(gc->mesh),
+               cover.outside);
+    int ok = e && ec && plain.outside > 0 && cover.outside == 0 && cover.inside == s->vertex_count;
+    tw_embedding_destroy(e);
+    tw_embedding_destroy(ec);
+    tw_graded_mesh_destroy(g);
+    tw_graded_mesh_destroy(gc);
+    tw_surface_destroy(s);
+    CHECK(ok);
+    return 0;
+}
+
+TW_TEST(sphere_cover_puts_every_surface_vertex_in_a_tet) { return cover_embeds(1); }
+TW_TEST(sphere_graded_cover_puts_every_surface_vertex_in_a_tet) { return cover_embeds(3); }

@@ -4,9 +4,12 @@
 # found), so the cases are registered by a call deferred to the end of the
 # top-level directory, and only when the tetwarp-view target exists.
 #
-# Rendering cases need an X display (Xvfb, started by .ci/run): without
-# DISPLAY they exit 77 and ctest reports them skipped. Each renders frames
-# headless into tests/tmp/viewer/NAME and checks them with png_check.
+# Each rendering case renders frames headless into tests/tmp/viewer/NAME and
+# checks them with png_check. The viewer.NAME cases run with the display
+# (Xvfb, started by .ci/run; without DISPLAY they exit 77, "skipped"); the
+# viewer.egl_NAME cases run with DISPLAY unset, through EGL (Mesa's
+# surfaceless llvmpipe, or a GPU's EGL device), skipped only when no EGL is
+# installed (interop/egl_test.sh).
 function(tw_viewer_tests)
   if(NOT TARGET tetwarp-view)
     return()
@@ -14,6 +17,7 @@ function(tw_viewer_tests)
   set(view $<TARGET_FILE:tetwarp-view>)
   set(check $<TARGET_FILE:png_check>)
   set(wrap sh ${PROJECT_SOURCE_DIR}/interop/viewer_test.sh)
+  set(egl sh ${PROJECT_SOURCE_DIR}/interop/egl_test.sh)
   set(tmp ${PROJECT_BINARY_DIR}/tests/tmp/viewer)
   # Mesa and X allocate for the life of the process: no leak check on the viewer
   set(env OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE ASAN_OPTIONS=detect_leaks=0)
@@ -46,6 +50,45 @@ function(tw_viewer_tests)
   set_tests_properties(viewer.bars_sag_lower viewer.bars_linear_larger viewer.tube_falls PROPERTIES
                        SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "${env}")
 
+  # without any display, through EGL: --gl egl says EGL only, and the default
+  # (EGL first, then GLX) must pick EGL when there is no display
+  set(dir ${tmp}/egl_bars)
+  add_test(NAME viewer.egl_scene_bars
+           COMMAND ${egl} sh -c "rm -rf '${dir}' && \"$0\" --scene bars --headless --gl egl --frames 3 --out '${dir}' | grep 'GL context: EGL' && \"$1\" '${dir}/frame_00002.png' --not-blank 500"
+                   ${view} ${check})
+  set(dir ${tmp}/egl_bars_2s)
+  add_test(NAME viewer.egl_bars_sag_lower
+           COMMAND ${egl} sh -c "rm -rf '${dir}' && \"$0\" --scene bars --headless --frames 61 --out '${dir}' | grep 'GL context: EGL' && \"$1\" '${dir}/frame_00000.png' '${dir}/frame_00060.png' --lower-centroid 10"
+                   ${view} ${check})
+  set(dir ${tmp}/egl_bunny)
+  add_test(NAME viewer.egl_scene_bunny
+           COMMAND ${egl} sh -c "rm -rf '${dir}' && \"$0\" --scene bunny --headless --frames 3 --out '${dir}' | grep 'GL context: EGL' && \"$1\" '${dir}/frame_00002.png' --not-blank 500"
+                   ${view} ${check})
+  set_tests_properties(viewer.egl_scene_bars viewer.egl_bars_sag_lower viewer.egl_scene_bunny PROPERTIES
+                       SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "${env}")
+
+  # the scenes through their API, no OpenGL (demos/test_scenes.c): a held bone
+  # core turns rigidly and the skin lags behind it; one case per TW_TEST
+  add_executable(test_scenes ${PROJECT_SOURCE_DIR}/demos/test_scenes.c ${PROJECT_SOURCE_DIR}/tests/tw_test.c)
+  target_include_directories(test_scenes PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_compile_definitions(test_scenes PRIVATE TW_SHARED_DIR="${TW_SHARED_DIR}" TW_TEST_TMP="${tmp}")
+  target_link_libraries(test_scenes PRIVATE tetwarp_demo_scenes tetwarp_core)
+  file(STRINGS ${PROJECT_SOURCE_DIR}/demos/test_scenes.c lines REGEX "^TW_TEST\\([a-z0-9_]+\\)")
+  foreach(line ${lines})
+    string(REGEX REPLACE "^TW_TEST\\(([a-z0-9_]+)\\).*" "\\1" name "${line}")
+    add_test(NAME scenes.${name} COMMAND test_scenes ${name})
+    set_tests_properties(scenes.${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+                         ENVIRONMENT "OMP_NUM_THREADS=2;OMP_WAIT_POLICY=PASSIVE") # no GL: leaks checked
+  endforeach()
+  # headless: --core-angle holds the dane's core turned, through EGL without a display
+  set(dir ${tmp}/egl_dane_core)
+  add_test(NAME viewer.egl_dane_core_angle
+           COMMAND ${egl} sh -c "rm -rf '${dir}' && \"$0\" --scene dane --headless --core-angle 40 --frames 16 --out '${dir}' | grep 'bone core held at 40 degrees' && \"$1\" '${dir}/frame_00015.png' --not-blank 500"
+                   ${view} ${check})
+  set_tests_properties(viewer.egl_dane_core_angle PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "${env}")
+  add_test(NAME viewer.core_angle_no_core
+           COMMAND sh ${PROJECT_SOURCE_DIR}/tests/expect_fail.sh "--core-angle: bars has no bone core" ${view} --scene bars --headless --core-angle 30)
+
   # bad input: clear messages, clean non-zero exits (tests/expect_fail.sh)
   set(fails sh ${PROJECT_SOURCE_DIR}/tests/expect_fail.sh)
   set(bar --bar 1,0.1,0.1,4,1,1)
@@ -58,9 +101,21 @@ function(tw_viewer_tests)
            COMMAND ${fails} "render-surface .*far\\.obj cannot be embedded in the tets: surface vertex 2" ${view} ${bar} --render-surface ${tmp}/far.obj --headless)
   add_test(NAME viewer.unknown_scene
            COMMAND ${fails} "unknown scene \\(choose bars, tube, bunny, dane or cube\\)" ${view} --scene zoo --headless)
+  # the window without a display; headless with neither EGL (no EGL driver
+  # for glvnd) nor a display; GLX forced without a display
   add_test(NAME viewer.no_display
            COMMAND ${CMAKE_COMMAND} -E env --unset=DISPLAY --unset=WAYLAND_DISPLAY
-                   ${fails} "no X display \\(DISPLAY unset\\): run under Xvfb, e.g. xvfb-run -a tetwarp-view" ${view} ${bar} --headless)
+                   ${fails} "no X display \\(DISPLAY unset\\) for the window: set DISPLAY or run under Xvfb" ${view} ${bar})
+  add_test(NAME viewer.no_egl_no_display
+           COMMAND ${CMAKE_COMMAND} -E env --unset=DISPLAY --unset=WAYLAND_DISPLAY __EGL_VENDOR_LIBRARY_FILENAMES=${tmp}/no_such_vendor.json
+                   ${fails} "no OpenGL 3\\.3 core context for --headless: EGL gave none .*and there is no X display for a hidden window" ${view} ${bar} --headless --out ${tmp}/no_egl)
+  add_test(NAME viewer.glx_no_display
+           COMMAND ${CMAKE_COMMAND} -E env --unset=DISPLAY --unset=WAYLAND_DISPLAY
+                   ${fails} "--gl glx: no X display \\(DISPLAY unset\\) for the hidden window: run under Xvfb" ${view} ${bar} --headless --gl glx --out ${tmp}/glx)
+  # EGL's OpenGL below 3.3 and no display (Mesa told to offer 3.0)
+  add_test(NAME viewer.egl_gl_too_old
+           COMMAND ${egl} ${CMAKE_COMMAND} -E env MESA_GL_VERSION_OVERRIDE=3.0
+                   ${fails} "EGL gave none \\(.*no OpenGL 3\\.3 core context .*offers OpenGL 3\\.0" ${view} ${bar} --headless --frames 1 --out ${tmp}/egl_old)
   # a display whose OpenGL is below 3.3 (Mesa told to offer 3.0)
   add_test(NAME viewer.gl_too_old
            COMMAND ${CMAKE_COMMAND} -E env MESA_GL_VERSION_OVERRIDE=3.0
@@ -68,8 +123,28 @@ function(tw_viewer_tests)
   add_test(NAME viewer.help COMMAND ${view} --help)
   set_tests_properties(viewer.help PROPERTIES PASS_REGULAR_EXPRESSION "--headless.*space  pause")
   set_tests_properties(viewer.missing_mesh viewer.missing_scene_mesh viewer.render_surface_not_embeddable
-                       viewer.unknown_scene viewer.no_display viewer.gl_too_old viewer.help PROPERTIES
+                       viewer.unknown_scene viewer.no_display viewer.no_egl_no_display viewer.glx_no_display
+                       viewer.egl_gl_too_old viewer.gl_too_old viewer.help viewer.core_angle_no_core PROPERTIES
                        SKIP_RETURN_CODE 77 TIMEOUT 120 ENVIRONMENT "${env}")
+
+  # CUDA-GL interop (interop/cuda_gl.h), GPU only, skipped (77) where no CUDA
+  # device can be used: the bars scene on the CUDA backend drawn through
+  # interop and through host upload gives the same images, and drawing through
+  # interop copies no vertex data to the host (interop/interop_test.sh)
+  set(itest sh ${PROJECT_SOURCE_DIR}/interop/interop_test.sh)
+  add_test(NAME viewer.interop_same_image COMMAND ${itest} same ${view} ${check} ${tmp}/interop_same)
+  add_test(NAME viewer.interop_no_d2h COMMAND ${itest} no-d2h ${view} ${check} ${tmp}/interop_no_d2h)
+  # on any machine: forced interop where it cannot be had is a clean error;
+  # auto on the CPU backend says host upload
+  add_test(NAME viewer.upload_interop_unavailable
+           COMMAND ${wrap} ${fails} "--upload interop: linear: (the world runs on the cpu backend|this build has no CUDA)"
+                   ${view} --scene bars --headless --frames 1 --upload interop --out ${tmp}/upload_forced)
+  set(dir ${tmp}/upload_auto)
+  add_test(NAME viewer.upload_auto_cpu_is_host
+           COMMAND ${wrap} sh -c "\"$0\" --scene bars --headless --frames 2 --out '${dir}' | grep 'per frame, host upload'" ${view})
+  set_tests_properties(viewer.interop_same_image viewer.interop_no_d2h viewer.upload_interop_unavailable
+                       viewer.upload_auto_cpu_is_host PROPERTIES
+                       SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "${env}")
 
 endfunction()
 cmake_language(DEFER DIRECTORY ${PROJECT_SOURCE_DIR} CALL tw_viewer_tests)
