@@ -257,6 +257,25 @@ __global__ void integrate_kernel(tw_cuda_data d)
 
 /* ---- the divergence check (host/world.c check_velocities) ---- */
 
+/* One block's (smallest non-finite vertex, largest speed and its vertex, the
+ * lower index among equal speeds) into element 0 of the shared arrays. */
+__device__ void divergence_block_reduce(int *sh_bad, double *sh_v, int *sh_i, int bad, double vmax, int vi)
+{
+    int t = threadIdx.x;
+    sh_bad[t] = bad; sh_v[t] = vmax; sh_i[t] = vi;
+    __syncthreads();
+    for (int h = TW_CUDA_THREADS / 2; h > 0; h >>= 1) {
+        if (t < h) {
+            sh_bad[t] = min(sh_bad[t], sh_bad[t + h]);
+            if (sh_v[t + h] > sh_v[t] || (sh_v[t + h] == sh_v[t] && sh_i[t + h] < sh_i[t])) {
+                sh_v[t] = sh_v[t + h];
+                sh_i[t] = sh_i[t + h];
+            }
+        }
+        __syncthreads();
+    }
+}
+
 /* (first non-finite vertex, max speed, its vertex): per block into partial
  * (3 rows of gridDim.x: the index as a double, the speed, its index) */
 __global__ void divergence_partials(tw_cuda_data d, double *partial)
@@ -272,18 +291,7 @@ __global__ void divergence_partials(tw_cuda_data d, double *partial)
         if (s > vmax) { vmax = s; vi = i; } /* i grows: the first of equal maxima stays */
     }
     int t = threadIdx.x;
-    sh_bad[t] = bad; sh_v[t] = vmax; sh_i[t] = vi;
-    __syncthreads();
-    for (int h = TW_CUDA_THREADS / 2; h > 0; h >>= 1) {
-        if (t < h) {
-            sh_bad[t] = min(sh_bad[t], sh_bad[t + h]);
-            if (sh_v[t + h] > sh_v[t] || (sh_v[t + h] == sh_v[t] && sh_i[t + h] < sh_i[t])) {
-                sh_v[t] = sh_v[t + h];
-                sh_i[t] = sh_i[t + h];
-            }
-        }
-        __syncthreads();
-    }
+    divergence_block_reduce(sh_bad, sh_v, sh_i, bad, vmax, vi);
     if (t == 0) {
         partial[blockIdx.x] = sh_bad[0];
         partial[gridDim.x + blockIdx.x] = sh_v[0];
@@ -304,18 +312,7 @@ __global__ void divergence_finish(tw_cuda_data d, const double *partial, int nb)
         if (b < bad) bad = b;
         if (v > vmax || (v == vmax && i < vi)) { vmax = v; vi = i; }
     }
-    sh_bad[t] = bad; sh_v[t] = vmax; sh_i[t] = vi;
-    __syncthreads();
-    for (int h = TW_CUDA_THREADS / 2; h > 0; h >>= 1) {
-        if (t < h) {
-            sh_bad[t] = min(sh_bad[t], sh_bad[t + h]);
-            if (sh_v[t + h] > sh_v[t] || (sh_v[t + h] == sh_v[t] && sh_i[t + h] < sh_i[t])) {
-                sh_v[t] = sh_v[t + h];
-                sh_i[t] = sh_i[t + h];
-            }
-        }
-        __syncthreads();
-    }
+    divergence_block_reduce(sh_bad, sh_v, sh_i, bad, vmax, vi);
     if (t == 0) {
         tw_cuda_status *st = d.st;
         st->nonfinite_vertex = sh_bad[0] < d.n ? sh_bad[0] : -1;
