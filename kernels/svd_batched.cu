@@ -38,6 +38,8 @@ extern "C" int tw_cuda_device_count(void)
 extern "C" tw_status tw_cuda_polar_batched(const tw_real *A, tw_real *R, int count)
 {
     tw_real *dA = NULL, *dR = NULL;
+    if (count <= 0) /* a launch of 0 blocks is an invalid configuration */
+        return count == 0 ? TW_OK : tw_fail(TW_ERR_INVALID, "tw_cuda_polar_batched: count %d < 0", count);
     size_t bytes = sizeof(tw_real) * 9 * (size_t)count;
     TW_CUDA_CHECK(cudaMalloc(&dA, bytes));
     TW_CUDA_CHECK(cudaMalloc(&dR, bytes));
