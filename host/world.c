@@ -18,6 +18,7 @@
 #include <omp.h>
 #endif
 
+#include "contact_hd.h"
 #include "error.h"
 #include "math3.h"
 #include "mesh.h"
@@ -554,14 +555,9 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
      * of a penetration, in this step) and the filter keeps it */
     st->contacts = tw_contact_detect(w, xbase, heff);
     if (st->contacts)
-        for (int i = 0; i < n; i++) {
-            if (w->fcons[i] != TW_FILTER_NORMAL) continue;
-            tw_real *vi = w->vnew + 3 * (size_t)i;
-            const tw_real *nn = w->cnormal + 3 * (size_t)i;
-            double vn = vi[0] * nn[0] + vi[1] * nn[1] + vi[2] * nn[2];
-            double target = -w->cdist[i] / heff; /* land on the surface, or leave it */
-            for (int c = 0; c < 3; c++) vi[c] += (tw_real)((target - vn) * nn[c]);
-        }
+        for (int i = 0; i < n; i++) /* land on the surface, or leave it */
+            if (w->fcons[i] == TW_FILTER_NORMAL)
+                tw_contact_land(w->vnew + 3 * (size_t)i, w->cnormal + 3 * (size_t)i, w->cdist[i], heff);
     if (st->contacts) tw_contact_friction_implicit(w, heff);
     tw_filter filter = {w->fcons, w->cnormal};
     tw_solve_result sr = solve_system(w, w->rhs, w->vnew, &filter);

@@ -1,7 +1,8 @@
 // The CUDA backend's internals, shared by cuda_world.cu (create, step,
-// destroy), cuda_kernels.cu (rotations, forces, assembly, integration) and
-// cuda_pcg.cu (the filtered block-Jacobi PCG). C++ linkage: nothing here is
-// part of the C interface (that is cuda_world.h).
+// destroy), cuda_kernels.cu (rotations, forces, assembly, integration),
+// cuda_contact.cu (colliders) and cuda_pcg.cu (the filtered block-Jacobi
+// PCG). C++ linkage: nothing here is part of the C interface (that is
+// cuda_world.h).
 //
 // NEVER RUN ON A GPU YET: written and compiled on a machine without one.
 #ifndef TW_CUDA_INTERNAL_H
@@ -29,7 +30,8 @@ enum {
     TW_S_RZ_PREV = 4, /* r . z of the previous iteration (beta's denominator) */
     TW_S_NET = 5,     /* 3: net elastic force (ghost-force correction) */
     TW_S_MOM = 8,     /* 3: momentum excess (conserve_momentum) */
-    TW_S_COUNT = 11
+    TW_S_CONTACTS = 11, /* contact vertices marked this step (cuda_contact.cu) */
+    TW_S_COUNT = 12
 };
 
 /* The per-step numbers, in device memory (tw_cuda_world.params), written by
@@ -50,6 +52,9 @@ typedef struct tw_cuda_params {
     int limit;           /* iteration cap: cg_fixed_iterations or cg_max_iterations */
     double tol;          /* relative residual |r| / |S b| */
     double max_move;     /* 10 x the object's size, m: the divergence yardstick */
+    int ncolliders;      /* colliders in tw_cuda_data.colliders (the shape says whether any) */
+    double touch;        /* 1e-6 x size, m: a vertex this close is touching (tw_contact_detect) */
+    double vt_min;       /* 1e-6 x size / heff, m/s: the smallest |v_t| implicit friction divides by */
 } tw_cuda_params;
 
 /* What a step leaves on the device for the host: read back once per step
@@ -66,6 +71,7 @@ typedef struct tw_cuda_status {
     double rn;              /* |r| after the last iteration */
     double residual;        /* rn / bnorm */
     double vmax;            /* max |v+|, m/s */
+    int contacts;           /* contact vertices marked this step (0 without colliders) */
 } tw_cuda_status;
 
 /* The device arrays every kernel reads, passed by value (one argument). The
@@ -82,6 +88,13 @@ typedef struct tw_cuda_data {
     const unsigned char *cons;
     /* scratch */
     tw_real *R, *S, *fe, *f, *rhs, *vnew, *A;
+    /* contact (cuda_contact.cu, host/contact.c): the colliders (TW_MAX_COLLIDERS,
+     * P->ncolliders of them used) and per vertex the step's filter (cons plus
+     * TW_FILTER_NORMAL for contacts), normal, distance, friction, and the state
+     * kept between steps: the last normal impulse and released */
+    const tw_collider_def *colliders;
+    unsigned char *fcons, *released;
+    tw_real *cnormal, *cdist, *cmu, *cimpulse;
     /* per step */
     const tw_cuda_params *P;
     tw_cuda_status *st;
@@ -94,6 +107,7 @@ typedef struct tw_cuda_shape {
     int ghost;       /* vertex method with the ghost-force correction */
     int conserve;    /* ghost && nothing constrained: conserve_momentum runs */
     int exact_warp;  /* warp_system bicgstab (refused today, kept in the key) */
+    int colliders;   /* any collider: contact marking, the normal filter, impulses, projection */
 } tw_cuda_shape;
 
 struct tw_cuda_world {
@@ -104,6 +118,10 @@ struct tw_cuda_world {
     int *tets, *row_ptr, *col, *diag, *contrib_ptr, *contrib, *vt_ptr, *vt, *block_row, *edge_nbr;
     tw_real *g, *vol, *lam, *mu, *K, *mass, *X;
     unsigned char *cons;
+    tw_collider_def *colliders; /* TW_MAX_COLLIDERS */
+    int ncolliders_up;          /* how many were uploaded */
+    int contact_live;           /* a step with colliders ran since the contact state was last cleared */
+    const unsigned char *pcg_filter; /* what the PCG filters by: cons, or fcons when the shape has colliders */
     double mass_total;   /* sum of the masses, in the CPU's order */
     int any_constrained; /* a pinned or kinematic vertex exists (conserve_momentum does nothing then) */
     /* PCG */
@@ -182,9 +200,21 @@ tw_status tw_cuda_conserve_momentum(tw_cuda_world *cw);
 /* when st->ok: v = vnew, x += heff v (else nothing: the state stays) */
 tw_status tw_cuda_integrate(tw_cuda_world *cw);
 
+/* cuda_contact.cu: host/contact.c for implicit Euler, in implicit_solve's
+ * order. After prescribe: marks the contacts (fcons, normal, distance,
+ * friction; released cleared), sets their normal velocity in vnew, adds the
+ * implicit friction to A's diagonal blocks, and counts them (st->contacts). */
+tw_status tw_cuda_contact_mark(tw_cuda_world *cw);
+/* After the PCG: each contact's normal impulse (A vnew - rhs) . n into
+ * cimpulse (0 elsewhere); a pulling one is released. */
+tw_status tw_cuda_contact_impulses(tw_cuda_world *cw);
+/* After integrate, when st->ok: free vertices inside a collider are
+ * projected onto it, their approaching normal velocity removed, friction. */
+tw_status tw_cuda_contact_project(tw_cuda_world *cw);
+
 /* cuda_pcg.cu: the filtered block-Jacobi PCG of host/solver_impl.h on
- * A vnew = rhs, from vnew; the filter is cons (pinned, kinematic: fully
- * constrained). The stopping rules run on the device (st->active): */
+ * A vnew = rhs, from vnew; the filter is cw->pcg_filter (pinned, kinematic: fully
+ * constrained; TW_FILTER_NORMAL: constrained along cnormal). The stopping rules run on the device (st->active): */
 /* Sets up the SpMV (cuSPARSE BSR, or the hand-written kernel). */
 tw_status tw_cuda_pcg_init(tw_cuda_world *cw);
 void tw_cuda_pcg_free(tw_cuda_world *cw);

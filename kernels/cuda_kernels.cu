@@ -237,11 +237,12 @@ __global__ void momentum_spring(tw_cuda_data d, double *scalars)
     }
 }
 
-/* vnew -= p / M_total (after momentum_spring) */
+/* vnew -= p / M_total (after momentum_spring); nothing when a contact can
+ * push back (conserve_momentum returns when any vertex is in w->fcons) */
 __global__ void remove_momentum(tw_cuda_data d, const double *scalars, double mass_total)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= d.n) return;
+    if (i >= d.n || d.st->contacts) return;
     for (int c = 0; c < 3; c++) d.vnew[3 * (size_t)i + c] -= (tw_real)(scalars[TW_S_MOM + c] / mass_total);
 }
 

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contact_hd.h" /* tw_contact_filter_normal */
 #include "cuda_internal.h"
 #include "cuda_reduce.cuh"
 
@@ -66,55 +67,74 @@ __global__ void block_jacobi_kernel(int n, const int *diag, const tw_real *val, 
         for (int k = 0; k < 9; k++) d[k] = (tw_real)(k % 4 == 0);
 }
 
-/* the filter: pinned and kinematic vertices fully constrained (contacts,
- * TW_FILTER_NORMAL, are not on the device yet: refused before the step) */
-__device__ __forceinline__ bool constrained(const unsigned char *cons, int i) { return cons[i] != 0; }
+/* v_i = S v_i, host/solver_impl.h's filter: cons[i] 0 free, TW_FILTER_NORMAL
+ * a contact (v_i loses its component along nrm_i), anything else (pinned,
+ * kinematic) fully constrained */
+__device__ __forceinline__ void filter3(const unsigned char *cons, const tw_real *nrm, tw_real *v, int i)
+{
+    unsigned char c = cons[i];
+    if (!c) return;
+    tw_real *vi = v + 3 * (size_t)i;
+    if (c == TW_FILTER_NORMAL) tw_contact_filter_normal(vi, nrm + 3 * (size_t)i);
+    else vi[0] = vi[1] = vi[2] = 0;
+}
 
 /* z_i = S Dinv r_i */
-__device__ __forceinline__ void precondition3(const tw_real *dinv, const tw_real *r, tw_real *z, int i, bool con)
+__device__ __forceinline__ void precondition3(const tw_real *dinv, const tw_real *r, tw_real *z, int i,
+                                              const unsigned char *cons, const tw_real *nrm)
 {
     const tw_real *d = dinv + 9 * (size_t)i, *ri = r + 3 * (size_t)i;
     tw_real *zi = z + 3 * (size_t)i;
-    if (con) { zi[0] = zi[1] = zi[2] = 0; return; }
     zi[0] = d[0] * ri[0] + d[1] * ri[1] + d[2] * ri[2];
     zi[1] = d[3] * ri[0] + d[4] * ri[1] + d[5] * ri[2];
     zi[2] = d[6] * ri[0] + d[7] * ri[1] + d[8] * ri[2];
+    filter3(cons, nrm, z, i);
 }
 
-/* r = S(b - r) (r holds A x), z = S Dinv r, p = z; sums r.z, r.r, |S b|^2 */
-__global__ void initial_residual_kernel(int n, const unsigned char *cons, const tw_real *dinv, const tw_real *b,
-                                        tw_real *r, tw_real *z, tw_real *p, double *partial)
+/* r = S(b - r) (r holds A x), z = S Dinv r, p = z; sums r.z, r.r, |S b|^2
+ * (S b in double for a contact, as host/solver_impl.h initial_residual) */
+__global__ void initial_residual_kernel(int n, const unsigned char *cons, const tw_real *nrm, const tw_real *dinv,
+                                        const tw_real *b, tw_real *r, tw_real *z, tw_real *p, double *partial)
 {
     double s[3] = {0, 0, 0};
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        bool con = constrained(cons, i);
         for (int c = 0; c < 3; c++) {
             size_t k = 3 * (size_t)i + c;
-            r[k] = con ? 0 : b[k] - r[k];
+            r[k] = b[k] - r[k];
         }
-        precondition3(dinv, r, z, i, con);
+        filter3(cons, nrm, r, i);
+        precondition3(dinv, r, z, i, cons, nrm);
         for (int c = 0; c < 3; c++) {
             size_t k = 3 * (size_t)i + c;
             p[k] = z[k];
             s[0] += (double)r[k] * (double)z[k];
             s[1] += (double)r[k] * (double)r[k];
-            if (!con) s[2] += (double)b[k] * (double)b[k];
+        }
+        unsigned char con = cons[i];
+        if (!con || con == TW_FILTER_NORMAL) {
+            const tw_real *bp = b + 3 * (size_t)i;
+            double bi[3] = {bp[0], bp[1], bp[2]};
+            if (con) { /* S b for a contact vertex */
+                const tw_real *nn = nrm + 3 * (size_t)i;
+                double dn = bi[0] * nn[0] + bi[1] * nn[1] + bi[2] * nn[2];
+                for (int c = 0; c < 3; c++) bi[c] -= dn * nn[c];
+            }
+            s[2] += bi[0] * bi[0] + bi[1] * bi[1] + bi[2] * bi[2];
         }
     }
     tw_block_partials<3>(s, partial);
 }
 
 /* q = S q; sum p.q */
-__global__ void filter_dot_kernel(int n, const unsigned char *cons, const tw_real *p, tw_real *q, double *partial,
-                                  const tw_cuda_status *st)
+__global__ void filter_dot_kernel(int n, const unsigned char *cons, const tw_real *nrm, const tw_real *p, tw_real *q,
+                                  double *partial, const tw_cuda_status *st)
 {
     if (!st->active) return; /* uniform across the grid */
     double s[1] = {0};
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        bool con = constrained(cons, i);
+        filter3(cons, nrm, q, i);
         for (int c = 0; c < 3; c++) {
             size_t k = 3 * (size_t)i + c;
-            if (con) q[k] = 0;
             s[0] += (double)p[k] * (double)q[k];
         }
     }
@@ -123,9 +143,9 @@ __global__ void filter_dot_kernel(int n, const unsigned char *cons, const tw_rea
 
 /* alpha = rz / pq: x += alpha p, r -= alpha q, z = S Dinv r; sums r.z, r.r.
  * Does nothing when pq <= 0 (pcg_decide stops: negative curvature). */
-__global__ void update_kernel(int n, const unsigned char *cons, const tw_real *dinv, const tw_real *p,
-                              const tw_real *q, tw_real *x, tw_real *r, tw_real *z, double *scalars, double *partial,
-                              const tw_cuda_status *st)
+__global__ void update_kernel(int n, const unsigned char *cons, const tw_real *nrm, const tw_real *dinv,
+                              const tw_real *p, const tw_real *q, tw_real *x, tw_real *r, tw_real *z, double *scalars,
+                              double *partial, const tw_cuda_status *st)
 {
     double pq = scalars[TW_S_PQ], rz = scalars[TW_S_RZ];
     if (!st->active || !(pq > 0)) return; /* uniform across the grid: no thread reaches tw_block_partials */
@@ -137,7 +157,7 @@ __global__ void update_kernel(int n, const unsigned char *cons, const tw_real *d
             x[k] += alpha * p[k];
             r[k] -= alpha * q[k];
         }
-        precondition3(dinv, r, z, i, constrained(cons, i));
+        precondition3(dinv, r, z, i, cons, nrm);
         for (int c = 0; c < 3; c++) {
             size_t k = 3 * (size_t)i + c;
             s[0] += (double)r[k] * (double)z[k];
@@ -286,6 +306,14 @@ tw_status tw_cuda_pcg_init(tw_cuda_world *cw)
             cw->spmv_buffer_bytes = bytes;
             cw->bytes += bytes;
         }
+        /* one product now, outside any capture (A, p and q are still zero):
+         * a refusal that only SpMV itself reports falls back here, instead
+         * of failing every host-driven step */
+        st = cusparseSpMV(cw->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cw->matA, cw->vec_p, &zero, cw->vec_q,
+                          TW_CUDA_REAL, CUSPARSE_SPMV_BSR_ALG1, cw->spmv_buffer);
+        if (st == CUSPARSE_STATUS_NOT_SUPPORTED) goto refused;
+        TW_CUSPARSE_TRY(st);
+        TW_CUDA_TRY(cudaStreamSynchronize(cw->stream));
     }
     return TW_OK;
 refused:
@@ -338,6 +366,12 @@ static tw_cond condition(const tw_cuda_world *cw)
     return 0;
 }
 
+/* the step's filter: fcons when the shape has colliders, else cons */
+static const unsigned char *filter_of(const tw_cuda_world *cw)
+{
+    return cw->pcg_filter ? cw->pcg_filter : cw->d.cons;
+}
+
 tw_status tw_cuda_pcg_begin(tw_cuda_world *cw)
 {
     const tw_cuda_data &d = cw->d;
@@ -347,8 +381,8 @@ tw_status tw_cuda_pcg_begin(tw_cuda_world *cw)
     block_jacobi_kernel<<<tw_cuda_grid(n), TW_CUDA_THREADS, 0, cw->stream>>>(n, d.diag, d.A, cw->dinv);
     TW_CUDA_LAUNCHED();
     if ((st = spmv(cw, cw->vec_vnew, d.vnew, cw->vec_r, cw->r, NULL)) != TW_OK) return st;
-    initial_residual_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, d.cons, cw->dinv, d.rhs, cw->r, cw->z, cw->p,
-                                                                    cw->partial);
+    initial_residual_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, filter_of(cw), d.cnormal, cw->dinv, d.rhs, cw->r,
+                                                                    cw->z, cw->p, cw->partial);
     TW_CUDA_LAUNCHED();
     if ((st = tw_cuda_reduce_finish(cw, 3, (int)nb, TW_S_RZ)) != TW_OK) return st;
     pcg_start_kernel<<<1, 1, 0, cw->stream>>>(d.P, d.st, cw->scalars, condition(cw), cw->use_cond);
@@ -363,11 +397,12 @@ tw_status tw_cuda_pcg_iteration(tw_cuda_world *cw)
     unsigned nb = tw_cuda_reduce_grid(n);
     tw_status st;
     if ((st = spmv(cw, cw->vec_p, cw->p, cw->vec_q, cw->q, d.st)) != TW_OK) return st;
-    filter_dot_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, d.cons, cw->p, cw->q, cw->partial, d.st);
+    filter_dot_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, filter_of(cw), d.cnormal, cw->p, cw->q, cw->partial,
+                                                              d.st);
     TW_CUDA_LAUNCHED();
     if ((st = tw_cuda_reduce_finish(cw, 1, (int)nb, TW_S_PQ)) != TW_OK) return st;
-    update_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, d.cons, cw->dinv, cw->p, cw->q, d.vnew, cw->r, cw->z,
-                                                          cw->scalars, cw->partial, d.st);
+    update_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, filter_of(cw), d.cnormal, cw->dinv, cw->p, cw->q, d.vnew,
+                                                          cw->r, cw->z, cw->scalars, cw->partial, d.st);
     TW_CUDA_LAUNCHED();
     if ((st = tw_cuda_reduce_finish(cw, 2, (int)nb, TW_S_RZ)) != TW_OK) return st;
     direction_kernel<<<tw_cuda_grid(n3), TW_CUDA_THREADS, 0, cw->stream>>>(n3, cw->scalars, cw->z, cw->p, d.st);

@@ -3,14 +3,16 @@
 // exactly as host/world.c's implicit_solve does it on the CPU:
 //
 //   rotations -> elastic force (+ ghost-force correction) -> rhs -> system
-//   matrix by gather -> prescribed velocities -> filtered block-Jacobi PCG
-//   (cuda_pcg.cu) -> divergence check -> momentum correction -> x += h v
+//   matrix by gather -> prescribed velocities -> [contacts marked]
+//   -> filtered block-Jacobi PCG (cuda_pcg.cu) -> [contact impulses]
+//   -> divergence check -> momentum correction -> x += h v -> [projection]
 //
 // for the methods linear, warp-vertex, warp-edge, corot-element, green and
-// hybrid. What the device path does not have yet returns TW_ERR_UNSUPPORTED
-// naming it (never a silent fall back to the CPU): the integrators bdf2 and
-// explicit-newmark, colliders, hanging vertices, newton_iterations > 1 and
-// warp_system bicgstab.
+// hybrid, with colliders (the bracketed steps, cuda_contact.cu, when the
+// world has any). What the device path does not have yet returns
+// TW_ERR_UNSUPPORTED naming it (never a silent fall back to the CPU): the
+// integrators bdf2 and explicit-newmark, hanging vertices,
+// newton_iterations > 1 and warp_system bicgstab.
 //
 // THIS CODE HAS NEVER RUN ON A GPU. It was written and compiled (float and
 // double builds, nvcc 13, sm_90) on a machine without one; the parity tests
@@ -27,8 +29,10 @@
 //
 // and every step after is one params copy, one cudaGraphLaunch and one read
 // of tw_cuda_status (a few scalars, after a stream sync): no iteration waits
-// for the host. The ev* are event record nodes, so tw_step_stats still
-// splits rotations / assembly / solve.
+// for the host. With colliders the contact kernels (cuda_contact.cu) sit
+// before the PCG start and after the loop and integrate, in the same graph.
+// The ev* are event record nodes, so tw_step_stats still splits rotations /
+// assembly / solve.
 //
 // Where the numbers live: every per-step number (dt, heff, damping cm/ck,
 // gravity, the spring's vertex/anchor/k, warm start, CG tolerance, the
@@ -39,7 +43,8 @@
 // ghost-force correction, momentum conservation, exact warp) is the graph's
 // shape (tw_cuda_shape): a step whose shape differs from the captured one
 // captures and instantiates a new graph (a method switch, pinning the first
-// vertex). That is the whole update rule: no cudaGraphExecUpdate.
+// vertex, the first collider). That is the whole update rule: no
+// cudaGraphExecUpdate.
 //
 // How the CG loop ends: pcg_start / pcg_decide (cuda_pcg.cu), one thread
 // each, apply the CPU's stopping rules (tolerance unless fixed, rz > 0,
@@ -179,7 +184,15 @@ static tw_status create_all(tw_cuda_world *cw, const tw_world *w)
     TW_UP(d.fext, w->fext, 3 * n, "external forces");
     TW_UP(d.target, w->target, 3 * n, "kinematic targets");
     TW_UP(cons, w->cons, n, "constraints");
+    TW_UP(colliders, w->colliders, (size_t)TW_MAX_COLLIDERS, "colliders");
+    TW_UP(d.fcons, w->cons, n, "contact filter");
+    TW_UP(d.released, w->released, n, "contact releases");
+    TW_UP(d.cnormal, w->cnormal, 3 * n, "contact normals");
+    TW_UP(d.cdist, w->cdist, n, "contact distances");
+    TW_UP(d.cmu, w->cmu, n, "contact friction");
+    TW_UP(d.cimpulse, w->cimpulse, n, "contact impulses");
 #undef TW_UP
+    cw->ncolliders_up = w->ncolliders;
     /* scratch */
     if ((s = alloc_zero(cw, &d.R, 9 * rn, "rotations")) != TW_OK) return s;
     if ((s = alloc_zero(cw, &d.S, 18 * nt, "stresses")) != TW_OK) return s;
@@ -202,6 +215,8 @@ static tw_status create_all(tw_cuda_world *cw, const tw_world *w)
     d.block_row = cw->block_row; d.edge_nbr = cw->edge_nbr;
     d.g = cw->g; d.vol = cw->vol; d.lam = cw->lam; d.mu = cw->mu; d.K = cw->K; d.mass = cw->mass; d.X = cw->X;
     d.cons = cw->cons;
+    d.colliders = cw->colliders;
+    cw->pcg_filter = cw->cons;
     double mt = 0; /* the CPU's order (ghost forces, conserve_momentum) */
     for (int i = 0; i < f->n; i++) mt += f->mass[i];
     cw->mass_total = mt;
@@ -245,7 +260,8 @@ extern "C" void tw_cuda_world_destroy(tw_cuda_world *cw)
     if (cw->have_events)
         for (int k = 0; k < 4; k++) cudaEventDestroy(cw->ev[k]);
     if (cw->have_stream) cudaStreamDestroy(cw->stream);
-    void *ptrs[] = {cw->status, cw->params, cw->scalars, cw->partial, cw->dinv, cw->q, cw->p, cw->z, cw->r, cw->d.A, cw->d.vnew, cw->d.rhs,
+    void *ptrs[] = {cw->d.cimpulse, cw->d.cmu, cw->d.cdist, cw->d.cnormal, cw->d.released, cw->d.fcons, cw->colliders,
+                    cw->status, cw->params, cw->scalars, cw->partial, cw->dinv, cw->q, cw->p, cw->z, cw->r, cw->d.A, cw->d.vnew, cw->d.rhs,
                     cw->d.f, cw->d.fe, cw->d.S, cw->d.R, cw->cons, cw->d.target, cw->d.fext, cw->d.v, cw->d.x,
                     cw->block_row, cw->edge_nbr, cw->X, cw->mass, cw->K, cw->vt, cw->vt_ptr, cw->contrib,
                     cw->contrib_ptr, cw->diag, cw->col, cw->row_ptr, cw->mu, cw->lam, cw->vol, cw->g, cw->tets};
@@ -299,6 +315,10 @@ static tw_status upload_state(tw_cuda_world *cw, tw_world *w)
     cw->any_constrained = 0;
     for (size_t i = 0; i < n; i++)
         if (w->cons[i]) { cw->any_constrained = 1; break; }
+    if (w->ncolliders > 0)
+        TW_CUDA_TRY(cudaMemcpyAsync(cw->colliders, w->colliders, sizeof(tw_collider_def) * (size_t)w->ncolliders,
+                                    cudaMemcpyHostToDevice, st));
+    cw->ncolliders_up = w->ncolliders;
     /* the numbers (spring, method, dt, ...) go up with the params every step */
     w->host_dirty = 0;
     return TW_OK;
@@ -313,9 +333,6 @@ static tw_status check_supported(const tw_world *w)
     char buf[160];
     if (d->integrator != TW_IMPLICIT_EULER) {
         snprintf(buf, sizeof buf, "the integrator %s", tw_integrator_name(d->integrator));
-        what = buf;
-    } else if (w->ncolliders > 0) {
-        snprintf(buf, sizeof buf, "colliders (%d added)", w->ncolliders);
         what = buf;
     } else if (w->nhang > 0) {
         snprintf(buf, sizeof buf, "hanging vertices (%d set)", w->nhang);
@@ -353,6 +370,9 @@ static void fill_params(const tw_world *w, tw_cuda_params *p)
     p->limit = p->fixed ? def->cg_fixed_iterations : def->cg_max_iterations;
     p->tol = def->cg_tolerance;
     p->max_move = 10 * w->size;
+    p->ncolliders = w->ncolliders;
+    p->touch = 1e-6 * w->size;               /* tw_contact_detect */
+    p->vt_min = 1e-6 * w->size / p->heff;    /* tw_contact_friction_implicit */
 }
 
 static tw_cuda_shape step_shape(const tw_cuda_world *cw, const tw_world *w)
@@ -364,13 +384,14 @@ static tw_cuda_shape step_shape(const tw_cuda_world *cw, const tw_world *w)
     sh.ghost = (def->method == TW_WARP_VERTEX || def->method == TW_WARP_EDGE) && def->ghost_force_correction;
     sh.conserve = sh.ghost && !cw->any_constrained;
     sh.exact_warp = def->warp_system == TW_WARP_SYSTEM_BICGSTAB;
+    sh.colliders = w->ncolliders > 0;
     return sh;
 }
 
 static int same_shape(const tw_cuda_shape *a, const tw_cuda_shape *b)
 {
     return a->method == b->method && a->ghost == b->ghost && a->conserve == b->conserve &&
-           a->exact_warp == b->exact_warp;
+           a->exact_warp == b->exact_warp && a->colliders == b->colliders;
 }
 
 /* An event on the stream: an event record node while capturing. */
@@ -394,6 +415,7 @@ static tw_status enqueue_before_loop(tw_cuda_world *cw, const tw_cuda_shape *sh)
     if ((s = tw_cuda_assemble(cw, m, sh->exact_warp)) != TW_OK) return s;
     if ((s = record(cw, 2)) != TW_OK) return s;
     if ((s = tw_cuda_prescribe(cw)) != TW_OK) return s;
+    if (sh->colliders && (s = tw_cuda_contact_mark(cw)) != TW_OK) return s;
     return tw_cuda_pcg_begin(cw);
 }
 
@@ -402,9 +424,13 @@ static tw_status enqueue_after_loop(tw_cuda_world *cw, const tw_cuda_shape *sh)
 {
     tw_status s;
     if ((s = record(cw, 3)) != TW_OK) return s;
+    /* the impulses before the check, as on the CPU (a failed step keeps them) */
+    if (sh->colliders && (s = tw_cuda_contact_impulses(cw)) != TW_OK) return s;
     if ((s = tw_cuda_check_divergence(cw)) != TW_OK) return s;
-    if (sh->conserve && (s = tw_cuda_conserve_momentum(cw)) != TW_OK) return s; /* vnew only: harmless on failure */
-    return tw_cuda_integrate(cw);
+    /* vnew only: harmless on failure; nothing with a contact (st->contacts) */
+    if (sh->conserve && (s = tw_cuda_conserve_momentum(cw)) != TW_OK) return s;
+    if ((s = tw_cuda_integrate(cw)) != TW_OK) return s;
+    return sh->colliders ? tw_cuda_contact_project(cw) : TW_OK;
 }
 
 #if CUDART_VERSION >= 12040
@@ -560,11 +586,21 @@ static tw_status check_status(const tw_world *w, const tw_cuda_status *hs, doubl
 static tw_status step_device(tw_cuda_world *cw, tw_world *w, tw_step_stats *st)
 {
     tw_status s;
-    if (w->host_dirty && (s = upload_state(cw, w)) != TW_OK) return s;
+    if ((w->host_dirty || w->ncolliders != cw->ncolliders_up) && (s = upload_state(cw, w)) != TW_OK) return s;
     tw_cuda_params hp;
     fill_params(w, &hp);
     TW_CUDA_TRY(cudaMemcpyAsync(cw->params, &hp, sizeof hp, cudaMemcpyHostToDevice, cw->stream));
     tw_cuda_shape sh = step_shape(cw, w);
+    cw->pcg_filter = sh.colliders ? cw->d.fcons : cw->cons; /* before any capture or launch */
+    if (sh.colliders) {
+        cw->contact_live = 1;
+    } else if (cw->contact_live) {
+        /* the CPU zeroes the impulses every step without colliders, and
+         * counts no contact: so the device, once, when they are gone */
+        TW_CUDA_TRY(cudaMemsetAsync(cw->d.cimpulse, 0, sizeof(tw_real) * (size_t)cw->d.n, cw->stream));
+        TW_CUDA_TRY(cudaMemsetAsync(&cw->status->contacts, 0, sizeof(int), cw->stream));
+        cw->contact_live = 0;
+    }
     if (graph_ready(cw, &sh)) {
         TW_CUDA_TRY(cudaGraphLaunch(cw->exec, cw->stream));
     } else {
@@ -577,6 +613,7 @@ static tw_status step_device(tw_cuda_world *cw, tw_world *w, tw_step_stats *st)
     st->cg_iterations = hs->iterations;
     st->residual = hs->residual;
     st->newton_iterations = 1;
+    st->contacts = sh.colliders ? hs->contacts : 0;
     st->ms_rotations = elapsed(cw->ev[0], cw->ev[1]);
     st->ms_assembly = elapsed(cw->ev[1], cw->ev[2]);
     st->ms_solve = elapsed(cw->ev[2], cw->ev[3]);

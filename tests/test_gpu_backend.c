@@ -1,7 +1,8 @@
 /* The CUDA backend against the CPU backend (the oracle), end to end: the
  * bar of Müller fig. 6 for each method, a PCG solve with a fixed iteration
- * count and one to a tolerance, pinned vertices, a feature the device path
- * refuses; and the device step's own contracts: the step as a CUDA Graph
+ * count and one to a tolerance, pinned vertices, contact with colliders (a
+ * cube dropped on a floor, a bar draped over a sphere), a feature the device
+ * path refuses; and the device step's own contracts: the step as a CUDA Graph
  * against the host-driven step, per-step numbers changed under a captured
  * graph, no vertex data copied back unless read, a diverged step leaving the
  * state as it was. Every case exits 77 (skipped) in a build without CUDA or
@@ -57,15 +58,15 @@ static tw_world *bar_world(const tw_mesh *m, const tw_world_def *d)
     return w;
 }
 
-/* max |x_gpu - x_cpu| / bar length, printing the first mismatches over tol
+/* max |x_gpu - x_cpu| / size, printing the first mismatches over tol
  * (llm.c's validate_result) */
-static double position_error(const tw_world *cpu, const tw_world *gpu, double tol, const char *when)
+static double position_error_of(const tw_world *cpu, const tw_world *gpu, double size, double tol, const char *when)
 {
     int n = tw_world_vertex_count(cpu), shown = 0;
     const tw_real *a = tw_world_positions(cpu), *b = tw_world_positions(gpu);
     double worst = 0;
     for (int i = 0; i < 3 * n; i++) {
-        double e = fabs((double)a[i] - (double)b[i]) / BAR_LENGTH;
+        double e = fabs((double)a[i] - (double)b[i]) / size;
         if (!(e <= tol) && shown < 5) {
             printf("  %s: vertex %d component %d: cpu %.9g gpu %.9g\n", when, i / 3, i % 3, (double)a[i], (double)b[i]);
             shown++;
@@ -74,6 +75,11 @@ static double position_error(const tw_world *cpu, const tw_world *gpu, double to
     }
     printf("%s: max |x_gpu - x_cpu| / L = %.3g (tolerance %.1g)\n", when, worst, tol);
     return worst;
+}
+
+static double position_error(const tw_world *cpu, const tw_world *gpu, double tol, const char *when)
+{
+    return position_error_of(cpu, gpu, BAR_LENGTH, tol, when);
 }
 
 static int step_both(tw_world *cpu, tw_world *gpu, int steps)
@@ -173,23 +179,99 @@ TW_TEST(pinned_vertices_exactly_fixed)
 }
 
 /* A feature the device path lacks: TW_ERR_UNSUPPORTED naming it, no step. */
-TW_TEST(collider_is_unsupported)
+TW_TEST(bdf2_is_unsupported)
 {
     if (gpu_skip()) return TW_SKIP;
     tw_mesh *m = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2);
     CHECK(m != NULL);
     tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
+    d.integrator = TW_BDF2;
     tw_world *w = bar_world(m, &d);
     CHECK(w != NULL);
-    tw_collider_def floor = tw_default_collider_def();
-    floor.point[2] = -0.5;
-    CHECK_OK(tw_world_add_collider(w, &floor));
     tw_status s = tw_world_step(w, NULL);
-    printf("step with a collider: %s: %s\n", tw_status_name(s), tw_last_error());
+    printf("a bdf2 step: %s: %s\n", tw_status_name(s), tw_last_error());
     CHECK(s == TW_ERR_UNSUPPORTED);
-    CHECK(strstr(tw_last_error(), "collider") != NULL);
+    CHECK(strstr(tw_last_error(), "bdf2") != NULL);
     CHECK(tw_world_step_index(w) == 0);
     tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* ---- contact: colliders on the device (kernels/cuda_contact.cu) ---- */
+
+#define CUBE_EDGE 0.2
+
+/* A 0.2 m cube of 4x4x4 cells, its bottom at z0, over the floor z = 0
+ * (friction 0.5; none when !floor): tests/test_contact.c's scene, on the
+ * given backend. */
+static tw_world *cube_world(const tw_mesh *m, tw_backend backend, double z0, int with_floor)
+{
+    tw_world_def d = tw_default_world_def();
+    d.backend = backend;
+    d.youngs_modulus = 1e5;
+    d.dt = 0.005;
+    d.damping_stiffness = 0.01;
+    tw_world *w = tw_world_create(m, &d);
+    if (!w) {
+        fprintf(stderr, "%s world: %s\n", tw_backend_name(backend), tw_last_error());
+        return NULL;
+    }
+    int n = tw_world_vertex_count(w);
+    tw_real *x = malloc(sizeof(tw_real) * 3 * (size_t)n);
+    if (!x) return NULL;
+    for (int i = 0; i < 3 * n; i++) x[i] = (tw_real)(tw_mesh_positions(m)[i] + (i % 3 == 2 ? z0 : 0));
+    tw_status s = tw_world_set_positions(w, x);
+    free(x);
+    tw_collider_def floor = tw_default_collider_def();
+    if (s != TW_OK || (with_floor && tw_world_add_collider(w, &floor) != TW_OK)) {
+        fprintf(stderr, "cube world: %s\n", tw_last_error());
+        tw_world_destroy(w);
+        return NULL;
+    }
+    return w;
+}
+
+static double lowest_z(const tw_world *w)
+{
+    const tw_real *x = tw_world_positions(w);
+    double z = INFINITY;
+    for (int i = 0; i < tw_world_vertex_count(w); i++) z = fmin(z, x[3 * i + 2]);
+    return z;
+}
+
+/* The cube dropped 0.1 m onto the floor, 200 steps (it lands after ~30 and
+ * rests): device and CPU positions agree to float tolerance relative to the
+ * cube's edge, the device marks contacts as the CPU does, and no vertex is
+ * ever below the floor on the device. */
+TW_TEST(cube_on_floor_matches_cpu)
+{
+    if (gpu_skip()) return TW_SKIP;
+    tw_mesh *m = tw_mesh_bar(CUBE_EDGE, CUBE_EDGE, CUBE_EDGE, 4, 4, 4);
+    CHECK(m != NULL);
+    tw_world *cpu = cube_world(m, TW_BACKEND_CPU, 0.1, 1), *gpu = cube_world(m, TW_BACKEND_CUDA, 0.1, 1);
+    CHECK(cpu && gpu);
+    double lowest = INFINITY;
+    long contacts_cpu = 0, contacts_gpu = 0;
+    for (int s = 0; s < 200; s++) {
+        tw_step_stats sc, sg;
+        CHECK_OK(tw_world_step(cpu, &sc));
+        CHECK_OK(tw_world_step(gpu, &sg));
+        contacts_cpu += sc.contacts;
+        contacts_gpu += sg.contacts;
+        lowest = fmin(lowest, lowest_z(gpu));
+        if (s == 0 || s == 40 || s == 199)
+            printf("  step %d: contacts cpu %d gpu %d, CG iterations cpu %d gpu %d\n", s + 1, sc.contacts, sg.contacts,
+                   sc.cg_iterations, sg.cg_iterations);
+    }
+    printf("contact-steps over 200 steps: cpu %ld gpu %ld; lowest device vertex z %.3g m\n", contacts_cpu, contacts_gpu,
+           lowest);
+    CHECK(contacts_gpu > 0);
+    CHECK(labs(contacts_gpu - contacts_cpu) <= contacts_cpu / 50 + 5);
+    CHECK(lowest >= -1e-6);
+    CHECK(position_error_of(cpu, gpu, CUBE_EDGE, 2e-3, "cube on the floor, 200 steps") <= 2e-3);
+    tw_world_destroy(gpu);
+    tw_world_destroy(cpu);
     tw_mesh_destroy(m);
     return 0;
 }
@@ -197,6 +279,79 @@ TW_TEST(collider_is_unsupported)
 #ifdef TW_HAVE_CUDA
 static tw_cuda_world *cuda_of(tw_world *w) { return w->cuda; }
 #endif
+
+/* The contact kernels inside the step's graph against the same kernels
+ * driven from the host; the floor is added after 10 steps, so the graph
+ * captured without colliders is replaced by one with them. */
+TW_TEST(cube_on_floor_graph_matches_host_driven)
+{
+    if (gpu_skip()) return TW_SKIP;
+#ifdef TW_HAVE_CUDA
+    tw_mesh *m = tw_mesh_bar(CUBE_EDGE, CUBE_EDGE, CUBE_EDGE, 4, 4, 4);
+    CHECK(m != NULL);
+    tw_world *gw = cube_world(m, TW_BACKEND_CUDA, 0.1, 0), *hw = cube_world(m, TW_BACKEND_CUDA, 0.1, 0);
+    CHECK(gw && hw);
+    tw_cuda_world_set_graph(cuda_of(gw), 1);
+    tw_cuda_world_set_graph(cuda_of(hw), 0);
+    int differ = 0;
+    for (int s = 0; s < 200; s++) {
+        if (s == 10) {
+            tw_collider_def floor = tw_default_collider_def();
+            CHECK_OK(tw_world_add_collider(gw, &floor));
+            CHECK_OK(tw_world_add_collider(hw, &floor));
+        }
+        tw_step_stats sg, sh;
+        CHECK_OK(tw_world_step(gw, &sg));
+        CHECK_OK(tw_world_step(hw, &sh));
+        if (s == 10) CHECK(tw_cuda_world_graph(cuda_of(gw)) == 1); /* re-captured with the colliders */
+        if ((sg.contacts != sh.contacts || sg.cg_iterations != sh.cg_iterations) && differ++ < 5)
+            printf("  step %d: contacts graph %d host %d, CG iterations graph %d host %d\n", s + 1, sg.contacts,
+                   sh.contacts, sg.cg_iterations, sh.cg_iterations);
+    }
+    CHECK(differ == 0);
+    CHECK(position_error_of(hw, gw, CUBE_EDGE, 1e-6, "graph vs host-driven, cube on the floor") <= 1e-6);
+    tw_world_destroy(hw);
+    tw_world_destroy(gw);
+    tw_mesh_destroy(m);
+#endif
+    return 0;
+}
+
+/* tests/test_contact.c's bar falling onto a sphere, on the device: no vertex
+ * ends a step inside the sphere, and the bar did fall onto it. */
+TW_TEST(bar_on_sphere_no_penetration)
+{
+    if (gpu_skip()) return TW_SKIP;
+    tw_mesh *m = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2);
+    CHECK(m != NULL);
+    tw_world_def d = tw_default_world_def();
+    d.backend = TW_BACKEND_CUDA;
+    d.dt = 0.005;
+    tw_world *w = tw_world_create(m, &d);
+    CHECK(w != NULL);
+    tw_collider_def sph = tw_default_collider_def();
+    sph.kind = TW_COLLIDER_SPHERE;
+    sph.center[0] = 0.5; sph.center[1] = 0.05; sph.center[2] = -0.3;
+    sph.radius = 0.25;
+    CHECK_OK(tw_world_add_collider(w, &sph));
+    double worst = INFINITY, nn[3];
+    int n = tw_world_vertex_count(w);
+    for (int k = 0; k < 300; k++) {
+        CHECK_OK(tw_world_step(w, NULL));
+        const tw_real *x = tw_world_positions(w);
+        for (int i = 0; i < n; i++) {
+            double p[3] = {x[3 * i], x[3 * i + 1], x[3 * i + 2]};
+            worst = fmin(worst, tw_collider_distance(&sph, p, nn));
+        }
+    }
+    double tip = tw_world_positions(w)[3 * (n - 1) + 2];
+    printf("deepest device vertex %.3g m from the sphere; tip z %.3f m\n", worst, tip);
+    CHECK(worst >= -1e-5);
+    CHECK(tip < 0); /* it fell onto the sphere (top at z = 0.05) and the free end hangs lower */
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
 
 /* The step as one CUDA Graph (CG loop in a conditional while node) against
  * the same kernels driven from the host: the same CG iteration count every

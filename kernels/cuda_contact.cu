@@ -1,0 +1,108 @@
+// Contact with static colliders on the device: host/contact.c's loops for
+// implicit Euler, one thread per vertex, calling the same per-vertex math
+// (host/contact_hd.h). In implicit_solve's order (cuda_world.cu launches
+// them, inside the step's graph when there is one):
+//
+//   assembly, prescribe -> contact_mark (detect, land, implicit friction)
+//   -> PCG filtered by fcons -> contact_impulses -> divergence check,
+//   integrate -> contact_project
+//
+// The state kept between steps (each contact's last normal impulse, and
+// released: the constraint pulled) lives only on the device, as on the CPU
+// it lives only in the world. Colliders are a small device array uploaded
+// when they change (cuda_world.cu upload_state); their count is a step
+// parameter (tw_cuda_params.ncolliders), so adding a collider to a world that
+// has one needs no new graph.
+//
+// NEVER RUN ON A GPU: written and compiled (nvcc 13, sm_90) on a machine
+// without one; tests/test_gpu_backend.c's contact cases (cube on a floor
+// against the CPU, bar on a sphere) are what a session with a device runs
+// first.
+#include "contact_hd.h"
+#include "cuda_internal.h"
+#include "cuda_reduce.cuh"
+
+namespace {
+
+/* tw_contact_detect, the landing loop of implicit_solve and
+ * tw_contact_friction_implicit for one vertex each; sums the contacts */
+__global__ void contact_mark_kernel(tw_cuda_data d, double *partial)
+{
+    const tw_cuda_params *P = d.P;
+    double s[1] = {0};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x) {
+        unsigned char c = d.cons[i];
+        d.fcons[i] = c;
+        if (c) continue;
+        size_t k = 3 * (size_t)i;
+        tw_real *nrm = d.cnormal + k;
+        if (!tw_contact_mark_vertex(d.colliders, P->ncolliders, d.x + k, d.v + k, P->touch, P->heff, &d.released[i],
+                                    nrm, &d.cdist[i], &d.cmu[i]))
+            continue;
+        d.fcons[i] = TW_FILTER_NORMAL;
+        tw_contact_land(d.vnew + k, nrm, d.cdist[i], P->heff);
+        /* this thread's row only: the diagonal block is no other vertex's */
+        tw_contact_friction_block(d.A + 9 * (size_t)d.diag[i], nrm, d.v + k, d.cmu[i], d.cimpulse[i], P->vt_min);
+        s[0] += 1;
+    }
+    tw_block_partials<1>(s, partial);
+}
+
+__global__ void contact_count_kernel(tw_cuda_status *st, const double *scalars)
+{
+    st->contacts = (int)scalars[TW_S_CONTACTS];
+}
+
+/* tw_contact_impulses */
+__global__ void contact_impulse_kernel(tw_cuda_data d)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= d.n) return;
+    if (d.fcons[i] != TW_FILTER_NORMAL) {
+        d.cimpulse[i] = 0;
+        return;
+    }
+    double J = tw_contact_impulse(d.row_ptr, d.col, d.A, d.vnew, d.rhs, d.cnormal + 3 * (size_t)i, i);
+    if (J < 0) d.released[i] = 1; /* the floor would have to pull: let go next step */
+    d.cimpulse[i] = (tw_real)fmax(J, 0.0);
+}
+
+/* tw_contact_project (positions, then the projected vertices' velocities) */
+__global__ void contact_project_kernel(tw_cuda_data d)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= d.n || !d.st->ok || d.cons[i]) return; /* a failed step changed nothing */
+    size_t k = 3 * (size_t)i;
+    tw_real nrm[3], mu;
+    if (tw_contact_project_vertex(d.colliders, d.P->ncolliders, d.x + k, nrm, &mu))
+        tw_contact_project_velocity(d.v + k, nrm, mu);
+}
+
+} // namespace
+
+tw_status tw_cuda_contact_mark(tw_cuda_world *cw)
+{
+    const tw_cuda_data &d = cw->d;
+    unsigned nb = tw_cuda_reduce_grid(d.n);
+    contact_mark_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(d, cw->partial);
+    TW_CUDA_LAUNCHED();
+    tw_status s = tw_cuda_reduce_finish(cw, 1, (int)nb, TW_S_CONTACTS);
+    if (s != TW_OK) return s;
+    contact_count_kernel<<<1, 1, 0, cw->stream>>>(d.st, cw->scalars);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_contact_impulses(tw_cuda_world *cw)
+{
+    contact_impulse_kernel<<<tw_cuda_grid(cw->d.n), TW_CUDA_THREADS, 0, cw->stream>>>(cw->d);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_contact_project(tw_cuda_world *cw)
+{
+    contact_project_kernel<<<tw_cuda_grid(cw->d.n), TW_CUDA_THREADS, 0, cw->stream>>>(cw->d);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
