@@ -121,9 +121,11 @@ enum { SCENE_COUNT = sizeof SCENES / sizeof SCENES[0] };
 enum { CG_FIXED20 = 0, CG_TOL = 1 };
 static const char *CG_NAMES[] = {"fixed20", "tol1e-4"};
 /* Backends of a row: the CPU, the CUDA step as a CUDA Graph (the library's
- * default) and, with TW_BENCH_GRAPH, the host-driven CUDA step. */
-enum { BK_CPU = 0, BK_CUDA = 1, BK_CUDA_NOGRAPH = 2, BACKEND_MAX = 3 };
-static const char *BK_NAMES[] = {"cpu", "cuda", "cuda-nograph"};
+ * default) and, with TW_BENCH_GRAPH, the host-driven CUDA step;
+ * cuda-ownspmv: the graph step with the hand-written 3x3-BSR SpMV instead of
+ * cuSPARSE's (TW_CUDA_SPMV=own while its world is created, issue 3). */
+enum { BK_CPU = 0, BK_CUDA = 1, BK_CUDA_NOGRAPH = 2, BK_CUDA_OWNSPMV = 3, BACKEND_MAX = 4 };
+static const char *BK_NAMES[] = {"cpu", "cuda", "cuda-nograph", "cuda-ownspmv"};
 
 typedef struct options {
     int scenes[SCENE_COUNT], scene_count;
@@ -433,6 +435,20 @@ static tw_world *make_world(const options *o, const tw_mesh *mesh, int scene, in
     size_t free0 = 0, free1 = 0;
     if (backend == TW_BACKEND_CUDA) tw_cuda_memory_info(&free0, NULL); /* creates the context first */
 #endif
+    /* the SpMV is chosen from TW_CUDA_SPMV when the world is created: "own"
+     * for cuda-ownspmv, the environment's own value for the other backends */
+    static int env_saved;
+    static char env_spmv[64];
+    static int env_had;
+    if (!env_saved) {
+        const char *e = getenv("TW_CUDA_SPMV");
+        env_had = e != NULL;
+        snprintf(env_spmv, sizeof env_spmv, "%s", e ? e : "");
+        env_saved = 1;
+    }
+    if (bk == BK_CUDA_OWNSPMV) setenv("TW_CUDA_SPMV", "own", 1);
+    else if (env_had) setenv("TW_CUDA_SPMV", env_spmv, 1);
+    else unsetenv("TW_CUDA_SPMV");
     tw_world *w = tw_world_create(mesh, &d);
     if (!w) {
         snprintf(why, why_size, "world (%s): %s", BK_NAMES[bk], tw_last_error());
@@ -775,6 +791,8 @@ static void usage(FILE *f)
             "         [--methods linear,warp-vertex,...] [--cg fixed20,tol] [--time S] [--min-steps N] [--max-seconds S]\n"
             "         [--warmup N] [--budget S] [--config-timeout S] [--mesh-dir DIR] [--surfaces DIR] [--copy-mb N]\n"
             "         [--youngs PA] [--no-extras] [--csv PATH [--append]]\n"
+            "  backends: cpu, cuda (CUDA Graph step, cuSPARSE SpMV), cuda-nograph (host-driven step),\n"
+            "  cuda-ownspmv (graph step, the hand-written 3x3-BSR SpMV: TW_CUDA_SPMV=own for its worlds).\n"
             "  defaults: cuda,cpu (in that order); bar; 10k,100k; all methods; fixed20,tol; --time 1 --min-steps 5 --max-seconds 10\n"
             "  --warmup 3; --budget 0 (none); --config-timeout 300; --surfaces ../shared/meshes; --copy-mb 512.\n"
             "  --mesh-dir: packed meshes DIR/<scene>_<tets>.node/.ele (bench/run_gpu.sh --pack-meshes), tried before\n"

@@ -26,7 +26,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-BACKEND_STYLE = {"cuda": ("tab:green", "o"), "cuda-nograph": ("tab:olive", "v"), "cpu": ("tab:blue", "s")}
+BACKEND_STYLE = {"cuda": ("tab:green", "o"), "cuda-nograph": ("tab:olive", "v"), "cuda-ownspmv": ("tab:red", "^"),
+                 "cpu": ("tab:blue", "s")}
 CG_STYLE = {"fixed20": "-", "tol1e-4": "--"}
 SCENE_MARKER = {"bar": None, "bunny": "^", "dog": "D"}
 
@@ -117,6 +118,39 @@ def targets(rows):
             if y:
                 pairs.append(f"{x['scene']} {x['size']} {x['method']} {f(y, 'steps_per_s') / f(x, 'steps_per_s'):.2f}x")
         out.append("CUDA Graph vs host-driven step (steps/s ratio, 20 iterations): " + "; ".join(pairs))
+    out.extend(spmv_lines(ok, one))
+    return out
+
+
+def ms_per_iteration(r):
+    it = f(r, "cg_iterations")
+    return f(r, "ms_solve") / it if it > 0 else math.nan
+
+
+def spmv_lines(ok, one):
+    """Issue 3: the hand-written 3x3-BSR SpMV (cuda-ownspmv, TW_CUDA_SPMV=own) beside
+    cuSPARSE's (cuda), ms of the solve phase per CG iteration, same scene/size/method/CG mode."""
+    own = [x for x in ok if x["backend"] == "cuda-ownspmv"]
+    if not own:
+        return ["SpMV, hand-written vs cuSPARSE (ms per CG iteration): not measured (no cuda-ownspmv rows)"]
+    out = ["SpMV, ms of the solve phase per CG iteration, cuSPARSE (cuda) vs hand-written (cuda-ownspmv); "
+           "ratio > 1: the hand-written one is faster:"]
+    wins = big_wins = big = 0
+    for x in sorted(own, key=lambda r: (r["scene"], f(r, "tets"), r["method"], r["cg_mode"])):
+        y = one(x["scene"], x["size"], x["method"], "cuda", x["cg_mode"])
+        if not y:
+            continue
+        a, b = ms_per_iteration(y), ms_per_iteration(x)
+        ratio = a / b if b > 0 else math.nan
+        wins += ratio > 1
+        if f(x, "tets") >= 1e6:
+            big += 1
+            big_wins += ratio > 1
+        out.append(f"  {x['scene']} {x['size']} {x['method']} {x['cg_mode']}: cuSPARSE {a:.4f} ms, own {b:.4f} ms "
+                   f"-> {ratio:.2f}x; steps/s {f(y, 'steps_per_s'):.0f} vs {f(x, 'steps_per_s'):.0f}")
+    pairs = len(out) - 1
+    out.append(f"  hand-written faster in {wins} of {pairs} pairs ({big_wins} of {big} at >= 1M tets): "
+               + ("keep both selectable (TW_CUDA_SPMV=own)" if wins else "cuSPARSE stays the default"))
     return out
 
 

@@ -21,10 +21,12 @@
 #
 # Phases, each given what is left of the budget minus a reserve for the
 # later ones (a phase out of time lists its remaining rows as skipped):
-#   A  bar 10k/100k/1m, every method, fixed20 and tol, cuda (CUDA Graph),
-#      cuda-nograph (host-driven step) when the build has the switch, cpu
+#   A  bar 10k/100k/1m, every method, fixed20 and tol, cuda (CUDA Graph, cuSPARSE
+#      SpMV), cuda-ownspmv (the same with the hand-written 3x3-BSR SpMV),
+#      cuda-nograph (host-driven step) when the build has the switch, cpu;
+#      in each (scene, size) the GPU rows run before the CPU ones
 #   B  bunny and dog at MESH_SIZES (packed meshes, else TetGen if present)
-#   C  bar at BIG (5m): corot-element and warp-vertex; the CPU rows capped by
+#   C  bar at BIG (5m): corot-element and warp-vertex, cuda + cuda-ownspmv + cpu; the CPU rows capped by
 #      --max-seconds (the row's capped column says so)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -135,8 +137,11 @@ fi
 SURF=../shared/meshes
 [ -d "$SURF" ] || SURF=shared/meshes
 
-BACKENDS=cuda,cpu
-if "$BENCH" --backends cuda-nograph --help > /dev/null 2>&1; then BACKENDS=cuda,cuda-nograph,cpu; fi
+# cuda-ownspmv: the hand-written 3x3-BSR SpMV (TW_CUDA_SPMV=own) beside cuSPARSE's (issue 3)
+GPUB=cuda
+"$BENCH" --backends cuda-ownspmv --help > /dev/null 2>&1 && GPUB=$GPUB,cuda-ownspmv
+"$BENCH" --backends cuda-nograph --help > /dev/null 2>&1 && GPUB=$GPUB,cuda-nograph
+BACKENDS=$GPUB,cpu
 
 # phase NAME RESERVE_S ARGS...: runs the benchmark with what is left minus RESERVE_S
 phase() {
@@ -160,7 +165,7 @@ phase B 90 --backends "$BACKENDS" --scenes bunny,dog --sizes "$MESH_SIZES" \
     --methods linear,warp-vertex,corot-element --cg fixed20,tol --time 0.4 --min-steps 3 --max-seconds 2 --warmup 2 \
     --no-extras --copy-mb 256
 if [ -n "$BIG" ]; then
-    phase C 20 --backends cuda,cpu --scenes bar --sizes "$BIG" --methods corot-element,warp-vertex --cg fixed20,tol \
+    phase C 20 --backends "${GPUB/,cuda-nograph/},cpu" --scenes bar --sizes "$BIG" --methods corot-element,warp-vertex --cg fixed20,tol \
         --time 0.5 --min-steps 3 --max-seconds 3 --warmup 1 --no-extras --copy-mb 256
 fi
 
