@@ -77,8 +77,101 @@ static tw_status check_material(int e, double E, double nu, double rho)
     return TW_OK;
 }
 
+/* The vertex -> (element, local) lists, the BSR pattern and the gather
+ * lists of f->tets (fem.h), on one CPU thread. */
+static tw_status build_pattern_cpu(tw_fem *f)
+{
+    int n = f->n, nt = f->nt;
+    f->vt_ptr = tw_calloc((size_t)n + 1, sizeof(int), "vertex-element offsets");
+    f->vt = tw_malloc(sizeof(int) * 4 * (size_t)nt, "vertex-element lists");
+    f->row_ptr = tw_calloc((size_t)n + 1, sizeof(int), "BSR row offsets");
+    f->diag = tw_malloc(sizeof(int) * (size_t)n, "BSR diagonal");
+    int *fill = tw_malloc(sizeof(int) * (size_t)n, "scratch");
+    if (!f->vt_ptr || !f->vt || !f->row_ptr || !f->diag || !fill) { free(fill); return TW_ERR_NOMEM; }
+
+    /* vertex -> (element, local) lists, in element order */
+    for (size_t k = 0; k < 4 * (size_t)nt; k++) f->vt_ptr[f->tets[k] + 1]++;
+    for (int i = 0; i < n; i++) f->vt_ptr[i + 1] += f->vt_ptr[i];
+    memcpy(fill, f->vt_ptr, sizeof(int) * (size_t)n);
+    for (int e = 0; e < nt; e++)
+        for (int p = 0; p < 4; p++) f->vt[fill[f->tets[4 * e + p]]++] = 4 * e + p;
+    free(fill);
+
+    /* BSR pattern: per row, the union of its elements' vertices, sorted.
+     * Two passes (count, fill); each row is independent. */
+    int maxdeg = 0;
+    for (int i = 0; i < n; i++) {
+        int d = f->vt_ptr[i + 1] - f->vt_ptr[i];
+        if (d > maxdeg) maxdeg = d;
+    }
+    int *cols_tmp = tw_malloc(sizeof(int) * (size_t)(4 * maxdeg + 1), "scratch");
+    if (!cols_tmp) return TW_ERR_NOMEM;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < n; i++) {
+            int c = 0;
+            for (int k = f->vt_ptr[i]; k < f->vt_ptr[i + 1]; k++) {
+                int e = f->vt[k] >> 2;
+                for (int q = 0; q < 4; q++) cols_tmp[c++] = f->tets[4 * e + q];
+            }
+            if (c == 0) cols_tmp[c++] = i; /* unused vertex: keep a diagonal block */
+            qsort(cols_tmp, (size_t)c, sizeof(int), cmp_int);
+            int u = 0;
+            for (int k = 0; k < c; k++)
+                if (u == 0 || cols_tmp[k] != cols_tmp[u - 1]) cols_tmp[u++] = cols_tmp[k];
+            if (pass == 0) f->row_ptr[i + 1] = u;
+            else memcpy(f->col + f->row_ptr[i], cols_tmp, sizeof(int) * (size_t)u);
+        }
+        if (pass == 0) {
+            for (int i = 0; i < n; i++) f->row_ptr[i + 1] += f->row_ptr[i];
+            f->nnzb = f->row_ptr[n];
+            f->col = tw_malloc(sizeof(int) * (size_t)f->nnzb, "BSR columns");
+            if (!f->col) { free(cols_tmp); return TW_ERR_NOMEM; }
+        }
+    }
+    free(cols_tmp);
+    for (int i = 0; i < n; i++) f->diag[i] = tw_fem_block(f, i, i);
+
+    /* gather lists: count per block, then fill in element order */
+    f->contrib_ptr = tw_calloc((size_t)f->nnzb + 1, sizeof(int), "gather offsets");
+    f->contrib = tw_malloc(sizeof(int) * 16 * (size_t)nt, "gather lists");
+    int *blk = tw_malloc(sizeof(int) * 16 * (size_t)nt, "scratch");
+    if (!f->contrib_ptr || !f->contrib || !blk) { free(blk); return TW_ERR_NOMEM; }
+    for (int e = 0; e < nt; e++)
+        for (int p = 0; p < 4; p++)
+            for (int q = 0; q < 4; q++) {
+                int b = tw_fem_block(f, f->tets[4 * e + p], f->tets[4 * e + q]);
+                blk[16 * e + 4 * p + q] = b;
+                f->contrib_ptr[b + 1]++;
+            }
+    for (int b = 0; b < f->nnzb; b++) f->contrib_ptr[b + 1] += f->contrib_ptr[b];
+    int *cfill = tw_malloc(sizeof(int) * (size_t)f->nnzb, "scratch");
+    if (!cfill) { free(blk); return TW_ERR_NOMEM; }
+    memcpy(cfill, f->contrib_ptr, sizeof(int) * (size_t)f->nnzb);
+    for (int e = 0; e < nt; e++)
+        for (int pq = 0; pq < 16; pq++) f->contrib[cfill[blk[16 * e + pq]]++] = 16 * e + pq;
+    free(cfill);
+    free(blk);
+    return TW_OK;
+}
+
+/* Drops whatever pattern arrays a failed builder left. */
+static void free_pattern(tw_fem *f)
+{
+    free(f->row_ptr); free(f->col); free(f->diag); free(f->contrib_ptr); free(f->contrib);
+    free(f->vt_ptr); free(f->vt);
+    f->row_ptr = f->col = f->diag = f->contrib_ptr = f->contrib = f->vt_ptr = f->vt = NULL;
+    f->nnzb = 0;
+}
+
 tw_status tw_fem_build(tw_fem *f, const tw_mesh *mesh, double E0, double nu0, double rho0,
                        const double *elem_E, const double *elem_nu, const double *elem_rho)
+{
+    return tw_fem_build_using(f, mesh, E0, nu0, rho0, elem_E, elem_nu, elem_rho, NULL);
+}
+
+tw_status tw_fem_build_using(tw_fem *f, const tw_mesh *mesh, double E0, double nu0, double rho0,
+                             const double *elem_E, const double *elem_nu, const double *elem_rho,
+                             tw_fem_pattern_fn pattern)
 {
     memset(f, 0, sizeof *f);
     int n = mesh->nv, nt = mesh->nt;
@@ -91,13 +184,7 @@ tw_status tw_fem_build(tw_fem *f, const tw_mesh *mesh, double E0, double nu0, do
     f->mu = tw_malloc(sizeof(tw_real) * (size_t)nt, "Lame mu");
     f->mass = tw_calloc((size_t)n, sizeof(tw_real), "vertex masses");
     f->X = tw_malloc(sizeof(tw_real) * 3 * (size_t)n, "rest positions");
-    f->vt_ptr = tw_calloc((size_t)n + 1, sizeof(int), "vertex-element offsets");
-    f->vt = tw_malloc(sizeof(int) * 4 * (size_t)nt, "vertex-element lists");
-    f->row_ptr = tw_calloc((size_t)n + 1, sizeof(int), "BSR row offsets");
-    f->diag = tw_malloc(sizeof(int) * (size_t)n, "BSR diagonal");
-    if (!f->tets || !f->g || !f->vol || !f->lam || !f->mu || !f->mass || !f->X || !f->vt_ptr || !f->vt ||
-        !f->row_ptr || !f->diag)
-        goto fail;
+    if (!f->tets || !f->g || !f->vol || !f->lam || !f->mu || !f->mass || !f->X) goto fail;
     memcpy(f->tets, mesh->tets, sizeof(int) * 4 * (size_t)nt);
     for (size_t i = 0; i < 3 * (size_t)n; i++) f->X[i] = (tw_real)mesh->X[i];
 
@@ -135,79 +222,24 @@ tw_status tw_fem_build(tw_fem *f, const tw_mesh *mesh, double E0, double nu0, do
         }
         double wave = sqrt((f->lam[e] + 2.0 * f->mu[e]) / rho);
         if (st == TW_OK) f->courant_dt = e == 0 ? 3 * V / amax / wave : fmin(f->courant_dt, 3 * V / amax / wave);
-        for (int p = 0; p < 4; p++) {
-            massd[t[p]] += rho * V / 4;
-            f->vt_ptr[t[p] + 1]++;
-        }
+        for (int p = 0; p < 4; p++) massd[t[p]] += rho * V / 4;
     }
     for (int i = 0; i < n; i++) f->mass[i] = (tw_real)massd[i];
     free(massd);
     if (st != TW_OK) goto fail_keep;
 
-    /* vertex -> (element, local) lists, in element order */
-    for (int i = 0; i < n; i++) f->vt_ptr[i + 1] += f->vt_ptr[i];
-    int *fill = tw_malloc(sizeof(int) * (size_t)n, "scratch");
-    if (!fill) goto fail;
-    memcpy(fill, f->vt_ptr, sizeof(int) * (size_t)n);
-    for (int e = 0; e < nt; e++)
-        for (int p = 0; p < 4; p++) f->vt[fill[f->tets[4 * e + p]]++] = 4 * e + p;
-    free(fill);
-
-    /* BSR pattern: per row, the union of its elements' vertices, sorted.
-     * Two passes (count, fill); each row is independent. */
-    int maxdeg = 0;
-    for (int i = 0; i < n; i++) {
-        int d = f->vt_ptr[i + 1] - f->vt_ptr[i];
-        if (d > maxdeg) maxdeg = d;
-    }
-    int *cols_tmp = tw_malloc(sizeof(int) * (size_t)(4 * maxdeg + 1), "scratch");
-    if (!cols_tmp) goto fail;
-    for (int pass = 0; pass < 2; pass++) {
-        for (int i = 0; i < n; i++) {
-            int c = 0;
-            for (int k = f->vt_ptr[i]; k < f->vt_ptr[i + 1]; k++) {
-                int e = f->vt[k] >> 2;
-                for (int q = 0; q < 4; q++) cols_tmp[c++] = f->tets[4 * e + q];
-            }
-            if (c == 0) cols_tmp[c++] = i; /* unused vertex: keep a diagonal block */
-            qsort(cols_tmp, (size_t)c, sizeof(int), cmp_int);
-            int u = 0;
-            for (int k = 0; k < c; k++)
-                if (u == 0 || cols_tmp[k] != cols_tmp[u - 1]) cols_tmp[u++] = cols_tmp[k];
-            if (pass == 0) f->row_ptr[i + 1] = u;
-            else memcpy(f->col + f->row_ptr[i], cols_tmp, sizeof(int) * (size_t)u);
+    /* the pattern: by the caller's builder when it succeeds, else here */
+    if (pattern && pattern(f) == TW_OK) {
+        f->pattern_builder_used = 1;
+    } else {
+        if (pattern) { /* it said why on stderr: drop what it left, and its message */
+            free_pattern(f);
+            tw_clear_error();
         }
-        if (pass == 0) {
-            for (int i = 0; i < n; i++) f->row_ptr[i + 1] += f->row_ptr[i];
-            f->nnzb = f->row_ptr[n];
-            f->col = tw_malloc(sizeof(int) * (size_t)f->nnzb, "BSR columns");
-            if (!f->col) { free(cols_tmp); goto fail; }
-        }
+        if (build_pattern_cpu(f) != TW_OK) goto fail;
     }
-    free(cols_tmp);
-    for (int i = 0; i < n; i++) f->diag[i] = tw_fem_block(f, i, i);
-
-    /* gather lists: count per block, then fill in element order */
-    f->contrib_ptr = tw_calloc((size_t)f->nnzb + 1, sizeof(int), "gather offsets");
-    f->contrib = tw_malloc(sizeof(int) * 16 * (size_t)nt, "gather lists");
     f->K = tw_calloc((size_t)f->nnzb * 9, sizeof(tw_real), "stiffness matrix");
-    int *blk = tw_malloc(sizeof(int) * 16 * (size_t)nt, "scratch");
-    if (!f->contrib_ptr || !f->contrib || !f->K || !blk) { free(blk); goto fail; }
-    for (int e = 0; e < nt; e++)
-        for (int p = 0; p < 4; p++)
-            for (int q = 0; q < 4; q++) {
-                int b = tw_fem_block(f, f->tets[4 * e + p], f->tets[4 * e + q]);
-                blk[16 * e + 4 * p + q] = b;
-                f->contrib_ptr[b + 1]++;
-            }
-    for (int b = 0; b < f->nnzb; b++) f->contrib_ptr[b + 1] += f->contrib_ptr[b];
-    int *cfill = tw_malloc(sizeof(int) * (size_t)f->nnzb, "scratch");
-    if (!cfill) { free(blk); goto fail; }
-    memcpy(cfill, f->contrib_ptr, sizeof(int) * (size_t)f->nnzb);
-    for (int e = 0; e < nt; e++)
-        for (int pq = 0; pq < 16; pq++) f->contrib[cfill[blk[16 * e + pq]]++] = 16 * e + pq;
-    free(cfill);
-    free(blk);
+    if (!f->K) goto fail;
 
     /* linear K by gather (accumulated in double for the reference accuracy) */
 #pragma omp parallel for if (TW_PAR(f->nnzb)) schedule(static)

@@ -32,12 +32,30 @@ typedef struct tw_fem {
     tw_real *mass;    /* n, kg */
     tw_real *X;       /* 3n rest positions */
     double courant_dt; /* s: min over elements of (smallest altitude) / (dilatational wave speed) */
+    int pattern_builder_used; /* 1 when tw_fem_build_using's pattern builder made the pattern */
 } tw_fem;
+
+/* A builder of the pattern arrays (row_ptr, col, diag, contrib_ptr, contrib,
+ * vt_ptr, vt: malloc'd, freed by tw_fem_free) and nnzb from fem->n, nt and
+ * tets, equal to the CPU's. On failure it says so on stderr and returns the
+ * error; tw_fem_build_using then frees what it left and builds the pattern
+ * on the CPU. */
+typedef tw_status (*tw_fem_pattern_fn)(tw_fem *fem);
 
 /* Builds everything above. Material arrays may be NULL (then the constants
  * are used). Validates E > 0, -1 < nu < 0.5, rho > 0 per element. */
 tw_status tw_fem_build(tw_fem *fem, const tw_mesh *mesh, double E, double nu, double rho,
                        const double *elem_E, const double *elem_nu, const double *elem_rho);
+/* The same with the pattern made by pattern when it succeeds (NULL: on the
+ * CPU, as tw_fem_build). Everything else is computed on the CPU as usual. */
+tw_status tw_fem_build_using(tw_fem *fem, const tw_mesh *mesh, double E, double nu, double rho,
+                             const double *elem_E, const double *elem_nu, const double *elem_rho,
+                             tw_fem_pattern_fn pattern);
+#ifdef TW_HAVE_CUDA
+/* A tw_fem_pattern_fn on the GPU: the sort / unique / scan builder of
+ * kernels/thrust_fem.h, copied back to the host (kernels/fem_pattern_gpu.c). */
+tw_status tw_fem_pattern_gpu(tw_fem *fem);
+#endif
 void tw_fem_free(tw_fem *fem);
 size_t tw_fem_memory_bytes(const tw_fem *fem);
 

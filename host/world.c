@@ -226,8 +226,12 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     w->def = d;
     w->def.element_youngs = w->def.element_poisson = w->def.element_density = NULL; /* not kept */
     w->spring_vertex = -1;
-    if (tw_fem_build(&w->fem, mesh, d.youngs_modulus, d.poisson_ratio, d.density, d.element_youngs,
-                     d.element_poisson, d.element_density) != TW_OK) {
+    tw_fem_pattern_fn pattern = NULL; /* on the CPU */
+#ifdef TW_HAVE_CUDA
+    if (d.backend == TW_BACKEND_CUDA && mesh->nt >= TW_GPU_PATTERN_MIN_TETS) pattern = tw_fem_pattern_gpu;
+#endif
+    if (tw_fem_build_using(&w->fem, mesh, d.youngs_modulus, d.poisson_ratio, d.density, d.element_youngs,
+                           d.element_poisson, d.element_density, pattern) != TW_OK) {
         free(w);
         return NULL;
     }

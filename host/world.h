@@ -7,6 +7,17 @@
 #include "solver.h"
 #include "tetwarp.h"
 
+/* A CUDA world of at least this many elements builds its FEM pattern (vertex
+ * lists, BSR pattern, gather lists) on the GPU (tw_fem_pattern_gpu). On the
+ * CPU that step is about three quarters of tw_fem_build (Release, 2-core
+ * EPYC, 2026-11): a bar of 0.98 M tets 1.0 of 1.4 s, 5.1 M tets 5.1 of 6.7 s;
+ * the TetGen bunny of 0.96 M tets 2.8 of 3.9 s, 5.1 M tets 16.1 of 22.2 s
+ * (K assembly 17-23 %, elements 6-7 %). Below this size the step costs the
+ * CPU at most about 1.5 s (linear in the tets); the GPU's time is not
+ * measured yet (the builder has not run on a GPU), so the cut is set by the
+ * CPU's cost, not by a measured break-even point. */
+#define TW_GPU_PATTERN_MIN_TETS 500000
+
 struct tw_world {
     const tw_mesh *mesh;
     struct tw_cuda_world *cuda; /* the device copy when the backend is cuda (kernels/cuda_world.h) */

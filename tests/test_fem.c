@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "element.h"
+#include "error.h"
 #include "fem.h"
 #include "mesh.h"
 #include "solver.h"
@@ -480,5 +481,104 @@ TW_TEST(hybrid_equals_corot_under_shear)
     CHECK(dc < 0.01);
     CHECK(dg > 2 * dc);
     free(fh); free(fg); free(fc);
+    return 0;
+}
+
+/* ------------------------------------------- tw_fem_build_using's builder */
+
+/* 1 when a and b hold the same pattern, K, masses and gradients, bit for
+ * bit; else 0, naming the first array that differs. */
+static int fem_same(const tw_fem *a, const tw_fem *b)
+{
+    if (a->n != b->n || a->nt != b->nt || a->nnzb != b->nnzb) {
+        fprintf(stderr, "sizes differ: n %d/%d nt %d/%d nnzb %d/%d\n", a->n, b->n, a->nt, b->nt, a->nnzb, b->nnzb);
+        return 0;
+    }
+    size_t n = (size_t)a->n, nt = (size_t)a->nt, nb = (size_t)a->nnzb;
+    struct { const char *name; const void *x, *y; size_t bytes; } arr[] = {
+        {"row_ptr", a->row_ptr, b->row_ptr, sizeof(int) * (n + 1)},
+        {"col", a->col, b->col, sizeof(int) * nb},
+        {"diag", a->diag, b->diag, sizeof(int) * n},
+        {"contrib_ptr", a->contrib_ptr, b->contrib_ptr, sizeof(int) * (nb + 1)},
+        {"contrib", a->contrib, b->contrib, sizeof(int) * 16 * nt},
+        {"vt_ptr", a->vt_ptr, b->vt_ptr, sizeof(int) * (n + 1)},
+        {"vt", a->vt, b->vt, sizeof(int) * 4 * nt},
+        {"K", a->K, b->K, sizeof(tw_real) * 9 * nb},
+        {"mass", a->mass, b->mass, sizeof(tw_real) * n},
+        {"g", a->g, b->g, sizeof(tw_real) * 12 * nt},
+    };
+    for (size_t k = 0; k < sizeof arr / sizeof arr[0]; k++)
+        if (memcmp(arr[k].x, arr[k].y, arr[k].bytes) != 0) {
+            fprintf(stderr, "%s differs\n", arr[k].name);
+            return 0;
+        }
+    return 1;
+}
+
+static int *copy_ints(const int *src, size_t count)
+{
+    int *dst = malloc(sizeof(int) * count);
+    if (dst) memcpy(dst, src, sizeof(int) * count);
+    return dst;
+}
+
+/* A builder that hands over copies of a reference's pattern (what the GPU
+ * builder does with its download). */
+static const tw_fem *builder_reference;
+static tw_status builder_copying(tw_fem *f)
+{
+    const tw_fem *r = builder_reference;
+    size_t n = (size_t)r->n, nt = (size_t)r->nt, nb = (size_t)r->nnzb;
+    f->nnzb = r->nnzb;
+    f->row_ptr = copy_ints(r->row_ptr, n + 1);
+    f->col = copy_ints(r->col, nb);
+    f->diag = copy_ints(r->diag, n);
+    f->contrib_ptr = copy_ints(r->contrib_ptr, nb + 1);
+    f->contrib = copy_ints(r->contrib, 16 * nt);
+    f->vt_ptr = copy_ints(r->vt_ptr, n + 1);
+    f->vt = copy_ints(r->vt, 4 * nt);
+    return TW_OK;
+}
+
+/* A builder that fails part-way, leaving some arrays behind. */
+static tw_status builder_failing(tw_fem *f)
+{
+    f->row_ptr = calloc((size_t)f->n + 1, sizeof(int));
+    f->nnzb = 7;
+    return tw_fail(TW_ERR_DEVICE, "builder_failing: a device error for the test");
+}
+
+/* A builder's pattern is kept (and marked) and K is assembled from it. */
+TW_TEST(pattern_builder_result_used)
+{
+    tw_mesh *m = tw_mesh_bar(1, 0.2, 0.2, 6, 2, 2);
+    CHECK(m);
+    tw_fem ref, f;
+    CHECK_OK(tw_fem_build(&ref, m, 1e6, 0.3, 1000, NULL, NULL, NULL));
+    builder_reference = &ref;
+    CHECK_OK(tw_fem_build_using(&f, m, 1e6, 0.3, 1000, NULL, NULL, NULL, builder_copying));
+    CHECK(f.pattern_builder_used == 1 && ref.pattern_builder_used == 0);
+    CHECK(fem_same(&f, &ref));
+    tw_fem_free(&f);
+    tw_fem_free(&ref);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* A failing builder: the CPU builds the pattern, bit-identical to
+ * tw_fem_build's, and the builder's message is not left behind. */
+TW_TEST(pattern_builder_failure_falls_back_to_cpu)
+{
+    tw_mesh *m = tw_mesh_bar(1, 0.2, 0.2, 6, 2, 2);
+    CHECK(m);
+    tw_fem ref, f;
+    CHECK_OK(tw_fem_build(&ref, m, 1e6, 0.3, 1000, NULL, NULL, NULL));
+    CHECK_OK(tw_fem_build_using(&f, m, 1e6, 0.3, 1000, NULL, NULL, NULL, builder_failing));
+    CHECK(f.pattern_builder_used == 0);
+    CHECK(tw_last_error()[0] == 0);
+    CHECK(fem_same(&f, &ref));
+    tw_fem_free(&f);
+    tw_fem_free(&ref);
+    tw_mesh_destroy(m);
     return 0;
 }
