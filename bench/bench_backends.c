@@ -73,6 +73,7 @@
 #include <omp.h>
 #endif
 
+#include "bench_common.h"
 #include "math3.h"
 #include "world.h"
 #ifdef TW_HAVE_CUDA
@@ -87,6 +88,8 @@
 #ifdef TW_BENCH_THRUST
 #include "tw_thrust.h"
 #endif
+
+static const char PROG[] = "tw_bench_backends"; /* in bench_common's messages */
 
 /* ------------------------------------------------------------ the scenes */
 
@@ -118,8 +121,6 @@ static const bench_scene SCENES[] = {
 };
 enum { SCENE_COUNT = sizeof SCENES / sizeof SCENES[0] };
 
-enum { CG_FIXED20 = 0, CG_TOL = 1 };
-static const char *CG_NAMES[] = {"fixed20", "tol1e-4"};
 /* Backends of a row: the CPU, the CUDA step as a CUDA Graph (the library's
  * default) and, with TW_BENCH_GRAPH, the host-driven CUDA step;
  * cuda-ownspmv: the graph step with the hand-written 3x3-BSR SpMV instead of
@@ -131,7 +132,7 @@ typedef struct options {
     int scenes[SCENE_COUNT], scene_count;
     int sizes[SIZE_COUNT], size_count;
     int methods[TW_METHOD_COUNT], method_count;
-    int cg_modes[2], cg_count;
+    int cg_modes[BENCH_CG_COUNT], cg_count;
     int backends[BACKEND_MAX], backend_count;
     double target_s, max_s, budget_s, config_timeout_s, youngs;
     int min_steps, warmup, copy_mb, extras, append;
@@ -168,22 +169,9 @@ typedef struct probe {
     char note[300];
 } probe;
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
-static int cores(void)
-{
-    long c = sysconf(_SC_NPROCESSORS_ONLN);
-    return c > 0 ? (int)c : 1;
-}
-
 static double deadline; /* monotonic seconds; 0 = none (shared by fork) */
 
-static int past_deadline(void) { return deadline > 0 && now_s() > deadline; }
+static int past_deadline(void) { return deadline > 0 && bench_now_s() > deadline; }
 
 /* ---------------------------------------------------------- byte model */
 
@@ -216,7 +204,7 @@ static double cpu_copy_gbps(size_t bytes)
     memset(a, 1, bytes);
     memset(b, 2, bytes);
     for (int k = 0; k < 6; k++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
 #pragma omp parallel
         {
 #ifdef _OPENMP
@@ -227,7 +215,7 @@ static double cpu_copy_gbps(size_t bytes)
             size_t chunk = (bytes + nt - 1) / nt, lo = id * chunk, hi = lo + chunk > bytes ? bytes : lo + chunk;
             if (lo < hi) memcpy(b + lo, a + lo, hi - lo);
         }
-        double t = now_s() - t0, g = 2.0 * (double)bytes / t / 1e9;
+        double t = bench_now_s() - t0, g = 2.0 * (double)bytes / t / 1e9;
         if (k > 0 && g > best) best = g; /* the first pass faults the pages in */
     }
 done:
@@ -239,10 +227,10 @@ done:
 /* Polar rotations of `count` near-rotation matrices on the CPU (all threads), ms. */
 static double cpu_polar_ms(const tw_real *A, tw_real *R, int count)
 {
-    double t0 = now_s();
+    double t0 = bench_now_s();
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < count; i++) tw_m3_store(R + 9 * (size_t)i, tw_polar3(tw_m3_load(A + 9 * (size_t)i)));
-    return 1e3 * (now_s() - t0);
+    return 1e3 * (bench_now_s() - t0);
 }
 
 static void run_probe(const options *o, int want_cuda, probe *p)
@@ -277,8 +265,8 @@ static void run_probe(const options *o, int want_cuda, probe *p)
             p->polar_count = count;
             p->polar_cpu_ms = cpu_polar_ms(A, R, count);
             if (tw_cuda_polar_batched(A, R, count) == TW_OK) { /* warm-up: module load */
-                double t0 = now_s();
-                if (tw_cuda_polar_batched(A, R, count) == TW_OK) p->polar_gpu_ms = 1e3 * (now_s() - t0);
+                double t0 = bench_now_s();
+                if (tw_cuda_polar_batched(A, R, count) == TW_OK) p->polar_gpu_ms = 1e3 * (bench_now_s() - t0);
             }
             if (p->polar_gpu_ms < 0) snprintf(p->note, sizeof p->note, "polar batched: %s", tw_last_error());
         }
@@ -289,9 +277,9 @@ static void run_probe(const options *o, int want_cuda, probe *p)
         if (A && U && V && S && p->polar_count) {
             double ms = -1;
             if (tw_cusolver_svd_batched(A, U, S, V, count, &ms) == TW_OK) { /* warm-up */
-                double t0 = now_s();
+                double t0 = bench_now_s();
                 if (tw_cusolver_svd_batched(A, U, S, V, count, &ms) == TW_OK) {
-                    p->svd_wall_ms = 1e3 * (now_s() - t0);
+                    p->svd_wall_ms = 1e3 * (bench_now_s() - t0);
                     p->svd_device_ms = ms;
                 }
             }
@@ -323,32 +311,29 @@ static void run_probe(const options *o, int want_cuda, probe *p)
 #endif
 }
 
+/* The probe's inputs, as bench_run_forked's child reads them. */
+typedef struct probe_ask {
+    const options *o;
+    int want_cuda;
+} probe_ask;
+
+static void run_probe_child(const void *ctx, void *out)
+{
+    const probe_ask *ask = ctx;
+    run_probe(ask->o, ask->want_cuda, out);
+}
+
 /* Runs the probe in a child: the parent must not initialise CUDA before forking. */
 static void probe_forked(const options *o, int want_cuda, probe *p)
 {
-    int fd[2];
-    memset(p, 0, sizeof *p);
-    if (pipe(fd) != 0) { snprintf(p->why, sizeof p->why, "pipe: %s", strerror(errno)); return; }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fd[0]);
-        probe cp;
-        run_probe(o, want_cuda, &cp);
-        ssize_t wrote = write(fd[1], &cp, sizeof cp);
-        _exit(wrote == (ssize_t)sizeof cp ? 0 : 1);
-    }
-    close(fd[1]);
-    size_t got = 0;
-    while (pid > 0 && got < sizeof *p) {
-        ssize_t k = read(fd[0], (char *)p + got, sizeof *p - got);
-        if (k <= 0) break;
-        got += (size_t)k;
-    }
-    close(fd[0]);
+    probe_ask ask = {o, want_cuda};
     int status = 0;
-    if (pid > 0) waitpid(pid, &status, 0);
-    if (got != sizeof *p) {
+    char why[200];
+    memset(p, 0, sizeof *p);
+    int rc = bench_run_forked(run_probe_child, &ask, p, sizeof *p, &status, why, sizeof why);
+    if (rc < 0) {
+        snprintf(p->why, sizeof p->why, "%s", why);
+    } else if (rc > 0) {
         memset(p, 0, sizeof *p);
         snprintf(p->why, sizeof p->why, "the device probe died (%s %d)", WIFSIGNALED(status) ? "signal" : "status",
                  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
@@ -427,7 +412,7 @@ static tw_world *make_world(const options *o, const tw_mesh *mesh, int scene, in
     d.backend = backend;
     d.youngs_modulus = o->youngs;
     d.dt = 0.01;
-    d.threads = cores();
+    d.threads = bench_cores();
     d.gravity[0] = d.gravity[1] = d.gravity[2] = 0;
     d.gravity[sc->up] = -9.81;
     *gpu_delta = 0;
@@ -477,7 +462,7 @@ static void run_one(const options *o, tw_world *w, const config *c, result *r)
         snprintf(r->error, sizeof r->error, "method: %s", tw_last_error());
         return;
     }
-    if (c->cg == CG_FIXED20) {
+    if (c->cg == BENCH_CG_FIXED20) {
         w->def.cg_fixed_iterations = 20;
     } else {
         w->def.cg_fixed_iterations = 0;
@@ -485,7 +470,7 @@ static void run_one(const options *o, tw_world *w, const config *c, result *r)
         w->def.cg_max_iterations = 500;
     }
     tw_step_stats st;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int k = 0; k < o->warmup; k++) {
         tw_status s = tw_world_step(w, &st);
         if (s != TW_OK) {
@@ -494,9 +479,9 @@ static void run_one(const options *o, tw_world *w, const config *c, result *r)
             return;
         }
         r->warmup = k + 1;
-        if (now_s() - t0 > 0.25 * o->max_s) break; /* a slow configuration: one warm-up step is enough */
+        if (bench_now_s() - t0 > 0.25 * o->max_s) break; /* a slow configuration: one warm-up step is enough */
     }
-    double start = now_s();
+    double start = bench_now_s();
     for (;;) {
         tw_status s = tw_world_step(w, &st);
         if (s != TW_OK) {
@@ -512,7 +497,7 @@ static void run_one(const options *o, tw_world *w, const config *c, result *r)
         r->ms_total += st.ms_total;
         r->cg_iterations += st.cg_iterations;
         r->residual = st.residual;
-        double el = now_s() - start;
+        double el = bench_now_s() - start;
         if (el >= o->target_s && r->steps >= o->min_steps) break;
         if (el >= o->max_s) {
             r->capped = r->steps < o->min_steps;
@@ -527,7 +512,7 @@ static void run_one(const options *o, tw_world *w, const config *c, result *r)
         return;
     }
 #endif
-    double wall = now_s() - start;
+    double wall = bench_now_s() - start;
     double k = r->steps;
     r->ms_wall = 1e3 * wall / k;
     r->ms_rot /= k;
@@ -556,9 +541,9 @@ static void run_group_child(const options *o, const config *cs, int first, int c
     result r;
     alarm((unsigned)o->config_timeout_s);
     char why[1024] = "";
-    double t0 = now_s();
+    double t0 = bench_now_s();
     tw_mesh *mesh = scene_mesh(o, cs[first].scene, cs[first].size, why, sizeof why);
-    double mesh_s = now_s() - t0;
+    double mesh_s = bench_now_s() - t0;
     tw_world *w = NULL;
     int backend = -1;
     double world_s = 0, gpu_delta = 0;
@@ -579,9 +564,9 @@ static void run_group_child(const options *o, const config *cs, int first, int c
             alarm((unsigned)o->config_timeout_s);
             if (c->backend != backend) {
                 tw_world_destroy(w);
-                double tw = now_s();
+                double tw = bench_now_s();
                 w = make_world(o, mesh, c->scene, c->backend, &gpu_delta, world_why, sizeof world_why);
-                world_s = now_s() - tw;
+                world_s = bench_now_s() - tw;
                 backend = c->backend;
             }
             if (!w) snprintf(r.error, sizeof r.error, "%s", world_why); /* every configuration of this backend */
@@ -611,27 +596,6 @@ static void run_group_child(const options *o, const config *cs, int first, int c
 }
 
 /* ------------------------------------------------------------ reporting */
-
-static void cpu_model(char *out, size_t cap)
-{
-    snprintf(out, cap, "unknown");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return;
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "model name", 10) == 0) {
-            char *c = strchr(line, ':');
-            if (c) {
-                c++;
-                while (*c == ' ' || *c == '\t') c++;
-                c[strcspn(c, "\n")] = 0;
-                snprintf(out, cap, "%s", c);
-            }
-            break;
-        }
-    }
-    fclose(f);
-}
 
 typedef struct derived {
     double steps_per_s, tet_steps_per_s, bytes_iter, bytes_solve, solve_gbps, copy_gbps, pct_copy;
@@ -674,7 +638,7 @@ static void print_row(const config *c, const result *r, const probe *p)
     const char *sc = SCENES[c->scene].name, *sz = SIZES[c->size].name, *m = tw_method_name((tw_method)c->method);
     const char *bk = BK_NAMES[c->backend];
     if (!r->ok) {
-        printf("%-5s %-4s %8d %-13s %-12s %-7s %s\n", sc, sz, r->tets, m, bk, CG_NAMES[c->cg],
+        printf("%-5s %-4s %8d %-13s %-12s %-7s %s\n", sc, sz, r->tets, m, bk, BENCH_CG_NAMES[c->cg],
                r->skipped ? r->error : "FAILED");
         if (!r->skipped) printf("      %s\n", r->error);
         fflush(stdout);
@@ -682,7 +646,7 @@ static void print_row(const config *c, const result *r, const probe *p)
     }
     derived x = derive(r, c->backend, p);
     printf("%-5s %-4s %8d %-13s %-12s %-7s %5d%s %8.3f %8.3f %8.3f %9.3f %7.3f %7.1f %9.2f %9.3f %9.1f %7.1f %6.0f %7.0f\n",
-           sc, sz, r->tets, m, bk, CG_NAMES[c->cg], r->steps, r->capped ? "*" : " ", r->ms_wall, r->ms_rot, r->ms_asm,
+           sc, sz, r->tets, m, bk, BENCH_CG_NAMES[c->cg], r->steps, r->capped ? "*" : " ", r->ms_wall, r->ms_rot, r->ms_asm,
            r->ms_solve, r->ms_other, r->cg_iterations, x.steps_per_s, 1e-6 * x.tet_steps_per_s, x.solve_gbps,
            x.pct_copy, x.host_bpt, x.gpu_bpt);
     fflush(stdout);
@@ -699,7 +663,7 @@ static void csv_row(FILE *f, const config *c, const result *r, const probe *p)
             "%s,%s,%d,%d,%d,%s,%s,%d,%d,%s,%d,%d,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.2f,%.3g,%.3f,%.4g,%.0f,%.0f,%.2f,%.1f,%.1f,%.1f,"
             "%.1f,%.1f,%.2f,%.2f,%d,\"%s\"\n",
             SCENES[c->scene].name, SIZES[c->size].name, r->tets, r->vertices, r->nnzb, tw_method_name((tw_method)c->method),
-            BK_NAMES[c->backend], r->graph, r->threads, CG_NAMES[c->cg], r->warmup, r->steps, r->capped,
+            BK_NAMES[c->backend], r->graph, r->threads, BENCH_CG_NAMES[c->cg], r->warmup, r->steps, r->capped,
             r->ms_wall, r->ms_rot, r->ms_asm, r->ms_solve, r->ms_other, r->ms_total, r->cg_iterations, r->residual,
             x.steps_per_s, x.tet_steps_per_s, x.bytes_iter, x.bytes_solve, x.solve_gbps, x.copy_gbps, x.pct_copy,
             x.host_bpt, x.gpu_bpt, x.gpu_delta_bpt, r->mesh_s, r->world_s, r->ok, err);
@@ -731,28 +695,22 @@ static int run_group(const options *o, const config *cs, int count, const probe 
             _exit(0);
         }
         close(fd[1]);
-        double t0 = now_s();
+        double t0 = bench_now_s();
         for (;;) {
             result r;
-            size_t got = 0;
-            while (got < sizeof r) {
-                ssize_t k = read(fd[0], (char *)&r + got, sizeof r - got);
-                if (k <= 0) break;
-                got += (size_t)k;
-            }
-            if (got != sizeof r) break;
+            if (bench_read_full(fd[0], &r, sizeof r) != sizeof r) break;
             const config *c = &cs[r.index];
             if (!r.ok && !r.skipped) failures++;
             fprintf(stderr, "  %s %s %s %s %s: %s (%.1f s)%s\n", SCENES[c->scene].name, SIZES[c->size].name,
-                    BK_NAMES[c->backend], CG_NAMES[c->cg], tw_method_name((tw_method)c->method),
-                    r.ok ? "ok" : r.error, now_s() - t0, r.capped ? " — capped by --max-seconds" : "");
+                    BK_NAMES[c->backend], BENCH_CG_NAMES[c->cg], tw_method_name((tw_method)c->method),
+                    r.ok ? "ok" : r.error, bench_now_s() - t0, r.capped ? " — capped by --max-seconds" : "");
             if (r.capped)
                 fprintf(stderr, "    capped: %d timed step%s in --max-seconds %g (asked --min-steps %d)\n", r.steps,
                         r.steps == 1 ? "" : "s", o->max_s, o->min_steps);
             print_row(c, &r, p);
             if (csv) csv_row(csv, c, &r, p);
             next = r.index + 1;
-            t0 = now_s();
+            t0 = bench_now_s();
         }
         close(fd[0]);
         int status = 0;
@@ -771,7 +729,7 @@ static int run_group(const options *o, const config *cs, int count, const probe 
                 snprintf(r.error, sizeof r.error, "the child exited with status %d", WEXITSTATUS(status));
             const config *c = &cs[next];
             fprintf(stderr, "  %s %s %s %s %s: %s\n", SCENES[c->scene].name, SIZES[c->size].name,
-                    BK_NAMES[c->backend], CG_NAMES[c->cg], tw_method_name((tw_method)c->method),
+                    BK_NAMES[c->backend], BENCH_CG_NAMES[c->cg], tw_method_name((tw_method)c->method),
                     r.error);
             print_row(c, &r, p);
             if (csv) csv_row(csv, c, &r, p);
@@ -799,22 +757,6 @@ static void usage(FILE *f)
             "  meshing the surface with TetGen (cached). --append: add rows to an existing CSV.\n");
 }
 
-static int parse_list(const char *arg, int *out, int cap, int (*parse)(const char *))
-{
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", arg);
-    int count = 0;
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        int v = parse(tok);
-        if (v < 0 || count >= cap) {
-            fprintf(stderr, "tw_bench_backends: bad item '%s' in '%s'\n", tok, arg);
-            return -1;
-        }
-        out[count++] = v;
-    }
-    return count;
-}
-
 static int parse_size(const char *s)
 {
     for (int i = 0; i < SIZE_COUNT; i++)
@@ -825,12 +767,6 @@ static int parse_scene(const char *s)
 {
     for (int i = 0; i < SCENE_COUNT; i++)
         if (strcmp(s, SCENES[i].name) == 0) return i;
-    return -1;
-}
-static int parse_cg(const char *s)
-{
-    if (strcmp(s, "fixed") == 0 || strcmp(s, "fixed20") == 0) return CG_FIXED20;
-    if (strcmp(s, "tol") == 0 || strcmp(s, "tol1e-4") == 0) return CG_TOL;
     return -1;
 }
 static int parse_backend(const char *s)
@@ -856,7 +792,7 @@ int main(int argc, char **argv)
     o.sizes[0] = 0, o.sizes[1] = 1, o.size_count = 2;
     for (int m = 0; m < TW_METHOD_COUNT; m++) o.methods[m] = m;
     o.method_count = TW_METHOD_COUNT;
-    o.cg_modes[0] = CG_FIXED20, o.cg_modes[1] = CG_TOL, o.cg_count = 2;
+    o.cg_modes[0] = BENCH_CG_FIXED20, o.cg_modes[1] = BENCH_CG_TOL, o.cg_count = 2;
     o.backends[0] = BK_CUDA, o.backends[1] = BK_CPU, o.backend_count = 2;
     o.target_s = 1.0;
     o.max_s = 10;
@@ -876,11 +812,11 @@ int main(int argc, char **argv)
         if (strcmp(a, "--append") == 0) { o.append = 1; continue; }
         if (!v) { usage(stderr); return 2; }
         i++;
-        if (strcmp(a, "--backends") == 0) n = o.backend_count = parse_list(v, o.backends, BACKEND_MAX, parse_backend);
-        else if (strcmp(a, "--scenes") == 0) n = o.scene_count = parse_list(v, o.scenes, SCENE_COUNT, parse_scene);
-        else if (strcmp(a, "--sizes") == 0) n = o.size_count = parse_list(v, o.sizes, SIZE_COUNT, parse_size);
-        else if (strcmp(a, "--methods") == 0) n = o.method_count = parse_list(v, o.methods, TW_METHOD_COUNT, tw_method_parse);
-        else if (strcmp(a, "--cg") == 0) n = o.cg_count = parse_list(v, o.cg_modes, 2, parse_cg);
+        if (strcmp(a, "--backends") == 0) n = o.backend_count = bench_parse_list(PROG, v, o.backends, BACKEND_MAX, parse_backend);
+        else if (strcmp(a, "--scenes") == 0) n = o.scene_count = bench_parse_list(PROG, v, o.scenes, SCENE_COUNT, parse_scene);
+        else if (strcmp(a, "--sizes") == 0) n = o.size_count = bench_parse_list(PROG, v, o.sizes, SIZE_COUNT, parse_size);
+        else if (strcmp(a, "--methods") == 0) n = o.method_count = bench_parse_list(PROG, v, o.methods, TW_METHOD_COUNT, tw_method_parse);
+        else if (strcmp(a, "--cg") == 0) n = o.cg_count = bench_parse_list(PROG, v, o.cg_modes, BENCH_CG_COUNT, bench_parse_cg);
         else if (strcmp(a, "--time") == 0) n = (o.target_s = atof(v)) > 0;
         else if (strcmp(a, "--max-seconds") == 0) n = (o.max_s = atof(v)) > 0;
         else if (strcmp(a, "--min-steps") == 0) n = (o.min_steps = atoi(v)) > 0;
@@ -895,7 +831,7 @@ int main(int argc, char **argv)
         else { fprintf(stderr, "tw_bench_backends: unknown option '%s'\n", a); usage(stderr); return 2; }
         if (n <= 0) { fprintf(stderr, "tw_bench_backends: bad value '%s' for %s\n", v, a); return 2; }
     }
-    double t_start = now_s();
+    double t_start = bench_now_s();
     if (o.budget_s > 0) deadline = t_start + o.budget_s;
 
     int want_cuda = 0;
@@ -915,14 +851,14 @@ int main(int argc, char **argv)
     }
 
     char cpu[256], date[64];
-    cpu_model(cpu, sizeof cpu);
+    bench_cpu_model(cpu, sizeof cpu);
     time_t tnow = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&tnow));
     char notes[2048];
     int len = snprintf(notes, sizeof notes,
                        "# tw_bench_backends %s\n# cpu: %s\n# cores: %d\n# real: %s\n# cpu_copy_gbps: %.1f (parallel memcpy, "
                        "%d MiB, read+write)\n",
-                       date, cpu, cores(), tw_real_name(), p.cpu_copy_gbps, o.copy_mb);
+                       date, cpu, bench_cores(), tw_real_name(), p.cpu_copy_gbps, o.copy_mb);
     if (p.cuda_usable)
         len += snprintf(notes + len, sizeof notes - len,
                         "# gpu: %s\n# gpu_memory_gb: %.1f\n# gpu_copy_gbps: %.1f (cudaMemcpy device to device, %d MiB, "
@@ -946,7 +882,7 @@ int main(int argc, char **argv)
         len += snprintf(notes + len, sizeof notes - len,
                         "# extra: polar of %d 3x3 matrices: CPU %.2f ms (%d threads); tw_cuda_polar_batched %s ms wall "
                         "(host arrays: cudaMalloc + H2D + kernel + D2H)\n",
-                        p.polar_count, p.polar_cpu_ms, cores(), gpu_ms);
+                        p.polar_count, p.polar_cpu_ms, bench_cores(), gpu_ms);
 #ifdef TW_BENCH_CUSOLVER
         if (p.svd_wall_ms >= 0)
             len += snprintf(notes + len, sizeof notes - len,
@@ -1013,11 +949,11 @@ int main(int argc, char **argv)
                 continue;
             }
             fprintf(stderr, "%s %s (%.0f s into the run)\n", SCENES[o.scenes[sc]].name, SIZES[o.sizes[si]].name,
-                    now_s() - t_start);
+                    bench_now_s() - t_start);
             failures += run_group(&o, cs, count, &p, csv);
         }
     if (csv) fclose(csv);
-    fprintf(stderr, "tw_bench_backends: done in %.0f s, %d failed configuration%s%s\n", now_s() - t_start, failures,
+    fprintf(stderr, "tw_bench_backends: done in %.0f s, %d failed configuration%s%s\n", bench_now_s() - t_start, failures,
             failures == 1 ? "" : "s", skipped ? " (some skipped by --budget)" : "");
     return failures ? 1 : 0;
 }

@@ -23,6 +23,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "tetwarp.h"
 
+#include "bench_common.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -32,7 +34,8 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
+
+static const char PROG[] = "tw_bench_cpu"; /* in bench_common's messages */
 
 /* ------------------------------------------------------------ the scenes */
 
@@ -49,14 +52,11 @@ static const bench_size SIZES[] = {
 };
 enum { SIZE_COUNT = sizeof SIZES / sizeof SIZES[0] };
 
-enum { CG_FIXED20 = 0, CG_TOL = 1 };
-static const char *CG_NAMES[] = {"fixed20", "tol1e-4"};
-
 typedef struct options {
     int sizes[SIZE_COUNT], size_count;
     int methods[TW_METHOD_COUNT], method_count;
     int threads[8], thread_count; /* 0 = all */
-    int cg_modes[2], cg_count;
+    int cg_modes[BENCH_CG_COUNT], cg_count;
     int steps;          /* 0: chosen from target_s */
     double target_s;    /* seconds of timed steps per configuration */
     double youngs;      /* Pa */
@@ -75,34 +75,21 @@ typedef struct result {
     char error[240];
 } result;
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
-static int cores(void)
-{
-    long c = sysconf(_SC_NPROCESSORS_ONLN);
-    return c > 0 ? (int)c : 1;
-}
-
 /* ------------------------------------------------- one configuration */
 
 static void run_config(const options *o, int size, tw_method method, int threads, int cg, result *r)
 {
     memset(r, 0, sizeof *r);
     const bench_size *s = &SIZES[size];
-    double t0 = now_s();
+    double t0 = bench_now_s();
     tw_mesh *mesh = tw_mesh_bar(1.0, (double)s->ny / s->nx, (double)s->nz / s->nx, s->nx, s->ny, s->nz);
     if (!mesh) { snprintf(r->error, sizeof r->error, "mesh: %s", tw_last_error()); return; }
     tw_world_def d = tw_default_world_def();
     d.method = method;
     d.youngs_modulus = o->youngs;
     d.dt = 0.01;
-    d.threads = threads > 0 ? threads : cores(); /* set explicitly: omp threads are process-global */
-    if (cg == CG_FIXED20) {
+    d.threads = threads > 0 ? threads : bench_cores(); /* set explicitly: omp threads are process-global */
+    if (cg == BENCH_CG_FIXED20) {
         d.cg_fixed_iterations = 20;
     } else {
         d.cg_tolerance = 1e-4;
@@ -115,26 +102,26 @@ static void run_config(const options *o, int size, tw_method method, int threads
         return;
     }
     tw_world_pin_where(w, 0, 1, 1e-6);
-    r->setup_s = now_s() - t0;
+    r->setup_s = bench_now_s() - t0;
     r->tets = tw_world_tet_count(w);
     r->vertices = tw_world_vertex_count(w);
     r->threads = d.threads;
     r->memory_bytes = (double)tw_world_memory_bytes(w);
 
     tw_step_stats st;
-    double tw = now_s();
+    double tw = bench_now_s();
     if (tw_world_step(w, &st) != TW_OK) { /* warm-up */
         snprintf(r->error, sizeof r->error, "warm-up step: %s", tw_last_error());
         goto done;
     }
-    double warm = now_s() - tw;
+    double warm = bench_now_s() - tw;
     int steps = o->steps;
     if (steps <= 0) {
         steps = (int)ceil(o->target_s / (warm > 1e-6 ? warm : 1e-6));
         if (steps < 3) steps = 3;
         if (steps > 1000) steps = 1000;
     }
-    double t_start = now_s();
+    double t_start = bench_now_s();
     for (int k = 0; k < steps; k++) {
         if (tw_world_step(w, &st) != TW_OK) {
             snprintf(r->error, sizeof r->error, "step %d: %s", k + 1, tw_last_error());
@@ -147,7 +134,7 @@ static void run_config(const options *o, int size, tw_method method, int threads
         r->cg_iterations += st.cg_iterations;
         r->residual = st.residual;
     }
-    double wall = now_s() - t_start;
+    double wall = bench_now_s() - t_start;
     r->steps = steps;
     r->ms_wall = 1e3 * wall / steps;
     r->ms_rot /= steps;
@@ -166,39 +153,30 @@ done:
     tw_mesh_destroy(mesh);
 }
 
+/* One configuration, as bench_run_forked's child runs it. */
+typedef struct config {
+    const options *o;
+    int size, threads, cg;
+    tw_method method;
+} config;
+
+static void run_config_child(const void *ctx, void *out)
+{
+    const config *c = ctx;
+    run_config(c->o, c->size, c->method, c->threads, c->cg, out);
+}
+
 /* Runs one configuration in a child process; the result comes back through a pipe. */
 static void run_forked(const options *o, int size, tw_method method, int threads, int cg, result *r)
 {
-    int fd[2];
-    memset(r, 0, sizeof *r);
-    if (pipe(fd) != 0) { snprintf(r->error, sizeof r->error, "pipe: %s", strerror(errno)); return; }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(r->error, sizeof r->error, "fork: %s", strerror(errno));
-        close(fd[0]);
-        close(fd[1]);
-        return;
-    }
-    if (pid == 0) {
-        close(fd[0]);
-        result cr;
-        run_config(o, size, method, threads, cg, &cr);
-        ssize_t wrote = write(fd[1], &cr, sizeof cr);
-        close(fd[1]);
-        _exit(wrote == (ssize_t)sizeof cr ? 0 : 1);
-    }
-    close(fd[1]);
-    size_t got = 0;
-    while (got < sizeof *r) {
-        ssize_t k = read(fd[0], (char *)r + got, sizeof *r - got);
-        if (k <= 0) break;
-        got += (size_t)k;
-    }
-    close(fd[0]);
+    config c = {o, size, threads, cg, method};
     int status = 0;
-    waitpid(pid, &status, 0);
-    if (got != sizeof *r) {
+    char why[200];
+    memset(r, 0, sizeof *r);
+    int rc = bench_run_forked(run_config_child, &c, r, sizeof *r, &status, why, sizeof why);
+    if (rc < 0) {
+        snprintf(r->error, sizeof r->error, "%s", why);
+    } else if (rc > 0) {
         memset(r, 0, sizeof *r);
         if (WIFSIGNALED(status))
             snprintf(r->error, sizeof r->error, "child died with signal %d (out of memory?)", WTERMSIG(status));
@@ -208,27 +186,6 @@ static void run_forked(const options *o, int size, tw_method method, int threads
 }
 
 /* ------------------------------------------------------------ reporting */
-
-static void cpu_model(char *out, size_t cap)
-{
-    snprintf(out, cap, "unknown");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return;
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "model name", 10) == 0) {
-            char *c = strchr(line, ':');
-            if (c) {
-                c++;
-                while (*c == ' ' || *c == '\t') c++;
-                c[strcspn(c, "\n")] = 0;
-                snprintf(out, cap, "%s", c);
-            }
-            break;
-        }
-    }
-    fclose(f);
-}
 
 typedef struct derived {
     double steps_per_s, tet_steps_per_s, us_per_tet_ra, ns_per_dof_it, bytes_per_tet;
@@ -256,12 +213,12 @@ static void print_row(const char *size, const char *method, int cg, const result
 {
     if (!r->ok) {
         printf("%-5s %8d %7d %-14s %3d %-7s FAILED: %s\n", size, r->tets, r->vertices, method, r->threads,
-               CG_NAMES[cg], r->error);
+               BENCH_CG_NAMES[cg], r->error);
         return;
     }
     derived x = derive(r);
     printf("%-5s %8d %7d %-14s %3d %-7s %5d %9.3f %8.3f %8.3f %9.3f %7.3f %7.1f %9.2f %10.3f %8.4f %8.2f %7.0f %8.1f\n",
-           size, r->tets, r->vertices, method, r->threads, CG_NAMES[cg], r->steps, r->ms_wall, r->ms_rot,
+           size, r->tets, r->vertices, method, r->threads, BENCH_CG_NAMES[cg], r->steps, r->ms_wall, r->ms_rot,
            r->ms_asm, r->ms_solve, r->ms_other, r->cg_iterations, x.steps_per_s, 1e-6 * x.tet_steps_per_s,
            x.us_per_tet_ra, x.ns_per_dof_it, x.bytes_per_tet, r->peak_rss_mb);
     fflush(stdout);
@@ -271,7 +228,7 @@ static void csv_row(FILE *f, const char *size, const char *method, int cg, const
 {
     derived x = derive(r);
     fprintf(f, "%s,%d,%d,%s,%d,%s,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.2f,%.3g,%.3f,%.4g,%.5f,%.4f,%.1f,%.1f,%.2f,%d,\"%s\"\n",
-            size, r->tets, r->vertices, method, r->threads, CG_NAMES[cg], r->steps, r->ms_wall, r->ms_rot,
+            size, r->tets, r->vertices, method, r->threads, BENCH_CG_NAMES[cg], r->steps, r->ms_wall, r->ms_rot,
             r->ms_asm, r->ms_solve, r->ms_other, r->cg_iterations, r->residual, x.steps_per_s, x.tet_steps_per_s,
             x.us_per_tet_ra, x.ns_per_dof_it, x.bytes_per_tet, r->peak_rss_mb, r->setup_s, r->ok, r->error);
     fflush(f);
@@ -290,23 +247,6 @@ static void usage(FILE *f)
             "  --quick: 1k and 10k, 0.2 s per configuration.\n");
 }
 
-/* Splits a comma list, calling parse on each item; returns the count or -1. */
-static int parse_list(const char *arg, int *out, int cap, int (*parse)(const char *))
-{
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", arg);
-    int count = 0;
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        int v = parse(tok);
-        if (v < 0 || count >= cap) {
-            fprintf(stderr, "tw_bench_cpu: bad item '%s' in '%s'\n", tok, arg);
-            return -1;
-        }
-        out[count++] = v;
-    }
-    return count;
-}
-
 static int parse_size(const char *s)
 {
     for (int i = 0; i < SIZE_COUNT; i++)
@@ -320,13 +260,6 @@ static int parse_threads(const char *s)
     long v = strtol(s, &end, 10);
     return (*end || v < 1 || v > 1024) ? -1 : (int)v;
 }
-static int parse_cg(const char *s)
-{
-    if (strcmp(s, "fixed") == 0 || strcmp(s, "fixed20") == 0) return CG_FIXED20;
-    if (strcmp(s, "tol") == 0 || strcmp(s, "tol1e-4") == 0) return CG_TOL;
-    return -1;
-}
-
 int main(int argc, char **argv)
 {
     options o;
@@ -335,7 +268,7 @@ int main(int argc, char **argv)
     for (int m = 0; m < TW_METHOD_COUNT; m++) o.methods[m] = m;
     o.method_count = TW_METHOD_COUNT;
     o.threads[0] = 1, o.threads[1] = 0, o.thread_count = 2;
-    o.cg_modes[0] = CG_FIXED20, o.cg_modes[1] = CG_TOL, o.cg_count = 2;
+    o.cg_modes[0] = BENCH_CG_FIXED20, o.cg_modes[1] = BENCH_CG_TOL, o.cg_count = 2;
     o.target_s = 1.5;
     o.youngs = 1e6;
     int sizes_given = 0;
@@ -351,10 +284,10 @@ int main(int argc, char **argv)
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { usage(stdout); return 0; }
         if (!v) { usage(stderr); return 2; }
         i++;
-        if (strcmp(a, "--sizes") == 0) n = o.size_count = parse_list(v, o.sizes, SIZE_COUNT, parse_size), sizes_given = 1;
-        else if (strcmp(a, "--methods") == 0) n = o.method_count = parse_list(v, o.methods, TW_METHOD_COUNT, tw_method_parse);
-        else if (strcmp(a, "--threads") == 0) n = o.thread_count = parse_list(v, o.threads, 8, parse_threads);
-        else if (strcmp(a, "--cg") == 0) n = o.cg_count = parse_list(v, o.cg_modes, 2, parse_cg);
+        if (strcmp(a, "--sizes") == 0) n = o.size_count = bench_parse_list(PROG, v, o.sizes, SIZE_COUNT, parse_size), sizes_given = 1;
+        else if (strcmp(a, "--methods") == 0) n = o.method_count = bench_parse_list(PROG, v, o.methods, TW_METHOD_COUNT, tw_method_parse);
+        else if (strcmp(a, "--threads") == 0) n = o.thread_count = bench_parse_list(PROG, v, o.threads, 8, parse_threads);
+        else if (strcmp(a, "--cg") == 0) n = o.cg_count = bench_parse_list(PROG, v, o.cg_modes, BENCH_CG_COUNT, bench_parse_cg);
         else if (strcmp(a, "--steps") == 0) n = o.steps = atoi(v);
         else if (strcmp(a, "--time") == 0) n = (o.target_s = atof(v)) > 0;
         else if (strcmp(a, "--youngs") == 0) n = (o.youngs = atof(v)) > 0;
@@ -364,7 +297,7 @@ int main(int argc, char **argv)
     }
 
     char cpu[256];
-    cpu_model(cpu, sizeof cpu);
+    bench_cpu_model(cpu, sizeof cpu);
     FILE *csv = NULL;
     if (o.csv) {
         csv = fopen(o.csv, "w");
@@ -374,13 +307,13 @@ int main(int argc, char **argv)
         strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
         fprintf(csv, "# tw_bench_cpu %s\n# cpu: %s\n# cores: %d\n# real: %s\n# E: %g Pa, nu 0.3, rho 1000, dt 0.01, "
                      "damping_stiffness 0.01, warm start, bar 1 m pinned at x<1e-6, gravity -z\n# command:",
-                date, cpu, cores(), tw_real_name(), o.youngs);
+                date, cpu, bench_cores(), tw_real_name(), o.youngs);
         for (int i = 0; i < argc; i++) fprintf(csv, " %s", argv[i]);
         fprintf(csv, "\nsize,tets,vertices,method,threads,cg_mode,steps,ms_step,ms_rotations,ms_assembly,ms_solve,"
                      "ms_other,cg_iterations,last_residual,steps_per_s,tet_steps_per_s,us_per_tet_rot_asm,"
                      "ns_per_dof_cg_iter,bytes_per_tet,peak_rss_mb,setup_s,ok,error\n");
     }
-    fprintf(stderr, "tw_bench_cpu: %s, %d cores, real %s\n", cpu, cores(), tw_real_name());
+    fprintf(stderr, "tw_bench_cpu: %s, %d cores, real %s\n", cpu, bench_cores(), tw_real_name());
     print_header();
     int failures = 0;
     for (int si = 0; si < o.size_count; si++)
@@ -394,11 +327,11 @@ int main(int argc, char **argv)
                     if (thr) snprintf(tl, sizeof tl, "%d", thr);
                     else snprintf(tl, sizeof tl, "all");
                     fprintf(stderr, "  %s %s threads=%s %s ... ", SIZES[size].name, tw_method_name(m), tl,
-                            CG_NAMES[cg]);
-                    double t0 = now_s();
+                            BENCH_CG_NAMES[cg]);
+                    double t0 = bench_now_s();
                     result r;
                     run_forked(&o, size, m, thr, cg, &r);
-                    fprintf(stderr, "%s (%.1f s)\n", r.ok ? "ok" : r.error, now_s() - t0);
+                    fprintf(stderr, "%s (%.1f s)\n", r.ok ? "ok" : r.error, bench_now_s() - t0);
                     if (!r.ok) failures++;
                     print_row(SIZES[size].name, tw_method_name(m), cg, &r);
                     if (csv) csv_row(csv, SIZES[size].name, tw_method_name(m), cg, &r);

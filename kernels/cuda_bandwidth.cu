@@ -35,25 +35,6 @@ static tw_status time_copies(void *dst, const void *src, size_t bytes, cudaEvent
     return TW_OK;
 }
 
-/* cudaMalloc that says how much was free when it fails. */
-static tw_status bench_alloc(void **p, size_t bytes, const char *what)
-{
-    cudaError_t e = cudaMalloc(p, bytes);
-    if (e == cudaErrorMemoryAllocation) {
-        cudaGetLastError();
-        size_t free_b = 0, total_b = 0;
-        cudaMemGetInfo(&free_b, &total_b);
-        cudaGetLastError();
-        *p = NULL;
-        return tw_fail(TW_ERR_DEVICE,
-                       "%s:%d: cudaMalloc of %zu bytes for %s: out of device memory (%zu of %zu bytes free); ask for "
-                       "a smaller copy",
-                       __FILE__, __LINE__, bytes, what, free_b, total_b);
-    }
-    if (e != cudaSuccess) *p = NULL;
-    return tw_cuda_check(e, "cudaMalloc", __FILE__, __LINE__);
-}
-
 extern "C" tw_status tw_cuda_copy_bandwidth(size_t bytes, double *gbps)
 {
     *gbps = 0;
@@ -61,8 +42,9 @@ extern "C" tw_status tw_cuda_copy_bandwidth(size_t bytes, double *gbps)
     void *src = NULL, *dst = NULL;
     cudaEvent_t a = NULL, b = NULL;
     float ms = -1;
-    tw_status s = bench_alloc(&src, bytes, "the copy's source");
-    if (s == TW_OK) s = bench_alloc(&dst, bytes, "the copy's destination");
+    const char *hint = "ask for a smaller copy";
+    tw_status s = tw_cuda_malloc(&src, bytes, "the copy's source", hint, __FILE__, __LINE__);
+    if (s == TW_OK) s = tw_cuda_malloc(&dst, bytes, "the copy's destination", hint, __FILE__, __LINE__);
     if (s == TW_OK) s = tw_cuda_check(cudaMemset(src, 1, bytes), "cudaMemset(src, 1, bytes)", __FILE__, __LINE__);
     if (s == TW_OK) s = tw_cuda_check(cudaEventCreate(&a), "cudaEventCreate(&a)", __FILE__, __LINE__);
     if (s == TW_OK) s = tw_cuda_check(cudaEventCreate(&b), "cudaEventCreate(&b)", __FILE__, __LINE__);

@@ -169,6 +169,11 @@ tw_status tw_cusparse_check(cusparseStatus_t e, const char *call, const char *fi
         tw_status s_ = tw_cusparse_check((call), #call, __FILE__, __LINE__);               \
         if (s_ != TW_OK) return s_;                                                        \
     } while (0)
+/* cudaMalloc of bytes into *p for `what` (named in the message). Out of
+ * device memory: TW_ERR_DEVICE saying how much the device has free, then
+ * hint (what the caller's user can do); file and line are the caller's.
+ * *p is NULL after any failure. */
+tw_status tw_cuda_malloc(void **p, size_t bytes, const char *what, const char *hint, const char *file, int line);
 /* After a kernel launch: the launch error (bad configuration, no device). */
 #define TW_CUDA_LAUNCHED() TW_CUDA_TRY(cudaGetLastError())
 

@@ -83,6 +83,22 @@ tw_status tw_cuda_check(cudaError_t e, const char *call, const char *file, int l
                    cudaGetErrorString(e));
 }
 
+tw_status tw_cuda_malloc(void **p, size_t bytes, const char *what, const char *hint, const char *file, int line)
+{
+    cudaError_t e = cudaMalloc(p, bytes);
+    if (e == cudaSuccess) return TW_OK;
+    *p = NULL;
+    if (e != cudaErrorMemoryAllocation) return tw_cuda_check(e, "cudaMalloc", file, line);
+    cudaGetLastError();
+    size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    cudaGetLastError();
+    return tw_fail(TW_ERR_DEVICE,
+                   "%s:%d: out of device memory: cudaMalloc of %zu bytes for %s failed (the device has %zu of %zu "
+                   "bytes free); %s",
+                   file, line, bytes, what, free_b, total_b, hint);
+}
+
 tw_status tw_cusparse_check(cusparseStatus_t e, const char *call, const char *file, int line)
 {
     if (e == CUSPARSE_STATUS_SUCCESS) return TW_OK;
@@ -101,28 +117,15 @@ extern "C" int tw_cuda_usable(char *why, size_t why_size)
     return 1;
 }
 
-/* cudaMalloc with the bytes counted; out of memory says how much was asked. */
+/* tw_cuda_malloc with the bytes counted in cw->bytes. */
 static tw_status device_alloc(tw_cuda_world *cw, void **p, size_t bytes, const char *what)
 {
     if (bytes == 0) bytes = 16; /* a valid pointer for empty arrays */
-    cudaError_t e = cudaMalloc(p, bytes);
-    if (e == cudaErrorMemoryAllocation) {
-        cudaGetLastError();
-        size_t free_b = 0, total_b = 0;
-        cudaMemGetInfo(&free_b, &total_b);
-        cudaGetLastError();
-        *p = NULL;
-        return tw_fail(TW_ERR_DEVICE,
-                       "out of device memory: cudaMalloc of %zu bytes for %s failed (this world holds %zu bytes; the "
-                       "device has %zu of %zu bytes free); use a smaller mesh or --backend cpu",
-                       bytes, what, cw->bytes, free_b, total_b);
-    }
-    if (e != cudaSuccess) {
-        *p = NULL;
-        return tw_cuda_check(e, "cudaMalloc", __FILE__, __LINE__);
-    }
-    cw->bytes += bytes;
-    return TW_OK;
+    char hint[160];
+    snprintf(hint, sizeof hint, "this world holds %zu bytes; use a smaller mesh or --backend cpu", cw->bytes);
+    tw_status s = tw_cuda_malloc(p, bytes, what, hint, __FILE__, __LINE__);
+    if (s == TW_OK) cw->bytes += bytes;
+    return s;
 }
 
 /* Allocates *p on the device and copies count elements of host from host. */

@@ -8,6 +8,7 @@
 #include "mesh.h"
 #include "solver.h"
 #include "tw_test.h"
+#include "tw_test_fem.h"
 #include "world.h"
 
 /* Jacobi eigenvalues of a symmetric n x n matrix (double). */
@@ -486,35 +487,6 @@ TW_TEST(hybrid_equals_corot_under_shear)
 
 /* ------------------------------------------- tw_fem_build_using's builder */
 
-/* 1 when a and b hold the same pattern, K, masses and gradients, bit for
- * bit; else 0, naming the first array that differs. */
-static int fem_same(const tw_fem *a, const tw_fem *b)
-{
-    if (a->n != b->n || a->nt != b->nt || a->nnzb != b->nnzb) {
-        fprintf(stderr, "sizes differ: n %d/%d nt %d/%d nnzb %d/%d\n", a->n, b->n, a->nt, b->nt, a->nnzb, b->nnzb);
-        return 0;
-    }
-    size_t n = (size_t)a->n, nt = (size_t)a->nt, nb = (size_t)a->nnzb;
-    struct { const char *name; const void *x, *y; size_t bytes; } arr[] = {
-        {"row_ptr", a->row_ptr, b->row_ptr, sizeof(int) * (n + 1)},
-        {"col", a->col, b->col, sizeof(int) * nb},
-        {"diag", a->diag, b->diag, sizeof(int) * n},
-        {"contrib_ptr", a->contrib_ptr, b->contrib_ptr, sizeof(int) * (nb + 1)},
-        {"contrib", a->contrib, b->contrib, sizeof(int) * 16 * nt},
-        {"vt_ptr", a->vt_ptr, b->vt_ptr, sizeof(int) * (n + 1)},
-        {"vt", a->vt, b->vt, sizeof(int) * 4 * nt},
-        {"K", a->K, b->K, sizeof(tw_real) * 9 * nb},
-        {"mass", a->mass, b->mass, sizeof(tw_real) * n},
-        {"g", a->g, b->g, sizeof(tw_real) * 12 * nt},
-    };
-    for (size_t k = 0; k < sizeof arr / sizeof arr[0]; k++)
-        if (memcmp(arr[k].x, arr[k].y, arr[k].bytes) != 0) {
-            fprintf(stderr, "%s differs\n", arr[k].name);
-            return 0;
-        }
-    return 1;
-}
-
 static int *copy_ints(const int *src, size_t count)
 {
     int *dst = malloc(sizeof(int) * count);
@@ -558,7 +530,7 @@ TW_TEST(pattern_builder_result_used)
     builder_reference = &ref;
     CHECK_OK(tw_fem_build_using(&f, m, 1e6, 0.3, 1000, NULL, NULL, NULL, builder_copying));
     CHECK(f.pattern_builder_used == 1 && ref.pattern_builder_used == 0);
-    CHECK(fem_same(&f, &ref));
+    CHECK(tw_test_fem_same(&f, &ref, 1));
     tw_fem_free(&f);
     tw_fem_free(&ref);
     tw_mesh_destroy(m);
@@ -576,7 +548,7 @@ TW_TEST(pattern_builder_failure_falls_back_to_cpu)
     CHECK_OK(tw_fem_build_using(&f, m, 1e6, 0.3, 1000, NULL, NULL, NULL, builder_failing));
     CHECK(f.pattern_builder_used == 0);
     CHECK(tw_last_error()[0] == 0);
-    CHECK(fem_same(&f, &ref));
+    CHECK(tw_test_fem_same(&f, &ref, 1));
     tw_fem_free(&f);
     tw_fem_free(&ref);
     tw_mesh_destroy(m);

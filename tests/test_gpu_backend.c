@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "tw_test.h"
+#include "tw_test_fem.h"
 #ifdef TW_HAVE_CUDA
 #include "cuda_world.h"
 #include "world.h" /* w->cuda: the device world behind a tw_world */
@@ -58,6 +59,42 @@ static tw_world *bar_world(const tw_mesh *m, const tw_world_def *d)
     return w;
 }
 
+/* A mesh with one world per backend from bar_def(method, ...), each fixed at
+ * x = 0 (bar_world); the CUDA world's def differs from def in its backend only. */
+typedef struct bar_pair {
+    tw_mesh *m;
+    tw_world_def def; /* the CPU world's */
+    tw_world *cpu, *gpu;
+} bar_pair;
+
+/* The pair on m (owned from here on; NULL is a failure), cg_fixed_iterations
+ * set on both defs; 0, or 1 after saying on stderr what failed. */
+static int bar_pair_create(bar_pair *b, tw_mesh *m, tw_method method, int cg_fixed_iterations)
+{
+    memset(b, 0, sizeof *b);
+    b->m = m;
+    if (!m) {
+        fprintf(stderr, "mesh: %s\n", tw_last_error());
+        return 1;
+    }
+    tw_world_def dg = bar_def(method, TW_BACKEND_CUDA);
+    b->def = bar_def(method, TW_BACKEND_CPU);
+    b->def.cg_fixed_iterations = dg.cg_fixed_iterations = cg_fixed_iterations;
+    b->cpu = bar_world(m, &b->def);
+    b->gpu = bar_world(m, &dg);
+    return b->cpu && b->gpu ? 0 : 1;
+}
+
+static void bar_pair_destroy(bar_pair *b)
+{
+    tw_world_destroy(b->gpu);
+    tw_world_destroy(b->cpu);
+    tw_mesh_destroy(b->m);
+}
+
+/* The bar the pair tests share: 20 x 2 x 2 cells. */
+static tw_mesh *small_bar(void) { return tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2); }
+
 /* max |x_gpu - x_cpu| / size, printing the first mismatches over tol
  * (llm.c's validate_result) */
 static double position_error_of(const tw_world *cpu, const tw_world *gpu, double size, double tol, const char *when)
@@ -100,11 +137,9 @@ static int step_both(tw_world *cpu, tw_world *gpu, int steps)
 static int bar_parity(tw_method method)
 {
     if (gpu_skip()) return TW_SKIP;
-    tw_mesh *m = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2);
-    CHECK(m != NULL);
-    tw_world_def dc = bar_def(method, TW_BACKEND_CPU), dg = bar_def(method, TW_BACKEND_CUDA);
-    tw_world *cpu = bar_world(m, &dc), *gpu = bar_world(m, &dg);
-    CHECK(cpu && gpu);
+    bar_pair b;
+    CHECK(bar_pair_create(&b, small_bar(), method, 0) == 0);
+    tw_world *cpu = b.cpu, *gpu = b.gpu;
     printf("%s, %d vertices, %d tets\n", tw_method_name(method), tw_world_vertex_count(cpu), tw_world_tet_count(cpu));
     if (step_both(cpu, gpu, 1)) return 1;
     CHECK(position_error(cpu, gpu, 1e-4, "after 1 step") <= 1e-4);
@@ -115,9 +150,7 @@ static int bar_parity(tw_method method)
     printf("elastic energy after 100 steps: cpu %.9g J, gpu %.9g J\n", ec, eg);
     CHECK(ec > 0);
     CHECK_NEAR(eg, ec, 1e-3 * fabs(ec));
-    tw_world_destroy(gpu);
-    tw_world_destroy(cpu);
-    tw_mesh_destroy(m);
+    bar_pair_destroy(&b);
     return 0;
 }
 
@@ -132,12 +165,9 @@ TW_TEST(bar_hybrid_matches_cpu) { return bar_parity(TW_HYBRID); }
 TW_TEST(pcg_fixed_iterations_matches_cpu)
 {
     if (gpu_skip()) return TW_SKIP;
-    tw_mesh *m = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2);
-    CHECK(m != NULL);
-    tw_world_def dc = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CPU), dg = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
-    dc.cg_fixed_iterations = dg.cg_fixed_iterations = 20;
-    tw_world *cpu = bar_world(m, &dc), *gpu = bar_world(m, &dg);
-    CHECK(cpu && gpu);
+    bar_pair b;
+    CHECK(bar_pair_create(&b, small_bar(), TW_COROT_ELEMENT, 20) == 0);
+    tw_world *cpu = b.cpu, *gpu = b.gpu;
     tw_step_stats sc, sg;
     CHECK_OK(tw_world_step(cpu, &sc));
     CHECK_OK(tw_world_step(gpu, &sg));
@@ -146,9 +176,7 @@ TW_TEST(pcg_fixed_iterations_matches_cpu)
     CHECK(sg.cg_iterations == 20 && sc.cg_iterations == 20);
     CHECK(position_error(cpu, gpu, 1e-5, "after 1 step") <= 1e-5);
     CHECK_NEAR(sg.residual, sc.residual, 1e-2 * sc.residual + 1e-12);
-    tw_world_destroy(gpu);
-    tw_world_destroy(cpu);
-    tw_mesh_destroy(m);
+    bar_pair_destroy(&b);
     return 0;
 }
 
@@ -156,7 +184,7 @@ TW_TEST(pcg_fixed_iterations_matches_cpu)
 TW_TEST(pinned_vertices_exactly_fixed)
 {
     if (gpu_skip()) return TW_SKIP;
-    tw_mesh *m = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2);
+    tw_mesh *m = small_bar();
     CHECK(m != NULL);
     tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
     tw_world *w = bar_world(m, &d);
@@ -182,7 +210,7 @@ TW_TEST(pinned_vertices_exactly_fixed)
 TW_TEST(bdf2_is_unsupported)
 {
     if (gpu_skip()) return TW_SKIP;
-    tw_mesh *m = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2);
+    tw_mesh *m = small_bar();
     CHECK(m != NULL);
     tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
     d.integrator = TW_BDF2;
@@ -322,7 +350,7 @@ TW_TEST(cube_on_floor_graph_matches_host_driven)
 TW_TEST(bar_on_sphere_no_penetration)
 {
     if (gpu_skip()) return TW_SKIP;
-    tw_mesh *m = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2);
+    tw_mesh *m = small_bar();
     CHECK(m != NULL);
     tw_world_def d = tw_default_world_def();
     d.backend = TW_BACKEND_CUDA;
@@ -360,7 +388,7 @@ TW_TEST(graph_matches_host_driven)
 {
     if (gpu_skip()) return TW_SKIP;
 #ifdef TW_HAVE_CUDA
-    tw_mesh *m = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2);
+    tw_mesh *m = small_bar();
     CHECK(m != NULL);
     tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
     tw_world *gw = bar_world(m, &d), *hw = bar_world(m, &d);
@@ -399,11 +427,9 @@ TW_TEST(graph_matches_host_driven)
 TW_TEST(graph_follows_parameter_changes)
 {
     if (gpu_skip()) return TW_SKIP;
-    tw_mesh *m = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2);
-    CHECK(m != NULL);
-    tw_world_def dc = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CPU), dg = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
-    tw_world *cpu = bar_world(m, &dc), *gpu = bar_world(m, &dg);
-    CHECK(cpu && gpu);
+    bar_pair b;
+    CHECK(bar_pair_create(&b, small_bar(), TW_COROT_ELEMENT, 0) == 0);
+    tw_world *cpu = b.cpu, *gpu = b.gpu;
     if (step_both(cpu, gpu, 10)) return 1;
     int tip = tw_world_vertex_count(cpu) - 1;
     double anchor[3] = {1.0, 0.05, 0.3};
@@ -420,9 +446,7 @@ TW_TEST(graph_follows_parameter_changes)
     }
     if (step_both(cpu, gpu, 10)) return 1;
     CHECK(position_error(cpu, gpu, 1e-3, "after a method change") <= 1e-3);
-    tw_world_destroy(gpu);
-    tw_world_destroy(cpu);
-    tw_mesh_destroy(m);
+    bar_pair_destroy(&b);
     return 0;
 }
 
@@ -432,7 +456,7 @@ TW_TEST(state_downloads_only_when_read)
 {
     if (gpu_skip()) return TW_SKIP;
 #ifdef TW_HAVE_CUDA
-    tw_mesh *m = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2);
+    tw_mesh *m = small_bar();
     CHECK(m != NULL);
     tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
     tw_world *w = bar_world(m, &d);
@@ -463,11 +487,9 @@ TW_TEST(state_downloads_only_when_read)
 TW_TEST(pcg_tolerance_iterations_match_cpu)
 {
     if (gpu_skip()) return TW_SKIP;
-    tw_mesh *m = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2);
-    CHECK(m != NULL);
-    tw_world_def dc = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CPU), dg = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
-    tw_world *cpu = bar_world(m, &dc), *gpu = bar_world(m, &dg);
-    CHECK(cpu && gpu);
+    bar_pair b;
+    CHECK(bar_pair_create(&b, small_bar(), TW_COROT_ELEMENT, 0) == 0);
+    tw_world *cpu = b.cpu, *gpu = b.gpu;
     int worst = 0;
     for (int s = 0; s < 10; s++) {
         tw_step_stats sc, sg;
@@ -475,15 +497,13 @@ TW_TEST(pcg_tolerance_iterations_match_cpu)
         CHECK_OK(tw_world_step(gpu, &sg));
         int diff = abs(sc.cg_iterations - sg.cg_iterations);
         printf("  step %d: CG iterations cpu %d gpu %d (tolerance %g), residual cpu %.3g gpu %.3g\n", s + 1,
-               sc.cg_iterations, sg.cg_iterations, dc.cg_tolerance, sc.residual, sg.residual);
-        CHECK(sc.cg_iterations > 1 && sc.cg_iterations < dc.cg_max_iterations); /* the tolerance stopped it */
-        CHECK(sg.residual <= dc.cg_tolerance);
+               sc.cg_iterations, sg.cg_iterations, b.def.cg_tolerance, sc.residual, sg.residual);
+        CHECK(sc.cg_iterations > 1 && sc.cg_iterations < b.def.cg_max_iterations); /* the tolerance stopped it */
+        CHECK(sg.residual <= b.def.cg_tolerance);
         if (diff > worst) worst = diff;
     }
     CHECK(worst <= 2);
-    tw_world_destroy(gpu);
-    tw_world_destroy(cpu);
-    tw_mesh_destroy(m);
+    bar_pair_destroy(&b);
     return 0;
 }
 
@@ -533,33 +553,6 @@ TW_TEST(diverged_step_leaves_state)
 /* ------------------------------------------- the FEM pattern on the GPU */
 
 #ifdef TW_HAVE_CUDA
-/* 1 when a and b hold the same pattern and K, bit for bit; else 0, naming
- * the first array that differs. */
-static int same_pattern_and_k(const tw_fem *a, const tw_fem *b)
-{
-    if (a->n != b->n || a->nt != b->nt || a->nnzb != b->nnzb) {
-        fprintf(stderr, "sizes differ: n %d/%d nt %d/%d nnzb %d/%d\n", a->n, b->n, a->nt, b->nt, a->nnzb, b->nnzb);
-        return 0;
-    }
-    size_t n = (size_t)a->n, nt = (size_t)a->nt, nb = (size_t)a->nnzb;
-    struct { const char *name; const void *x, *y; size_t bytes; } arr[] = {
-        {"row_ptr", a->row_ptr, b->row_ptr, sizeof(int) * (n + 1)},
-        {"col", a->col, b->col, sizeof(int) * nb},
-        {"diag", a->diag, b->diag, sizeof(int) * n},
-        {"contrib_ptr", a->contrib_ptr, b->contrib_ptr, sizeof(int) * (nb + 1)},
-        {"contrib", a->contrib, b->contrib, sizeof(int) * 16 * nt},
-        {"vt_ptr", a->vt_ptr, b->vt_ptr, sizeof(int) * (n + 1)},
-        {"vt", a->vt, b->vt, sizeof(int) * 4 * nt},
-        {"K", a->K, b->K, sizeof(tw_real) * 9 * nb},
-    };
-    for (size_t k = 0; k < sizeof arr / sizeof arr[0]; k++)
-        if (memcmp(arr[k].x, arr[k].y, arr[k].bytes) != 0) {
-            fprintf(stderr, "%s differs\n", arr[k].name);
-            return 0;
-        }
-    return 1;
-}
-
 /* tw_fem_build_using with tw_fem_pattern_gpu against tw_fem_build. */
 static int gpu_pattern_parity(const tw_mesh *m)
 {
@@ -569,7 +562,7 @@ static int gpu_pattern_parity(const tw_mesh *m)
     printf("%d tets, %d vertices, %d blocks: built on the %s\n", gpu.nt, gpu.n, gpu.nnzb,
            gpu.pattern_builder_used ? "GPU" : "CPU (the GPU build failed)");
     CHECK(gpu.pattern_builder_used == 1);
-    CHECK(same_pattern_and_k(&gpu, &cpu));
+    CHECK(tw_test_fem_same(&gpu, &cpu, 0));
     tw_fem_free(&gpu);
     tw_fem_free(&cpu);
     return 0;
@@ -602,19 +595,15 @@ TW_TEST(large_cuda_world_pattern_built_on_gpu)
 {
     if (gpu_skip()) return TW_SKIP;
 #ifdef TW_HAVE_CUDA
-    tw_mesh *m = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 200, 20, 21); /* 504 000 tets */
-    CHECK(m != NULL);
-    CHECK(tw_mesh_tet_count(m) >= TW_GPU_PATTERN_MIN_TETS);
-    tw_world_def dc = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CPU), dg = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
-    tw_world *cpu = bar_world(m, &dc), *gpu = bar_world(m, &dg);
-    CHECK(cpu && gpu);
+    bar_pair b;
+    CHECK(bar_pair_create(&b, tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 200, 20, 21), TW_COROT_ELEMENT, 0) == 0); /* 504 000 tets */
+    CHECK(tw_mesh_tet_count(b.m) >= TW_GPU_PATTERN_MIN_TETS);
+    tw_world *cpu = b.cpu, *gpu = b.gpu;
     CHECK(cpu->fem.pattern_builder_used == 0);
     CHECK(gpu->fem.pattern_builder_used == 1);
-    CHECK(same_pattern_and_k(&gpu->fem, &cpu->fem));
+    CHECK(tw_test_fem_same(&gpu->fem, &cpu->fem, 0));
     CHECK_OK(tw_world_step(gpu, NULL));
-    tw_world_destroy(gpu);
-    tw_world_destroy(cpu);
-    tw_mesh_destroy(m);
+    bar_pair_destroy(&b);
 #endif
     return 0;
 }
