@@ -354,67 +354,123 @@ static int build_cored(demo_scene *s, const demo_options *o, const char *prog, c
     return 0;
 }
 
-/* dane (Müller fig. 10, §4.3): the TOSCA dog's 50k-triangle surface (cm,
- * z up, feet at z = 0, head toward -y; scaled to metres) is too fine to
- * simulate: TetGen needs about 88k tets to keep it. Instead a lattice of
- * 5 cm cubes covering the surface (tw_graded_def.cover: every surface point
- * lies in a tet, each cube 6 Kuhn tets) is simulated and the surface is
- * embedded in it and drawn. The core is every lattice vertex deeper than
- * 4 cm: all but the outer layer, legs, head and tail included (a skeleton);
- * that soft outer layer lags behind the core as it turns. */
-static int build_dane(demo_scene *s, const demo_options *o, const char *prog)
+/* A lattice-cored body (Müller 2002 §4.3): a surface too fine (or too badly
+ * shaped) to simulate is covered by a lattice of `cell` cubes
+ * (tw_graded_def.cover: every surface point lies in a tet, each cube 6 Kuhn
+ * tets, well shaped, so the PCG needs few iterations); the lattice is
+ * simulated and a surface is embedded in it and drawn: `render_file` from
+ * the shared meshes, else the lattice's own source surface. The core is
+ * every lattice vertex deeper than `depth`. */
+static char *copy_string(const char *t)
 {
-    static const float color[3] = {0.75f, 0.6f, 0.45f};
-    const double cell = 0.05, depth = 0.04;
-    s->up = 2;
+    char *c = malloc(strlen(t) + 1);
+    if (c) strcpy(c, t);
+    return c;
+}
+
+typedef struct lattice_body {
+    const char *name, *surface_file, *render_file;
+    double scale;      /* surface units to metres */
+    int up;            /* the vertical axis */
+    double cell, depth, youngs, spin, freq, bob;
+    float color[3];
+} lattice_body;
+
+static int build_lattice_cored(demo_scene *s, const demo_options *o, const char *prog, const lattice_body *L)
+{
+    s->up = L->up;
+    /* with no render file of its own, --render-surface replaces the source
+     * surface (in metres) */
+    int replaced = !L->render_file && o->render_surface;
     tw_surface *surf = NULL;
-    char *path = o->render_surface ? NULL : shared_path(o, "dog_tosca_dog0_eyescapped.off");
-    const char *label = o->render_surface ? o->render_surface : "dog_tosca_dog0_eyescapped.off (cm, as m)";
-    if (o->render_surface) { /* in metres, z up */
-        surf = tw_surface_load(o->render_surface);
-    } else if (path && (surf = tw_surface_load(path))) {
-        for (int i = 0; i < 3 * surf->vertex_count; i++) surf->positions[i] *= 0.01;
-    }
+    char *path = replaced ? copy_string(o->render_surface) : shared_path(o, L->surface_file);
+    if (path && (surf = tw_surface_load(path)) && L->scale != 1 && !replaced)
+        for (int i = 0; i < 3 * surf->vertex_count; i++) surf->positions[i] *= L->scale;
     free(path);
-    if (!surf) return fail(prog, "dane", s);
+    if (!surf) return fail(prog, L->name, s);
     tw_graded_def gd = tw_default_graded_def();
-    gd.fine_size = cell;
+    gd.fine_size = L->cell;
     gd.levels = 1;
     gd.cover = 1;
     tw_graded_mesh *g = tw_mesh_graded(surf, &gd);
     if (!g) {
         tw_surface_destroy(surf);
-        return fail(prog, "dane: lattice around the surface", s);
+        char what[96];
+        snprintf(what, sizeof what, "%s: lattice around the surface", L->name);
+        return fail(prog, what, s);
     }
     tw_mesh *m = g->mesh;
     g->mesh = NULL;
-    printf("dane: lattice of %g m cubes covering the surface: %d vertices, %d tets, %.0f ms\n", cell,
-           tw_mesh_vertex_count(m), tw_mesh_tet_count(m), 1000 * g->seconds);
+    printf("%s: lattice of %g m cubes covering %s: %d vertices, %d tets, %.0f ms\n", L->name, L->cell,
+           L->surface_file, tw_mesh_vertex_count(m), tw_mesh_tet_count(m), 1000 * g->seconds);
     tw_graded_mesh_destroy(g);
     tw_world_def d = tw_default_world_def();
     d.method = TW_COROT_ELEMENT;
-    d.youngs_modulus = 5e3;
-    d.gravity[2] = -9.81;
+    d.youngs_modulus = L->youngs;
+    d.gravity[0] = d.gravity[1] = d.gravity[2] = 0;
+    d.gravity[L->up] = -9.81;
     d.dt = 1.0 / 60;
     d.damping_mass = 0.5;
     d.damping_stiffness = 0.005;
     apply_options(&d, o);
-    tw_world *w = make_world(m, &d, prog, "dane");
+    tw_world *w = make_world(m, &d, prog, L->name);
     if (!w) {
         tw_mesh_destroy(m);
         tw_surface_destroy(surf);
         demo_scene_destroy(s);
         return -1;
     }
-    if (add_body(s, "dane", m, w, NULL, label, surf, color, prog) ||
-        add_core(&s->body[0], depth, 0.6, 0.8, 0.05, prog)) {
+    /* the drawn surface: --render-surface, the shared render file, or the source surface */
+    char *render = replaced            ? NULL
+                   : o->render_surface ? copy_string(o->render_surface)
+                   : L->render_file    ? shared_path(o, L->render_file)
+                                       : NULL;
+    if (render) {
+        tw_surface_destroy(surf);
+        surf = NULL;
+    }
+    int rc = add_body(s, L->name, m, w, NULL, render ? render : replaced ? o->render_surface : L->surface_file,
+                      surf, L->color, prog);
+    free(render);
+    if (rc || add_core(&s->body[0], L->depth, L->spin, L->freq, L->bob, prog)) {
         demo_scene_destroy(s);
         return -1;
     }
     demo_scene_frame(s);
+    return 0;
+}
+
+/* dane (Müller fig. 10): the TOSCA dog's 50k-triangle surface (cm, z up,
+ * feet at z = 0, head toward -y; scaled to metres) needs about 88k tets when
+ * TetGen keeps it: a lattice of 5 cm cubes instead. The core (deeper than
+ * 4 cm) is all but the outer layer, legs, head and tail included (a
+ * skeleton); that soft outer layer lags behind the core as it turns. */
+static int build_dane(demo_scene *s, const demo_options *o, const char *prog)
+{
+    static const lattice_body dane = {"dane", "dog_tosca_dog0_eyescapped.off", NULL, 0.01, 2,
+                                      0.05, 0.04, 5e3, 0.6, 0.8, 0.05, {0.75f, 0.6f, 0.45f}};
+    if (build_lattice_cored(s, o, prog, &dane)) return -1;
     s->yaw = -0.6; /* from the front left, a little above */
     s->pitch = 0.25;
     s->distance *= 0.65;
+    return 0;
+}
+
+/* bunny (Müller fig. 9): the shipped TetGen mesh of the closed bunny has
+ * 1-degree slivers (its surface forces them; TetGen's quality bounds do not
+ * remove them), which cost the PCG ~300 iterations a step; a lattice of
+ * 8 mm cubes covering the same closed surface needs a few tens. The
+ * 69k-triangle Stanford scan is embedded and drawn; the core is the
+ * vertices deeper than 1 cm. --bunny-mesh tetgen keeps the shipped mesh. */
+static int build_bunny(demo_scene *s, const demo_options *o, const char *prog)
+{
+    static const lattice_body bunny = {"bunny", "bunny_closed_3485v.off", "bunny_stanford_original_69k.obj", 1, 1,
+                                       0.01, 0.01, 3e4, 0.9, 0.5, 0.0, {0.85f, 0.72f, 0.55f}};
+    if (o->bunny_tetgen)
+        return build_cored(s, o, prog, "bunny_closed_3485v.tet.node", "bunny_stanford_original_69k.obj", "bunny",
+                           bunny.youngs, bunny.depth, bunny.spin, bunny.freq, bunny.bob, bunny.color);
+    if (build_lattice_cored(s, o, prog, &bunny)) return -1;
+    s->distance *= 0.7;
     return 0;
 }
 
@@ -461,11 +517,7 @@ int demo_scene_build(demo_scene *s, const char *name, const demo_options *o, con
     snprintf(s->name, sizeof s->name, "%s", name);
     if (!strcmp(name, "bars")) return build_bars(s, o, prog);
     if (!strcmp(name, "tube")) return build_tube(s, o, prog);
-    if (!strcmp(name, "bunny")) {
-        static const float c[3] = {0.85f, 0.72f, 0.55f};
-        return build_cored(s, o, prog, "bunny_closed_3485v.tet.node", "bunny_stanford_original_69k.obj",
-                           "bunny", 3e4, 0.01, 0.9, 0.5, 0.0, c);
-    }
+    if (!strcmp(name, "bunny")) return build_bunny(s, o, prog);
     if (!strcmp(name, "dane")) return build_dane(s, o, prog);
     if (!strcmp(name, "cube")) return build_cube(s, o, prog);
     fprintf(stderr, "%s: --scene '%s': unknown scene (choose bars, tube, bunny, dane or cube)\n", prog, name);

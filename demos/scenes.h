@@ -68,6 +68,7 @@ typedef struct demo_options {
     double dt;                /* s, 0: the scene's */
     int method;               /* -1: the scene's */
     const char *render_surface; /* bunny: replaces the Stanford scan; NULL: default */
+    int bunny_tetgen;           /* bunny: the shipped TetGen mesh instead of the covering lattice */
     tw_backend backend;       /* every body's world (default cpu) */
 } demo_options;
 demo_options demo_default_options(void);

@@ -64,7 +64,12 @@ function(tw_viewer_tests)
   add_test(NAME viewer.egl_scene_bunny
            COMMAND ${egl} sh -c "rm -rf '${dir}' && \"$0\" --scene bunny --headless --frames 3 --out '${dir}' | grep 'GL context: EGL' && \"$1\" '${dir}/frame_00002.png' --not-blank 500"
                    ${view} ${check})
-  set_tests_properties(viewer.egl_scene_bars viewer.egl_bars_sag_lower viewer.egl_scene_bunny PROPERTIES
+  # the bunny on the shipped TetGen mesh (--bunny-mesh tetgen) instead of the lattice
+  set(dir ${tmp}/egl_bunny_tetgen)
+  add_test(NAME viewer.egl_scene_bunny_tetgen
+           COMMAND ${egl} sh -c "rm -rf '${dir}' && \"$0\" --scene bunny --bunny-mesh tetgen --headless --frames 2 --out '${dir}' | grep '27297 tets' && \"$1\" '${dir}/frame_00001.png' --not-blank 500"
+                   ${view} ${check})
+  set_tests_properties(viewer.egl_scene_bars viewer.egl_bars_sag_lower viewer.egl_scene_bunny viewer.egl_scene_bunny_tetgen PROPERTIES
                        SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "${env}")
 
   # the scenes through their API, no OpenGL (demos/test_scenes.c): a held bone
@@ -96,7 +101,9 @@ function(tw_viewer_tests)
   add_test(NAME viewer.missing_mesh
            COMMAND ${fails} "cannot load --mesh: .*missing\\.node: cannot open" ${view} --mesh ${tmp}/missing.node --headless)
   add_test(NAME viewer.missing_scene_mesh
-           COMMAND ${fails} "bunny: .*bunny_closed_3485v\\.tet\\.node: cannot open" ${view} --scene bunny --shared ${tmp}/nowhere --headless)
+           COMMAND ${fails} "bunny: .*bunny_closed_3485v\\.off: cannot open" ${view} --scene bunny --shared ${tmp}/nowhere --headless)
+  add_test(NAME viewer.bad_bunny_mesh
+           COMMAND ${fails} "--bunny-mesh 'octree': choose lattice" ${view} --scene bunny --bunny-mesh octree --headless)
   add_test(NAME viewer.render_surface_not_embeddable
            COMMAND ${fails} "render-surface .*far\\.obj cannot be embedded in the tets: surface vertex 2" ${view} ${bar} --render-surface ${tmp}/far.obj --headless)
   add_test(NAME viewer.unknown_scene
@@ -122,7 +129,7 @@ function(tw_viewer_tests)
                    ${wrap} ${fails} "OpenGL 3.3 core profile is not available: this display offers OpenGL 3\\.0" ${view} ${bar} --headless --frames 1 --out ${tmp}/old)
   add_test(NAME viewer.help COMMAND ${view} --help)
   set_tests_properties(viewer.help PROPERTIES PASS_REGULAR_EXPRESSION "--headless.*space  pause")
-  set_tests_properties(viewer.missing_mesh viewer.missing_scene_mesh viewer.render_surface_not_embeddable
+  set_tests_properties(viewer.missing_mesh viewer.missing_scene_mesh viewer.bad_bunny_mesh viewer.render_surface_not_embeddable
                        viewer.unknown_scene viewer.no_display viewer.no_egl_no_display viewer.glx_no_display
                        viewer.egl_gl_too_old viewer.gl_too_old viewer.help viewer.core_angle_no_core PROPERTIES
                        SKIP_RETURN_CODE 77 TIMEOUT 120 ENVIRONMENT "${env}")
