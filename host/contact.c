@@ -157,12 +157,7 @@ void tw_contact_project_velocities(tw_world *w, tw_real *v, tw_real *acc)
         if (w->fcons[i] != TW_FILTER_NORMAL) continue;
         const tw_real *nn = w->cnormal + 3 * (size_t)i;
         tw_contact_project_velocity(v + 3 * (size_t)i, nn, w->cmu[i]);
-        if (acc) {
-            tw_real *ai = acc + 3 * (size_t)i;
-            double an = ai[0] * nn[0] + ai[1] * nn[1] + ai[2] * nn[2];
-            if (an < 0)
-                for (int a = 0; a < 3; a++) ai[a] -= (tw_real)(an * nn[a]);
-        }
+        if (acc) tw_contact_project_acceleration(acc + 3 * (size_t)i, nn);
     }
 }
 

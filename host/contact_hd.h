@@ -182,6 +182,15 @@ TW_HD void tw_contact_project_velocity(tw_real *vi, const tw_real *nn, tw_real m
     }
 }
 
+/* A projected vertex's acceleration (tw_contact_project_velocities, explicit
+ * Newmark): its component into the collider removed. */
+TW_HD void tw_contact_project_acceleration(tw_real *ai, const tw_real *nn)
+{
+    double an = ai[0] * nn[0] + ai[1] * nn[1] + ai[2] * nn[2];
+    if (an < 0)
+        for (int a = 0; a < 3; a++) ai[a] -= (tw_real)(an * nn[a]);
+}
+
 /* The PCG filter on one contact vertex (host/solver_impl.h's filter for
  * TW_FILTER_NORMAL): v loses its component along n. */
 TW_HD void tw_contact_filter_normal(tw_real *vi, const tw_real *nn)

@@ -20,6 +20,7 @@
 
 #include "contact_hd.h"
 #include "error.h"
+#include "integrator_hd.h"
 #include "math3.h"
 #include "mesh.h"
 #ifdef TW_HAVE_CUDA
@@ -548,7 +549,7 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
         for (int i = 0; i < n; i++)
             for (int c = 0; c < 3; c++) {
                 size_t k = 3 * (size_t)i + c;
-                w->rhs[k] -= (tw_real)(heff * (Ad[k] - cm * f->mass[i] * d[k]) / ck);
+                w->rhs[k] = tw_bdf2_rhs_corrected(w->rhs[k], Ad[k], d[k], f->mass[i], heff, cm, ck);
             }
     }
     double t2 = tw_now_ms();
@@ -677,8 +678,8 @@ static tw_status newmark_step(tw_world *w, double h, tw_step_stats *st)
         for (int i = 0; i < n; i++)
             for (int c = 0; c < 3; c++) {
                 size_t k = 3 * (size_t)i + c;
-                w->acc[k] = f->mass[i] > 0 && !w->cons[i]
-                                ? (tw_real)((w->f[k] + w->rhs[k]) / f->mass[i] - alpha * w->v[k]) : 0;
+                w->acc[k] = tw_newmark_start_acc(w->f[k] + w->rhs[k], f->mass[i], w->v[k], alpha,
+                                                 f->mass[i] > 0 && !w->cons[i]);
             }
         w->has_acc = 1;
     }
@@ -687,9 +688,7 @@ static tw_status newmark_step(tw_world *w, double h, tw_step_stats *st)
     for (int i = 0; i < n; i++)
         for (int c = 0; c < 3; c++) {
             size_t k = 3 * (size_t)i + c;
-            if (w->cons[i] == TW_PINNED) xnew[k] = w->x[k];
-            else if (w->cons[i] == TW_KINEMATIC) xnew[k] = w->target[k];
-            else xnew[k] = w->x[k] + (tw_real)h * w->v[k] + (tw_real)(0.5 * h * h) * w->acc[k];
+            xnew[k] = tw_newmark_position(w->cons[i], w->x[k], w->v[k], w->acc[k], w->target[k], h);
         }
     /* contact: project the predicted positions first, so the forces below
      * are those of the configuration the step ends in */
@@ -704,14 +703,11 @@ static tw_status newmark_step(tw_world *w, double h, tw_step_stats *st)
         for (int c = 0; c < 3; c++) {
             size_t k = 3 * (size_t)i + c;
             if (w->cons[i]) {
-                w->vnew[k] = (tw_real)((xnew[k] - w->x[k]) / h);
+                w->vnew[k] = tw_newmark_constrained_velocity(xnew[k], w->x[k], h);
                 anew[k] = 0;
                 continue;
             }
-            double fa = (w->f[k] + w->rhs[k]) / f->mass[i];
-            double vn = (w->v[k] + 0.5 * h * (w->acc[k] + fa)) / (1 + 0.5 * h * alpha);
-            w->vnew[k] = (tw_real)vn;
-            anew[k] = (tw_real)(fa - alpha * vn);
+            tw_newmark_velocity(w->f[k] + w->rhs[k], f->mass[i], w->v[k], w->acc[k], h, alpha, &w->vnew[k], &anew[k]);
         }
     if (st->contacts) tw_contact_project_velocities(w, w->vnew, anew);
     double t3 = tw_now_ms();
@@ -749,8 +745,8 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
             xbase = w->xbase;
             vbase = w->vbase;
             for (size_t i = 0; i < n3; i++) {
-                xbase[i] = (tw_real)((4.0 * w->x[i] - w->xprev[i]) / 3);
-                vbase[i] = (tw_real)((4.0 * w->v[i] - w->vprev[i]) / 3);
+                xbase[i] = tw_bdf2_base(w->x[i], w->xprev[i]);
+                vbase[i] = tw_bdf2_base(w->v[i], w->vprev[i]);
             }
             heff = 2 * h / 3;
         }

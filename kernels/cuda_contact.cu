@@ -1,11 +1,17 @@
-// Contact with static colliders on the device: host/contact.c's loops for
-// implicit Euler, one thread per vertex, calling the same per-vertex math
-// (host/contact_hd.h). In implicit_solve's order (cuda_world.cu launches
-// them, inside the step's graph when there is one):
+// Contact with static colliders on the device: host/contact.c's loops, one
+// thread per vertex, calling the same per-vertex math (host/contact_hd.h).
+// For the implicit integrators (implicit Euler, BDF2: contacts detected at
+// xbase), in implicit_solve's order (cuda_world.cu launches them, inside the
+// step's graph when there is one):
 //
 //   assembly, prescribe -> contact_mark (detect, land, implicit friction)
 //   -> PCG filtered by fcons -> contact_impulses -> divergence check,
 //   integrate -> contact_project
+//
+// For explicit Newmark, by projection (newmark_step): the predicted
+// positions projected and marked (contact_project_predicted) before the
+// forces, then the marked vertices' new velocity and acceleration
+// (contact_project_newmark).
 //
 // The state kept between steps (each contact's last normal impulse, and
 // released: the constraint pulled) lives only on the device, as on the CPU
@@ -36,7 +42,7 @@ __global__ void contact_mark_kernel(tw_cuda_data d, double *partial)
         if (c) continue;
         size_t k = 3 * (size_t)i;
         tw_real *nrm = d.cnormal + k;
-        if (!tw_contact_mark_vertex(d.colliders, P->ncolliders, d.x + k, d.v + k, P->touch, P->heff, &d.released[i],
+        if (!tw_contact_mark_vertex(d.colliders, P->ncolliders, d.xbase + k, d.v + k, P->touch, P->heff, &d.released[i],
                                     nrm, &d.cdist[i], &d.cmu[i]))
             continue;
         d.fcons[i] = TW_FILTER_NORMAL;
@@ -78,6 +84,33 @@ __global__ void contact_project_kernel(tw_cuda_data d)
         tw_contact_project_velocity(d.v + k, nrm, mu);
 }
 
+/* explicit Newmark: tw_contact_project_positions on the predicted x (marks
+ * fcons, normal, friction); sums the contacts */
+__global__ void contact_project_predicted_kernel(tw_cuda_data d, double *partial)
+{
+    double s[1] = {0};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x) {
+        unsigned char c = d.cons[i];
+        d.fcons[i] = c;
+        if (c) continue;
+        size_t k = 3 * (size_t)i;
+        if (!tw_contact_project_vertex(d.colliders, d.P->ncolliders, d.x + k, d.cnormal + k, &d.cmu[i])) continue;
+        d.fcons[i] = TW_FILTER_NORMAL;
+        s[0] += 1;
+    }
+    tw_block_partials<1>(s, partial);
+}
+
+/* explicit Newmark: tw_contact_project_velocities on vnew and anew */
+__global__ void contact_project_newmark_kernel(tw_cuda_data d)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= d.n || d.fcons[i] != TW_FILTER_NORMAL) return;
+    size_t k = 3 * (size_t)i;
+    tw_contact_project_velocity(d.vnew + k, d.cnormal + k, d.cmu[i]);
+    tw_contact_project_acceleration(d.anew + k, d.cnormal + k);
+}
+
 } // namespace
 
 tw_status tw_cuda_contact_mark(tw_cuda_world *cw)
@@ -103,6 +136,26 @@ tw_status tw_cuda_contact_impulses(tw_cuda_world *cw)
 tw_status tw_cuda_contact_project(tw_cuda_world *cw)
 {
     contact_project_kernel<<<tw_cuda_grid(cw->d.n), TW_CUDA_THREADS, 0, cw->stream>>>(cw->d);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_contact_project_predicted(tw_cuda_world *cw)
+{
+    const tw_cuda_data &d = cw->d;
+    unsigned nb = tw_cuda_reduce_grid(d.n);
+    contact_project_predicted_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(d, cw->partial);
+    TW_CUDA_LAUNCHED();
+    tw_status s = tw_cuda_reduce_finish(cw, 1, (int)nb, TW_S_CONTACTS);
+    if (s != TW_OK) return s;
+    contact_count_kernel<<<1, 1, 0, cw->stream>>>(d.st, cw->scalars);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_contact_project_newmark(tw_cuda_world *cw)
+{
+    contact_project_newmark_kernel<<<tw_cuda_grid(cw->d.n), TW_CUDA_THREADS, 0, cw->stream>>>(cw->d);
     TW_CUDA_LAUNCHED();
     return TW_OK;
 }

@@ -1,7 +1,7 @@
 // The CUDA backend's internals, shared by cuda_world.cu (create, step,
 // destroy), cuda_kernels.cu (rotations, forces, assembly, integration),
-// cuda_contact.cu (colliders) and cuda_pcg.cu (the filtered block-Jacobi
-// PCG). C++ linkage: nothing here is part of the C interface (that is
+// cuda_integrators.cu (BDF2, explicit Newmark), cuda_contact.cu (colliders)
+// and cuda_pcg.cu (the filtered block-Jacobi PCG). C++ linkage: nothing here is part of the C interface (that is
 // cuda_world.h).
 //
 // NEVER RUN ON A GPU YET: written and compiled on a machine without one.
@@ -55,6 +55,9 @@ typedef struct tw_cuda_params {
     int ncolliders;      /* colliders in tw_cuda_data.colliders (the shape says whether any) */
     double touch;        /* 1e-6 x size, m: a vertex this close is touching (tw_contact_detect) */
     double vt_min;       /* 1e-6 x size / heff, m/s: the smallest |v_t| implicit friction divides by */
+    int history;         /* BDF2: 1 when the step uses the previous one (heff = 2h/3, xbase and vbase from
+                            xprev, vprev); 0 on its first step (implicit Euler: heff = h, xbase = x, vbase = v) */
+    double alpha;        /* mass-proportional damping, 1/s (explicit Newmark) */
 } tw_cuda_params;
 
 /* What a step leaves on the device for the host: read back once per step
@@ -95,6 +98,16 @@ typedef struct tw_cuda_data {
     const tw_collider_def *colliders;
     unsigned char *fcons, *released;
     tw_real *cnormal, *cdist, *cmu, *cimpulse;
+    /* the integrators (cuda_integrators.cu). xbase, vbase: what the implicit
+     * kernels step from (x+ = xbase + heff v+, rhs M vbase + ...): x and v
+     * themselves for implicit Euler, xb and vb for BDF2 (written each step
+     * from x, v and xprev, vprev: the previous step's state, kept here only).
+     * Explicit Newmark: acc (a, kept between steps), anew (a+), xstart (x at
+     * the start of the step: x holds the predicted positions during it). The
+     * arrays of the other integrators are NULL (xprev non-NULL: a BDF2 world). */
+    const tw_real *xbase, *vbase;
+    tw_real *xb, *vb, *xprev, *vprev;
+    tw_real *acc, *anew, *xstart;
     /* per step */
     const tw_cuda_params *P;
     tw_cuda_status *st;
@@ -108,6 +121,7 @@ typedef struct tw_cuda_shape {
     int conserve;    /* ghost && nothing constrained: conserve_momentum runs */
     int exact_warp;  /* warp_system bicgstab (refused today, kept in the key) */
     int colliders;   /* any collider: contact marking, the normal filter, impulses, projection */
+    int integrator;  /* tw_integrator: explicit Newmark is another step (no PCG); BDF2 adds its base terms */
 } tw_cuda_shape;
 
 struct tw_cuda_world {
@@ -202,8 +216,35 @@ tw_status tw_cuda_prescribe(tw_cuda_world *cw);
 tw_status tw_cuda_check_divergence(tw_cuda_world *cw);
 /* conserve_momentum of host/world.c on vnew (the caller checks that no vertex is constrained) */
 tw_status tw_cuda_conserve_momentum(tw_cuda_world *cw);
-/* when st->ok: v = vnew, x += heff v (else nothing: the state stays) */
+/* when st->ok: v = vnew, x = xbase + heff v (else nothing: the state stays);
+ * a BDF2 world first keeps x, v in xprev, vprev */
 tw_status tw_cuda_integrate(tw_cuda_world *cw);
+
+/* cuda_integrators.cu: BDF2 and explicit Newmark (host/world.c), the
+ * per-vertex arithmetic in host/integrator_hd.h. */
+/* BDF2, before the rotations: xbase, vbase (from x, v and xprev, vprev when
+ * P->history, else copies of x, v). */
+tw_status tw_cuda_bdf2_base(tw_cuda_world *cw);
+/* BDF2, after the assembly: rhs -= heff K' (xbase - x), K' d = (A d - cm M d)
+ * / ck (exactly 0 on the first step, where xbase = x); uses the PCG's p, q. */
+tw_status tw_cuda_bdf2_rhs(tw_cuda_world *cw);
+/* Explicit Newmark's acceleration at the start (the world has none yet: its
+ * first step, or after a setter reset it): rotations and forces at x, then
+ * acc = M^-1 F - alpha v (0 where constrained). Not part of the graph. */
+tw_status tw_cuda_newmark_start(tw_cuda_world *cw, tw_method m, int ghost_correction);
+/* Explicit Newmark's step, as cuda_world.cu enqueues it: predict, [contact
+ * projection of the predicted positions], rotations and elastic forces at x,
+ * update, [contact projection of vnew and anew], the divergence check,
+ * commit (the bracketed kernels: cuda_contact.cu, with colliders). */
+/* The status of a step without CG (0 iterations, residual 0); xstart = x,
+ * x = the predicted positions. */
+tw_status tw_cuda_newmark_predict(tw_cuda_world *cw);
+/* vnew, anew from the elastic force f at the predicted x (+ f_ext there);
+ * constrained vertices: their displacement over h, no acceleration. */
+tw_status tw_cuda_newmark_update(tw_cuda_world *cw);
+/* After the divergence check: st->ok ? (v = vnew, acc = anew) : x = xstart
+ * (a failed step leaves the state as it was). */
+tw_status tw_cuda_newmark_commit(tw_cuda_world *cw);
 
 /* cuda_contact.cu: host/contact.c for implicit Euler, in implicit_solve's
  * order. After prescribe: marks the contacts (fcons, normal, distance,
@@ -216,6 +257,14 @@ tw_status tw_cuda_contact_impulses(tw_cuda_world *cw);
 /* After integrate, when st->ok: free vertices inside a collider are
  * projected onto it, their approaching normal velocity removed, friction. */
 tw_status tw_cuda_contact_project(tw_cuda_world *cw);
+/* Explicit Newmark (tw_contact_project_positions on the predicted x): free
+ * vertices inside a collider are moved onto it and marked (fcons, normal,
+ * friction), and counted (st->contacts). */
+tw_status tw_cuda_contact_project_predicted(tw_cuda_world *cw);
+/* Explicit Newmark, after the update (tw_contact_project_velocities): the
+ * marked vertices' approaching normal velocity (vnew) and acceleration
+ * (anew) removed, friction. */
+tw_status tw_cuda_contact_project_newmark(tw_cuda_world *cw);
 
 /* cuda_pcg.cu: the filtered block-Jacobi PCG of host/solver_impl.h on
  * A vnew = rhs, from vnew; the filter is cw->pcg_filter (pinned, kinematic: fully
@@ -237,4 +286,9 @@ tw_status tw_cuda_read_status(tw_cuda_world *cw);
 /* Reductions (cuda_reduce.cuh) finish with this: sums nv rows of nb partials
  * into scalars[first .. first + nv - 1]. */
 tw_status tw_cuda_reduce_finish(tw_cuda_world *cw, int nv, int nb, int first);
+
+/* cuda_pcg.cu: q = A p by the SpMV the PCG uses (cuSPARSE or the own
+ * kernel), on cw->stream, outside the loop: p and q are free from the end
+ * of one PCG to the next pcg_begin (tw_cuda_world_spmv, cuda_integrators.cu). */
+tw_status tw_cuda_spmv_pq(tw_cuda_world *cw);
 #endif

@@ -1,6 +1,9 @@
-// One implicit Euler step's kernels (all but the solver): the loop bodies of
+// One implicit step's kernels (all but the solver): the loop bodies of
 // host/forces.c and host/world.c's implicit_solve, one thread per vertex,
 // element or BSR block, calling the same TW_HD math (math3.h, element.h).
+// The step is from d.xbase, d.vbase (x+ = xbase + heff v+): d.x, d.v for
+// implicit Euler, BDF2's base terms otherwise (cuda_integrators.cu); the
+// rotations and forces are at d.x, as in implicit_solve.
 // Per-vertex sums are gathers in element order (vt lists) and per-block sums
 // gathers in contribution order (contrib lists): deterministic, no atomics.
 //
@@ -151,7 +154,7 @@ __global__ void rhs_kernel(tw_cuda_data d)
         size_t k = 3 * (size_t)i + c;
         tw_real ext = d.mass[i] * (tw_real)P->gravity[c] + d.fext[k];
         if (i == P->spring_vertex) ext += (tw_real)(P->spring_k * (P->anchor[c] - d.x[k]));
-        d.rhs[k] = d.mass[i] * d.v[k] + (tw_real)P->heff * (d.f[k] + ext);
+        d.rhs[k] = d.mass[i] * d.vbase[k] + (tw_real)P->heff * (d.f[k] + ext);
     }
 }
 
@@ -205,7 +208,7 @@ __global__ void prescribe_kernel(tw_cuda_data d)
         size_t k = 3 * (size_t)i + c;
         tw_real v = warm_start ? d.v[k] : 0;
         if (d.cons[i] == TW_PINNED) v = 0;
-        else if (d.cons[i] == TW_KINEMATIC) v = (tw_real)((d.target[k] - d.x[k]) / heff);
+        else if (d.cons[i] == TW_KINEMATIC) v = (tw_real)((d.target[k] - d.xbase[k]) / heff);
         d.vnew[k] = v;
     }
 }
@@ -219,13 +222,14 @@ __global__ void momentum_partials(tw_cuda_data d, double *partial)
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x)
         for (int c = 0; c < 3; c++) {
             size_t k = 3 * (size_t)i + c;
-            s[c] += d.mass[i] * ((double)d.vnew[k] - d.v[k]) - heff * (d.mass[i] * grav[c] + d.fext[k]);
+            s[c] += d.mass[i] * ((double)d.vnew[k] - d.vbase[k]) - heff * (d.mass[i] * grav[c] + d.fext[k]);
         }
     tw_block_partials<3>(s, partial);
 }
 
-/* the spring's share of p, from the spring vertex's x and vnew before the
- * shift (as on the CPU): p -= heff k (anchor - x - heff vnew); one thread */
+/* the spring's share of p, from the spring vertex's xbase and vnew before
+ * the shift (as on the CPU): p -= heff k (anchor - xbase - heff vnew); one
+ * thread */
 __global__ void momentum_spring(tw_cuda_data d, double *scalars)
 {
     const tw_cuda_params *P = d.P;
@@ -233,7 +237,8 @@ __global__ void momentum_spring(tw_cuda_data d, double *scalars)
     if (i < 0) return;
     for (int c = 0; c < 3; c++) {
         size_t k = 3 * (size_t)i + c;
-        scalars[TW_S_MOM + c] -= P->heff * P->spring_k * (P->anchor[c] - (double)d.x[k] - P->heff * (double)d.vnew[k]);
+        scalars[TW_S_MOM + c] -=
+            P->heff * P->spring_k * (P->anchor[c] - (double)d.xbase[k] - P->heff * (double)d.vnew[k]);
     }
 }
 
@@ -246,14 +251,18 @@ __global__ void remove_momentum(tw_cuda_data d, const double *scalars, double ma
     for (int c = 0; c < 3; c++) d.vnew[3 * (size_t)i + c] -= (tw_real)(scalars[TW_S_MOM + c] / mass_total);
 }
 
-/* ---- x += heff v ---- */
+/* ---- x = xbase + heff v ---- */
 
 __global__ void integrate_kernel(tw_cuda_data d)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= 3 * d.n || !d.st->ok) return; /* a failed check leaves the state as it was */
+    if (d.xprev) { /* BDF2: this step's state is the next one's history */
+        d.xprev[i] = d.x[i];
+        d.vprev[i] = d.v[i];
+    }
     d.v[i] = d.vnew[i];
-    d.x[i] = d.x[i] + (tw_real)d.P->heff * d.v[i];
+    d.x[i] = d.xbase[i] + (tw_real)d.P->heff * d.v[i]; /* xbase is x itself for implicit Euler */
 }
 
 /* ---- the divergence check (host/world.c check_velocities) ---- */

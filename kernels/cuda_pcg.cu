@@ -434,3 +434,9 @@ tw_status tw_cuda_pcg_host_loop(tw_cuda_world *cw, const tw_cuda_params *hp)
     }
     return TW_OK;
 }
+
+/* q = A p by the step's SpMV, outside the PCG loop (tw_cuda_world_spmv, the BDF2 correction) */
+tw_status tw_cuda_spmv_pq(tw_cuda_world *cw)
+{
+    return spmv(cw, cw->vec_p, cw->p, cw->vec_q, cw->q, NULL);
+}

@@ -1,18 +1,32 @@
 // The CUDA backend's world (see cuda_world.h): the constant FEM data uploaded
-// once, the state and scratch on the device, and implicit Euler stepped there
-// exactly as host/world.c's implicit_solve does it on the CPU:
+// once, the state and scratch on the device, and the step run there exactly
+// as host/world.c runs it on the CPU. The implicit integrators, implicit
+// Euler and BDF2 (the same step from its base terms, cuda_integrators.cu), as
+// implicit_solve does:
 //
-//   rotations -> elastic force (+ ghost-force correction) -> rhs -> system
-//   matrix by gather -> prescribed velocities -> [contacts marked]
-//   -> filtered block-Jacobi PCG (cuda_pcg.cu) -> [contact impulses]
-//   -> divergence check -> momentum correction -> x += h v -> [projection]
+//   [BDF2 base terms] -> rotations -> elastic force (+ ghost-force
+//   correction) -> rhs -> system matrix by gather -> [BDF2 rhs correction]
+//   -> prescribed velocities -> [contacts marked] -> filtered block-Jacobi
+//   PCG (cuda_pcg.cu) -> [contact impulses] -> divergence check -> momentum
+//   correction -> x = xbase + heff v -> [projection]
 //
-// for the methods linear, warp-vertex, warp-edge, corot-element, green and
-// hybrid, with colliders (the bracketed steps, cuda_contact.cu, when the
-// world has any). What the device path does not have yet returns
-// TW_ERR_UNSUPPORTED naming it (never a silent fall back to the CPU): the
-// integrators bdf2 and explicit-newmark, hanging vertices,
-// newton_iterations > 1 and warp_system bicgstab.
+// and explicit Newmark as newmark_step does (no solve): predict ->
+// [projection] -> rotations -> elastic force -> new v, a -> [projection]
+// -> divergence check -> commit; for the methods linear, warp-vertex,
+// warp-edge, corot-element, green and hybrid, with colliders (the contact
+// steps, cuda_contact.cu, when the world has any). What the device path does
+// not have yet returns TW_ERR_UNSUPPORTED naming it (never a silent fall
+// back to the CPU): hanging vertices, and for the implicit integrators
+// newton_iterations > 1 and warp_system bicgstab. Explicit Newmark's Courant
+// limit is host/world.c's check for both backends (tw_world_create,
+// tw_world_set_dt: the same message).
+//
+// BDF2's previous state (xprev, vprev) and Newmark's acceleration live only
+// on the device. The host's flags say whether a step may use them
+// (w->has_history, w->has_acc), and the setters that invalidate them clear
+// them, as on the CPU: a BDF2 step without history is the CPU's first step
+// (implicit Euler, heff = h, keeping its state as the history), a Newmark
+// step without an acceleration computes it first (at the re-uploaded x, v).
 //
 // THIS CODE HAS NEVER RUN ON A GPU. It was written and compiled (float and
 // double builds, nvcc 13, sm_90) on a machine without one; the parity tests
@@ -32,7 +46,9 @@
 // for the host. With colliders the contact kernels (cuda_contact.cu) sit
 // before the PCG start and after the loop and integrate, in the same graph.
 // The ev* are event record nodes, so tw_step_stats still splits rotations /
-// assembly / solve.
+// assembly / solve. An explicit Newmark step is one graph without the loop
+// (no conditional node); the acceleration it starts from, when the world has
+// none yet, is launched before it, outside the graph.
 //
 // Where the numbers live: every per-step number (dt, heff, damping cm/ck,
 // gravity, the spring's vertex/anchor/k, warm start, CG tolerance, the
@@ -40,11 +56,13 @@
 // device struct, tw_cuda_params, written by one cudaMemcpyAsync before each
 // launch; kernels read it, no captured argument holds one. Device pointers
 // never change for a world's life. What changes which kernels run (method,
-// ghost-force correction, momentum conservation, exact warp) is the graph's
-// shape (tw_cuda_shape): a step whose shape differs from the captured one
-// captures and instantiates a new graph (a method switch, pinning the first
-// vertex, the first collider). That is the whole update rule: no
-// cudaGraphExecUpdate.
+// ghost-force correction, momentum conservation, exact warp, colliders, the
+// integrator) is the graph's shape (tw_cuda_shape): a step whose shape
+// differs from the captured one captures and instantiates a new graph (a
+// method switch, pinning the first vertex, the first collider). That is the
+// whole update rule: no cudaGraphExecUpdate. (BDF2's first step and the rest
+// share a shape: what differs, heff and where xbase comes from, is in the
+// params.)
 //
 // How the CG loop ends: pcg_start / pcg_decide (cuda_pcg.cu), one thread
 // each, apply the CPU's stopping rules (tolerance unless fixed, rz > 0,
@@ -212,6 +230,21 @@ static tw_status create_all(tw_cuda_world *cw, const tw_world *w)
     if ((s = alloc_zero(cw, &cw->partial, (size_t)TW_CUDA_REDUCE_VALUES * TW_CUDA_REDUCE_BLOCKS, "reduction partials")) != TW_OK)
         return s;
     if ((s = alloc_zero(cw, &cw->scalars, (size_t)TW_S_COUNT, "solver scalars")) != TW_OK) return s;
+    /* the integrator's state (cuda_integrators.cu): only its own arrays */
+    d.xbase = d.x;
+    d.vbase = d.v;
+    if (w->def.integrator == TW_BDF2) {
+        if ((s = alloc_zero(cw, &d.xb, 3 * n, "BDF2 base terms")) != TW_OK) return s;
+        if ((s = alloc_zero(cw, &d.vb, 3 * n, "BDF2 base terms")) != TW_OK) return s;
+        if ((s = alloc_zero(cw, &d.xprev, 3 * n, "BDF2 history")) != TW_OK) return s;
+        if ((s = alloc_zero(cw, &d.vprev, 3 * n, "BDF2 history")) != TW_OK) return s;
+        d.xbase = d.xb;
+        d.vbase = d.vb;
+    } else if (w->def.integrator == TW_EXPLICIT_NEWMARK) {
+        if ((s = alloc_zero(cw, &d.acc, 3 * n, "Newmark accelerations")) != TW_OK) return s;
+        if ((s = alloc_zero(cw, &d.anew, 3 * n, "Newmark accelerations")) != TW_OK) return s;
+        if ((s = alloc_zero(cw, &d.xstart, 3 * n, "Newmark start positions")) != TW_OK) return s;
+    }
     /* the const views the kernels read */
     d.tets = cw->tets; d.row_ptr = cw->row_ptr; d.col = cw->col; d.diag = cw->diag;
     d.contrib_ptr = cw->contrib_ptr; d.contrib = cw->contrib; d.vt_ptr = cw->vt_ptr; d.vt = cw->vt;
@@ -263,7 +296,8 @@ extern "C" void tw_cuda_world_destroy(tw_cuda_world *cw)
     if (cw->have_events)
         for (int k = 0; k < 4; k++) cudaEventDestroy(cw->ev[k]);
     if (cw->have_stream) cudaStreamDestroy(cw->stream);
-    void *ptrs[] = {cw->d.cimpulse, cw->d.cmu, cw->d.cdist, cw->d.cnormal, cw->d.released, cw->d.fcons, cw->colliders,
+    void *ptrs[] = {cw->d.xstart, cw->d.anew, cw->d.acc, cw->d.vprev, cw->d.xprev, cw->d.vb, cw->d.xb,
+                    cw->d.cimpulse, cw->d.cmu, cw->d.cdist, cw->d.cnormal, cw->d.released, cw->d.fcons, cw->colliders,
                     cw->status, cw->params, cw->scalars, cw->partial, cw->dinv, cw->q, cw->p, cw->z, cw->r, cw->d.A, cw->d.vnew, cw->d.rhs,
                     cw->d.f, cw->d.fe, cw->d.S, cw->d.R, cw->cons, cw->d.target, cw->d.fext, cw->d.v, cw->d.x,
                     cw->block_row, cw->edge_nbr, cw->X, cw->mass, cw->K, cw->vt, cw->vt_ptr, cw->contrib,
@@ -332,18 +366,20 @@ static tw_status check_supported(const tw_world *w)
 {
     const tw_world_def *d = &w->def;
     int vertex_method = d->method == TW_WARP_VERTEX || d->method == TW_WARP_EDGE;
+    int implicit = d->integrator != TW_EXPLICIT_NEWMARK; /* explicit Newmark uses neither Newton nor a solver */
     const char *what = NULL;
     char buf[160];
-    if (d->integrator != TW_IMPLICIT_EULER) {
-        snprintf(buf, sizeof buf, "the integrator %s", tw_integrator_name(d->integrator));
+    if ((unsigned)d->integrator >= TW_INTEGRATOR_COUNT) {
+        snprintf(buf, sizeof buf, "the integrator %d", (int)d->integrator);
         what = buf;
     } else if (w->nhang > 0) {
         snprintf(buf, sizeof buf, "hanging vertices (%d set)", w->nhang);
         what = buf;
-    } else if (d->newton_iterations > 1 && d->method != TW_LINEAR) {
-        snprintf(buf, sizeof buf, "newton_iterations = %d (only 1, one linearisation per step)", d->newton_iterations);
+    } else if (implicit && d->newton_iterations > 1 && d->method != TW_LINEAR) {
+        snprintf(buf, sizeof buf, "newton_iterations = %d with %s (only 1, one linearisation per step)",
+                 d->newton_iterations, tw_integrator_name(d->integrator));
         what = buf;
-    } else if (vertex_method && d->warp_system == TW_WARP_SYSTEM_BICGSTAB) {
+    } else if (implicit && vertex_method && d->warp_system == TW_WARP_SYSTEM_BICGSTAB) {
         what = "warp_system bicgstab (BiCGStab on the exact warped system; the symmetric system with PCG runs)";
     } else if ((unsigned)d->method >= TW_METHOD_COUNT) {
         snprintf(buf, sizeof buf, "method %d", (int)d->method);
@@ -353,13 +389,16 @@ static tw_status check_supported(const tw_world *w)
     return tw_fail(TW_ERR_UNSUPPORTED, "the CUDA backend does not support %s yet; use backend 'cpu' for it", what);
 }
 
-/* implicit_solve's numbers for implicit Euler (heff = h) */
+/* implicit_solve's numbers (heff = h: implicit Euler and BDF2's first step;
+ * 2h/3: BDF2 with its history, as tw_world_step) and newmark_step's */
 static void fill_params(const tw_world *w, tw_cuda_params *p)
 {
     const tw_world_def *def = &w->def;
     memset(p, 0, sizeof *p);
+    p->history = def->integrator == TW_BDF2 && w->has_history;
     p->h = def->dt;
-    p->heff = def->dt;
+    p->heff = p->history ? 2 * def->dt / 3 : def->dt;
+    p->alpha = def->damping_mass;
     p->cm = 1 + p->heff * def->damping_mass;
     p->ck = p->heff * p->heff + p->heff * def->damping_stiffness;
     for (int c = 0; c < 3; c++) {
@@ -383,18 +422,20 @@ static tw_cuda_shape step_shape(const tw_cuda_world *cw, const tw_world *w)
     const tw_world_def *def = &w->def;
     tw_cuda_shape sh;
     memset(&sh, 0, sizeof sh);
+    int implicit = def->integrator != TW_EXPLICIT_NEWMARK;
     sh.method = (int)def->method;
     sh.ghost = (def->method == TW_WARP_VERTEX || def->method == TW_WARP_EDGE) && def->ghost_force_correction;
-    sh.conserve = sh.ghost && !cw->any_constrained;
-    sh.exact_warp = def->warp_system == TW_WARP_SYSTEM_BICGSTAB;
+    sh.conserve = implicit && sh.ghost && !cw->any_constrained; /* newmark_step does not conserve */
+    sh.exact_warp = implicit && def->warp_system == TW_WARP_SYSTEM_BICGSTAB;
     sh.colliders = w->ncolliders > 0;
+    sh.integrator = (int)def->integrator;
     return sh;
 }
 
 static int same_shape(const tw_cuda_shape *a, const tw_cuda_shape *b)
 {
     return a->method == b->method && a->ghost == b->ghost && a->conserve == b->conserve &&
-           a->exact_warp == b->exact_warp && a->colliders == b->colliders;
+           a->exact_warp == b->exact_warp && a->colliders == b->colliders && a->integrator == b->integrator;
 }
 
 /* An event on the stream: an event record node while capturing. */
@@ -409,13 +450,16 @@ static tw_status record(tw_cuda_world *cw, int k)
 static tw_status enqueue_before_loop(tw_cuda_world *cw, const tw_cuda_shape *sh)
 {
     tw_method m = (tw_method)sh->method;
+    int bdf2 = sh->integrator == TW_BDF2;
     tw_status s;
+    if (bdf2 && (s = tw_cuda_bdf2_base(cw)) != TW_OK) return s; /* tw_world_step, before implicit_solve */
     if ((s = record(cw, 0)) != TW_OK) return s;
     if ((s = tw_cuda_rotations(cw, m)) != TW_OK) return s;
     if ((s = record(cw, 1)) != TW_OK) return s;
     if ((s = tw_cuda_elastic_force(cw, m, sh->ghost)) != TW_OK) return s;
     if ((s = tw_cuda_rhs(cw)) != TW_OK) return s;
     if ((s = tw_cuda_assemble(cw, m, sh->exact_warp)) != TW_OK) return s;
+    if (bdf2 && (s = tw_cuda_bdf2_rhs(cw)) != TW_OK) return s;
     if ((s = record(cw, 2)) != TW_OK) return s;
     if ((s = tw_cuda_prescribe(cw)) != TW_OK) return s;
     if (sh->colliders && (s = tw_cuda_contact_mark(cw)) != TW_OK) return s;
@@ -434,6 +478,26 @@ static tw_status enqueue_after_loop(tw_cuda_world *cw, const tw_cuda_shape *sh)
     if (sh->conserve && (s = tw_cuda_conserve_momentum(cw)) != TW_OK) return s;
     if ((s = tw_cuda_integrate(cw)) != TW_OK) return s;
     return sh->colliders ? tw_cuda_contact_project(cw) : TW_OK;
+}
+
+/* explicit Newmark (newmark_step), from the acceleration in d.acc: the
+ * events split rotations / forces and update as the CPU splits them */
+static tw_status enqueue_explicit(tw_cuda_world *cw, const tw_cuda_shape *sh)
+{
+    tw_method m = (tw_method)sh->method;
+    tw_status s;
+    if ((s = tw_cuda_newmark_predict(cw)) != TW_OK) return s;
+    if (sh->colliders && (s = tw_cuda_contact_project_predicted(cw)) != TW_OK) return s;
+    if ((s = record(cw, 0)) != TW_OK) return s;
+    if ((s = tw_cuda_rotations(cw, m)) != TW_OK) return s;
+    if ((s = record(cw, 1)) != TW_OK) return s;
+    if ((s = tw_cuda_elastic_force(cw, m, sh->ghost)) != TW_OK) return s;
+    if ((s = tw_cuda_newmark_update(cw)) != TW_OK) return s;
+    if (sh->colliders && (s = tw_cuda_contact_project_newmark(cw)) != TW_OK) return s;
+    if ((s = record(cw, 2)) != TW_OK) return s;
+    if ((s = record(cw, 3)) != TW_OK) return s; /* no solve */
+    if ((s = tw_cuda_check_divergence(cw)) != TW_OK) return s;
+    return tw_cuda_newmark_commit(cw);
 }
 
 #if CUDART_VERSION >= 12040
@@ -459,6 +523,15 @@ static tw_status capture_step(tw_cuda_world *cw, const tw_cuda_shape *sh, cudaGr
     const cudaGraphNode_t *deps = NULL;
     size_t ndeps = 0;
     tw_status s;
+    if (sh->integrator == TW_EXPLICIT_NEWMARK) { /* no solve: no loop, no conditional node */
+        TW_CUDA_TRY(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+        cw->capturing = 1;
+        if ((s = enqueue_explicit(cw, sh)) != TW_OK) return s;
+        cw->capturing = 0;
+        TW_CUDA_TRY(cudaStreamEndCapture(st, &g));
+        *out = g;
+        return TW_OK;
+    }
     TW_CUDA_TRY(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
     cw->capturing = 1;
     TW_CUDA_TRY(TW_CAPTURE_INFO(st, &cs, &g, NULL, NULL));
@@ -569,9 +642,10 @@ static tw_status check_status(const tw_world *w, const tw_cuda_status *hs, doubl
 {
     if (hs->nonfinite_vertex >= 0 || !isfinite(hs->residual))
         return tw_fail(TW_ERR_DIVERGED,
-                       "step %ld (t = %g s): the solve produced a non-finite velocity at vertex %d (CG: %d iterations, "
+                       "step %ld (t = %g s): the %s produced a non-finite velocity at vertex %d (CG: %d iterations, "
                        "residual %g); reduce dt or check the material",
-                       w->step + 1, w->time + h, hs->nonfinite_vertex, hs->iterations, hs->residual);
+                       w->step + 1, w->time + h, w->def.integrator == TW_EXPLICIT_NEWMARK ? "explicit update" : "solve",
+                       hs->nonfinite_vertex, hs->iterations, hs->residual);
     if (hs->vmax * h > 10 * w->size)
         return tw_fail(TW_ERR_DIVERGED,
                        "step %ld (t = %g s): vertex %d would move %g m in one step, %g times the object's size; the "
@@ -584,8 +658,8 @@ static tw_status check_status(const tw_world *w, const tw_cuda_status *hs, doubl
     return TW_OK;
 }
 
-/* implicit_solve (implicit Euler: heff = h, xbase = x, vbase = v) and the
- * rest of tw_world_step, on the device. */
+/* tw_world_step on the device: implicit_solve and what follows it (implicit
+ * Euler, BDF2), or newmark_step. */
 static tw_status step_device(tw_cuda_world *cw, tw_world *w, tw_step_stats *st)
 {
     tw_status s;
@@ -594,6 +668,7 @@ static tw_status step_device(tw_cuda_world *cw, tw_world *w, tw_step_stats *st)
     fill_params(w, &hp);
     TW_CUDA_TRY(cudaMemcpyAsync(cw->params, &hp, sizeof hp, cudaMemcpyHostToDevice, cw->stream));
     tw_cuda_shape sh = step_shape(cw, w);
+    int explicit_step = sh.integrator == TW_EXPLICIT_NEWMARK;
     cw->pcg_filter = sh.colliders ? cw->d.fcons : cw->cons; /* before any capture or launch */
     if (sh.colliders) {
         cw->contact_live = 1;
@@ -604,8 +679,15 @@ static tw_status step_device(tw_cuda_world *cw, tw_world *w, tw_step_stats *st)
         TW_CUDA_TRY(cudaMemsetAsync(&cw->status->contacts, 0, sizeof(int), cw->stream));
         cw->contact_live = 0;
     }
-    if (graph_ready(cw, &sh)) {
+    int graph = graph_ready(cw, &sh);
+    if (explicit_step && !w->has_acc) { /* newmark_step's acceleration at the start, outside the graph */
+        if ((s = tw_cuda_newmark_start(cw, (tw_method)sh.method, sh.ghost)) != TW_OK) return s;
+        w->has_acc = 1; /* as on the CPU, whether the step then passes or not */
+    }
+    if (graph) {
         TW_CUDA_TRY(cudaGraphLaunch(cw->exec, cw->stream));
+    } else if (explicit_step) {
+        if ((s = enqueue_explicit(cw, &sh)) != TW_OK) return s;
     } else {
         if ((s = enqueue_before_loop(cw, &sh)) != TW_OK) return s;
         if ((s = tw_cuda_pcg_host_loop(cw, &hp)) != TW_OK) return s;
@@ -615,13 +697,14 @@ static tw_status step_device(tw_cuda_world *cw, tw_world *w, tw_step_stats *st)
     const tw_cuda_status *hs = &cw->hstatus;
     st->cg_iterations = hs->iterations;
     st->residual = hs->residual;
-    st->newton_iterations = 1;
+    st->newton_iterations = explicit_step ? 0 : 1;
     st->contacts = sh.colliders ? hs->contacts : 0;
     st->ms_rotations = elapsed(cw->ev[0], cw->ev[1]);
     st->ms_assembly = elapsed(cw->ev[1], cw->ev[2]);
     st->ms_solve = elapsed(cw->ev[2], cw->ev[3]);
     if ((s = check_status(w, hs, hp.h)) != TW_OK) return s; /* integrate did nothing: the state is as before */
     w->host_x_stale = w->host_v_stale = 1;
+    if (w->def.integrator == TW_BDF2) w->has_history = 1; /* integrate kept x, v in xprev, vprev */
     return TW_OK;
 }
 
@@ -639,11 +722,68 @@ extern "C" tw_status tw_cuda_world_step(tw_cuda_world *cw, struct tw_world *w, t
         w->time += w->def.dt;
     } else if (s != TW_ERR_DIVERGED) {
         /* a device error: whatever the host holds goes up again next step
-         * (x or v the device alone held may be lost with the device) */
+         * (x or v the device alone held may be lost with the device), and
+         * the integrator starts over (BDF2's history, Newmark's acceleration) */
         w->host_dirty = 1;
+        w->has_history = w->has_acc = 0;
     }
     st.ms_total = tw_now_ms() - t0;
     st.ms_other = st.ms_total - st.ms_rotations - st.ms_assembly - st.ms_solve;
     if (stats) *stats = st;
     return s;
+}
+
+/* ---- diagnostics for the parity tests (cuda_world.h: tw_cuda_array) ---- */
+
+/* The device array `which` and its length in tw_real (the sizes create_all
+ * allocated); NULL for an unknown one. */
+static const tw_real *device_array(const tw_cuda_world *cw, tw_cuda_array which, size_t *count)
+{
+    const tw_cuda_data &d = cw->d;
+    size_t n = (size_t)d.n, nt = (size_t)d.nt;
+    switch (which) {
+    case TW_CUDA_ARRAY_R: *count = 9 * (n > nt ? n : nt); return d.R;
+    case TW_CUDA_ARRAY_S: *count = 18 * nt; return d.S;
+    case TW_CUDA_ARRAY_F: *count = 3 * n; return d.f;
+    case TW_CUDA_ARRAY_RHS: *count = 3 * n; return d.rhs;
+    case TW_CUDA_ARRAY_A: *count = 9 * (size_t)d.nnzb; return d.A;
+    case TW_CUDA_ARRAY_VNEW: *count = 3 * n; return d.vnew;
+    default: *count = 0; return NULL;
+    }
+}
+
+extern "C" size_t tw_cuda_world_array_count(const tw_cuda_world *cw, tw_cuda_array which)
+{
+    size_t count = 0;
+    if (cw) device_array(cw, which, &count);
+    return count;
+}
+
+extern "C" tw_status tw_cuda_world_download_array(tw_cuda_world *cw, tw_cuda_array which, tw_real *host, size_t count)
+{
+    if (!cw || (!host && count)) return tw_fail(TW_ERR_INVALID, "tw_cuda_world_download_array: no CUDA world or no host buffer");
+    size_t have = 0;
+    const tw_real *src = device_array(cw, which, &have);
+    if (!src) return tw_fail(TW_ERR_INVALID, "tw_cuda_world_download_array: unknown array %d", (int)which);
+    if (count > have)
+        return tw_fail(TW_ERR_INVALID, "tw_cuda_world_download_array: %zu values asked of array %d, which holds %zu",
+                       count, (int)which, have);
+    size_t bytes = sizeof(tw_real) * count;
+    if (bytes) TW_CUDA_TRY(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, cw->stream));
+    TW_CUDA_TRY(cudaStreamSynchronize(cw->stream)); /* the step's work, and this copy, done */
+    cw->d2h_bytes += bytes;
+    return TW_OK;
+}
+
+extern "C" tw_status tw_cuda_world_spmv(tw_cuda_world *cw, const tw_real *x, tw_real *y)
+{
+    if (!cw || !x || !y) return tw_fail(TW_ERR_INVALID, "tw_cuda_world_spmv: no CUDA world or no vector");
+    size_t bytes = sizeof(tw_real) * 3 * (size_t)cw->d.n;
+    tw_status s;
+    TW_CUDA_TRY(cudaMemcpyAsync(cw->p, x, bytes, cudaMemcpyHostToDevice, cw->stream));
+    if ((s = tw_cuda_spmv_pq(cw)) != TW_OK) return s;
+    TW_CUDA_TRY(cudaMemcpyAsync(y, cw->q, bytes, cudaMemcpyDeviceToHost, cw->stream));
+    TW_CUDA_TRY(cudaStreamSynchronize(cw->stream));
+    cw->d2h_bytes += bytes;
+    return TW_OK;
 }

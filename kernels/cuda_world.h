@@ -54,6 +54,37 @@ void *tw_cuda_world_stream(const tw_cuda_world *cw);
 /* Bytes of vertex data (positions, velocities) copied from the device to the
  * host since cw was created: a frame that draws through interop adds none. */
 size_t tw_cuda_world_d2h_bytes(const tw_cuda_world *cw);
+
+/* Diagnostics for the parity tests (tests/test_gpu_stages.c): the per-stage
+ * results a step leaves in the device's scratch, to compare with the CPU
+ * world's (host/world.h: w->R, w->f, w->rhs, w->A, w->vnew after one
+ * implicit Euler step). Not for the step loop: each call waits for the
+ * stream, and its bytes are counted in tw_cuda_world_d2h_bytes like any
+ * other device-to-host copy (a test of "no copies per step" must not call
+ * these). */
+typedef enum tw_cuda_array {
+    TW_CUDA_ARRAY_R,    /* 9 per vertex (warp-vertex, warp-edge: R_i) or per element (corot-element, hybrid:
+                           R_e; green: F_e), row-major; sized 9 max(n, nt); linear writes none */
+    TW_CUDA_ARRAY_S,    /* per element: corot-element, hybrid 12 (rotated gradients R g); green 18 (S, F F^T);
+                           sized 18 nt */
+    TW_CUDA_ARRAY_F,    /* 3n: the elastic force at the step's start (after the ghost-force correction), N */
+    TW_CUDA_ARRAY_RHS,  /* 3n: M v + dt (f + f_ext), N s */
+    TW_CUDA_ARRAY_A,    /* 9 nnzb: the system matrix's BSR block values (row-major 3x3 blocks, the pattern of
+                           w->fem: row_ptr, col) */
+    TW_CUDA_ARRAY_VNEW, /* 3n: the velocities the solve produced, m/s */
+    TW_CUDA_ARRAY_COUNT
+} tw_cuda_array;
+/* How many tw_real the device array `which` holds (0 for an unknown one). */
+size_t tw_cuda_world_array_count(const tw_cuda_world *cw, tw_cuda_array which);
+/* Copies the first count values of the device array `which` into host
+ * (count <= tw_cuda_world_array_count, else TW_ERR_INVALID naming both). */
+tw_status tw_cuda_world_download_array(tw_cuda_world *cw, tw_cuda_array which, tw_real *host, size_t count);
+/* y = A x (3n each, host memory) with the device's SpMV of the step's
+ * (cuSPARSE's BSR SpMV, or the hand-written kernel when that is the one in
+ * use: TW_CUDA_SPMV=own or a refusal) on the current system matrix, through
+ * the PCG's scratch vectors p and q (free between steps). The download of y
+ * is counted in tw_cuda_world_d2h_bytes. */
+tw_status tw_cuda_world_spmv(tw_cuda_world *cw, const tw_real *x, tw_real *y);
 #ifdef __cplusplus
 }
 #endif

@@ -2,8 +2,10 @@
  * bar of Müller fig. 6 for each method, a PCG solve with a fixed iteration
  * count and one to a tolerance, pinned vertices, contact with colliders (a
  * cube dropped on a floor, a bar draped over a sphere), a feature the device
- * path refuses; and the device step's own contracts: the step as a CUDA Graph
- * against the host-driven step, per-step numbers changed under a captured
+ * path refuses, the integrators BDF2 (its history across setters too) and
+ * explicit Newmark (the bar; the cube on the floor, by projection); and
+ * the device step's own contracts: the step as a CUDA Graph against the
+ * host-driven step, per-step numbers changed under a captured
  * graph, no vertex data copied back unless read, a diverged step leaving the
  * state as it was. Every case exits 77 (skipped) in a build without CUDA or
  * on a machine without a GPU. Tolerances are float's (the double build
@@ -206,20 +208,21 @@ TW_TEST(pinned_vertices_exactly_fixed)
     return 0;
 }
 
-/* A feature the device path lacks: TW_ERR_UNSUPPORTED naming it, no step. */
-TW_TEST(bdf2_is_unsupported)
+/* A feature the device path lacks (Newton iterations after the first
+ * linearisation): TW_ERR_UNSUPPORTED naming it, no step. */
+TW_TEST(newton_iterations_unsupported)
 {
     if (gpu_skip()) return TW_SKIP;
     tw_mesh *m = small_bar();
     CHECK(m != NULL);
     tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
-    d.integrator = TW_BDF2;
+    d.newton_iterations = 2;
     tw_world *w = bar_world(m, &d);
     CHECK(w != NULL);
     tw_status s = tw_world_step(w, NULL);
-    printf("a bdf2 step: %s: %s\n", tw_status_name(s), tw_last_error());
+    printf("a step with 2 Newton iterations: %s: %s\n", tw_status_name(s), tw_last_error());
     CHECK(s == TW_ERR_UNSUPPORTED);
-    CHECK(strstr(tw_last_error(), "bdf2") != NULL);
+    CHECK(strstr(tw_last_error(), "newton_iterations") != NULL);
     CHECK(tw_world_step_index(w) == 0);
     tw_world_destroy(w);
     tw_mesh_destroy(m);
@@ -233,16 +236,11 @@ TW_TEST(bdf2_is_unsupported)
 /* A 0.2 m cube of 4x4x4 cells, its bottom at z0, over the floor z = 0
  * (friction 0.5; none when !floor): tests/test_contact.c's scene, on the
  * given backend. */
-static tw_world *cube_world(const tw_mesh *m, tw_backend backend, double z0, int with_floor)
+static tw_world *cube_world_with(const tw_mesh *m, const tw_world_def *d, double z0, int with_floor)
 {
-    tw_world_def d = tw_default_world_def();
-    d.backend = backend;
-    d.youngs_modulus = 1e5;
-    d.dt = 0.005;
-    d.damping_stiffness = 0.01;
-    tw_world *w = tw_world_create(m, &d);
+    tw_world *w = tw_world_create(m, d);
     if (!w) {
-        fprintf(stderr, "%s world: %s\n", tw_backend_name(backend), tw_last_error());
+        fprintf(stderr, "%s world: %s\n", tw_backend_name(d->backend), tw_last_error());
         return NULL;
     }
     int n = tw_world_vertex_count(w);
@@ -258,6 +256,22 @@ static tw_world *cube_world(const tw_mesh *m, tw_backend backend, double z0, int
         return NULL;
     }
     return w;
+}
+
+static tw_world_def cube_def(tw_backend backend)
+{
+    tw_world_def d = tw_default_world_def();
+    d.backend = backend;
+    d.youngs_modulus = 1e5;
+    d.dt = 0.005;
+    d.damping_stiffness = 0.01;
+    return d;
+}
+
+static tw_world *cube_world(const tw_mesh *m, tw_backend backend, double z0, int with_floor)
+{
+    tw_world_def d = cube_def(backend);
+    return cube_world_with(m, &d, z0, with_floor);
 }
 
 static double lowest_z(const tw_world *w)
@@ -545,6 +559,155 @@ TW_TEST(diverged_step_leaves_state)
     free(dev);
 #endif
     free(saved);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* ---- the integrators: BDF2 and explicit Newmark (kernels/cuda_integrators.cu) ---- */
+
+/* bar_pair_create's pair with the integrator and dt set on both defs (dt 0:
+ * explicit Newmark's automatic step, half the Courant limit); damping_mass
+ * too (explicit Newmark's only damping). */
+static int integrator_pair_create(bar_pair *b, tw_integrator integrator, double dt, double damping_mass)
+{
+    memset(b, 0, sizeof *b);
+    b->m = small_bar();
+    if (!b->m) {
+        fprintf(stderr, "mesh: %s\n", tw_last_error());
+        return 1;
+    }
+    tw_world_def dg = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
+    b->def = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CPU);
+    b->def.integrator = dg.integrator = integrator;
+    b->def.dt = dg.dt = dt;
+    b->def.damping_mass = dg.damping_mass = damping_mass;
+    b->cpu = bar_world(b->m, &b->def);
+    b->gpu = bar_world(b->m, &dg);
+    return b->cpu && b->gpu ? 0 : 1;
+}
+
+/* BDF2, 100 steps of the bar: the first is implicit Euler's (no history), the
+ * rest use the previous step kept on the device; positions as bar_parity's. */
+TW_TEST(bdf2_bar_matches_cpu)
+{
+    if (gpu_skip()) return TW_SKIP;
+    bar_pair b;
+    CHECK(integrator_pair_create(&b, TW_BDF2, 0.01, 0) == 0);
+    tw_world *cpu = b.cpu, *gpu = b.gpu;
+    if (step_both(cpu, gpu, 1)) return 1;
+    CHECK(position_error(cpu, gpu, 1e-4, "bdf2, after 1 step") <= 1e-4);
+    if (step_both(cpu, gpu, 1)) return 1;
+    CHECK(position_error(cpu, gpu, 1e-4, "bdf2, after 2 steps (the first with history)") <= 1e-4);
+    if (step_both(cpu, gpu, 98)) return 1;
+    CHECK(tw_world_step_index(gpu) == 100);
+    CHECK(position_error(cpu, gpu, 1e-3, "bdf2, after 100 steps") <= 1e-3);
+    double ec = tw_world_elastic_energy(cpu), eg = tw_world_elastic_energy(gpu);
+    printf("elastic energy after 100 steps: cpu %.9g J, gpu %.9g J\n", ec, eg);
+    CHECK(ec > 0);
+    CHECK_NEAR(eg, ec, 1e-3 * fabs(ec));
+    bar_pair_destroy(&b);
+    return 0;
+}
+
+/* BDF2's history after the setters that end it (host/world.c clears
+ * has_history): velocities set mid-run, then a reset; the device starts
+ * over from the re-uploaded state as the CPU does. */
+TW_TEST(bdf2_history_follows_setters)
+{
+    if (gpu_skip()) return TW_SKIP;
+    bar_pair b;
+    CHECK(integrator_pair_create(&b, TW_BDF2, 0.01, 0) == 0);
+    tw_world *cpu = b.cpu, *gpu = b.gpu, *both[2] = {cpu, gpu};
+    if (step_both(cpu, gpu, 20)) return 1;
+    int n3 = 3 * tw_world_vertex_count(cpu);
+    tw_real *v = malloc(sizeof(tw_real) * (size_t)n3);
+    CHECK(v != NULL);
+    memcpy(v, tw_world_velocities(cpu), sizeof(tw_real) * (size_t)n3);
+    for (int i = 2; i < n3; i += 3) v[i] = -v[i]; /* the bar thrown back up */
+    for (int k = 0; k < 2; k++) CHECK_OK(tw_world_set_velocities(both[k], v));
+    free(v);
+    if (step_both(cpu, gpu, 20)) return 1;
+    CHECK(position_error(cpu, gpu, 1e-3, "bdf2, 20 steps after the velocities were set") <= 1e-3);
+    for (int k = 0; k < 2; k++) tw_world_reset(both[k]);
+    if (step_both(cpu, gpu, 20)) return 1;
+    CHECK(position_error(cpu, gpu, 1e-3, "bdf2, 20 steps after a reset") <= 1e-3);
+    bar_pair_destroy(&b);
+    return 0;
+}
+
+/* Explicit Newmark on the bar at the automatic step (half the Courant
+ * limit: 0.48 ms here), 0.3 s: many small steps, no solve, so the positions
+ * agree closely (float against double on the CPU: 7e-7 of the length). */
+TW_TEST(explicit_bar_matches_cpu)
+{
+    if (gpu_skip()) return TW_SKIP;
+    bar_pair b;
+    CHECK(integrator_pair_create(&b, TW_EXPLICIT_NEWMARK, 0, 2) == 0);
+    tw_world *cpu = b.cpu, *gpu = b.gpu;
+    double dt = tw_world_dt(cpu);
+    printf("Courant limit %.3g s, dt %.3g s (cpu) %.3g s (gpu)\n", tw_world_courant_dt(cpu), dt, tw_world_dt(gpu));
+    CHECK(dt > 0 && dt == tw_world_dt(gpu));
+    tw_step_stats sg;
+    CHECK_OK(tw_world_step(cpu, NULL));
+    CHECK_OK(tw_world_step(gpu, &sg));
+    CHECK(sg.cg_iterations == 0 && sg.newton_iterations == 0);
+    CHECK(position_error(cpu, gpu, 1e-6, "explicit, after 1 step") <= 1e-6);
+    int steps = (int)(0.3 / dt);
+    if (step_both(cpu, gpu, steps - 1)) return 1;
+    CHECK(position_error(cpu, gpu, 1e-4, "explicit, after 0.3 s") <= 1e-4);
+    int tip = tw_world_vertex_count(cpu) - 1;
+    CHECK(tw_world_positions(gpu)[3 * tip + 2] < tw_mesh_positions(b.m)[3 * tip + 2] - 0.1); /* it sagged */
+    bar_pair_destroy(&b);
+    return 0;
+}
+
+/* Explicit Newmark refuses a dt above the Courant limit on the device too,
+ * with the CPU's message (the check is host/world.c's, for both backends). */
+TW_TEST(explicit_dt_above_courant_refused_on_device)
+{
+    if (gpu_skip()) return TW_SKIP;
+    tw_mesh *m = small_bar();
+    CHECK(m != NULL);
+    tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
+    d.integrator = TW_EXPLICIT_NEWMARK;
+    d.dt = 0.01; /* about 10 times the limit */
+    CHECK(tw_world_create(m, &d) == NULL);
+    printf("message: %s\n", tw_last_error());
+    CHECK(strstr(tw_last_error(), "Courant") != NULL);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* The cube dropped 0.1 m onto the floor with explicit Newmark (contact by
+ * projection), 0.5 s at the automatic step: it lands, and no device vertex
+ * ends a step below the floor. */
+TW_TEST(explicit_cube_on_floor_no_penetration)
+{
+    if (gpu_skip()) return TW_SKIP;
+    tw_mesh *m = tw_mesh_bar(CUBE_EDGE, CUBE_EDGE, CUBE_EDGE, 4, 4, 4);
+    CHECK(m != NULL);
+    tw_world_def d = cube_def(TW_BACKEND_CUDA);
+    d.integrator = TW_EXPLICIT_NEWMARK;
+    d.dt = 0;
+    d.damping_mass = 2;
+    tw_world *w = cube_world_with(m, &d, 0.1, 1);
+    CHECK(w != NULL);
+    int steps = (int)(0.5 / tw_world_dt(w));
+    long contacts = 0;
+    double lowest = INFINITY;
+    for (int s = 0; s < steps; s++) {
+        tw_step_stats st;
+        CHECK_OK(tw_world_step(w, &st));
+        contacts += st.contacts;
+        lowest = fmin(lowest, lowest_z(w));
+    }
+    double final_low = lowest_z(w);
+    printf("%d explicit steps of %.3g s: contact-steps %ld, lowest device vertex z %.3g m, at the end %.3g m\n", steps,
+           tw_world_dt(w), contacts, lowest, final_low);
+    CHECK(contacts > 0);
+    CHECK(lowest >= -1e-6);
+    CHECK(final_low < 0.01); /* it landed */
     tw_world_destroy(w);
     tw_mesh_destroy(m);
     return 0;

@@ -1,0 +1,59 @@
+/* The integrators' per-vertex arithmetic: the loop bodies host/world.c runs
+ * for BDF2 and explicit Newmark, and the CUDA kernels
+ * (kernels/cuda_integrators.cu) run on one thread each. TW_HD inline, C11 and
+ * nvcc alike (see hd.h); the integrators themselves are described at the top
+ * of host/world.c and above its newmark_step.
+ *
+ * Each function is one component (or one vertex) of a loop and keeps the
+ * CPU's exact expression and types (tw_real sums, double where the CPU
+ * widened), so the CPU's results are those it had before these were shared. */
+#ifndef TW_INTEGRATOR_HD_H
+#define TW_INTEGRATOR_HD_H
+#include "hd.h"
+
+/* BDF2's base term of one component from the current and the previous
+ * value: xbase = (4 x_n - x_n-1) / 3, vbase = (4 v_n - v_n-1) / 3. */
+TW_HD tw_real tw_bdf2_base(tw_real now, tw_real prev) { return (tw_real)((4.0 * now - prev) / 3); }
+
+/* BDF2's right-hand side correction of one component (implicit_solve, when
+ * xbase is not x): rhs - heff K' d with d = xbase - x and
+ * K' d = (A d - cm M d) / ck, Ad the component of A d. */
+TW_HD tw_real tw_bdf2_rhs_corrected(tw_real rhs, tw_real Ad, tw_real d, tw_real mass, double heff, double cm, double ck)
+{
+    return rhs - (tw_real)(heff * (Ad - cm * mass * d) / ck);
+}
+
+/* Explicit Newmark's acceleration at the start (no previous step) of one
+ * component: M^-1 F - alpha v, F = f_el + f_ext; 0 when the vertex does not
+ * move freely (constrained, or massless: moving = 0). */
+TW_HD tw_real tw_newmark_start_acc(tw_real force, tw_real mass, tw_real v, double alpha, int moving)
+{
+    return moving ? (tw_real)(force / mass - alpha * v) : 0;
+}
+
+/* Explicit Newmark's new position of one component: pinned stays, kinematic
+ * goes to its target, free by Taylor x + h v + h^2/2 a. */
+TW_HD tw_real tw_newmark_position(unsigned char cons, tw_real x, tw_real v, tw_real a, tw_real target, double h)
+{
+    if (cons == TW_PINNED) return x;
+    if (cons == TW_KINEMATIC) return target;
+    return x + (tw_real)h * v + (tw_real)(0.5 * h * h) * a;
+}
+
+/* Explicit Newmark's new velocity and acceleration of one component of a
+ * free vertex, from the force F at the new positions (mass-proportional
+ * damping alpha): fa = F / m, v+ = (v + h/2 (a + fa)) / (1 + h alpha / 2),
+ * a+ = fa - alpha v+. */
+TW_HD void tw_newmark_velocity(tw_real force, tw_real mass, tw_real v, tw_real a, double h, double alpha,
+                               tw_real *vnew, tw_real *anew)
+{
+    double fa = force / mass;
+    double vn = (v + 0.5 * h * (a + fa)) / (1 + 0.5 * h * alpha);
+    *vnew = (tw_real)vn;
+    *anew = (tw_real)(fa - alpha * vn);
+}
+
+/* A constrained vertex's velocity of one component in explicit Newmark: the
+ * step's displacement over h (its acceleration is 0). */
+TW_HD tw_real tw_newmark_constrained_velocity(tw_real xnew, tw_real x, double h) { return (tw_real)((xnew - x) / h); }
+#endif
