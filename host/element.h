@@ -34,6 +34,39 @@ TW_HD tw_m3 tw_elem_linear_block(const tw_real *g, tw_real V, tw_real lam, tw_re
     return K;
 }
 
+/* corot-element / hybrid system matrix: R K^pq R^T is the linear block of
+ * the rotated gradients r_p = R g_p (the mu (g_p.g_q) I term is rotation
+ * invariant), so each element packs what its 16 blocks need into
+ * TW_COROT_PACK reals (one 64-byte line in float): r_0..r_3, V lambda, V mu,
+ * two zeros. The gather then reads one line per contribution. */
+#define TW_COROT_PACK 16
+TW_HD void tw_corot_pack(tw_real *pk, tw_m3 R, const tw_real *g, tw_real V, tw_real lam, tw_real mu)
+{
+    for (int p = 0; p < 4; p++) tw_v3_store(pk + 3 * p, tw_m3_mulv(R, tw_elem_g(g, p)));
+    pk[12] = V * lam;
+    pk[13] = V * mu;
+    pk[14] = pk[15] = 0;
+}
+
+/* K += R K^pq R^T from a pack. Written so that block (q,p) comes out as the
+ * exact transpose of block (p,q) (every product of two gradient components
+ * is formed first, and products commute): the assembled matrix is exactly
+ * symmetric, and a backend may build one triangle and mirror it. */
+TW_HD tw_m3 tw_corot_block_add(tw_m3 K, const tw_real *pk, int p, int q)
+{
+    const tw_real *rp = pk + 3 * p, *rq = pk + 3 * q;
+    tw_real vl = pk[12], vm = pk[13];
+    tw_real p0 = rp[0], p1 = rp[1], p2 = rp[2], q0 = rq[0], q1 = rq[1], q2 = rq[2];
+    tw_real d = vm * (p0 * q0 + p1 * q1 + p2 * q2);
+    tw_real s00 = p0 * q0, s11 = p1 * q1, s22 = p2 * q2; /* written out: compilers keep it in registers */
+    tw_real s01 = p0 * q1, s10 = p1 * q0, s02 = p0 * q2, s20 = p2 * q0, s12 = p1 * q2, s21 = p2 * q1;
+    K.m[0] += vl * s00 + vm * s00; K.m[1] += vl * s01 + vm * s10; K.m[2] += vl * s02 + vm * s20;
+    K.m[3] += vl * s10 + vm * s01; K.m[4] += vl * s11 + vm * s11; K.m[5] += vl * s12 + vm * s21;
+    K.m[6] += vl * s20 + vm * s02; K.m[7] += vl * s21 + vm * s12; K.m[8] += vl * s22 + vm * s22;
+    K.m[0] += d; K.m[4] += d; K.m[8] += d;
+    return K;
+}
+
 /* Edge-frame rotation (Müller 2002 eq. 16): the orthonormal frame of the
  * edges (a,b) and (a,c); warp-edge's R_i = frame(now) frame(rest)^T. */
 TW_HD tw_m3 tw_edge_frame(tw_v3 a, tw_v3 b, tw_v3 c)

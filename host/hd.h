@@ -1,5 +1,5 @@
 /* TW_HD: marks inline math shared by the CPU backend and the CUDA kernels.
- * Under nvcc it is __host__ __device__; in C it is nothing. Headers that use
+ * Under nvcc it is __host__ __device__; in C it is static inline. Headers that use
  * it compile as C11 and as CUDA: no C++ in them, no compound literals. */
 #ifndef TW_HD_H
 #define TW_HD_H
@@ -7,7 +7,14 @@
 #ifdef __CUDACC__
 #define TW_HD __host__ __device__ __forceinline__
 #else
+/* always inlined: GCC at -O2 otherwise keeps the SVD, the corotated stress
+ * and friends as calls with tw_m3 through the stack (measured ~10 % of
+ * corot-element's rotations + assembly) */
+#if defined(__GNUC__)
+#define TW_HD static inline __attribute__((always_inline))
+#else
 #define TW_HD static inline
+#endif
 #endif
 
 /* OpenMP loops run in parallel only above this many iterations: below it the

@@ -14,7 +14,21 @@
  *   textbook SVD (sigma >= 0, det U may be -1).
  * Rank-deficient and zero inputs are handled: Givens with a zero pivot picks
  * the identity, Jacobi of a zero matrix returns V = I. No division by a
- * singular value ever happens, so no NaN comes out of finite input. */
+ * singular value ever happens, so no NaN comes out of finite input.
+ *
+ * Polar decomposition (tw_polar3) tries Newton's iteration first (Higham
+ * 1986): X <- (X + X^-T) / 2 from X = A. For det A > 0 it converges
+ * quadratically to the orthogonal polar factor, the same rotation as the
+ * SVD's U V^T. Stopping rule: with d = |X_k+1 - X_k|_F, the error of X_k+1 is
+ * at most d^2 / 2 (per singular value, sigma -> (sigma + 1/sigma) / 2 moves
+ * by d_i and lands within d_i |sigma - 1| / (sigma + 1) <= d_i^2 / 2 of 1), so
+ * d^2 < TW_EPS stops at rounding level: 1-3 steps at the strains of a
+ * simulation, 5-10x cheaper than the SVD. A first step far from orthogonal
+ * is Frobenius-scaled (X <- (g X + X^-T / g) / 2, g = sqrt(|X^-1| / |X|))
+ * and never ends the iteration (the bound holds for unscaled steps).
+ * Inverted, near-singular (det A < 1e-2 (|A|_F / sqrt 3)^3, condition
+ * beyond ~50-100), non-finite, or not converged in 10 steps: the SVD above,
+ * whose rotation-variant form handles all of those. */
 #ifndef TW_MATH3_H
 #define TW_MATH3_H
 #include "hd.h"
@@ -256,11 +270,54 @@ TW_HD void tw_svd3(tw_m3 A, tw_m3 *U, tw_real s[3], tw_m3 *V)
     }
 }
 
+/* Newton's polar iteration (see the top of this file): 1 and the rotation in
+ * *R when it converged, 0 (R untouched) when A needs the SVD. */
+TW_HD int tw_polar3_newton(tw_m3 A, tw_m3 *R)
+{
+    tw_m3 X = A;
+    tw_real n2 = tw_m3_frobenius2(X);
+    for (int it = 0; it < 10; it++) {
+        tw_m3 C; /* cofactors: X^-T = C / det */
+        C.m[0] = X.m[4] * X.m[8] - X.m[5] * X.m[7];
+        C.m[1] = X.m[5] * X.m[6] - X.m[3] * X.m[8];
+        C.m[2] = X.m[3] * X.m[7] - X.m[4] * X.m[6];
+        C.m[3] = X.m[2] * X.m[7] - X.m[1] * X.m[8];
+        C.m[4] = X.m[0] * X.m[8] - X.m[2] * X.m[6];
+        C.m[5] = X.m[1] * X.m[6] - X.m[0] * X.m[7];
+        C.m[6] = X.m[1] * X.m[5] - X.m[2] * X.m[4];
+        C.m[7] = X.m[2] * X.m[3] - X.m[0] * X.m[5];
+        C.m[8] = X.m[0] * X.m[4] - X.m[1] * X.m[3];
+        tw_real det = X.m[0] * C.m[0] + X.m[1] * C.m[1] + X.m[2] * C.m[2];
+        /* inverted, near-singular or not finite: the SVD decides */
+        if (it == 0 && !(det > 0 && 27 * det * det > (tw_real)1e-4 * n2 * n2 * n2)) return 0;
+        tw_real a = (tw_real)0.5, b = (tw_real)0.5 / det;
+        int scaled = it == 0 && TW_FABS(n2 - 3) > (tw_real)0.9;
+        if (scaled) {
+            tw_real g = TW_SQRT(TW_SQRT(tw_m3_frobenius2(C) / (det * det * n2)));
+            a *= g;
+            b /= g;
+        }
+        tw_real d2 = 0;
+        for (int k = 0; k < 9; k++) {
+            tw_real xn = a * X.m[k] + b * C.m[k], dk = xn - X.m[k];
+            d2 += dk * dk;
+            X.m[k] = xn;
+        }
+        if (!scaled && d2 < (tw_real)TW_EPS) {
+            *R = X;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Polar decomposition A = R S with R a rotation (det +1) closest to A; for
  * det A < 0 (an inverted element) R still is a rotation and S has one
- * negative eigenvalue. Zero A gives R = I. */
+ * negative eigenvalue. Zero A gives R = I. Newton when it applies, else SVD. */
 TW_HD tw_m3 tw_polar3(tw_m3 A)
 {
+    tw_m3 R;
+    if (tw_polar3_newton(A, &R)) return R;
     tw_m3 U, V;
     tw_real s[3];
     tw_svd3_rv(A, &U, s, &V);

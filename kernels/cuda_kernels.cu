@@ -65,7 +65,7 @@ __global__ void rotations_element(tw_cuda_data d, int green)
     if (!green) { /* corot-element, hybrid */
         tw_m3 R = tw_polar3(F);
         tw_m3_store(d.R + 9 * (size_t)e, R);
-        for (int p = 0; p < 4; p++) tw_v3_store(d.S + 12 * (size_t)e + 3 * p, tw_m3_mulv(R, tw_elem_g(g, p)));
+        tw_corot_pack(d.S + TW_COROT_PACK * (size_t)e, R, g, d.vol[e], d.lam[e], d.mu[e]);
     } else {
         tw_m3_store(d.R + 9 * (size_t)e, F);
         tw_m3 S = tw_stvk_S(F, d.lam[e], d.mu[e], NULL);
@@ -178,7 +178,8 @@ __global__ void assemble_kernel(tw_cuda_data d, int method, int exact_warp)
             int c = d.contrib[k], e = c >> 4, p = (c >> 2) & 3, q = c & 3;
             const tw_real *g = d.g + 12 * (size_t)e;
             if (method == TW_COROT_ELEMENT || method == TW_HYBRID) {
-                Kb = tw_m3_add(Kb, tw_elem_linear_block(d.S + 12 * (size_t)e, d.vol[e], d.lam[e], d.mu[e], p, q));
+                /* every block, the CPU's mirrored triangle bit for bit */
+                Kb = tw_corot_block_add(Kb, d.S + TW_COROT_PACK * (size_t)e, p, q);
             } else {
                 const tw_real *S = d.S + 18 * (size_t)e;
                 Kb = tw_m3_add(Kb, tw_stvk_tangent_block(tw_m3_load(d.R + 9 * (size_t)e), tw_m3_load(S + 9),

@@ -8,4 +8,8 @@ build-bench/bench/tw_bench_cpu --sizes 10k,100k --threads 1,all --cg fixed,tol \
 build-bench/bench/tw_bench_cpu --sizes 1m --methods corot-element,warp-vertex --threads 1,all --cg fixed \
     --steps 3 --csv $D/bench_cpu_1m.csv > $D/bench_cpu_1m.log 2> $D/bench_cpu_1m.err.log
 build-bench/bench/tw_bench_warp_system --csv $D/warp_system.csv > $D/warp_system.log 2> $D/warp_system.err.log
+# corot-element after Newton polar + packed one-triangle assembly (best of 3 runs
+# on a machine shared with a CI job; built in /tmp/build_corot, same flags):
+OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1 build-bench/bench/tw_bench_cpu --sizes 10k,100k --methods corot-element \
+    --threads 1 --cg fixed --csv $D/bench_cpu_corot_fast.csv > $D/bench_cpu_corot_fast.log
 python3 bench/plot.py $D
