@@ -51,7 +51,12 @@ TW_HD void tw_corot_pack(tw_real *pk, tw_m3 R, const tw_real *g, tw_real V, tw_r
 /* K += R K^pq R^T from a pack. Written so that block (q,p) comes out as the
  * exact transpose of block (p,q) (every product of two gradient components
  * is formed first, and products commute): the assembled matrix is exactly
- * symmetric, and a backend may build one triangle and mirror it. */
+ * symmetric, and a backend may build one triangle and mirror it. Each entry
+ * of the element's block, the diagonal's mu (r_p.r_q) term included, is
+ * complete before it meets the running sum K: one rounding at K's size per
+ * entry and element. (Adding that term on its own doubled the diagonals'
+ * roundings, tripled the float matrix's error and its K 1, and the sagging
+ * bar's float-vs-double drift 2-4x: bench/README.md.) */
 TW_HD tw_m3 tw_corot_block_add(tw_m3 K, const tw_real *pk, int p, int q)
 {
     const tw_real *rp = pk + 3 * p, *rq = pk + 3 * q;
@@ -60,10 +65,9 @@ TW_HD tw_m3 tw_corot_block_add(tw_m3 K, const tw_real *pk, int p, int q)
     tw_real d = vm * (p0 * q0 + p1 * q1 + p2 * q2);
     tw_real s00 = p0 * q0, s11 = p1 * q1, s22 = p2 * q2; /* written out: compilers keep it in registers */
     tw_real s01 = p0 * q1, s10 = p1 * q0, s02 = p0 * q2, s20 = p2 * q0, s12 = p1 * q2, s21 = p2 * q1;
-    K.m[0] += vl * s00 + vm * s00; K.m[1] += vl * s01 + vm * s10; K.m[2] += vl * s02 + vm * s20;
-    K.m[3] += vl * s10 + vm * s01; K.m[4] += vl * s11 + vm * s11; K.m[5] += vl * s12 + vm * s21;
-    K.m[6] += vl * s20 + vm * s02; K.m[7] += vl * s21 + vm * s12; K.m[8] += vl * s22 + vm * s22;
-    K.m[0] += d; K.m[4] += d; K.m[8] += d;
+    K.m[0] += vl * s00 + vm * s00 + d; K.m[1] += vl * s01 + vm * s10; K.m[2] += vl * s02 + vm * s20;
+    K.m[3] += vl * s10 + vm * s01; K.m[4] += vl * s11 + vm * s11 + d; K.m[5] += vl * s12 + vm * s21;
+    K.m[6] += vl * s20 + vm * s02; K.m[7] += vl * s21 + vm * s12; K.m[8] += vl * s22 + vm * s22 + d;
     return K;
 }
 
