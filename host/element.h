@@ -165,17 +165,69 @@ TW_HD void tw_elem_forces_from_P(tw_m3 P, const tw_real *g, tw_real V, tw_v3 f[4
     for (int p = 0; p < 4; p++) f[p] = tw_v3_scale(tw_m3_mulv(P, tw_elem_g(g, p)), -V);
 }
 
-/* StVK tangent block K_T^pq (see the top of this file). FFt = F F^T. */
-TW_HD tw_m3 tw_stvk_tangent_block(tw_m3 F, tw_m3 FFt, tw_m3 S, const tw_real *g, tw_real V,
-                                  tw_real lam, tw_real mu, int p, int q)
+/* green's system matrix from a pack. The StVK tangent block (top of file)
+ *   K_T^pq = lambda' f_p f_q^T + mu' f_q f_p^T + d_pq F F^T + c_pq I,
+ *   f_p = F g_p, lambda' = V lambda, mu' = V mu,
+ *   d_pq = V mu (g_p.g_q), c_pq = V (g_q.S g_p) (symmetric in p, q)
+ * needs, per element, TW_GREEN_PACK reals (three 64-byte lines in float):
+ *   [0..11] f_0..f_3, [12] V lambda, [13] V mu, [14..19] F F^T (xx xy xz yy
+ *   yz zz), [20..29] c_pq and [30..39] d_pq for p <= q (tw_green_pair),
+ *   [40..45] S (xx xy xz yy yz zz) for the force, [46..47] zero.
+ * F F^T and S are exactly symmetric as computed (tw_m3_mul_bt / mul_at form
+ * both triangles from the same products in the same order), so six values
+ * give back the bit-identical matrices. */
+#define TW_GREEN_PACK 48
+/* index of the pair (p, q), p <= q, among the 10: 00 01 02 03 11 12 13 22 23 33 */
+TW_HD int tw_green_pair(int p, int q) { return p * (7 - p) / 2 + q; }
+
+TW_HD void tw_sym_store(tw_real *s, tw_m3 A)
 {
-    tw_v3 gp = tw_elem_g(g, p), gq = tw_elem_g(g, q);
-    tw_v3 Fgp = tw_m3_mulv(F, gp), Fgq = tw_m3_mulv(F, gq);
-    tw_m3 K = tw_m3_scale(FFt, V * mu * tw_v3_dot(gp, gq));
-    tw_real geo = V * tw_v3_dot(gq, tw_m3_mulv(S, gp));
-    K.m[0] += geo; K.m[4] += geo; K.m[8] += geo;
-    K = tw_m3_add_outer(K, Fgp, Fgq, V * lam);
-    K = tw_m3_add_outer(K, Fgq, Fgp, V * mu);
+    s[0] = A.m[0]; s[1] = A.m[1]; s[2] = A.m[2]; s[3] = A.m[4]; s[4] = A.m[5]; s[5] = A.m[8];
+}
+TW_HD tw_m3 tw_sym_load(const tw_real *s)
+{
+    tw_m3 A;
+    A.m[0] = s[0]; A.m[1] = s[1]; A.m[2] = s[2];
+    A.m[3] = s[1]; A.m[4] = s[3]; A.m[5] = s[4];
+    A.m[6] = s[2]; A.m[7] = s[4]; A.m[8] = s[5];
+    return A;
+}
+
+/* FFt = F F^T, S the StVK stress of F (tw_stvk_S). */
+TW_HD void tw_green_pack(tw_real *pk, tw_m3 F, tw_m3 FFt, tw_m3 S, const tw_real *g, tw_real V, tw_real lam, tw_real mu)
+{
+    tw_real vm = V * mu;
+    for (int p = 0; p < 4; p++) tw_v3_store(pk + 3 * p, tw_m3_mulv(F, tw_elem_g(g, p)));
+    pk[12] = V * lam;
+    pk[13] = vm;
+    tw_sym_store(pk + 14, FFt);
+    for (int p = 0; p < 4; p++) {
+        tw_v3 gp = tw_elem_g(g, p), Sgp = tw_m3_mulv(S, gp);
+        for (int q = p; q < 4; q++) {
+            tw_v3 gq = tw_elem_g(g, q);
+            pk[20 + tw_green_pair(p, q)] = V * tw_v3_dot(gq, Sgp);
+            pk[30 + tw_green_pair(p, q)] = vm * tw_v3_dot(gp, gq);
+        }
+    }
+    tw_sym_store(pk + 40, S);
+    pk[46] = pk[47] = 0;
+}
+
+/* K += K_T^pq from a pack, any p, q. As tw_corot_block_add: block (q,p)
+ * comes out as the exact transpose of block (p,q), and every term of an
+ * entry is summed before it meets the running sum K. */
+TW_HD tw_m3 tw_green_block_add(tw_m3 K, const tw_real *pk, int p, int q)
+{
+    const tw_real *fp = pk + 3 * p, *fq = pk + 3 * q, *G = pk + 14;
+    int k = p <= q ? tw_green_pair(p, q) : tw_green_pair(q, p);
+    tw_real vl = pk[12], vm = pk[13], c = pk[20 + k], d = pk[30 + k];
+    tw_real p0 = fp[0], p1 = fp[1], p2 = fp[2], q0 = fq[0], q1 = fq[1], q2 = fq[2];
+    tw_real s00 = p0 * q0, s11 = p1 * q1, s22 = p2 * q2; /* written out: compilers keep it in registers */
+    tw_real s01 = p0 * q1, s10 = p1 * q0, s02 = p0 * q2, s20 = p2 * q0, s12 = p1 * q2, s21 = p2 * q1;
+    K.m[0] += vl * s00 + vm * s00 + d * G[0] + c; K.m[1] += vl * s01 + vm * s10 + d * G[1]; K.m[2] += vl * s02 + vm * s20 + d * G[2];
+    K.m[3] += vl * s10 + vm * s01 + d * G[1]; K.m[4] += vl * s11 + vm * s11 + d * G[3] + c; K.m[5] += vl * s12 + vm * s21 + d * G[4];
+    K.m[6] += vl * s20 + vm * s02 + d * G[2]; K.m[7] += vl * s21 + vm * s12 + d * G[4]; K.m[8] += vl * s22 + vm * s22 + d * G[5] + c;
     return K;
 }
+
 #endif

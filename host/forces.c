@@ -8,7 +8,7 @@
  *  warp-vertex     R_i=polar(A_i)      -R_i sum_j K_ij(R_i^T x_j-X_j) R_i K_ij R_j^T (sym) or R_i K_ij R_i^T
  *  warp-edge       R_i=F'_i F_i^T      as warp-vertex               as warp-vertex
  *  corot-element   R_e=polar(F_e)      -V R_e P_c g_p per element   sum_e R_e K_e R_e^T (from R_e g, one triangle)
- *  green           F_e, S_e            -V F S g_p per element       StVK tangent
+ *  green           F_e, S_e            -V F S g_p per element       StVK tangent (from a pack, one triangle)
  *  hybrid          R_e=polar(F_e)      -V P_hybrid g_p (element.h)   as corot-element
  */
 #include <math.h>
@@ -69,10 +69,10 @@ void tw_compute_rotations(tw_world *w, const tw_real *x)
                 /* rotated gradients and V lambda, V mu for the system matrix */
                 tw_corot_pack(w->S + TW_COROT_PACK * (size_t)e, R, f->g + 12 * (size_t)e, f->vol[e], f->lam[e], f->mu[e]);
             } else {
+                /* F for the force, the tangent's per-element terms and S packed */
                 tw_m3_store(w->R + 9 * (size_t)e, F);
-                tw_m3 S = tw_stvk_S(F, f->lam[e], f->mu[e], NULL);
-                tw_m3_store(w->S + 18 * (size_t)e, S);
-                tw_m3_store(w->S + 18 * (size_t)e + 9, tw_m3_mul_bt(F, F));
+                tw_green_pack(w->S + TW_GREEN_PACK * (size_t)e, F, tw_m3_mul_bt(F, F), tw_stvk_S(F, f->lam[e], f->mu[e], NULL),
+                              f->g + 12 * (size_t)e, f->vol[e], f->lam[e], f->mu[e]);
             }
         }
         break;
@@ -146,7 +146,7 @@ void tw_compute_elastic_force(tw_world *w, const tw_real *x, tw_real *out, int g
             tw_m3 F = tw_elem_deformation(xs, g), R = tw_m3_load(w->R + 9 * (size_t)e);
             P = m == TW_HYBRID ? tw_hybrid_P(F, R, f->lam[e], f->mu[e], NULL) : tw_corot_P(F, R, f->lam[e], f->mu[e], NULL);
         } else {
-            P = tw_m3_mul(tw_m3_load(w->R + 9 * (size_t)e), tw_m3_load(w->S + 18 * (size_t)e));
+            P = tw_m3_mul(tw_m3_load(w->R + 9 * (size_t)e), tw_sym_load(w->S + TW_GREEN_PACK * (size_t)e + 40));
         }
         tw_v3 fp[4];
         tw_elem_forces_from_P(P, g, f->vol[e], fp);
@@ -156,43 +156,49 @@ void tw_compute_elastic_force(tw_world *w, const tw_real *x, tw_real *out, int g
 }
 
 /* corot-element, hybrid (an approximate Jacobian for hybrid: its pressure is
- * non-linear): sum_e R_e K_e R_e^T from the packed rotated gradients. The
- * matrix is exactly symmetric (element.h tw_corot_block_add), so row i
- * gathers its blocks (i, j >= i) and writes (j, i) as the transpose: half
- * the block arithmetic, the same numbers as gathering every block. */
-static void assemble_corot(tw_world *w, double cm, double ck)
+ * non-linear): sum_e R_e K_e R_e^T from the packed rotated gradients; green:
+ * the StVK tangent from its pack. Either matrix is exactly symmetric
+ * (element.h tw_corot_block_add, tw_green_block_add), so row i gathers its
+ * blocks (i, j >= i) and writes (j, i) as the transpose: half the block
+ * arithmetic, the same numbers as gathering every block. The row is always
+ * inlined into one loop per pack kind, so each loop knows its block. */
+#if defined(__GNUC__)
+#define ROW_INLINE static inline __attribute__((always_inline))
+#else
+#define ROW_INLINE static inline
+#endif
+ROW_INLINE void assemble_packed_row(tw_world *w, int i, double cm, double ck, int green)
 {
     const tw_fem *f = &w->fem;
-#pragma omp parallel for if (TW_PAR(f->n)) schedule(dynamic, 256)
-    for (int i = 0; i < f->n; i++) {
-        /* columns ascend: the diagonal block, then j > i */
-        int b0 = f->diag[i], b1 = f->row_ptr[i + 1];
-        tw_real *A = w->A + 9 * (size_t)b0;
-        memset(A, 0, sizeof(tw_real) * 9 * (size_t)(b1 - b0));
-        /* elements around i in element order: each block sums in the order of its contrib list */
-        for (int k = f->vt_ptr[i]; k < f->vt_ptr[i + 1]; k++) {
-            int e = f->vt[k] >> 2, p = f->vt[k] & 3;
-            const int *t = f->tets + 4 * (size_t)e;
-            const tw_real *pk = w->S + TW_COROT_PACK * (size_t)e;
-            for (int q = 0; q < 4; q++) {
-                if (t[q] < i) continue;
-                int b = b0;
-                while (f->col[b] != t[q]) b++;
-                tw_real *Ab = w->A + 9 * (size_t)b;
-                tw_m3_store(Ab, tw_corot_block_add(tw_m3_load(Ab), pk, p, q));
-            }
+    const int stride = green ? TW_GREEN_PACK : TW_COROT_PACK;
+    /* columns ascend: the diagonal block, then j > i */
+    int b0 = f->diag[i], b1 = f->row_ptr[i + 1];
+    memset(w->A + 9 * (size_t)b0, 0, sizeof(tw_real) * 9 * (size_t)(b1 - b0));
+    /* elements around i in element order: each block sums in the order of its contrib list */
+    for (int k = f->vt_ptr[i]; k < f->vt_ptr[i + 1]; k++) {
+        int e = f->vt[k] >> 2, p = f->vt[k] & 3;
+        const int *t = f->tets + 4 * (size_t)e;
+        const tw_real *pk = w->S + stride * (size_t)e;
+        for (int q = 0; q < 4; q++) {
+            if (t[q] < i) continue;
+            int b = b0;
+            while (f->col[b] != t[q]) b++;
+            tw_real *Ab = w->A + 9 * (size_t)b;
+            tw_m3 Kb = tw_m3_load(Ab);
+            Kb = green ? tw_green_block_add(Kb, pk, p, q) : tw_corot_block_add(Kb, pk, p, q);
+            tw_m3_store(Ab, Kb);
         }
-        for (int b = b0; b < b1; b++) {
-            tw_m3 Kb = tw_m3_scale(tw_m3_load(w->A + 9 * (size_t)b), (tw_real)ck);
-            if (b == b0) {
-                tw_real d = (tw_real)(cm * f->mass[i]);
-                if (i == w->spring_vertex) d += (tw_real)(ck * w->spring_k);
-                Kb.m[0] += d; Kb.m[4] += d; Kb.m[8] += d;
-            } else {
-                tw_m3_store(w->A + 9 * (size_t)tw_fem_block(f, f->col[b], i), tw_m3_transpose(Kb));
-            }
-            tw_m3_store(w->A + 9 * (size_t)b, Kb);
+    }
+    for (int b = b0; b < b1; b++) {
+        tw_m3 Kb = tw_m3_scale(tw_m3_load(w->A + 9 * (size_t)b), (tw_real)ck);
+        if (b == b0) {
+            tw_real d = (tw_real)(cm * f->mass[i]);
+            if (i == w->spring_vertex) d += (tw_real)(ck * w->spring_k);
+            Kb.m[0] += d; Kb.m[4] += d; Kb.m[8] += d;
+        } else {
+            tw_m3_store(w->A + 9 * (size_t)tw_fem_block(f, f->col[b], i), tw_m3_transpose(Kb));
         }
+        tw_m3_store(w->A + 9 * (size_t)b, Kb);
     }
 }
 
@@ -201,8 +207,14 @@ void tw_assemble_system(tw_world *w, double cm, double ck)
     const tw_fem *f = &w->fem;
     tw_method m = w->def.method;
     int exact_warp = w->def.warp_system == TW_WARP_SYSTEM_BICGSTAB;
-    if (m == TW_COROT_ELEMENT || m == TW_HYBRID) {
-        assemble_corot(w, cm, ck);
+    if (m == TW_COROT_ELEMENT || m == TW_HYBRID || m == TW_GREEN) {
+        if (m == TW_GREEN) {
+#pragma omp parallel for if (TW_PAR(f->n)) schedule(dynamic, 256)
+            for (int i = 0; i < f->n; i++) assemble_packed_row(w, i, cm, ck, 1);
+        } else {
+#pragma omp parallel for if (TW_PAR(f->n)) schedule(dynamic, 256)
+            for (int i = 0; i < f->n; i++) assemble_packed_row(w, i, cm, ck, 0);
+        }
         return;
     }
 #pragma omp parallel for if (TW_PAR(f->n)) schedule(dynamic, 256)
@@ -213,17 +225,9 @@ void tw_assemble_system(tw_world *w, double cm, double ck)
             tw_m3 Kb;
             if (m == TW_LINEAR) {
                 Kb = tw_m3_load(f->K + 9 * (size_t)b);
-            } else if (m == TW_WARP_VERTEX || m == TW_WARP_EDGE) {
+            } else { /* warp-vertex, warp-edge */
                 tw_m3 Rj = exact_warp ? Ri : tw_m3_load(w->R + 9 * (size_t)f->col[b]);
                 Kb = tw_m3_mul_bt(tw_m3_mul(Ri, tw_m3_load(f->K + 9 * (size_t)b)), Rj);
-            } else {
-                Kb = tw_m3_zero();
-                for (int k = f->contrib_ptr[b]; k < f->contrib_ptr[b + 1]; k++) {
-                    int c = f->contrib[k], e = c >> 4, p = (c >> 2) & 3, q = c & 3;
-                    const tw_real *g = f->g + 12 * (size_t)e, *S = w->S + 18 * (size_t)e; /* green */
-                    Kb = tw_m3_add(Kb, tw_stvk_tangent_block(tw_m3_load(w->R + 9 * (size_t)e), tw_m3_load(S + 9),
-                                                              tw_m3_load(S), g, f->vol[e], f->lam[e], f->mu[e], p, q));
-                }
             }
             Kb = tw_m3_scale(Kb, (tw_real)ck);
             if (b == f->diag[i]) {

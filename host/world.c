@@ -19,6 +19,7 @@
 #endif
 
 #include "contact_hd.h"
+#include "element.h"
 #include "error.h"
 #include "integrator_hd.h"
 #include "math3.h"
@@ -248,7 +249,7 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     w->target = tw_malloc(sizeof(tw_real) * 3 * n, "kinematic targets");
     w->cons = tw_calloc(n, 1, "constraints");
     w->R = tw_calloc(9 * rn, sizeof(tw_real), "rotations");
-    w->S = tw_calloc(18 * nt, sizeof(tw_real), "stresses");
+    w->S = tw_calloc(TW_GREEN_PACK * nt, sizeof(tw_real), "element packs"); /* the largest pack: element.h */
     w->fe = tw_calloc(12 * nt, sizeof(tw_real), "element forces");
     w->f = tw_calloc(3 * n, sizeof(tw_real), "elastic forces");
     w->rhs = tw_calloc(3 * n, sizeof(tw_real), "right-hand side");
@@ -888,7 +889,7 @@ size_t tw_world_memory_bytes(const tw_world *w)
 {
     size_t n = (size_t)w->fem.n, nt = (size_t)w->fem.nt, r = sizeof(tw_real), rn = n > nt ? n : nt;
     return tw_fem_memory_bytes(&w->fem) + n * (3 * 7 * r + 1 + 2 * sizeof(int) + 7 * 3 * r + 9 * r) +
-           9 * rn * r + 30 * nt * r + 9 * (size_t)w->fem.nnzb * r + sizeof *w;
+           9 * rn * r + (TW_GREEN_PACK + 12) * nt * r + 9 * (size_t)w->fem.nnzb * r + sizeof *w;
 }
 
 void tw_world_elastic_force(tw_world *w, tw_real *f)

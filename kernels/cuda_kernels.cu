@@ -68,9 +68,8 @@ __global__ void rotations_element(tw_cuda_data d, int green)
         tw_corot_pack(d.S + TW_COROT_PACK * (size_t)e, R, g, d.vol[e], d.lam[e], d.mu[e]);
     } else {
         tw_m3_store(d.R + 9 * (size_t)e, F);
-        tw_m3 S = tw_stvk_S(F, d.lam[e], d.mu[e], NULL);
-        tw_m3_store(d.S + 18 * (size_t)e, S);
-        tw_m3_store(d.S + 18 * (size_t)e + 9, tw_m3_mul_bt(F, F));
+        tw_green_pack(d.S + TW_GREEN_PACK * (size_t)e, F, tw_m3_mul_bt(F, F), tw_stvk_S(F, d.lam[e], d.mu[e], NULL),
+                      g, d.vol[e], d.lam[e], d.mu[e]);
     }
 }
 
@@ -123,7 +122,7 @@ __global__ void element_force(tw_cuda_data d, int method)
         tw_m3 F = tw_elem_deformation(xs, g), R = tw_m3_load(d.R + 9 * (size_t)e);
         P = method == TW_HYBRID ? tw_hybrid_P(F, R, d.lam[e], d.mu[e], NULL) : tw_corot_P(F, R, d.lam[e], d.mu[e], NULL);
     } else {
-        P = tw_m3_mul(tw_m3_load(d.R + 9 * (size_t)e), tw_m3_load(d.S + 18 * (size_t)e));
+        P = tw_m3_mul(tw_m3_load(d.R + 9 * (size_t)e), tw_sym_load(d.S + TW_GREEN_PACK * (size_t)e + 40));
     }
     tw_v3 fp[4];
     tw_elem_forces_from_P(P, g, d.vol[e], fp);
@@ -176,15 +175,11 @@ __global__ void assemble_kernel(tw_cuda_data d, int method, int exact_warp)
         Kb = tw_m3_zero();
         for (int k = d.contrib_ptr[b]; k < d.contrib_ptr[b + 1]; k++) {
             int c = d.contrib[k], e = c >> 4, p = (c >> 2) & 3, q = c & 3;
-            const tw_real *g = d.g + 12 * (size_t)e;
-            if (method == TW_COROT_ELEMENT || method == TW_HYBRID) {
-                /* every block, the CPU's mirrored triangle bit for bit */
+            /* every block, the CPU's mirrored triangle bit for bit */
+            if (method == TW_COROT_ELEMENT || method == TW_HYBRID)
                 Kb = tw_corot_block_add(Kb, d.S + TW_COROT_PACK * (size_t)e, p, q);
-            } else {
-                const tw_real *S = d.S + 18 * (size_t)e;
-                Kb = tw_m3_add(Kb, tw_stvk_tangent_block(tw_m3_load(d.R + 9 * (size_t)e), tw_m3_load(S + 9),
-                                                          tw_m3_load(S), g, d.vol[e], d.lam[e], d.mu[e], p, q));
-            }
+            else
+                Kb = tw_green_block_add(Kb, d.S + TW_GREEN_PACK * (size_t)e, p, q);
         }
     }
     double cm = d.P->cm, ck = d.P->ck;

@@ -90,6 +90,7 @@
 
 #include "cuda_internal.h"
 extern "C" {
+#include "element.h" /* TW_GREEN_PACK */
 #include "world.h"
 }
 
@@ -216,7 +217,7 @@ static tw_status create_all(tw_cuda_world *cw, const tw_world *w)
     cw->ncolliders_up = w->ncolliders;
     /* scratch */
     if ((s = alloc_zero(cw, &d.R, 9 * rn, "rotations")) != TW_OK) return s;
-    if ((s = alloc_zero(cw, &d.S, 18 * nt, "stresses")) != TW_OK) return s;
+    if ((s = alloc_zero(cw, &d.S, TW_GREEN_PACK * nt, "element packs")) != TW_OK) return s;
     if ((s = alloc_zero(cw, &d.fe, 12 * nt, "element forces")) != TW_OK) return s;
     if ((s = alloc_zero(cw, &d.f, 3 * n, "elastic forces")) != TW_OK) return s;
     if ((s = alloc_zero(cw, &d.rhs, 3 * n, "right-hand side")) != TW_OK) return s;
@@ -743,7 +744,7 @@ static const tw_real *device_array(const tw_cuda_world *cw, tw_cuda_array which,
     size_t n = (size_t)d.n, nt = (size_t)d.nt;
     switch (which) {
     case TW_CUDA_ARRAY_R: *count = 9 * (n > nt ? n : nt); return d.R;
-    case TW_CUDA_ARRAY_S: *count = 18 * nt; return d.S;
+    case TW_CUDA_ARRAY_S: *count = TW_GREEN_PACK * nt; return d.S;
     case TW_CUDA_ARRAY_F: *count = 3 * n; return d.f;
     case TW_CUDA_ARRAY_RHS: *count = 3 * n; return d.rhs;
     case TW_CUDA_ARRAY_A: *count = 9 * (size_t)d.nnzb; return d.A;

@@ -12,4 +12,8 @@ build-bench/bench/tw_bench_warp_system --csv $D/warp_system.csv > $D/warp_system
 # on a machine shared with a CI job; built in /tmp/build_corot, same flags):
 OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1 build-bench/bench/tw_bench_cpu --sizes 10k,100k --methods corot-element \
     --threads 1 --cg fixed --csv $D/bench_cpu_corot_fast.csv > $D/bench_cpu_corot_fast.log
+# green after the packed StVK tangent and one-triangle assembly (best of 3 runs
+# on a machine shared with another build job; built in /tmp/build_green, same flags):
+OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1 build-bench/bench/tw_bench_cpu --sizes 10k,100k --methods green \
+    --threads 1 --cg fixed --csv $D/bench_cpu_green_fast.csv > $D/bench_cpu_green_fast.log
 python3 bench/plot.py $D
