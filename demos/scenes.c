@@ -180,16 +180,24 @@ void demo_scene_frame(demo_scene *s)
     s->floor_half = diag;
 }
 
-/* Bone core of depth d (m) in body b, made kinematic; spin and bob per the args. */
-static int add_core(demo_body *b, double depth, double spin, double freq, double bob, const char *prog)
+/* Bone core in body b, made kinematic; spin and bob per the args. core:
+ * the mask (owned from here on), or NULL for the vertices deeper than
+ * depth (m) below the mesh's boundary. */
+static int add_core(demo_body *b, unsigned char *core, double depth, double spin, double freq, double bob,
+                    const char *prog)
 {
-    int nv = tw_mesh_vertex_count(b->mesh);
-    b->core = calloc((size_t)nv, 1);
+    int nv = tw_mesh_vertex_count(b->mesh), n = 0;
+    b->core = core ? core : calloc((size_t)nv, 1);
     if (!b->core) return -1;
-    int n = tw_mesh_mark_core(b->mesh, depth, b->core);
-    if (n < 0) {
-        fprintf(stderr, "%s: %s: bone core: %s\n", prog, b->name, tw_last_error());
-        return -1;
+    if (core) {
+        for (int i = 0; i < nv; i++) n += core[i] != 0;
+    } else {
+        n = tw_mesh_mark_core(b->mesh, depth, b->core);
+        if (n < 0) {
+            fprintf(stderr, "%s: %s: bone core: %s\n", prog, b->name, tw_last_error());
+            return -1;
+        }
+        printf("%s: bone core: %d of %d vertices deeper than %g m\n", b->name, n, nv, depth);
     }
     b->core_count = n;
     const double *X = tw_mesh_positions(b->mesh);
@@ -203,7 +211,6 @@ static int add_core(demo_body *b, double depth, double spin, double freq, double
         fprintf(stderr, "%s: %s: %s\n", prog, b->name, tw_last_error());
         return -1;
     }
-    printf("%s: bone core: %d of %d vertices deeper than %g m\n", b->name, n, nv, depth);
     return 0;
 }
 
@@ -345,7 +352,7 @@ static int build_cored(demo_scene *s, const demo_options *o, const char *prog, c
         surf = shared_path(o, surface_file);
     int rc = demo_scene_add(s, name, m, w, NULL, surf, color, prog);
     free(surf);
-    if (rc || add_core(&s->body[0], depth, spin, freq, bob, prog)) {
+    if (rc || add_core(&s->body[0], NULL, depth, spin, freq, bob, prog)) {
         demo_scene_destroy(s);
         return -1;
     }
@@ -360,7 +367,9 @@ static int build_cored(demo_scene *s, const demo_options *o, const char *prog, c
  * tets, well shaped, so the PCG needs few iterations); the lattice is
  * simulated and a surface is embedded in it and drawn: `render_file` from
  * the shared meshes, else the lattice's own source surface. The core is
- * every lattice vertex deeper than `depth`. */
+ * every lattice vertex inside the source surface and deeper than `depth`
+ * below it (not below the lattice's boundary, which sticks out by up to a
+ * cell: at thin parts the core would reach the drawn skin). */
 static char *copy_string(const char *t)
 {
     char *c = malloc(strlen(t) + 1);
@@ -374,7 +383,40 @@ typedef struct lattice_body {
     int up;            /* the vertical axis */
     double cell, depth, youngs, spin, freq, bob;
     float color[3];
+    double thin_youngs; /* Pa: parts the core does not reach (farther than thin_reach from it); 0: youngs */
+    double thin_reach;  /* m */
 } lattice_body;
+
+/* Per-tet Young's modulus: L->thin_youngs where the tet's centroid is
+ * farther than L->thin_reach from every core vertex (a part too thin for a
+ * lattice vertex to lie deep inside it, a dog's tail), else L->youngs.
+ * NULL when thin_youngs is 0 or out of memory (then youngs everywhere). */
+static double *thin_part_youngs(const tw_mesh *m, const unsigned char *core, const lattice_body *L)
+{
+    if (!(L->thin_youngs > 0)) return NULL;
+    int nt = tw_mesh_tet_count(m), nv = tw_mesh_vertex_count(m), thin = 0;
+    double *E = malloc(sizeof(double) * (size_t)nt);
+    if (!E) return NULL;
+    const double *X = tw_mesh_positions(m);
+    const int *T = tw_mesh_tets(m);
+    double r2 = L->thin_reach * L->thin_reach;
+    for (int e = 0; e < nt; e++) {
+        double c[3] = {0, 0, 0};
+        for (int q = 0; q < 4; q++)
+            for (int k = 0; k < 3; k++) c[k] += X[3 * T[4 * e + q] + k] / 4;
+        int near = 0;
+        for (int i = 0; i < nv && !near; i++) {
+            if (!core[i]) continue;
+            double dx = X[3 * i] - c[0], dy = X[3 * i + 1] - c[1], dz = X[3 * i + 2] - c[2];
+            near = dx * dx + dy * dy + dz * dz <= r2;
+        }
+        E[e] = near ? L->youngs : L->thin_youngs;
+        thin += !near;
+    }
+    printf("%s: %d of %d tets farther than %g m from the core: E %g Pa (elsewhere %g Pa)\n", L->name, thin, nt,
+           L->thin_reach, L->thin_youngs, L->youngs);
+    return E;
+}
 
 static int build_lattice_cored(demo_scene *s, const demo_options *o, const char *prog, const lattice_body *L)
 {
@@ -404,6 +446,20 @@ static int build_lattice_cored(demo_scene *s, const demo_options *o, const char 
     printf("%s: lattice of %g m cubes covering %s: %d vertices, %d tets, %.0f ms\n", L->name, L->cell,
            L->surface_file, tw_mesh_vertex_count(m), tw_mesh_tet_count(m), 1000 * g->seconds);
     tw_graded_mesh_destroy(g);
+    /* the core: measured from the source surface, not the lattice's boundary */
+    int nv = tw_mesh_vertex_count(m);
+    unsigned char *core = calloc((size_t)nv, 1);
+    int n = core ? tw_mesh_mark_core_surface(m, surf, L->depth, core) : -1;
+    if (n < 0) {
+        fprintf(stderr, "%s: %s: bone core: %s\n", prog, L->name, core ? tw_last_error() : "out of memory");
+        free(core);
+        tw_mesh_destroy(m);
+        tw_surface_destroy(surf);
+        demo_scene_destroy(s);
+        return -1;
+    }
+    printf("%s: bone core: %d of %d vertices inside %s and deeper than %g m below it\n", L->name, n, nv,
+           L->surface_file, L->depth);
     tw_world_def d = tw_default_world_def();
     d.method = TW_COROT_ELEMENT;
     d.youngs_modulus = L->youngs;
@@ -413,8 +469,12 @@ static int build_lattice_cored(demo_scene *s, const demo_options *o, const char 
     d.damping_mass = 0.5;
     d.damping_stiffness = 0.005;
     apply_options(&d, o);
+    double *youngs = o->youngs > 0 ? NULL : thin_part_youngs(m, core, L);
+    d.element_youngs = youngs;
     tw_world *w = make_world(m, &d, prog, L->name);
     if (!w) {
+        free(youngs);
+        free(core);
         tw_mesh_destroy(m);
         tw_surface_destroy(surf);
         demo_scene_destroy(s);
@@ -429,10 +489,11 @@ static int build_lattice_cored(demo_scene *s, const demo_options *o, const char 
         tw_surface_destroy(surf);
         surf = NULL;
     }
-    int rc = add_body(s, L->name, m, w, NULL, render ? render : replaced ? o->render_surface : L->surface_file,
+    int rc = add_body(s, L->name, m, w, youngs, render ? render : replaced ? o->render_surface : L->surface_file,
                       surf, L->color, prog);
     free(render);
-    if (rc || add_core(&s->body[0], L->depth, L->spin, L->freq, L->bob, prog)) {
+    if (rc) free(core);
+    if (rc || add_core(&s->body[0], core, L->depth, L->spin, L->freq, L->bob, prog)) {
         demo_scene_destroy(s);
         return -1;
     }
@@ -442,13 +503,17 @@ static int build_lattice_cored(demo_scene *s, const demo_options *o, const char 
 
 /* dane (Müller fig. 10): the TOSCA dog's 50k-triangle surface (cm, z up,
  * feet at z = 0, head toward -y; scaled to metres) needs about 88k tets when
- * TetGen keeps it: a lattice of 5 cm cubes instead. The core (deeper than
- * 4 cm) is all but the outer layer, legs, head and tail included (a
- * skeleton); that soft outer layer lags behind the core as it turns. */
+ * TetGen keeps it: a lattice of 4 cm cubes instead (5 cm leave the lower
+ * legs without a vertex inside them: they stretch like noodles). The core
+ * is every lattice vertex at least 7 mm inside the dog's surface (body,
+ * head, legs down to the paws: a skeleton); the soft skin (E 5 kPa) lags
+ * behind it as it turns. The tail, thinner than a cell, has no vertex
+ * inside: its tets (those farther than 8 cm from the core) are stiffer
+ * (E 50 kPa) so the body carries it. */
 static int build_dane(demo_scene *s, const demo_options *o, const char *prog)
 {
     static const lattice_body dane = {"dane", "dog_tosca_dog0_eyescapped.off", NULL, 0.01, 2,
-                                      0.05, 0.04, 5e3, 0.6, 0.8, 0.05, {0.75f, 0.6f, 0.45f}};
+                                      0.04, 0.007, 5e3, 0.6, 0.8, 0.05, {0.75f, 0.6f, 0.45f}, 5e4, 0.08};
     if (build_lattice_cored(s, o, prog, &dane)) return -1;
     s->yaw = -0.6; /* from the front left, a little above */
     s->pitch = 0.25;
@@ -459,13 +524,15 @@ static int build_dane(demo_scene *s, const demo_options *o, const char *prog)
 /* bunny (Müller fig. 9): the shipped TetGen mesh of the closed bunny has
  * 1-degree slivers (its surface forces them; TetGen's quality bounds do not
  * remove them), which cost the PCG ~300 iterations a step; a lattice of
- * 8 mm cubes covering the same closed surface needs a few tens. The
+ * 1 cm cubes covering the same closed surface needs a few tens. The
  * 69k-triangle Stanford scan is embedded and drawn; the core is the
- * vertices deeper than 1 cm. --bunny-mesh tetgen keeps the shipped mesh. */
+ * lattice vertices deeper than 1 cm inside the closed surface.
+ * --bunny-mesh tetgen keeps the shipped mesh (its core measured from its
+ * own boundary, which is that surface). */
 static int build_bunny(demo_scene *s, const demo_options *o, const char *prog)
 {
     static const lattice_body bunny = {"bunny", "bunny_closed_3485v.off", "bunny_stanford_original_69k.obj", 1, 1,
-                                       0.01, 0.01, 3e4, 0.9, 0.5, 0.0, {0.85f, 0.72f, 0.55f}};
+                                       0.01, 0.01, 3e4, 0.9, 0.5, 0.0, {0.85f, 0.72f, 0.55f}, 0, 0};
     if (o->bunny_tetgen)
         return build_cored(s, o, prog, "bunny_closed_3485v.tet.node", "bunny_stanford_original_69k.obj", "bunny",
                            bunny.youngs, bunny.depth, bunny.spin, bunny.freq, bunny.bob, bunny.color);

@@ -8,9 +8,10 @@
  *
  * Octree. The domain is a grid of root cubes of level levels-1 covering the
  * box. A cube of edge a (level > 0) is split while its centre is closer than
- * grading * a to the surface (point-triangle distances on a tw_box_grid of
- * the triangles); grading >= 0.87 > sqrt(3)/2 means no leaf above level 0
- * touches the surface, so a coarse leaf is wholly inside or wholly outside.
+ * grading * a to the surface (tw_surface_query_near: point-triangle
+ * distances on a grid of the triangles); grading >= 0.87 > sqrt(3)/2 means
+ * no leaf above level 0 touches the surface, so a coarse leaf is wholly
+ * inside or wholly outside.
  * The octree is kept as a level map: one byte per fine cell, the level of the
  * leaf covering it. Balance (2:1): a leaf of level l with any fine cell of its
  * one-cell shell (faces, edges and corners) covered by a level below l - 1 is
@@ -18,11 +19,9 @@
  *
  * Inside. A leaf is kept when its centre is inside the surface (or, with
  * def.cover, when it is a finest leaf whose centre is within sqrt(3)/2 h of
- * a triangle: a superset of the leaves the surface crosses): the parity of
- * the crossings of a ray along +x with the triangles (the triangles binned in
- * the same grid; a crossing counts in the grid cell that holds its x, so a
- * triangle spanning several cells counts once). The ray starts a tiny,
- * irrational-looking offset off the lattice so it misses edges and vertices.
+ * a triangle: a superset of the leaves the surface crosses), by the parity
+ * of a ray's crossings (tw_surface_query_inside, host/surface_query.h; its
+ * ray starts a tiny offset off the lattice so it misses edges and vertices).
  * Because coarse leaves are wholly inside or outside, a graded mesh keeps
  * exactly the fine cells the uniform mesh of the same fine_size keeps: the
  * two enclose the same volume.
@@ -51,6 +50,7 @@
 #include "embed.h"
 #include "error.h"
 #include "mesh.h"
+#include "surface_query.h"
 #include "world.h"
 
 tw_graded_def tw_default_graded_def(void)
@@ -64,75 +64,16 @@ tw_graded_def tw_default_graded_def(void)
 }
 
 typedef struct gctx {
-    const tw_surface *s;
     double h, lo[3], grading;
     int L;
     int N[3];            /* fine cells per axis */
     signed char *lev;    /* N0*N1*N2: level of the covering leaf */
-    tw_box_grid g;       /* triangle boxes */
+    tw_surface_query q;  /* inside and distance tests against the surface */
 } gctx;
 
 static size_t cell_index(const gctx *c, int i, int j, int k)
 {
     return (size_t)i + (size_t)c->N[0] * ((size_t)j + (size_t)c->N[1] * k);
-}
-
-static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
-
-/* 1 when some triangle is closer than r to p */
-static int dist_less(const gctx *c, const double *p, double r)
-{
-    const tw_box_grid *g = &c->g;
-    int c0[3], c1[3];
-    for (int a = 0; a < 3; a++) {
-        c0[a] = clampi(tw_box_grid_coord(g, a, p[a] - r), 0, g->n[a] - 1);
-        c1[a] = clampi(tw_box_grid_coord(g, a, p[a] + r), 0, g->n[a] - 1);
-    }
-    double r2 = r * r;
-    const double *X = c->s->positions;
-    for (int z = c0[2]; z <= c1[2]; z++)
-        for (int y = c0[1]; y <= c1[1]; y++)
-            for (int x = c0[0]; x <= c1[0]; x++) {
-                size_t cell = ((size_t)z * g->n[1] + y) * g->n[0] + x;
-                for (int q = g->start[cell]; q < g->start[cell + 1]; q++) {
-                    const int *t = c->s->triangles + 3 * (size_t)g->items[q];
-                    if (tw_point_triangle_dist2(p, X + 3 * (size_t)t[0], X + 3 * (size_t)t[1], X + 3 * (size_t)t[2]) < r2)
-                        return 1;
-                }
-            }
-    return 0;
-}
-
-/* Parity of the crossings of the ray p + s (1,0,0), s > 0. */
-static int inside(const gctx *c, const double *p0)
-{
-    const tw_box_grid *g = &c->g;
-    double p[3] = {p0[0], p0[1] + 1.234567e-7 * c->h, p0[2] + 2.718281e-7 * c->h};
-    int y = tw_box_grid_coord(g, 1, p[1]), z = tw_box_grid_coord(g, 2, p[2]);
-    if (y < 0 || y >= g->n[1] || z < 0 || z >= g->n[2]) return 0;
-    int x0 = clampi(tw_box_grid_coord(g, 0, p[0]), 0, g->n[0] - 1);
-    if (tw_box_grid_coord(g, 0, p[0]) >= g->n[0]) return 0;
-    const double *X = c->s->positions;
-    int crossings = 0;
-    for (int x = x0; x < g->n[0]; x++) {
-        size_t cell = ((size_t)z * g->n[1] + y) * g->n[0] + x;
-        for (int q = g->start[cell]; q < g->start[cell + 1]; q++) {
-            const int *t = c->s->triangles + 3 * (size_t)g->items[q];
-            const double *a = X + 3 * (size_t)t[0], *b = X + 3 * (size_t)t[1], *d = X + 3 * (size_t)t[2];
-            /* barycentric coordinates of (p1,p2) in the triangle projected on yz */
-            double wa = (b[1] - p[1]) * (d[2] - p[2]) - (b[2] - p[2]) * (d[1] - p[1]);
-            double wb = (d[1] - p[1]) * (a[2] - p[2]) - (d[2] - p[2]) * (a[1] - p[1]);
-            double wd = (a[1] - p[1]) * (b[2] - p[2]) - (a[2] - p[2]) * (b[1] - p[1]);
-            if (!((wa >= 0 && wb >= 0 && wd >= 0) || (wa <= 0 && wb <= 0 && wd <= 0))) continue;
-            double sum = wa + wb + wd;
-            if (sum == 0) continue; /* edge-on */
-            double xc = (wa * a[0] + wb * b[0] + wd * d[0]) / sum;
-            if (xc <= p[0]) continue;
-            if (clampi(tw_box_grid_coord(g, 0, xc), 0, g->n[0] - 1) != x) continue; /* counted in its own cell */
-            crossings++;
-        }
-    }
-    return crossings & 1;
 }
 
 static void centre_of(const gctx *c, int l, int i, int j, int k, double *p)
@@ -157,7 +98,7 @@ static void build(gctx *c, int l, int i, int j, int k)
     double p[3];
     centre_of(c, l, i, j, k, p);
     int S = 1 << l;
-    if (l > 0 && dist_less(c, p, c->grading * S * c->h)) {
+    if (l > 0 && tw_surface_query_near(&c->q, p, c->grading * S * c->h)) {
         int H = S / 2;
         for (int d = 0; d < 8; d++) build(c, l - 1, i + (d & 1) * H, j + ((d >> 1) & 1) * H, k + ((d >> 2) & 1) * H);
     } else {
@@ -260,26 +201,17 @@ tw_graded_mesh *tw_mesh_graded(const tw_surface *s, const tw_graded_def *def)
     }
     gctx c;
     memset(&c, 0, sizeof c);
-    c.s = s;
     c.h = d.fine_size;
     c.L = d.levels;
     c.grading = d.grading;
+    /* checks the surface; the grid cell 2 h (the ray offset scale h) */
+    if (tw_surface_query_init(&c.q, s, 2 * c.h, "tw_mesh_graded") != TW_OK) return NULL;
     double bmin[3] = {DBL_MAX, DBL_MAX, DBL_MAX}, bmax[3] = {-DBL_MAX, -DBL_MAX, -DBL_MAX};
     for (int v = 0; v < s->vertex_count; v++)
         for (int a = 0; a < 3; a++) {
             double x = s->positions[3 * (size_t)v + a];
-            if (!isfinite(x)) {
-                tw_fail(TW_ERR_INVALID, "tw_mesh_graded: surface vertex %d has a non-finite coordinate", v);
-                return NULL;
-            }
             if (x < bmin[a]) bmin[a] = x;
             if (x > bmax[a]) bmax[a] = x;
-        }
-    for (int t = 0; t < 3 * s->triangle_count; t++)
-        if (s->triangles[t] < 0 || s->triangles[t] >= s->vertex_count) {
-            tw_fail(TW_ERR_INVALID, "tw_mesh_graded: triangle %d has vertex %d out of range [0, %d)", t / 3,
-                    s->triangles[t], s->vertex_count);
-            return NULL;
         }
     int R = 1 << (c.L - 1);
     double cells = 1;
@@ -292,31 +224,15 @@ tw_graded_mesh *tw_mesh_graded(const tw_surface *s, const tw_graded_def *def)
     if (cells > 1e9) {
         tw_fail(TW_ERR_INVALID, "tw_mesh_graded: fine_size %g gives a %dx%dx%d lattice (over 1e9 cells); choose a larger one",
                 c.h, c.N[0], c.N[1], c.N[2]);
+        tw_surface_query_free(&c.q);
         return NULL;
     }
-    double *boxes = tw_malloc(sizeof(double) * 6 * (size_t)s->triangle_count, "triangle boxes");
     c.lev = tw_malloc((size_t)cells, "graded level map");
     tw_graded_mesh *out = tw_calloc(1, sizeof *out, "graded mesh");
     int *vid = NULL, *leafs = NULL, *tets = NULL;
     double *X = NULL;
     hang_entry *hang = NULL;
-    if (!boxes || !c.lev || !out) goto fail;
-    for (int t = 0; t < s->triangle_count; t++) {
-        double *b = boxes + 6 * (size_t)t;
-        for (int a = 0; a < 3; a++) {
-            b[a] = DBL_MAX;
-            b[3 + a] = -DBL_MAX;
-        }
-        for (int q = 0; q < 3; q++)
-            for (int a = 0; a < 3; a++) {
-                double x = s->positions[3 * (size_t)s->triangles[3 * t + q] + a];
-                if (x < b[a]) b[a] = x;
-                if (x > b[3 + a]) b[3 + a] = x;
-            }
-    }
-    if (tw_box_grid_build(&c.g, boxes, s->triangle_count, 2 * c.h) != TW_OK) goto fail;
-    free(boxes);
-    boxes = NULL;
+    if (!c.lev || !out) goto fail;
 
     for (int k = 0; k < c.N[2]; k += R)
         for (int j = 0; j < c.N[1]; j += R)
@@ -334,7 +250,8 @@ tw_graded_mesh *tw_mesh_graded(const tw_surface *s, const tw_graded_def *def)
                     if (c.lev[cell_index(&c, i, j, k)] != l) continue;
                     double p[3];
                     centre_of(&c, l, i, j, k, p);
-                    if (!inside(&c, p) && !(d.cover && l == 0 && dist_less(&c, p, 0.8661 * c.h))) continue;
+                    if (!tw_surface_query_inside(&c.q, p) && !(d.cover && l == 0 && tw_surface_query_near(&c.q, p, 0.8661 * c.h)))
+                        continue;
                     if (nleaf == cap) {
                         cap *= 2;
                         int *nl = realloc(leafs, sizeof(int) * 4 * cap);
@@ -509,7 +426,7 @@ tw_graded_mesh *tw_mesh_graded(const tw_surface *s, const tw_graded_def *def)
     leafs = NULL;
     free(c.lev);
     c.lev = NULL;
-    tw_box_grid_free(&c.g);
+    tw_surface_query_free(&c.q);
     char name[160];
     snprintf(name, sizeof name, "graded lattice (fine %g, %d levels)", d.fine_size, d.levels);
     tw_mesh_load_def ld = tw_default_mesh_load_def();
@@ -522,9 +439,8 @@ tw_graded_mesh *tw_mesh_graded(const tw_surface *s, const tw_graded_def *def)
     out->seconds = (tw_now_ms() - t0) / 1000;
     return out;
 fail:
-    free(boxes);
     free(c.lev);
-    tw_box_grid_free(&c.g);
+    tw_surface_query_free(&c.q);
     free(vid);
     free(leafs);
     free(X);

@@ -287,6 +287,13 @@ void tw_embedding_normals(const tw_embedding *e, const float *xyz, float *out_no
  * tw_last_error() set when the arguments are invalid or the core would be
  * empty or the whole mesh (the message says which and suggests a depth). */
 int tw_mesh_mark_core(const tw_mesh *m, double depth, unsigned char *inside);
+/* The same measured from a closed surface s in the mesh's coordinates (the
+ * one a covering lattice was built around, tw_graded_def.cover, which sticks
+ * out of it by up to a cell): marks the vertices inside s and farther than
+ * depth (m) from it. Returns how many, or -1 with tw_last_error() set when s
+ * is NULL or malformed, depth is not > 0, or the core would be empty or the
+ * whole mesh. */
+int tw_mesh_mark_core_surface(const tw_mesh *m, const tw_surface *s, double depth, unsigned char *inside);
 typedef struct tw_world tw_world; /* (the world section below; C11 allows the repeat) */
 /* Makes every vertex with mask[i] != 0 TW_KINEMATIC (target: where it is). */
 tw_status tw_world_set_kinematic_group(tw_world *w, const unsigned char *mask);

@@ -57,6 +57,88 @@ TW_TEST(core_errors_are_clear)
     return 0;
 }
 
+/* The 12 triangles of the cube [lo,hi]^3 (positions 24, triangles 36). */
+static tw_surface cube_surface(double lo, double hi, double *pos, int *tri)
+{
+    static const int quads[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
+    for (int v = 0; v < 8; v++)
+        for (int a = 0; a < 3; a++) pos[3 * v + a] = (v >> a) & 1 ? hi : lo;
+    for (int f = 0; f < 6; f++) {
+        const int *q = quads[f];
+        int t[6] = {q[0], q[1], q[2], q[0], q[2], q[3]};
+        memcpy(tri + 6 * f, t, sizeof t);
+    }
+    tw_surface s = {8, 12, pos, tri};
+    return s;
+}
+
+/* A lattice sticking out of the surface it covers (the unit cube of 0.1 m
+ * cells around the cube [0.1, 0.9]^3): the core measured from the surface is
+ * the vertices inside it and deeper than depth below it, not those deep
+ * below the lattice's own boundary. */
+TW_TEST(core_from_surface_is_deep_inside_it)
+{
+    tw_mesh *m = tw_mesh_bar(1, 1, 1, 10, 10, 10);
+    CHECK(m);
+    int n = tw_mesh_vertex_count(m);
+    double pos[24];
+    int tri[36];
+    tw_surface s = cube_surface(0.1, 0.9, pos, tri);
+    unsigned char *in = malloc((size_t)n);
+    int count = tw_mesh_mark_core_surface(m, &s, 0.15, in);
+    printf("core from the surface: %d of %d vertices; from the lattice: %d\n", count, n,
+           tw_mesh_mark_core(m, 0.15, in));
+    CHECK(tw_mesh_mark_core(m, 0.15, in) == 7 * 7 * 7); /* 0.2 .. 0.8: deep in the lattice */
+    count = tw_mesh_mark_core_surface(m, &s, 0.15, in);
+    int want = 0;
+    for (int i = 0; i < n; i++) {
+        const double *p = tw_mesh_positions(m) + 3 * i;
+        double q[3] = {p[0] - 0.1, p[1] - 0.1, p[2] - 0.1};
+        double d = box_depth(q, 0.8, 0.8, 0.8); /* < 0 outside */
+        int deep = d > 0.15 + 1e-9;
+        want += deep;
+        if (in[i] != deep) {
+            fprintf(stderr, "vertex %d at (%g %g %g), %.9g inside the surface: marked %d\n", i, p[0], p[1], p[2], d,
+                    in[i]);
+            return 1;
+        }
+    }
+    CHECK(count == want);
+    CHECK(count == 5 * 5 * 5); /* 0.3 .. 0.7 */
+    free(in);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+TW_TEST(core_from_surface_errors_are_clear)
+{
+    tw_mesh *m = tw_mesh_bar(1, 1, 1, 10, 10, 10);
+    CHECK(m);
+    unsigned char *in = malloc((size_t)tw_mesh_vertex_count(m));
+    double pos[24];
+    int tri[36];
+    tw_surface s = cube_surface(0.1, 0.9, pos, tri);
+    CHECK(tw_mesh_mark_core_surface(m, NULL, 0.1, in) == -1);
+    printf("%s\n", tw_last_error());
+    CHECK(strstr(tw_last_error(), "no surface given"));
+    CHECK(tw_mesh_mark_core_surface(m, &s, 0.4, in) == -1); /* the centre is 0.4 deep: nothing deeper */
+    printf("%s\n", tw_last_error());
+    CHECK(strstr(tw_last_error(), "choose a smaller depth"));
+    for (int i = 0; i < tw_mesh_vertex_count(m); i++) CHECK(!in[i]);
+    CHECK(tw_mesh_mark_core_surface(m, &s, 0, in) == -1);
+    CHECK(strstr(tw_last_error(), "depth 0 m"));
+    tw_surface far = cube_surface(5, 6, pos, tri); /* around no vertex */
+    CHECK(tw_mesh_mark_core_surface(m, &far, 0.1, in) == -1);
+    CHECK(strstr(tw_last_error(), "choose a smaller depth"));
+    tri[5] = 99;
+    CHECK(tw_mesh_mark_core_surface(m, &far, 0.1, in) == -1);
+    printf("%s\n", tw_last_error());
+    CHECK(strstr(tw_last_error(), "triangle 1 has vertex 99 out of range"));
+    free(in);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
 /* The closed bunny: a core exists at 1 cm and no boundary vertex is in it. */
 TW_TEST(core_of_bunny)
 {
