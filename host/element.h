@@ -144,17 +144,7 @@ TW_HD tw_m3 tw_hybrid_P(tw_m3 F, tw_m3 R, tw_real lam, tw_real mu, tw_real *ener
     tw_real cjc = cj > (tw_real)0.3684 ? cj : (tw_real)0.3684; /* 0.05^(1/3) */
     if (energy_density)
         *energy_density = mu * tw_m3_frobenius2(eps) + (tw_real)(9.0 / 8.0) * kappa * (j23 - 1) * (j23 - 1);
-    /* cof(F) = det(F) F^-T, written out so a singular F is fine */
-    tw_m3 C;
-    C.m[0] = F.m[4] * F.m[8] - F.m[5] * F.m[7];
-    C.m[1] = F.m[5] * F.m[6] - F.m[3] * F.m[8];
-    C.m[2] = F.m[3] * F.m[7] - F.m[4] * F.m[6];
-    C.m[3] = F.m[2] * F.m[7] - F.m[1] * F.m[8];
-    C.m[4] = F.m[0] * F.m[8] - F.m[2] * F.m[6];
-    C.m[5] = F.m[1] * F.m[6] - F.m[0] * F.m[7];
-    C.m[6] = F.m[1] * F.m[5] - F.m[2] * F.m[4];
-    C.m[7] = F.m[2] * F.m[3] - F.m[0] * F.m[5];
-    C.m[8] = F.m[0] * F.m[4] - F.m[1] * F.m[3];
+    tw_m3 C = tw_m3_cofactor(F); /* det(F) F^-T, fine for a singular F */
     tw_m3 P = tw_m3_scale(tw_m3_mul(R, eps), 2 * mu);
     return tw_m3_add(P, tw_m3_scale(C, (tw_real)1.5 * kappa * (j23 - 1) / cjc));
 }

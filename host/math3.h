@@ -129,6 +129,21 @@ TW_HD tw_real tw_m3_frobenius2(tw_m3 a)
     for (int i = 0; i < 9; i++) s += a.m[i] * a.m[i];
     return s;
 }
+/* cof(a) = det(a) a^-T, written out so a singular a is fine */
+TW_HD tw_m3 tw_m3_cofactor(tw_m3 a)
+{
+    tw_m3 c;
+    c.m[0] = a.m[4] * a.m[8] - a.m[5] * a.m[7];
+    c.m[1] = a.m[5] * a.m[6] - a.m[3] * a.m[8];
+    c.m[2] = a.m[3] * a.m[7] - a.m[4] * a.m[6];
+    c.m[3] = a.m[2] * a.m[7] - a.m[1] * a.m[8];
+    c.m[4] = a.m[0] * a.m[8] - a.m[2] * a.m[6];
+    c.m[5] = a.m[1] * a.m[6] - a.m[0] * a.m[7];
+    c.m[6] = a.m[1] * a.m[5] - a.m[2] * a.m[4];
+    c.m[7] = a.m[2] * a.m[3] - a.m[0] * a.m[5];
+    c.m[8] = a.m[0] * a.m[4] - a.m[1] * a.m[3];
+    return c;
+}
 /* Inverse by cofactors; returns 0 (and the zero matrix) if |det| is ~0. */
 TW_HD int tw_m3_inverse(tw_m3 a, tw_m3 *out)
 {
@@ -277,16 +292,7 @@ TW_HD int tw_polar3_newton(tw_m3 A, tw_m3 *R)
     tw_m3 X = A;
     tw_real n2 = tw_m3_frobenius2(X);
     for (int it = 0; it < 10; it++) {
-        tw_m3 C; /* cofactors: X^-T = C / det */
-        C.m[0] = X.m[4] * X.m[8] - X.m[5] * X.m[7];
-        C.m[1] = X.m[5] * X.m[6] - X.m[3] * X.m[8];
-        C.m[2] = X.m[3] * X.m[7] - X.m[4] * X.m[6];
-        C.m[3] = X.m[2] * X.m[7] - X.m[1] * X.m[8];
-        C.m[4] = X.m[0] * X.m[8] - X.m[2] * X.m[6];
-        C.m[5] = X.m[1] * X.m[6] - X.m[0] * X.m[7];
-        C.m[6] = X.m[1] * X.m[5] - X.m[2] * X.m[4];
-        C.m[7] = X.m[2] * X.m[3] - X.m[0] * X.m[5];
-        C.m[8] = X.m[0] * X.m[4] - X.m[1] * X.m[3];
+        tw_m3 C = tw_m3_cofactor(X); /* X^-T = C / det */
         tw_real det = X.m[0] * C.m[0] + X.m[1] * C.m[1] + X.m[2] * C.m[2];
         /* inverted, near-singular or not finite: the SVD decides */
         if (it == 0 && !(det > 0 && 27 * det * det > (tw_real)1e-4 * n2 * n2 * n2)) return 0;
