@@ -22,37 +22,19 @@ void TW_S(tw_solver_work_free)(TW_S(tw_solver_work) *w)
     memset(w, 0, sizeof *w);
 }
 
+#include "bsr_row_impl.h"
+
 void TW_S(tw_bsr_spmv)(const TW_S(tw_bsr) *A, const TW_S_REAL *x, TW_S_REAL *y)
 {
 #pragma omp parallel for if (TW_PAR(A->n)) schedule(static)
-    for (int i = 0; i < A->n; i++) {
-        TW_S_REAL y0 = 0, y1 = 0, y2 = 0;
-        for (int k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
-            const TW_S_REAL *a = A->val + 9 * (size_t)k, *xj = x + 3 * (size_t)A->col[k];
-            y0 += a[0] * xj[0] + a[1] * xj[1] + a[2] * xj[2];
-            y1 += a[3] * xj[0] + a[4] * xj[1] + a[5] * xj[2];
-            y2 += a[6] * xj[0] + a[7] * xj[1] + a[8] * xj[2];
-        }
-        y[3 * i] = y0; y[3 * i + 1] = y1; y[3 * i + 2] = y2;
-    }
+    for (int i = 0; i < A->n; i++) TW_S(tw_bsr_row_product)(A->row_ptr, A->col, A->val, x, y, i);
 }
 
 void TW_S(tw_bsr_block_jacobi)(const TW_S(tw_bsr) *A, TW_S_REAL *dinv)
 {
 #pragma omp parallel for if (TW_PAR(A->n)) schedule(static)
-    for (int i = 0; i < A->n; i++) {
-        const TW_S_REAL *a = A->val + 9 * (size_t)A->diag[i];
-        TW_S_REAL *d = dinv + 9 * (size_t)i;
-        double c[9] = {a[4] * a[8] - a[5] * a[7], a[2] * a[7] - a[1] * a[8], a[1] * a[5] - a[2] * a[4],
-                       a[5] * a[6] - a[3] * a[8], a[0] * a[8] - a[2] * a[6], a[2] * a[3] - a[0] * a[5],
-                       a[3] * a[7] - a[4] * a[6], a[1] * a[6] - a[0] * a[7], a[0] * a[4] - a[1] * a[3]};
-        double det = a[0] * c[0] + a[1] * c[3] + a[2] * c[6], scale = 0;
-        for (int k = 0; k < 9; k++) scale = fmax(scale, fabs((double)a[k]));
-        if (fabs(det) > 1e-12 * scale * scale * scale && scale > 0)
-            for (int k = 0; k < 9; k++) d[k] = (TW_S_REAL)(c[k] / det);
-        else /* singular block (an unused vertex): identity, the filter zeroes it anyway */
-            for (int k = 0; k < 9; k++) d[k] = (TW_S_REAL)(k % 4 == 0);
-    }
+    for (int i = 0; i < A->n; i++)
+        TW_S(tw_block_jacobi_inverse)(A->val + 9 * (size_t)A->diag[i], dinv + 9 * (size_t)i);
 }
 
 /* v = S v: fully constrained vertices zeroed, contact vertices lose their

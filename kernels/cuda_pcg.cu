@@ -30,6 +30,13 @@
 #include "cuda_internal.h"
 #include "cuda_reduce.cuh"
 
+/* the CPU solvers' row bodies (host/bsr_row_impl.h), for tw_real */
+#define TW_S_REAL tw_real
+#define TW_S(name) name
+#include "bsr_row_impl.h"
+#undef TW_S_REAL
+#undef TW_S
+
 namespace {
 
 /* y = A x, one thread per block row (host/solver_impl.h tw_bsr_spmv) */
@@ -38,14 +45,7 @@ __global__ void bsr_spmv_kernel(int n, const int *row_ptr, const int *col, const
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n || (st && !st->active)) return;
-    tw_real y0 = 0, y1 = 0, y2 = 0;
-    for (int k = row_ptr[i]; k < row_ptr[i + 1]; k++) {
-        const tw_real *a = val + 9 * (size_t)k, *xj = x + 3 * (size_t)col[k];
-        y0 += a[0] * xj[0] + a[1] * xj[1] + a[2] * xj[2];
-        y1 += a[3] * xj[0] + a[4] * xj[1] + a[5] * xj[2];
-        y2 += a[6] * xj[0] + a[7] * xj[1] + a[8] * xj[2];
-    }
-    y[3 * (size_t)i] = y0; y[3 * (size_t)i + 1] = y1; y[3 * (size_t)i + 2] = y2;
+    tw_bsr_row_product(row_ptr, col, val, x, y, i);
 }
 
 /* host/solver_impl.h tw_bsr_block_jacobi */
@@ -53,18 +53,7 @@ __global__ void block_jacobi_kernel(int n, const int *diag, const tw_real *val, 
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const tw_real *a = val + 9 * (size_t)diag[i];
-    tw_real *d = dinv + 9 * (size_t)i;
-    /* the products in tw_real, as the CPU's C expression computes them */
-    double c[9] = {a[4] * a[8] - a[5] * a[7], a[2] * a[7] - a[1] * a[8], a[1] * a[5] - a[2] * a[4],
-                   a[5] * a[6] - a[3] * a[8], a[0] * a[8] - a[2] * a[6], a[2] * a[3] - a[0] * a[5],
-                   a[3] * a[7] - a[4] * a[6], a[1] * a[6] - a[0] * a[7], a[0] * a[4] - a[1] * a[3]};
-    double det = a[0] * c[0] + a[1] * c[3] + a[2] * c[6], scale = 0;
-    for (int k = 0; k < 9; k++) scale = fmax(scale, fabs((double)a[k]));
-    if (fabs(det) > 1e-12 * scale * scale * scale && scale > 0)
-        for (int k = 0; k < 9; k++) d[k] = (tw_real)(c[k] / det);
-    else
-        for (int k = 0; k < 9; k++) d[k] = (tw_real)(k % 4 == 0);
+    tw_block_jacobi_inverse(val + 9 * (size_t)diag[i], dinv + 9 * (size_t)i);
 }
 
 /* v_i = S v_i, host/solver_impl.h's filter: cons[i] 0 free, TW_FILTER_NORMAL
