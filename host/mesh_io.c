@@ -231,6 +231,28 @@ static int fields(const reader *r, char *s, const char *fmt, long long *iv, doub
     return 1;
 }
 
+/* The header line, parsed by fmt into h (see fields); 0 with the message
+ * when the file is empty or the line does not parse. */
+static int read_header(reader *r, const char *fmt, long long *h, const char *what)
+{
+    char *s = rd_line(r);
+    if (!s) {
+        r->line = r->line ? r->line : 1;
+        rd_expected(r, NULL, "%s", what);
+        return 0;
+    }
+    return fields(r, s, fmt, h, NULL, what);
+}
+
+/* 1 when nothing but blank lines and comments follow the count records. */
+static int read_no_more(reader *r, int count, const char *records)
+{
+    char *s = rd_line(r);
+    if (!s) return 1;
+    rd_expected(r, s, "no more %s after the %d the header announces", records, count);
+    return 0;
+}
+
 /* A record count from a header: non-negative and not more than the file can
  * hold (every record takes at least 2 bytes), so a corrupt count never
  * allocates gigabytes. */
@@ -309,13 +331,8 @@ tw_mesh *tw_mesh_load_tetgen(const char *path, const tw_mesh_load_def *def, tw_m
     if (rd_open(&r, node_path, 1) != TW_OK) goto fail;
     long long h[4], iv[1];
     double dv[3];
-    char *s = rd_line(&r);
-    if (!s) {
-        r.line = r.line ? r.line : 1;
-        rd_expected(&r, NULL, "a header 'nodes 3 attributes markers'");
-        goto fail;
-    }
-    if (!fields(&r, s, "iIII", h, NULL, "a header 'nodes 3 attributes markers'")) goto fail;
+    char *s;
+    if (!read_header(&r, "iIII", h, "a header 'nodes 3 attributes markers'")) goto fail;
     if (!check_count(&r, h[0], "nodes")) goto fail;
     if (h[0] == 0) {
         tw_fail(TW_ERR_PARSE, "%s:%d: expected at least 4 nodes, found a count of 0", r.path, r.line);
@@ -351,21 +368,12 @@ tw_mesh *tw_mesh_load_tetgen(const char *path, const tw_mesh_load_def *def, tw_m
         }
         memcpy(X + 3 * (size_t)i, dv, sizeof dv);
     }
-    if ((s = rd_line(&r)) != NULL) {
-        rd_expected(&r, s, "no more nodes after the %d the header announces", nv);
-        goto fail;
-    }
+    if (!read_no_more(&r, nv, "nodes")) goto fail;
     rd_close(&r);
 
     /* .ele: "count nodes_per_element attributes", then "index a b c d [...] [region]" */
     if (rd_open(&r, ele_path, 1) != TW_OK) goto fail;
-    s = rd_line(&r);
-    if (!s) {
-        r.line = r.line ? r.line : 1;
-        rd_expected(&r, NULL, "a header 'elements nodes_per_element attributes'");
-        goto fail;
-    }
-    if (!fields(&r, s, "iiI", h, NULL, "a header 'elements nodes_per_element attributes'")) goto fail;
+    if (!read_header(&r, "iiI", h, "a header 'elements nodes_per_element attributes'")) goto fail;
     if (!check_count(&r, h[0], "elements")) goto fail;
     if (h[0] == 0) {
         tw_fail(TW_ERR_PARSE, "%s:%d: expected at least 1 element, found a count of 0", r.path, r.line);
@@ -421,10 +429,7 @@ tw_mesh *tw_mesh_load_tetgen(const char *path, const tw_mesh_load_def *def, tw_m
         }
         lines[e] = r.line;
     }
-    if ((s = rd_line(&r)) != NULL) {
-        rd_expected(&r, s, "no more elements after the %d the header announces", nt);
-        goto fail;
-    }
+    if (!read_no_more(&r, nt, "elements")) goto fail;
     rd_close(&r);
 
     tw_mesh_source src;
