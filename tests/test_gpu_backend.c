@@ -22,21 +22,6 @@
 
 #define BAR_LENGTH 1.0
 
-/* 1 (and why on stdout) when the GPU cases cannot run here. */
-static int gpu_skip(void)
-{
-#ifndef TW_HAVE_CUDA
-    printf("built without CUDA (nvcc not found): skipped\n");
-    return 1;
-#else
-    char why[256] = "";
-    if (!tw_cuda_usable(why, sizeof why)) {
-        printf("%s: skipped\n", why);
-        return 1;
-    }
-    return 0;
-#endif
-}
 
 static tw_world_def bar_def(tw_method method, tw_backend backend)
 {
@@ -138,7 +123,7 @@ static int step_both(tw_world *cpu, tw_world *gpu, int steps)
  * elastic energy after 100. */
 static int bar_parity(tw_method method)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
     bar_pair b;
     CHECK(bar_pair_create(&b, small_bar(), method, 0) == 0);
     tw_world *cpu = b.cpu, *gpu = b.gpu;
@@ -166,7 +151,7 @@ TW_TEST(bar_hybrid_matches_cpu) { return bar_parity(TW_HYBRID); }
 /* The same PCG: a fixed count of 20 iterations, one step, the same answer. */
 TW_TEST(pcg_fixed_iterations_matches_cpu)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
     bar_pair b;
     CHECK(bar_pair_create(&b, small_bar(), TW_COROT_ELEMENT, 20) == 0);
     tw_world *cpu = b.cpu, *gpu = b.gpu;
@@ -185,7 +170,7 @@ TW_TEST(pcg_fixed_iterations_matches_cpu)
 /* Pinned vertices do not move at all (bit for bit) over 100 steps. */
 TW_TEST(pinned_vertices_exactly_fixed)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
     tw_mesh *m = small_bar();
     CHECK(m != NULL);
     tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
@@ -212,7 +197,7 @@ TW_TEST(pinned_vertices_exactly_fixed)
  * linearisation): TW_ERR_UNSUPPORTED naming it, no step. */
 TW_TEST(newton_iterations_unsupported)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
     tw_mesh *m = small_bar();
     CHECK(m != NULL);
     tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
@@ -288,7 +273,7 @@ static double lowest_z(const tw_world *w)
  * ever below the floor on the device. */
 TW_TEST(cube_on_floor_matches_cpu)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
     tw_mesh *m = tw_mesh_bar(CUBE_EDGE, CUBE_EDGE, CUBE_EDGE, 4, 4, 4);
     CHECK(m != NULL);
     tw_world *cpu = cube_world(m, TW_BACKEND_CPU, 0.1, 1), *gpu = cube_world(m, TW_BACKEND_CUDA, 0.1, 1);
@@ -327,7 +312,7 @@ static tw_cuda_world *cuda_of(tw_world *w) { return w->cuda; }
  * captured without colliders is replaced by one with them. */
 TW_TEST(cube_on_floor_graph_matches_host_driven)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
 #ifdef TW_HAVE_CUDA
     tw_mesh *m = tw_mesh_bar(CUBE_EDGE, CUBE_EDGE, CUBE_EDGE, 4, 4, 4);
     CHECK(m != NULL);
@@ -363,7 +348,7 @@ TW_TEST(cube_on_floor_graph_matches_host_driven)
  * ends a step inside the sphere, and the bar did fall onto it. */
 TW_TEST(bar_on_sphere_no_penetration)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
     tw_mesh *m = small_bar();
     CHECK(m != NULL);
     tw_world_def d = tw_default_world_def();
@@ -400,7 +385,7 @@ TW_TEST(bar_on_sphere_no_penetration)
  * step and the same positions after 100 steps. */
 TW_TEST(graph_matches_host_driven)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
 #ifdef TW_HAVE_CUDA
     tw_mesh *m = small_bar();
     CHECK(m != NULL);
@@ -440,7 +425,7 @@ TW_TEST(graph_matches_host_driven)
  * the device follows the CPU. */
 TW_TEST(graph_follows_parameter_changes)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
     bar_pair b;
     CHECK(bar_pair_create(&b, small_bar(), TW_COROT_ELEMENT, 0) == 0);
     tw_world *cpu = b.cpu, *gpu = b.gpu;
@@ -468,7 +453,7 @@ TW_TEST(graph_follows_parameter_changes)
  * copies exactly them (3n reals), reading them again nothing more. */
 TW_TEST(state_downloads_only_when_read)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
 #ifdef TW_HAVE_CUDA
     tw_mesh *m = small_bar();
     CHECK(m != NULL);
@@ -500,7 +485,7 @@ TW_TEST(state_downloads_only_when_read)
  * so the iteration counts agree up to float rounding near the threshold. */
 TW_TEST(pcg_tolerance_iterations_match_cpu)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
     bar_pair b;
     CHECK(bar_pair_create(&b, small_bar(), TW_COROT_ELEMENT, 0) == 0);
     tw_world *cpu = b.cpu, *gpu = b.gpu;
@@ -526,7 +511,7 @@ TW_TEST(pcg_tolerance_iterations_match_cpu)
  * device before x and v change). */
 TW_TEST(diverged_step_leaves_state)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
     tw_mesh *m = tw_mesh_bar(1, 0.1, 0.1, 4, 1, 1);
     CHECK(m != NULL);
     tw_world_def d = tw_default_world_def();
@@ -591,7 +576,7 @@ static int integrator_pair_create(bar_pair *b, tw_integrator integrator, double 
  * rest use the previous step kept on the device; positions as bar_parity's. */
 TW_TEST(bdf2_bar_matches_cpu)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
     bar_pair b;
     CHECK(integrator_pair_create(&b, TW_BDF2, 0.01, 0) == 0);
     tw_world *cpu = b.cpu, *gpu = b.gpu;
@@ -615,7 +600,7 @@ TW_TEST(bdf2_bar_matches_cpu)
  * over from the re-uploaded state as the CPU does. */
 TW_TEST(bdf2_history_follows_setters)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
     bar_pair b;
     CHECK(integrator_pair_create(&b, TW_BDF2, 0.01, 0) == 0);
     tw_world *cpu = b.cpu, *gpu = b.gpu, *both[2] = {cpu, gpu};
@@ -641,7 +626,7 @@ TW_TEST(bdf2_history_follows_setters)
  * agree closely (float against double on the CPU: 7e-7 of the length). */
 TW_TEST(explicit_bar_matches_cpu)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
     bar_pair b;
     CHECK(integrator_pair_create(&b, TW_EXPLICIT_NEWMARK, 0, 2) == 0);
     tw_world *cpu = b.cpu, *gpu = b.gpu;
@@ -666,7 +651,7 @@ TW_TEST(explicit_bar_matches_cpu)
  * with the CPU's message (the check is host/world.c's, for both backends). */
 TW_TEST(explicit_dt_above_courant_refused_on_device)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
     tw_mesh *m = small_bar();
     CHECK(m != NULL);
     tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
@@ -684,7 +669,7 @@ TW_TEST(explicit_dt_above_courant_refused_on_device)
  * ends a step below the floor. */
 TW_TEST(explicit_cube_on_floor_no_penetration)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
     tw_mesh *m = tw_mesh_bar(CUBE_EDGE, CUBE_EDGE, CUBE_EDGE, 4, 4, 4);
     CHECK(m != NULL);
     tw_world_def d = cube_def(TW_BACKEND_CUDA);
@@ -736,7 +721,7 @@ static int gpu_pattern_parity(const tw_mesh *m)
  * tets beside a vertex no element uses (its lone diagonal block). */
 TW_TEST(gpu_pattern_matches_cpu)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
 #ifdef TW_HAVE_CUDA
     tw_mesh *bar = tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 3, 4);
     CHECK(bar != NULL);
@@ -756,7 +741,7 @@ TW_TEST(gpu_pattern_matches_cpu)
  * pattern on the GPU; the result equals the CPU world's, and it steps. */
 TW_TEST(large_cuda_world_pattern_built_on_gpu)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
 #ifdef TW_HAVE_CUDA
     bar_pair b;
     CHECK(bar_pair_create(&b, tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 200, 20, 21), TW_COROT_ELEMENT, 0) == 0); /* 504 000 tets */

@@ -42,21 +42,6 @@
 #define SPMV_TOL 1e-5
 #endif
 
-/* 1 (and why on stdout) when the GPU cases cannot run here. */
-static int gpu_skip(void)
-{
-#ifndef TW_HAVE_CUDA
-    printf("built without CUDA (nvcc not found): skipped\n");
-    return 1;
-#else
-    char why[256] = "";
-    if (!tw_cuda_usable(why, sizeof why)) {
-        printf("%s: skipped\n", why);
-        return 1;
-    }
-    return 0;
-#endif
-}
 
 #ifdef TW_HAVE_CUDA
 
@@ -301,7 +286,7 @@ static int nontrivial(const tw_world *w, stage s, const tw_real *ref, size_t cou
 /* One stage of one method: the device's array equals the CPU's. */
 static int stage_parity(tw_method method, int s_)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
 #ifdef TW_HAVE_CUDA
     stage s = (stage)s_;
     stage_pair p;
@@ -359,7 +344,7 @@ TW_TEST(stage_system_matrix_green) { return stage_parity(TW_GREEN, 3); }
  * cuSPARSE's. */
 static int spmv_parity(int own)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
 #ifdef TW_HAVE_CUDA
     if (own) setenv("TW_CUDA_SPMV", "own", 1);
     stage_pair p;

@@ -8,24 +8,9 @@
 #include "tw_cuda.h"
 #endif
 
-/* 1 (and why on stdout) when the GPU cases cannot run here. */
-static int gpu_skip(void)
-{
-#ifndef TW_HAVE_CUDA
-    printf("built without CUDA (nvcc not found): skipped\n");
-    return 1;
-#else
-    if (tw_cuda_device_count() == 0) {
-        printf("no CUDA device: skipped\n");
-        return 1;
-    }
-    return 0;
-#endif
-}
-
 TW_TEST(polar_batched_matches_cpu)
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
 #ifdef TW_HAVE_CUDA
     int count = 100000;
     tw_real *A = malloc(sizeof(tw_real) * 9 * count), *R = malloc(sizeof(tw_real) * 9 * count);
@@ -134,7 +119,7 @@ static int against_gesvdj(const char *label, const tw_real *A, int count, int un
  * without CUDA or a device. */
 static int gesvdj_case(const char *label, int count, int unique_rotation, tw_m3 (*make)(int k))
 {
-    if (gpu_skip()) return TW_SKIP;
+    if (tw_test_gpu_skip()) return TW_SKIP;
 #ifdef TW_HAVE_CUDA
     tw_real *A = malloc(sizeof(tw_real) * 9 * (size_t)count);
     CHECK(A);

@@ -53,4 +53,7 @@ void tw_test_register(const char *name, tw_test_fn fn);
 const char *tw_test_mesh_path(const char *file);
 /* Path of a scratch file under the build's tests/tmp (static buffer, rotating). */
 const char *tw_test_tmp_path(const char *file);
+/* 1 (and why, on stdout) when GPU cases cannot run here: built without CUDA,
+ * or no usable device; the case then returns TW_SKIP. */
+int tw_test_gpu_skip(void);
 #endif
