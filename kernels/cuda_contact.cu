@@ -113,17 +113,24 @@ __global__ void contact_project_newmark_kernel(tw_cuda_data d)
 
 } // namespace
 
+/* The nb per-block contact counts a kernel left in cw->partial into the
+ * step's status (tw_step_stats.contacts). */
+static tw_status count_contacts(tw_cuda_world *cw, unsigned nb)
+{
+    tw_status s = tw_cuda_reduce_finish(cw, 1, (int)nb, TW_S_CONTACTS);
+    if (s != TW_OK) return s;
+    contact_count_kernel<<<1, 1, 0, cw->stream>>>(cw->d.st, cw->scalars);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
 tw_status tw_cuda_contact_mark(tw_cuda_world *cw)
 {
     const tw_cuda_data &d = cw->d;
     unsigned nb = tw_cuda_reduce_grid(d.n);
     contact_mark_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(d, cw->partial);
     TW_CUDA_LAUNCHED();
-    tw_status s = tw_cuda_reduce_finish(cw, 1, (int)nb, TW_S_CONTACTS);
-    if (s != TW_OK) return s;
-    contact_count_kernel<<<1, 1, 0, cw->stream>>>(d.st, cw->scalars);
-    TW_CUDA_LAUNCHED();
-    return TW_OK;
+    return count_contacts(cw, nb);
 }
 
 tw_status tw_cuda_contact_impulses(tw_cuda_world *cw)
@@ -146,11 +153,7 @@ tw_status tw_cuda_contact_project_predicted(tw_cuda_world *cw)
     unsigned nb = tw_cuda_reduce_grid(d.n);
     contact_project_predicted_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(d, cw->partial);
     TW_CUDA_LAUNCHED();
-    tw_status s = tw_cuda_reduce_finish(cw, 1, (int)nb, TW_S_CONTACTS);
-    if (s != TW_OK) return s;
-    contact_count_kernel<<<1, 1, 0, cw->stream>>>(d.st, cw->scalars);
-    TW_CUDA_LAUNCHED();
-    return TW_OK;
+    return count_contacts(cw, nb);
 }
 
 tw_status tw_cuda_contact_project_newmark(tw_cuda_world *cw)
