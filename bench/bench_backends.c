@@ -752,7 +752,7 @@ static void usage(FILE *f)
             "  backends: cpu, cuda (CUDA Graph step, cuSPARSE SpMV), cuda-nograph (host-driven step),\n"
             "  cuda-ownspmv (graph step, the hand-written 3x3-BSR SpMV: TW_CUDA_SPMV=own for its worlds).\n"
             "  defaults: cuda,cpu (in that order); bar; 10k,100k; all methods; fixed20,tol; --time 1 --min-steps 5 --max-seconds 10\n"
-            "  --warmup 3; --budget 0 (none); --config-timeout 300; --surfaces ../shared/meshes; --copy-mb 512.\n"
+            "  --warmup 3; --budget 0 (none); --config-timeout 300; --surfaces data/meshes; --copy-mb 512.\n"
             "  --mesh-dir: packed meshes DIR/<scene>_<tets>.node/.ele (bench/run_gpu.sh --pack-meshes), tried before\n"
             "  meshing the surface with TetGen (cached). --append: add rows to an existing CSV.\n");
 }
@@ -802,7 +802,7 @@ int main(int argc, char **argv)
     o.youngs = 1e6;
     o.copy_mb = 512;
     o.extras = 1;
-    o.surfaces = "../shared/meshes";
+    o.surfaces = "data/meshes";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;

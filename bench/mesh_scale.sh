@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Meshes at scale (issue 5, item 2): the closed bunny and the dog from
-# ../shared/meshes tetrahedralized at about 10k, 100k, 1M (and 5M with
+# data/meshes tetrahedralized at about 10k, 100k, 1M (and 5M with
 # SIZES="... 5000000") tets, and for each: meshing time and the tets and
 # vertices reached (`tetwarp mesh`, cached by content hash outside the repo),
 # loading time (`tetwarp info`), and the time and peak memory of loading +
@@ -16,7 +16,7 @@ BUILD=${1:-build}
 T=$BUILD/tetwarp
 MACHINE=${MACHINE:-cpu-2core-amd-epyc}
 OUT=bench/results/$MACHINE
-MESHES=${MESHES:-../shared/meshes}
+MESHES=${MESHES:-data/meshes}
 SIZES=${SIZES:-"10000 100000 1000000"}
 DIR=${TW_MESH_DIR:-/tmp/tetwarp-meshes}
 mkdir -p "$OUT" "$DIR"

@@ -43,7 +43,7 @@ PACK=.bench-meshes
 # ------------------------------------------------------------- --pack-meshes
 if [ "${1:-}" = "--pack-meshes" ]; then
     B=${2:-build}
-    MESHES=${MESHES:-../shared/meshes}
+    MESHES=${MESHES:-data/meshes}
     [ -x "$B/tetwarp" ] || { echo "run_gpu.sh: $B/tetwarp not built (cmake --build $B --target tetwarp)"; exit 1; }
     command -v xz > /dev/null || { echo "run_gpu.sh: xz missing"; exit 1; }
     mkdir -p "$PACK"
@@ -134,8 +134,7 @@ if [ -d "$PACK" ] && ls "$PACK"/*.node.xz > /dev/null 2>&1; then
 else
     say "no $PACK/ (bench/run_gpu.sh --pack-meshes makes it where TetGen is): bunny and dog are meshed here only if TetGen is installed"
 fi
-SURF=../shared/meshes
-[ -d "$SURF" ] || SURF=shared/meshes
+SURF=data/meshes
 
 # cuda-ownspmv: the hand-written 3x3-BSR SpMV (TW_CUDA_SPMV=own) beside cuSPARSE's (issue 3)
 GPUB=cuda

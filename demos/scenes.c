@@ -11,8 +11,8 @@
 #define M_PI 3.14159265358979323846
 #endif
 
-#ifndef TW_SHARED_DIR
-#define TW_SHARED_DIR "../shared"
+#ifndef TW_DATA_DIR
+#define TW_DATA_DIR "data"
 #endif
 
 const char *const demo_scene_names[] = {"bars", "tube", "bunny", "dane", "cube", NULL};
@@ -21,7 +21,7 @@ demo_options demo_default_options(void)
 {
     demo_options o;
     memset(&o, 0, sizeof o);
-    o.shared_dir = TW_SHARED_DIR;
+    o.data_dir = TW_DATA_DIR;
     o.method = -1;
     o.backend = TW_BACKEND_CPU;
     return o;
@@ -214,11 +214,11 @@ static int add_core(demo_body *b, unsigned char *core, double depth, double spin
     return 0;
 }
 
-static char *shared_path(const demo_options *o, const char *file)
+static char *data_path(const demo_options *o, const char *file)
 {
-    size_t n = strlen(o->shared_dir) + strlen(file) + 16;
+    size_t n = strlen(o->data_dir) + strlen(file) + 16;
     char *p = malloc(n);
-    if (p) snprintf(p, n, "%s/meshes/%s", o->shared_dir, file);
+    if (p) snprintf(p, n, "%s/meshes/%s", o->data_dir, file);
     return p;
 }
 
@@ -321,7 +321,7 @@ static int build_cored(demo_scene *s, const demo_options *o, const char *prog, c
                        double spin, double freq, double bob, const float color[3])
 {
     s->up = 1;
-    char *path = shared_path(o, mesh_file);
+    char *path = data_path(o, mesh_file);
     tw_mesh_load_def ld = tw_default_mesh_load_def();
     ld.quiet = 1;
     tw_mesh *m = path ? tw_mesh_load(path, &ld, NULL) : NULL;
@@ -349,7 +349,7 @@ static int build_cored(demo_scene *s, const demo_options *o, const char *prog, c
         if (surf) strcpy(surf, o->render_surface);
     }
     else if (surface_file)
-        surf = shared_path(o, surface_file);
+        surf = data_path(o, surface_file);
     int rc = demo_scene_add(s, name, m, w, NULL, surf, color, prog);
     free(surf);
     if (rc || add_core(&s->body[0], NULL, depth, spin, freq, bob, prog)) {
@@ -425,7 +425,7 @@ static int build_lattice_cored(demo_scene *s, const demo_options *o, const char 
      * surface (in metres) */
     int replaced = !L->render_file && o->render_surface;
     tw_surface *surf = NULL;
-    char *path = replaced ? copy_string(o->render_surface) : shared_path(o, L->surface_file);
+    char *path = replaced ? copy_string(o->render_surface) : data_path(o, L->surface_file);
     if (path && (surf = tw_surface_load(path)) && L->scale != 1 && !replaced)
         for (int i = 0; i < 3 * surf->vertex_count; i++) surf->positions[i] *= L->scale;
     free(path);
@@ -483,7 +483,7 @@ static int build_lattice_cored(demo_scene *s, const demo_options *o, const char 
     /* the drawn surface: --render-surface, the shared render file, or the source surface */
     char *render = replaced            ? NULL
                    : o->render_surface ? copy_string(o->render_surface)
-                   : L->render_file    ? shared_path(o, L->render_file)
+                   : L->render_file    ? data_path(o, L->render_file)
                                        : NULL;
     if (render) {
         tw_surface_destroy(surf);

@@ -63,7 +63,7 @@ typedef struct demo_scene {
 
 /* Scene options the command line can override (0 / -1: the scene's own). */
 typedef struct demo_options {
-    const char *shared_dir;   /* folder holding meshes/ */
+    const char *data_dir;   /* folder holding meshes/ */
     double youngs;            /* Pa, 0: the scene's */
     double dt;                /* s, 0: the scene's */
     int method;               /* -1: the scene's */

@@ -3,7 +3,7 @@
 # bunny stands on its feet under gravity with Young's modulus graded along
 # the up axis, stiff at the feet and soft at the ears, against uniform E.
 #
-# The mesh: y is up (bounding box y 0.0330 .. 0.1874 m; ../shared/meshes/
+# The mesh: y is up (bounding box y 0.0330 .. 0.1874 m; data/meshes/
 # SOURCES.md). The feet are the vertices less than 5 mm above the lowest
 # point (y < 0.038: 496 vertices), pinned. The probe is the ear tip, the
 # vertex with the largest y (1271, at y = 0.18736 m). Runs:
@@ -18,7 +18,7 @@ set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 tool=${1:-$here/build/tetwarp}
 out=${2:-$here/bench/results/cpu-2core-amd-epyc}
-mesh=$here/../shared/meshes/bunny_closed_3485v.tet.node
+mesh=$here/data/meshes/bunny_closed_3485v.tet.node
 mkdir -p "$out"
 common="--mesh $mesh --fix y<0.038 --gravity 0,-9.81,0 --rho 1000 --nu 0.3 --method corot-element
         --dt 0.01 --steps 150 --damping 2,0.01 --probe 1271"

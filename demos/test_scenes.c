@@ -14,7 +14,7 @@
 static int build(demo_scene *s, const char *name)
 {
     demo_options o = demo_default_options();
-    o.shared_dir = TW_SHARED_DIR;
+    o.data_dir = TW_DATA_DIR;
     return demo_scene_build(s, name, &o, "test_scenes");
 }
 

@@ -115,7 +115,7 @@ static void print_help(void)
            "                          mesh (27k tets with 1-degree slivers; ~300 iterations)\n"
            "  --dt S                  time step, s (default: the scene's; 0.01 without --scene)\n"
            "  --steps-per-frame N     simulation steps per frame (default: 1/30 s of simulation)\n"
-           "  --shared DIR            folder with meshes/ for the scenes (default %s)\n"
+           "  --data DIR              folder with meshes/ for the scenes (default %s)\n"
            "  --size WxH              window or frame size in pixels (default 1280x720,\n"
            "                          headless 640x360)\n"
            "  --headless              no window: render --frames frames into --out as PNG; needs\n"
@@ -135,7 +135,7 @@ static void print_help(void)
            "                          works, else host\n"
            "  --require-cuda          exit 77 (a test's \"skipped\") when no CUDA device can be used\n"
            "  --help                  this text\n\n",
-           TW_SHARED_DIR);
+           TW_DATA_DIR);
     cli_scene_print_help(stdout, &d);
     printf("  (with --scene, --method and --E replace the scene's own; the scenes run on the\n"
            "  CPU unless --backend is given)\n\n%s\n"
@@ -179,8 +179,8 @@ static int parse(int argc, char **argv, viewer_opts *o)
                 return -1;
             }
             o->demo.bunny_tetgen = !strcmp(v, "tetgen");
-        } else if (cli_is(&a, "--shared")) {
-            if (!(o->demo.shared_dir = cli_value(&a, "folder"))) return -1;
+        } else if (cli_is(&a, "--data")) {
+            if (!(o->demo.data_dir = cli_value(&a, "folder"))) return -1;
         } else if (cli_is(&a, "--dt")) {
             if (cli_double(&a, "time step, s", &o->dt) || cli_require(&a, o->dt > 0, "> 0 (time step, s)"))
                 return -1;

@@ -3,9 +3,9 @@
 # Bad input: one case per class, run through expect_fail.sh REGEX CMD...,
 # which passes only when the tool exits non-zero (cleanly: no signal, no
 # sanitizer report) with a message matching REGEX. Good input: --help, info on
-# a shared mesh, and static/run writing CSVs of the right length.
+# a mesh from data/, and static/run writing CSVs of the right length.
 set(TW_CLI_TMP ${CMAKE_CURRENT_BINARY_DIR}/tmp/cli) # its own folder: other tests write tests/tmp
-set(TW_CLI_MESHES ${TW_SHARED_DIR}/meshes)
+set(TW_CLI_MESHES ${TW_DATA_DIR}/meshes)
 file(MAKE_DIRECTORY ${TW_CLI_TMP})
 
 # One OpenMP thread: these cases test the tool, not threading, and many small

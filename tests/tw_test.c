@@ -25,7 +25,7 @@ const char *tw_test_mesh_path(const char *file)
     static char buf[4][1024];
     static int k;
     k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/meshes/%s", TW_SHARED_DIR, file);
+    snprintf(buf[k], sizeof buf[k], "%s/meshes/%s", TW_DATA_DIR, file);
     return buf[k];
 }
 

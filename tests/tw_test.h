@@ -49,7 +49,7 @@ void tw_test_register(const char *name, tw_test_fn fn);
         }                                                                                   \
     } while (0)
 
-/* Path of a file in ../shared/meshes (static buffer). */
+/* Path of a file in data/meshes (static buffer). */
 const char *tw_test_mesh_path(const char *file);
 /* Path of a scratch file under the build's tests/tmp (static buffer, rotating). */
 const char *tw_test_tmp_path(const char *file);

@@ -76,7 +76,7 @@ function(tw_viewer_tests)
   # core turns rigidly and the skin lags behind it; one case per TW_TEST
   add_executable(test_scenes ${PROJECT_SOURCE_DIR}/demos/test_scenes.c ${PROJECT_SOURCE_DIR}/tests/tw_test.c)
   target_include_directories(test_scenes PRIVATE ${PROJECT_SOURCE_DIR}/tests)
-  target_compile_definitions(test_scenes PRIVATE TW_SHARED_DIR="${TW_SHARED_DIR}" TW_TEST_TMP="${tmp}")
+  target_compile_definitions(test_scenes PRIVATE TW_DATA_DIR="${TW_DATA_DIR}" TW_TEST_TMP="${tmp}")
   target_link_libraries(test_scenes PRIVATE tetwarp_demo_scenes tetwarp_core)
   file(STRINGS ${PROJECT_SOURCE_DIR}/demos/test_scenes.c lines REGEX "^TW_TEST\\([a-z0-9_]+\\)")
   foreach(line ${lines})
@@ -101,7 +101,7 @@ function(tw_viewer_tests)
   add_test(NAME viewer.missing_mesh
            COMMAND ${fails} "cannot load --mesh: .*missing\\.node: cannot open" ${view} --mesh ${tmp}/missing.node --headless)
   add_test(NAME viewer.missing_scene_mesh
-           COMMAND ${fails} "bunny: .*bunny_closed_3485v\\.off: cannot open" ${view} --scene bunny --shared ${tmp}/nowhere --headless)
+           COMMAND ${fails} "bunny: .*bunny_closed_3485v\\.off: cannot open" ${view} --scene bunny --data ${tmp}/nowhere --headless)
   add_test(NAME viewer.bad_bunny_mesh
            COMMAND ${fails} "--bunny-mesh 'octree': choose lattice" ${view} --scene bunny --bunny-mesh octree --headless)
   add_test(NAME viewer.render_surface_not_embeddable
