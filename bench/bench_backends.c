@@ -74,7 +74,7 @@
 #endif
 
 #include "bench_common.h"
-#include "math3.h"
+#include "hd/math3.h"
 #include "world.h"
 #ifdef TW_HAVE_CUDA
 #include "cuda_world.h"

@@ -19,12 +19,12 @@
  * applied in proportion to that velocity change.
  *
  * The per-vertex math (distances, the contact test, landing, friction, the
- * impulse, the projection) is in contact_hd.h, shared with the CUDA kernels
+ * impulse, the projection) is in hd/contact.h, shared with the CUDA kernels
  * (kernels/cuda_contact.cu); this file holds the loops over the vertices. */
 #include <math.h>
 #include <string.h>
 
-#include "contact_hd.h"
+#include "hd/contact.h"
 #include "error.h"
 #include "world.h"
 

@@ -18,7 +18,7 @@
 #define TW_EMBED_H
 #include <math.h>
 
-#include "hd.h"
+#include "hd/hd.h"
 #include "tetwarp.h"
 
 struct tw_embedding {

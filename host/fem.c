@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "element.h"
+#include "hd/element.h"
 #include "error.h"
 #include "mesh.h"
 

@@ -1,6 +1,6 @@
 /* Rotations, elastic forces and system matrices of every method, CPU side.
  *
- * Each loop body calls the TW_HD math in element.h / math3.h, so the CUDA
+ * Each loop body calls the TW_HD math in hd/element.h / hd/math3.h, so the CUDA
  * kernels can run the same body one thread per vertex, element or block.
  *
  *  method          rotations           force                        system K'
@@ -9,12 +9,12 @@
  *  warp-edge       R_i=F'_i F_i^T      as warp-vertex               as warp-vertex
  *  corot-element   R_e=polar(F_e)      -V R_e P_c g_p per element   sum_e R_e K_e R_e^T (from R_e g, one triangle)
  *  green           F_e, S_e            -V F S g_p per element       StVK tangent (from a pack, one triangle)
- *  hybrid          R_e=polar(F_e)      -V P_hybrid g_p (element.h)   as corot-element
+ *  hybrid          R_e=polar(F_e)      -V P_hybrid g_p (hd/element.h)   as corot-element
  */
 #include <math.h>
 #include <string.h>
 
-#include "element.h"
+#include "hd/element.h"
 #include "world.h"
 
 static tw_v3 vtx(const tw_real *x, int i) { return tw_v3_load(x + 3 * (size_t)i); }
@@ -97,7 +97,7 @@ static void gather_element_forces(tw_world *w, tw_real *out)
 
 /* sum_j K_ij y_j over row i, y_j = R^T x_j - X_j written as
  * R^T u_j + (R^T - I) X_j (the displacement form keeps float's small
- * strains, see element.h); R = NULL means the identity. Accumulated in double. */
+ * strains, see hd/element.h); R = NULL means the identity. Accumulated in double. */
 static tw_v3 row_K_times_y(const tw_fem *f, const tw_real *x, int i, const tw_m3 *R)
 {
     double acc[3] = {0, 0, 0};
@@ -158,7 +158,7 @@ void tw_compute_elastic_force(tw_world *w, const tw_real *x, tw_real *out, int g
 /* corot-element, hybrid (an approximate Jacobian for hybrid: its pressure is
  * non-linear): sum_e R_e K_e R_e^T from the packed rotated gradients; green:
  * the StVK tangent from its pack. Either matrix is exactly symmetric
- * (element.h tw_corot_block_add, tw_green_block_add), so row i gathers its
+ * (hd/element.h tw_corot_block_add, tw_green_block_add), so row i gathers its
  * blocks (i, j >= i) and writes (j, i) as the transpose: half the block
  * arithmetic, the same numbers as gathering every block. The row is always
  * inlined into one loop per pack kind, so each loop knows its block. */

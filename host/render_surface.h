@@ -16,7 +16,7 @@
 #ifndef TW_RENDER_SURFACE_H
 #define TW_RENDER_SURFACE_H
 #include "embed.h"
-#include "hd.h"
+#include "hd/hd.h"
 #include "tetwarp.h"
 
 typedef struct tw_render_surface {

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "error.h"
-#include "hd.h"
+#include "hd/hd.h"
 
 #define TW_S_REAL tw_real
 #define TW_S(name) name

@@ -22,7 +22,7 @@ void TW_S(tw_solver_work_free)(TW_S(tw_solver_work) *w)
     memset(w, 0, sizeof *w);
 }
 
-#include "bsr_row_impl.h"
+#include "hd/bsr_row.h"
 
 void TW_S(tw_bsr_spmv)(const TW_S(tw_bsr) *A, const TW_S_REAL *x, TW_S_REAL *y)
 {

@@ -18,11 +18,11 @@
 #include <omp.h>
 #endif
 
-#include "contact_hd.h"
-#include "element.h"
+#include "hd/contact.h"
+#include "hd/element.h"
 #include "error.h"
-#include "integrator_hd.h"
-#include "math3.h"
+#include "hd/integrator.h"
+#include "hd/math3.h"
 #include "mesh.h"
 #ifdef TW_HAVE_CUDA
 #include "cuda_world.h"
@@ -249,7 +249,7 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     w->target = tw_malloc(sizeof(tw_real) * 3 * n, "kinematic targets");
     w->cons = tw_calloc(n, 1, "constraints");
     w->R = tw_calloc(9 * rn, sizeof(tw_real), "rotations");
-    w->S = tw_calloc(TW_GREEN_PACK * nt, sizeof(tw_real), "element packs"); /* the largest pack: element.h */
+    w->S = tw_calloc(TW_GREEN_PACK * nt, sizeof(tw_real), "element packs"); /* the largest pack: hd/element.h */
     w->fe = tw_calloc(12 * nt, sizeof(tw_real), "element forces");
     w->f = tw_calloc(3 * n, sizeof(tw_real), "elastic forces");
     w->rhs = tw_calloc(3 * n, sizeof(tw_real), "right-hand side");

@@ -37,7 +37,7 @@ struct tw_world {
     double spring_anchor[3], spring_k;
     /* scratch */
     tw_real *R;           /* 9 per vertex (warp-*) or per element (corot, green: F) */
-    tw_real *S;           /* per-element packs (element.h): green TW_GREEN_PACK, corot/hybrid TW_COROT_PACK; sized TW_GREEN_PACK nt */
+    tw_real *S;           /* per-element packs (hd/element.h): green TW_GREEN_PACK, corot/hybrid TW_COROT_PACK; sized TW_GREEN_PACK nt */
     tw_real *fe;          /* 12 per element */
     tw_real *f;           /* 3n elastic force */
     tw_real *rhs, *vnew;  /* 3n */

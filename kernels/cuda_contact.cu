@@ -1,5 +1,5 @@
 // Contact with static colliders on the device: host/contact.c's loops, one
-// thread per vertex, calling the same per-vertex math (host/contact_hd.h).
+// thread per vertex, calling the same per-vertex math (host/hd/contact.h).
 // For the implicit integrators (implicit Euler, BDF2: contacts detected at
 // xbase), in implicit_solve's order (cuda_world.cu launches them, inside the
 // step's graph when there is one):
@@ -24,7 +24,7 @@
 // without one; tests/test_gpu_backend.c's contact cases (cube on a floor
 // against the CPU, bar on a sphere) are what a session with a device runs
 // first.
-#include "contact_hd.h"
+#include "hd/contact.h"
 #include "cuda_internal.h"
 #include "cuda_reduce.cuh"
 

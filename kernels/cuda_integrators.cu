@@ -1,6 +1,6 @@
 // BDF2 and explicit Newmark on the device: host/world.c's tw_world_step and
 // newmark_step, one thread per vertex or component, calling the per-vertex
-// arithmetic its loops call (host/integrator_hd.h).
+// arithmetic its loops call (host/hd/integrator.h).
 //
 // BDF2 is implicit Euler's step (cuda_kernels.cu, cuda_pcg.cu) on other
 // base terms: every implicit kernel steps from d.xbase / d.vbase, which are
@@ -27,7 +27,7 @@
 // explicit cases against the CPU are what a session with a device runs
 // first.
 #include "cuda_internal.h"
-#include "integrator_hd.h"
+#include "hd/integrator.h"
 
 namespace {
 

@@ -221,7 +221,7 @@ tw_status tw_cuda_conserve_momentum(tw_cuda_world *cw);
 tw_status tw_cuda_integrate(tw_cuda_world *cw);
 
 /* cuda_integrators.cu: BDF2 and explicit Newmark (host/world.c), the
- * per-vertex arithmetic in host/integrator_hd.h. */
+ * per-vertex arithmetic in host/hd/integrator.h. */
 /* BDF2, before the rotations: xbase, vbase (from x, v and xprev, vprev when
  * P->history, else copies of x, v). */
 tw_status tw_cuda_bdf2_base(tw_cuda_world *cw);

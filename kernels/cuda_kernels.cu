@@ -1,6 +1,6 @@
 // One implicit step's kernels (all but the solver): the loop bodies of
 // host/forces.c and host/world.c's implicit_solve, one thread per vertex,
-// element or BSR block, calling the same TW_HD math (math3.h, element.h).
+// element or BSR block, calling the same TW_HD math (hd/math3.h, hd/element.h).
 // The step is from d.xbase, d.vbase (x+ = xbase + heff v+): d.x, d.v for
 // implicit Euler, BDF2's base terms otherwise (cuda_integrators.cu); the
 // rotations and forces are at d.x, as in implicit_solve.
@@ -14,7 +14,7 @@
 // NEVER RUN ON A GPU YET: written and compiled on a machine without one.
 #include "cuda_internal.h"
 #include "cuda_reduce.cuh"
-#include "element.h"
+#include "hd/element.h"
 
 namespace {
 

@@ -26,14 +26,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "contact_hd.h" /* tw_contact_filter_normal */
+#include "hd/contact.h" /* tw_contact_filter_normal */
 #include "cuda_internal.h"
 #include "cuda_reduce.cuh"
 
-/* the CPU solvers' row bodies (host/bsr_row_impl.h), for tw_real */
+/* the CPU solvers' row bodies (host/hd/bsr_row.h), for tw_real */
 #define TW_S_REAL tw_real
 #define TW_S(name) name
-#include "bsr_row_impl.h"
+#include "hd/bsr_row.h"
 #undef TW_S_REAL
 #undef TW_S
 

@@ -90,7 +90,7 @@
 
 #include "cuda_internal.h"
 extern "C" {
-#include "element.h" /* TW_GREEN_PACK */
+#include "hd/element.h" /* TW_GREEN_PACK */
 #include "world.h"
 }
 

@@ -65,7 +65,7 @@ size_t tw_cuda_world_d2h_bytes(const tw_cuda_world *cw);
 typedef enum tw_cuda_array {
     TW_CUDA_ARRAY_R,    /* 9 per vertex (warp-vertex, warp-edge: R_i) or per element (corot-element, hybrid:
                            R_e; green: F_e), row-major; sized 9 max(n, nt); linear writes none */
-    TW_CUDA_ARRAY_S,    /* per element: corot-element, hybrid 16 (element.h tw_corot_pack); green 48
+    TW_CUDA_ARRAY_S,    /* per element: corot-element, hybrid 16 (hd/element.h tw_corot_pack); green 48
                            (tw_green_pack); sized 48 nt (TW_GREEN_PACK) */
     TW_CUDA_ARRAY_F,    /* 3n: the elastic force at the step's start (after the ghost-force correction), N */
     TW_CUDA_ARRAY_RHS,  /* 3n: M v + dt (f + f_ext), N s */

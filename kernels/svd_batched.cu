@@ -1,9 +1,9 @@
 // Batched 3x3 polar decomposition: one thread per matrix, the CPU's tw_polar3
-// (host/math3.h) compiled for the device. The first kernel of the CUDA
+// (host/hd/math3.h) compiled for the device. The first kernel of the CUDA
 // backend; it also proves the shared TW_HD math compiles under nvcc.
 #include <cuda_runtime.h>
 
-#include "math3.h"
+#include "hd/math3.h"
 #include "tw_cuda.h"
 
 extern "C" tw_status tw_fail(tw_status s, const char *fmt, ...);

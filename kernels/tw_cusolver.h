@@ -11,7 +11,7 @@ extern "C" {
  * 9 count, U and V 9 count row-major, S 3 count), by cusolverDn?gesvdjBatched
  * in tw_real's precision: S >= 0 in descending order, U and V orthogonal
  * (their determinants may be -1: this is the textbook SVD, not the
- * rotation-variant one of math3.h). ms (may be NULL): milliseconds of the
+ * rotation-variant one of hd/math3.h). ms (may be NULL): milliseconds of the
  * gesvdjBatched call alone on the device, without the copies. A matrix that
  * does not converge is TW_ERR_DEVICE naming it. */
 tw_status tw_cusolver_svd_batched(const tw_real *A, tw_real *U, tw_real *S, tw_real *V, int count, double *ms);

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "element.h"
+#include "hd/element.h"
 #include "error.h"
 #include "fem.h"
 #include "mesh.h"

@@ -2,7 +2,7 @@
  * CUDA build or no device. */
 #include <stdlib.h>
 
-#include "math3.h"
+#include "hd/math3.h"
 #include "tw_test.h"
 #ifdef TW_HAVE_CUDA
 #include "tw_cuda.h"

@@ -1,7 +1,7 @@
 /* 3x3 SVD and polar decomposition: the routine both backends share. */
 #include <stdlib.h>
 
-#include "math3.h"
+#include "hd/math3.h"
 #include "tw_test.h"
 
 static const double tol = sizeof(tw_real) == 8 ? 1e-10 : 2e-4;

@@ -31,7 +31,7 @@
  * whose rotation-variant form handles all of those. */
 #ifndef TW_MATH3_H
 #define TW_MATH3_H
-#include "hd.h"
+#include "hd/hd.h"
 #include <math.h>
 
 typedef struct tw_m3 { tw_real m[9]; } tw_m3;

@@ -2,7 +2,7 @@
  * once for the CPU solvers (solver_impl.h, once per scalar type) and the
  * CUDA kernels (kernels/cuda_pcg.cu: a kernel is this body on one thread).
  * Like solver_impl.h it has no include guard: it expects TW_S_REAL (the
- * scalar) and TW_S(name) (the instance's name) and TW_HD (host/hd.h). */
+ * scalar) and TW_S(name) (the instance's name) and TW_HD (host/hd/hd.h). */
 
 /* y_i = sum_k A_ik x_k over block row i */
 TW_HD void TW_S(tw_bsr_row_product)(const int *row_ptr, const int *col, const TW_S_REAL *val,

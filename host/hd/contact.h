@@ -11,7 +11,7 @@
 #define TW_CONTACT_HD_H
 #include <math.h>
 
-#include "hd.h"
+#include "hd/hd.h"
 #include "solver.h" /* TW_FILTER_NORMAL */
 
 /* Signed distance of x to c (m, negative inside) and the outward unit normal

@@ -18,7 +18,7 @@
  */
 #ifndef TW_ELEMENT_H
 #define TW_ELEMENT_H
-#include "math3.h"
+#include "hd/math3.h"
 
 /* Gradient of vertex p (0..3) of element e from the 12-real g array. */
 TW_HD tw_v3 tw_elem_g(const tw_real *g, int p) { return tw_v3_load(g + 3 * p); }

@@ -9,7 +9,7 @@
  * widened), so the CPU's results are those it had before these were shared. */
 #ifndef TW_INTEGRATOR_HD_H
 #define TW_INTEGRATOR_HD_H
-#include "hd.h"
+#include "hd/hd.h"
 
 /* BDF2's base term of one component from the current and the previous
  * value: xbase = (4 x_n - x_n-1) / 3, vbase = (4 v_n - v_n-1) / 3. */
