@@ -85,7 +85,7 @@ TW_TEST(dane_core_angle_turns_core)
         double ey = b->core_center[c] + sa * dx + ca * dy - x[3 * i + c];
         double eu = X[3 * i + s.up] - x[3 * i + s.up];
         double e = sqrt(ex * ex + ey * ey + eu * eu);
-        if (e > worst) worst = e;
+        worst = tw_test_max(worst, e);
         n++;
     }
     printf("%d core vertices, worst distance from the turned rest position %.3g m\n", n, worst);

@@ -202,7 +202,7 @@ TW_TEST(driven_core_moves_rigidly)
             }
             err = sqrt(err);
             if (in[i]) {
-                if (err > core_err) core_err = err;
+                core_err = tw_test_max(core_err, err);
             } else {
                 if (s == 19 && err > skin_lag) skin_lag = err;
                 if (s == 80 && err > skin_after) skin_after = err;

@@ -135,14 +135,14 @@ static double *bar_ccx(const tw_mesh *m, const int *fixed, double E, int nlgeom,
 static double max_abs(const double *v, int n)
 {
     double r = 0;
-    for (int i = 0; i < n; i++) r = fmax(r, fabs(v[i]));
+    for (int i = 0; i < n; i++) r = tw_test_max(r, fabs(v[i]));
     return r;
 }
 
 static double max_rel_diff(const double *u, const double *ref, int n)
 {
     double d = 0;
-    for (int i = 0; i < n; i++) d = fmax(d, fabs(u[i] - ref[i]));
+    for (int i = 0; i < n; i++) d = tw_test_max(d, fabs(u[i] - ref[i]));
     return d / max_abs(ref, n);
 }
 
@@ -245,9 +245,9 @@ TW_TEST(corot_static_near_ccx_nlgeom)
 }
 
 /* 80x8x8 cells (30720 tets): linear tets are too stiff in bending, at this
- * resolution about 6 % (ccx on the same mesh agrees). Beam theory itself
- * leaves out shear, about 1 % at L/H = 10. Needs no ccx; runs ccx on the
- * same mesh for comparison when present. */
+ * resolution about 4 % (ccx on the same mesh agrees). Beam theory itself
+ * leaves out shear, about 1 % at L/H = 10. Needs no ccx; when ccx is present
+ * its tip on the same mesh must match ours. */
 TW_TEST(linear_static_beam_theory)
 {
     const double E = 1e8;
@@ -260,18 +260,24 @@ TW_TEST(linear_static_beam_theory)
     double ratio = -tip[2] / beam_tip(E);
     printf("linear 80x8x8 (%s): tip uz %.6g m, Euler-Bernoulli %.6g m, ratio %.4f\n",
            tw_real_name(), tip[2], -beam_tip(E), ratio);
-    if (tw_ccx_available()) {
+    double ratio_ccx = NAN;
+    int have_ccx = tw_ccx_available();
+    if (have_ccx) {
         double *ref = bar_ccx(m, fixed, E, 0, "beam");
         if (ref) {
             double tip_ref[3];
             tip_mean(m, ref, tip_ref);
-            printf("ccx on the same mesh: ratio %.4f\n", -tip_ref[2] / beam_tip(E));
+            ratio_ccx = -tip_ref[2] / beam_tip(E);
+            printf("ccx on the same mesh: ratio %.4f\n", ratio_ccx);
             free(ref);
         }
     }
     free(u);
     free(fixed);
     tw_mesh_destroy(m);
-    CHECK(ratio >= 0.9 && ratio <= 1.1);
+    /* linear tets at 8 cells across are ~4 % too stiff in bending */
+    CHECK(ratio >= 0.94 && ratio <= 0.98);
+    /* the same mesh and elements in CalculiX: the same tip, to its print precision */
+    if (have_ccx) CHECK(fabs(ratio - ratio_ccx) <= 1e-4 * ratio_ccx);
     return 0;
 }

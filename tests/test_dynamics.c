@@ -27,7 +27,7 @@ static double bar_volume_change(tw_method method, double *tip_drop)
             fprintf(stderr, "%s\n", tw_last_error());
             return -1;
         }
-        worst = fmax(worst, fabs(tw_world_volume(w) / v0 - 1));
+        worst = tw_test_max(worst, fabs(tw_world_volume(w) / v0 - 1));
     }
     *tip_drop = tw_mesh_positions(m)[3 * tip + 2] - tw_world_positions(w)[3 * tip + 2];
     printf("%s: largest volume change %.2f %%, tip dropped %.3f m\n", tw_method_name(method), 100 * worst, *tip_drop);
@@ -90,8 +90,8 @@ TW_TEST(pinned_vertices_stay_exactly)
     for (int i = 0; i < tw_world_vertex_count(w); i++)
         for (int c = 0; c < 3; c++) {
             double dd = fabs(x[3 * i + c] - (tw_real)tw_mesh_positions(m)[3 * i + c]);
-            if (tw_world_get_constraint(w, i) == TW_PINNED) moved = fmax(moved, dd);
-            else free_moved = fmax(free_moved, dd);
+            if (tw_world_get_constraint(w, i) == TW_PINNED) moved = tw_test_max(moved, dd);
+            else free_moved = tw_test_max(free_moved, dd);
         }
     CHECK(moved == 0);
     CHECK(free_moved > 1e-3);
@@ -164,7 +164,7 @@ static int release_bent_bar(double damping, double *e0, double *emax, double *e_
     for (int s = 0; s < 2000; s++) {
         if (tw_world_step(w, NULL) != TW_OK) { fprintf(stderr, "%s\n", tw_last_error()); return 1; }
         double e = tw_world_elastic_energy(w) + tw_world_kinetic_energy(w);
-        *emax = fmax(*emax, e);
+        *emax = tw_test_max(*emax, e);
         *e_end = e;
     }
     tw_world_destroy(w);

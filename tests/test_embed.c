@@ -63,7 +63,7 @@ static double rest_error(const tw_embedding *e, const tw_mesh *m, const tw_surfa
     double err = 0;
     for (int i = 0; i < 3 * s->vertex_count; i++) {
         double d = fabs(out[i] - s->positions[i]);
-        if (d > err) err = d;
+        err = tw_test_max(err, d);
     }
     free(x);
     free(out);
@@ -175,7 +175,7 @@ TW_TEST(moves_rigidly_with_mesh)
         const double *p = s.positions + 3 * i;
         for (int r = 0; r < 3; r++) {
             double want = R[3 * r] * p[0] + R[3 * r + 1] * p[1] + R[3 * r + 2] * p[2] + t[r];
-            if (fabs(out[3 * i + r] - want) > err) err = fabs(out[3 * i + r] - want);
+            err = tw_test_max(err, fabs(out[3 * i + r] - want));
         }
     }
     printf("rigid motion: max error %.3g m\n", err);

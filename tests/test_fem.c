@@ -67,7 +67,7 @@ TW_TEST(element_stiffness_symmetric)
     CHECK_OK(tw_fem_build(&f, m, 1e6, 0.3, 1000, NULL, NULL, NULL));
     double K[144], kmax = 0;
     element_matrix(&f, K);
-    for (int i = 0; i < 144; i++) kmax = fmax(kmax, fabs(K[i]));
+    for (int i = 0; i < 144; i++) kmax = tw_test_max(kmax, fabs(K[i]));
     for (int i = 0; i < 12; i++)
         for (int j = 0; j < 12; j++) CHECK_NEAR(K[i * 12 + j], K[j * 12 + i], 1e-6 * kmax);
     tw_fem_free(&f);
@@ -84,7 +84,7 @@ TW_TEST(element_stiffness_six_zero_eigenvalues)
     double K[144], ev[12], kmax = 0;
     element_matrix(&f, K);
     sym_eigenvalues(12, K, ev);
-    for (int i = 0; i < 12; i++) kmax = fmax(kmax, fabs(ev[i]));
+    for (int i = 0; i < 12; i++) kmax = tw_test_max(kmax, fabs(ev[i]));
     int zeros = 0, negative = 0;
     for (int i = 0; i < 12; i++) {
         if (fabs(ev[i]) < 1e-5 * kmax) zeros++;
@@ -110,7 +110,7 @@ TW_TEST(global_stiffness_null_space)
     tw_real *u = calloc(3 * (size_t)n, sizeof(tw_real)), *y = calloc(3 * (size_t)n, sizeof(tw_real));
     tw_bsr A = {n, f.nnzb, f.row_ptr, f.col, f.diag, f.K};
     double worst = 0, kmax = 0;
-    for (int b = 0; b < 9 * f.nnzb; b++) kmax = fmax(kmax, fabs(f.K[b]));
+    for (int b = 0; b < 9 * f.nnzb; b++) kmax = tw_test_max(kmax, fabs(f.K[b]));
     for (int mode = 0; mode < 6; mode++) {
         for (int i = 0; i < n; i++) {
             const double *X = tw_mesh_positions(m) + 3 * i;
@@ -126,7 +126,7 @@ TW_TEST(global_stiffness_null_space)
             for (int c = 0; c < 3; c++) u[3 * i + c] = (tw_real)w[c];
         }
         tw_bsr_spmv(&A, u, y);
-        for (int i = 0; i < 3 * n; i++) worst = fmax(worst, fabs(y[i]));
+        for (int i = 0; i < 3 * n; i++) worst = tw_test_max(worst, fabs(y[i]));
     }
     printf("|K u_rigid| / max|K| = %.3g\n", worst / kmax);
     CHECK(worst < (sizeof(tw_real) == 8 ? 1e-9 : 1e-4) * kmax);
@@ -162,7 +162,7 @@ static int rigid_force(tw_method method, double *fmax_out)
     tw_world_set_positions(w, x);
     tw_world_elastic_force(w, f);
     double fm = 0;
-    for (int i = 0; i < 3 * n; i++) fm = fmax(fm, fabs(f[i]));
+    for (int i = 0; i < 3 * n; i++) fm = tw_test_max(fm, fabs(f[i]));
     *fmax_out = fm;
     free(x);
     free(f);
@@ -252,8 +252,8 @@ TW_TEST(green_tangent_matches_finite_differences)
                 tw_m3 K = tw_green_block_add(tw_m3_zero(), pk, p, q);
                 tw_v3 dfd = tw_v3_scale(tw_v3_sub(fp[p], fm[p]), (tw_real)(-1 / (2 * h)));
                 tw_v3 col = tw_m3_col(K, c);
-                kmax = fmax(kmax, tw_v3_norm(col));
-                worst = fmax(worst, tw_v3_norm(tw_v3_sub(col, dfd)));
+                kmax = tw_test_max(kmax, tw_v3_norm(col));
+                worst = tw_test_max(worst, tw_v3_norm(tw_v3_sub(col, dfd)));
             }
         }
     printf("tangent vs finite differences: %.3g relative\n", worst / kmax);
@@ -319,8 +319,8 @@ TW_TEST(corot_force_equals_rotated_stiffness)
             acc = tw_v3_add(acc, tw_m3_mulv(tw_elem_linear_block(f.g, f.vol[0], f.lam[0], f.mu[0], p, q), y));
         }
         tw_v3 ref = tw_v3_scale(tw_m3_mulv(R, acc), -1);
-        fmax_ = fmax(fmax_, tw_v3_norm(ref));
-        worst = fmax(worst, tw_v3_norm(tw_v3_sub(ref, fe[p])));
+        fmax_ = tw_test_max(fmax_, tw_v3_norm(ref));
+        worst = tw_test_max(worst, tw_v3_norm(tw_v3_sub(ref, fe[p])));
     }
     CHECK(fmax_ > 0);
     CHECK(worst < (sizeof(tw_real) == 8 ? 1e-10 : 1e-4) * fmax_);
@@ -377,8 +377,8 @@ TW_TEST(pcg_matches_direct_solve)
     tw_solve_result r = tw_pcg(&A, rhs, x, NULL, sizeof(tw_real) == 8 ? 1e-12 : 1e-6, 1000, 0, &work);
     double err = 0, ymax = 0;
     for (int i = 0; i < N; i++) {
-        err = fmax(err, fabs(x[i] - y[i]));
-        ymax = fmax(ymax, fabs(y[i]));
+        err = tw_test_max(err, fabs(x[i] - y[i]));
+        ymax = tw_test_max(ymax, fabs(y[i]));
     }
     printf("PCG: %d iterations, residual %.3g, max error %.3g relative\n", r.iterations, r.residual, err / ymax);
     CHECK(err < (sizeof(tw_real) == 8 ? 1e-9 : 1e-4) * ymax);
@@ -413,7 +413,7 @@ TW_TEST(bicgstab_solves_nonsymmetric)
         for (int b = A.row_ptr[i]; b < A.row_ptr[i + 1]; b++) {
             int bt = tw_fem_block(&w->fem, A.col[b], i);
             for (int r = 0; r < 3; r++)
-                for (int c = 0; c < 3; c++) asym = fmax(asym, fabs(A.val[9 * b + 3 * r + c] - A.val[9 * bt + 3 * c + r]));
+                for (int c = 0; c < 3; c++) asym = tw_test_max(asym, fabs(A.val[9 * b + 3 * r + c] - A.val[9 * bt + 3 * c + r]));
         }
     CHECK(asym > 0);
     tw_real *b = malloc(sizeof(tw_real) * 3 * n), *sol = calloc(3 * n, sizeof(tw_real)), *chk = malloc(sizeof(tw_real) * 3 * n);
@@ -469,8 +469,8 @@ static double relative_difference(const tw_real *a, const tw_real *b, int n)
 {
     double d = 0, s = 0;
     for (int i = 0; i < 3 * n; i++) {
-        d = fmax(d, fabs((double)a[i] - b[i]));
-        s = fmax(s, fabs((double)b[i]));
+        d = tw_test_max(d, fabs((double)a[i] - b[i]));
+        s = tw_test_max(s, fabs((double)b[i]));
     }
     return d / s;
 }

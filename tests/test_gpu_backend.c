@@ -499,7 +499,7 @@ TW_TEST(pcg_tolerance_iterations_match_cpu)
                sc.cg_iterations, sg.cg_iterations, b.def.cg_tolerance, sc.residual, sg.residual);
         CHECK(sc.cg_iterations > 1 && sc.cg_iterations < b.def.cg_max_iterations); /* the tolerance stopped it */
         CHECK(sg.residual <= b.def.cg_tolerance);
-        if (diff > worst) worst = diff;
+        worst = tw_test_max(worst, diff);
     }
     CHECK(worst <= 2);
     bar_pair_destroy(&b);

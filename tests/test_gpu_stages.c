@@ -237,7 +237,7 @@ static double max_from_identity(const tw_real *R, size_t count)
     double m = 0;
     for (size_t i = 0; i < count; i++) {
         double e = fabs((double)R[i] - (i % 9 % 4 == 0 ? 1.0 : 0.0));
-        if (e > m) m = e;
+        m = tw_test_max(m, e);
     }
     return m;
 }
@@ -254,7 +254,7 @@ static double deformed_part_of_matrix(const tw_world *w)
             for (int k = 0; k < 9; k++) {
                 double rest = ck * f->K[9 * (size_t)b + k] + (b == f->diag[i] && k % 4 == 0 ? cm * f->mass[i] : 0);
                 double e = fabs((double)w->A[9 * (size_t)b + k] - rest);
-                if (e > d) d = e;
+                d = tw_test_max(d, e);
             }
     return d / max_abs(w->A, 9 * (size_t)f->nnzb);
 }

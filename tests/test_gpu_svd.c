@@ -21,7 +21,7 @@ TW_TEST(polar_batched_matches_cpu)
     double worst = 0;
     for (int k = 0; k < count; k++) {
         tw_m3 ref = tw_polar3(tw_m3_load(A + 9 * k));
-        for (int i = 0; i < 9; i++) worst = fmax(worst, fabs((double)ref.m[i] - R[9 * k + i]));
+        for (int i = 0; i < 9; i++) worst = tw_test_max(worst, fabs((double)ref.m[i] - R[9 * k + i]));
     }
     printf("max |R_gpu - R_cpu| over %d matrices: %.3g\n", count, worst);
     CHECK(worst < (sizeof(tw_real) == 8 ? 1e-10 : 1e-3));
@@ -80,18 +80,18 @@ static int against_gesvdj(const char *label, const tw_real *A, int count, int un
         tw_m3 a = tw_m3_load(A + 9 * (size_t)k), u = tw_m3_load(U + 9 * (size_t)k), v = tw_m3_load(V + 9 * (size_t)k);
         tw_m3 r = tw_m3_load(R + 9 * (size_t)k), uc, vc;
         const tw_real *s = S + 3 * (size_t)k;
-        double scale = fmax((double)s[0], 1e-30);
+        double scale = tw_test_max((double)s[0], 1e-30);
         tw_real so[3];
         tw_svd3(a, &uc, so, &vc);
-        for (int i = 0; i < 3; i++) e_sigma = fmax(e_sigma, fabs((double)so[i] - s[i]) / fmax(scale, 1));
+        for (int i = 0; i < 3; i++) e_sigma = tw_test_max(e_sigma, fabs((double)so[i] - s[i]) / tw_test_max(scale, 1));
         double d = tw_m3_det(u) * tw_m3_det(v) < 0 ? -1 : 1;
         /* R a rotation */
         tw_m3 rtr = tw_m3_mul_at(r, r);
-        for (int i = 0; i < 9; i++) e_orth = fmax(e_orth, fabs((double)rtr.m[i] - (i % 4 == 0)));
-        e_orth = fmax(e_orth, fabs((double)tw_m3_det(r) - 1));
+        for (int i = 0; i < 9; i++) e_orth = tw_test_max(e_orth, fabs((double)rtr.m[i] - (i % 4 == 0)));
+        e_orth = tw_test_max(e_orth, fabs((double)tw_m3_det(r) - 1));
         /* R maximizes the trace */
         double tr = tw_m3_trace(tw_m3_mul_at(r, a)), best = (double)s[0] + s[1] + d * s[2];
-        e_trace = fmax(e_trace, fabs(tr - best) / fmax(scale, 1));
+        e_trace = tw_test_max(e_trace, fabs(tr - best) / tw_test_max(scale, 1));
         /* R equals gesvdj's where unique */
         double gap = (double)s[1] + d * s[2];
         if (unique_rotation && gap > 1e-2 * scale) {
@@ -99,8 +99,8 @@ static int against_gesvdj(const char *label, const tw_real *A, int count, int un
             for (int i = 0; i < 3; i++) ud.m[3 * i + 2] = (tw_real)(ud.m[3 * i + 2] * d);
             tw_m3 rref = tw_m3_mul_bt(ud, v);
             double e = 0;
-            for (int i = 0; i < 9; i++) e = fmax(e, fabs((double)r.m[i] - rref.m[i]));
-            e_R = fmax(e_R, e * gap / scale); /* the polar factor's sensitivity is ~ scale / gap */
+            for (int i = 0; i < 9; i++) e = tw_test_max(e, fabs((double)r.m[i] - rref.m[i]));
+            e_R = tw_test_max(e_R, e * gap / scale); /* the polar factor's sensitivity is ~ scale / gap */
             compared++;
         }
     }

@@ -85,7 +85,7 @@ static double oscillator_error(oscillator *o, tw_integrator integrator, double d
             double u = tw_world_positions(w)[9 + c] - tw_mesh_positions(o->mesh)[9 + c];
             err += (u - exact) * (u - exact);
         }
-        worst = fmax(worst, sqrt(err));
+        worst = tw_test_max(worst, sqrt(err));
     }
     tw_world_destroy(w);
     return worst / o->amplitude;
@@ -198,7 +198,7 @@ TW_TEST(bdf2_newton_converges_on_green)
     for (int s = 0; s < 25; s++) {
         tw_step_stats st;
         CHECK_OK(tw_world_step(w, &st));
-        worst = fmax(worst, st.newton_residual);
+        worst = tw_test_max(worst, st.newton_residual);
         if (st.newton_iterations > max_it) max_it = st.newton_iterations;
     }
     int tip = tw_world_vertex_count(w) - 1;

@@ -18,7 +18,7 @@ static tw_m3 random_m3(void)
 static double max_abs_diff(tw_m3 a, tw_m3 b)
 {
     double m = 0;
-    for (int i = 0; i < 9; i++) m = fmax(m, fabs((double)a.m[i] - b.m[i]));
+    for (int i = 0; i < 9; i++) m = tw_test_max(m, fabs((double)a.m[i] - b.m[i]));
     return m;
 }
 
@@ -37,22 +37,33 @@ static double svd_error(tw_m3 A)
     tw_m3 U, V;
     tw_real s[3];
     tw_svd3(A, &U, s, &V);
-    double scale = fmax(1.0, sqrt(tw_m3_frobenius2(A)));
+    double scale = tw_test_max(1.0, sqrt(tw_m3_frobenius2(A)));
     double e = max_abs_diff(reconstruct(U, s, V), A) / scale;
-    e = fmax(e, orthogonality_error(U));
-    e = fmax(e, orthogonality_error(V));
-    if (!(s[0] >= s[1] && s[1] >= s[2] && s[2] >= 0)) e = fmax(e, 1.0);
+    e = tw_test_max(e, orthogonality_error(U));
+    e = tw_test_max(e, orthogonality_error(V));
+    if (!(s[0] >= s[1] && s[1] >= s[2] && s[2] >= 0)) e = tw_test_max(e, 1.0);
     tw_m3 R = tw_polar3(A);
-    e = fmax(e, orthogonality_error(R));
-    e = fmax(e, fabs(tw_m3_det(R) - 1));
+    e = tw_test_max(e, orthogonality_error(R));
+    e = tw_test_max(e, fabs(tw_m3_det(R) - 1));
     return e;
+}
+
+/* The error accumulation cannot hide NaN: a NaN result is the worst error. */
+TW_TEST(nan_result_fails_the_check)
+{
+    CHECK(tw_test_max(tw_test_max(0.0, NAN), 1.0) != tw_test_max(tw_test_max(0.0, NAN), 1.0));
+    CHECK(tw_test_max(0.5, 0.25) == 0.5);
+    tw_m3 A = random_m3();
+    A.m[4] = (tw_real)NAN;
+    CHECK(!(svd_error(A) < tol));
+    return 0;
 }
 
 TW_TEST(svd_random)
 {
     srand(1);
     double worst = 0;
-    for (int k = 0; k < 20000; k++) worst = fmax(worst, svd_error(random_m3()));
+    for (int k = 0; k < 20000; k++) worst = tw_test_max(worst, svd_error(random_m3()));
     printf("worst error over 20000 random matrices: %.3g\n", worst);
     CHECK(worst < tol);
     return 0;
@@ -68,8 +79,8 @@ TW_TEST(svd_rank_deficient)
         tw_v3 c = tw_v3_make((tw_real)urand(), (tw_real)urand(), (tw_real)urand());
         tw_m3 rank1 = tw_m3_add_outer(tw_m3_zero(), a, b, 1);
         tw_m3 rank2 = tw_m3_add_outer(rank1, c, a, 1);
-        worst = fmax(worst, svd_error(rank1));
-        worst = fmax(worst, svd_error(rank2));
+        worst = tw_test_max(worst, svd_error(rank1));
+        worst = tw_test_max(worst, svd_error(rank2));
     }
     printf("worst error over rank-1 and rank-2 matrices: %.3g\n", worst);
     CHECK(worst < 10 * tol);

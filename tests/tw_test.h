@@ -38,6 +38,15 @@ void tw_test_register(const char *name, tw_test_fn fn);
         }                                                                                   \
     } while (0)
 
+/* The larger of two errors, NaN when either is NaN: fmax (and `if (e > worst)
+ * worst = e`) drop a NaN, so a test accumulating its worst error with them
+ * passes on an all-NaN result. Every accumulated error in tests/ uses this. */
+static inline double tw_test_max(double a, double b)
+{
+    if (a != a || b != b) return NAN;
+    return a > b ? a : b;
+}
+
 /* a status call must return TW_OK */
 #define CHECK_OK(call)                                                                      \
     do {                                                                                    \
