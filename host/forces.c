@@ -266,3 +266,15 @@ double tw_compute_elastic_energy(tw_world *w, const tw_real *x)
     }
     return energy;
 }
+
+void tw_external_force(const tw_world *w, const tw_real *x, tw_real *out)
+{
+    const tw_fem *f = &w->fem;
+#pragma omp parallel for if (TW_PAR(f->n)) schedule(static)
+    for (int i = 0; i < f->n; i++)
+        for (int c = 0; c < 3; c++) out[3 * i + c] = f->mass[i] * (tw_real)w->def.gravity[c] + w->fext[3 * i + c];
+    if (w->spring_vertex >= 0)
+        for (int c = 0; c < 3; c++)
+            out[3 * w->spring_vertex + c] +=
+                (tw_real)(w->spring_k * (w->spring_anchor[c] - x[3 * w->spring_vertex + c]));
+}

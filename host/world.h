@@ -1,6 +1,7 @@
 /* The CPU backend's world: the FEM data, the state, and the per-step scratch.
- * Shared by world.c (API, implicit Euler), forces.c (rotations, forces,
- * system matrix per method) and static.c (equilibrium solves). */
+ * Shared by world.c (lifecycle, setters), step.c (the time step and its
+ * integrators), forces.c (rotations, forces, system matrix per method),
+ * energy.c and static.c (equilibrium solves). */
 #ifndef TW_WORLD_H
 #define TW_WORLD_H
 #include "fem.h"
@@ -114,5 +115,7 @@ void tw_hanging_after_step(tw_world *w);
 void tw_hanging_free(tw_world *w);
 
 double tw_now_ms(void);
+/* The first vertex with a non-finite component among n3 / 3, or -1. */
+int tw_first_nonfinite(const tw_real *a, size_t n3);
 tw_bsr tw_world_bsr(const tw_world *w);
 #endif
