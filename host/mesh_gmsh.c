@@ -342,12 +342,13 @@ tw_mesh *tw_mesh_load_gmsh(const char *path, const tw_mesh_load_def *def, tw_mes
                     r.path, r.line);
             goto fail;
         }
-        version = (int)floor(ver);
-        minor = (int)floor((ver - version) * 10 + 0.5);
-        if (version != 2 && version != 4) {
+        /* range first: the version becomes an int */
+        if (!(ver >= 2 && ver < 3) && !(ver >= 4 && ver < 5)) {
             tw_fail(TW_ERR_PARSE, "%s:%d: expected msh version 2.x or 4.x, found %g", r.path, r.line, ver);
             goto fail;
         }
+        version = (int)floor(ver);
+        minor = (int)floor((ver - version) * 10 + 0.5);
         if (!gmsh_skip_section(&r, "MeshFormat")) goto fail;
         s = tw_reader_line(&r);
     } else if (!w || !tw_ieq(w, "$NOD")) {
@@ -395,10 +396,11 @@ tw_mesh *tw_mesh_load_gmsh(const char *path, const tw_mesh_load_def *def, tw_mes
                 r.line);
         goto fail;
     }
-    /* node tags -> indices: direct when contiguous, else a sorted table */
+    /* node tags -> indices: direct when contiguous, else a sorted table
+     * (tags are any long long: t0 + nv - 1 is formed only where it fits) */
     int nv = g.nv;
     long long t0 = g.node_tag[0];
-    int contiguous = 1;
+    int contiguous = t0 <= LLONG_MAX - nv;
     for (int i = 1; i < nv && contiguous; i++)
         if (g.node_tag[i] != t0 + i) contiguous = 0;
     if (!contiguous) {
@@ -428,7 +430,7 @@ tw_mesh *tw_mesh_load_gmsh(const char *path, const tw_mesh_load_def *def, tw_mes
         long long tag = g.tet_tag[i];
         int idx = -1;
         if (contiguous) {
-            if (tag >= t0 && tag < t0 + nv) idx = (int)(tag - t0);
+            if (tag >= t0 && tag <= t0 + (nv - 1)) idx = (int)(tag - t0);
         } else {
             tag_index key = {tag, 0};
             tag_index *f = bsearch(&key, map, (size_t)nv, sizeof *map, tag_cmp);

@@ -116,8 +116,14 @@ tw_mesh *tw_mesh_load_tetgen(const char *path, const tw_mesh_load_def *def, tw_m
             goto fail;
         }
         if (!tw_reader_fields(&r, s, fmt, ev, &attr, what)) goto fail;
-        if (e == 0) ebase = ev[0];
-        else if (ev[0] != ebase + e) {
+        if (e == 0) {
+            ebase = ev[0];
+            if (ebase < -1000000000LL || ebase > 1000000000LL) {
+                tw_fail(TW_ERR_PARSE, "%s:%d: expected a first element index near 0 or 1, found %lld",
+                        r.path, r.line, ebase);
+                goto fail;
+            }
+        } else if (ev[0] != ebase + e) {
             tw_fail(TW_ERR_PARSE, "%s:%d: expected element index %lld, found %lld", r.path, r.line,
                     ebase + e, ev[0]);
             goto fail;

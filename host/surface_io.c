@@ -289,11 +289,19 @@ tw_surface *tw_surface_load_stl(const char *path)
                                   : 0;
     if (size >= 84 && nb > 0 && 84 + 50 * (size_t)nb == size && nb < (1ul << 28)) {
         double *X = tw_malloc(9 * (size_t)nb * sizeof *X, "STL corners");
-        if (X) {
-            for (size_t t = 0; t < nb; t++)
-                for (int k = 0; k < 9; k++) X[9 * t + k] = le_float(buf + 84 + 50 * t + 12 + 4 * k);
-            s = soup_surface(X, (int)nb);
-        }
+        for (size_t t = 0; X && t < nb; t++)
+            for (int k = 0; k < 9; k++) {
+                X[9 * t + k] = le_float(buf + 84 + 50 * t + 12 + 4 * k);
+                if (!isfinite(X[9 * t + k])) {
+                    tw_fail(TW_ERR_PARSE,
+                            "%s: triangle %zu (0-based, byte %zu) has a non-finite coordinate (%g)",
+                            path, t, 84 + 50 * t + 12 + 4 * (size_t)k, X[9 * t + k]);
+                    free(X);
+                    X = NULL;
+                    break;
+                }
+            }
+        if (X) s = soup_surface(X, (int)nb);
     } else {
         /* ASCII: "vertex x y z" lines, three per facet */
         size_t cap = 1024, n = 0;
@@ -305,10 +313,14 @@ tw_surface *tw_surface_load_stl(const char *path)
             if (strncmp(p, "vertex", 6) == 0 && (p[6] == ' ' || p[6] == '\t')) {
                 char *q = p + 6;
                 for (int k = 0; k < 3 && ok; k++) {
-                    char *e;
-                    double v = strtod(q, &e);
-                    if (e == q) {
-                        tw_fail(TW_ERR_PARSE, "%s:%d: expected 3 numbers after 'vertex'", path, line);
+                    char *e, tok[64];
+                    q = tw_skip_blank(q);
+                    e = q;
+                    double v = 0;
+                    if (*q && *q != '\n') v = strtod(q, &e); /* never past the line */
+                    if (e == q || (*e && !tw_is_blank(*e) && *e != '\n') || !isfinite(v)) {
+                        tw_fail(TW_ERR_PARSE, "%s:%d: expected 3 finite numbers after 'vertex', found %s",
+                                path, line, tw_reader_quote(q, tok, sizeof tok));
                         ok = 0;
                         break;
                     }

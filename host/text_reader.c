@@ -113,14 +113,14 @@ const char *tw_reader_quote(const char *at, char *buf, size_t size)
 {
     if (!at) return "end of file";
     at = tw_skip_blank((char *)at);
-    if (!*at) return "end of line";
+    if (!*at || *at == '\n') return "end of line";
     size_t n = 0, i = 0;
     buf[n++] = '\'';
-    while (at[i] && !tw_is_blank(at[i]) && n < size - 6) {
+    while (at[i] && at[i] != '\n' && !tw_is_blank(at[i]) && n < size - 6) {
         unsigned char c = (unsigned char)at[i++];
         buf[n++] = (c >= 32 && c < 127) ? (char)c : '?';
     }
-    if (at[i] && !tw_is_blank(at[i])) {
+    if (at[i] && at[i] != '\n' && !tw_is_blank(at[i])) {
         buf[n++] = '.';
         buf[n++] = '.';
         buf[n++] = '.';
@@ -238,13 +238,14 @@ int tw_reader_count(const tw_reader *r, long long n, const char *what)
  * of range values are caught here; the rest by tw_mesh_adopt_source. */
 int tw_reader_index(const tw_reader *r, long long v, long long base, int nv, int *out)
 {
-    long long i = v - base;
-    if (i < -1000000000LL || i > 2000000000LL) {
+    /* v is checked before the subtraction, which overflows near LLONG_MIN
+     * (base is 0 or 1, so v - base then fits an int) */
+    if (v < -1000000000LL || v > 2000000000LL) {
         tw_fail(TW_ERR_PARSE, "%s:%d: vertex index %lld is out of range (%lld..%lld)", r->path,
                 r->line, v, base, (long long)nv - 1 + base);
         return 0;
     }
-    *out = (int)i;
+    *out = (int)(v - base);
     return 1;
 }
 
