@@ -57,8 +57,9 @@ static int gmsh_skip_section(tw_reader *r, const char *name)
         char *rest;
         if (tw_ieq(tw_word(s, &rest), want)) return 1;
     }
+    char tok[64];
     tw_fail(TW_ERR_PARSE, "%s:%d: expected %s to close the section opened on line %d, found end of file",
-            r->path, r->line, want, start);
+            r->path, r->line, tw_reader_quote(want, tok, sizeof tok), start);
     return 0;
 }
 
@@ -68,7 +69,9 @@ static int gmsh_expect_end(tw_reader *r, const char *name)
     snprintf(want, sizeof want, "$End%s", name);
     char *s = tw_reader_line(r), *rest;
     if (!s || !tw_ieq(tw_word(s, &rest), want)) {
-        tw_reader_expected(r, s, "%s after the count the section header announces", want);
+        char tok[64];
+        tw_reader_expected(r, s, "%s after the count the section header announces",
+                           tw_reader_quote(want, tok, sizeof tok));
         return 0;
     }
     return 1;
@@ -352,13 +355,13 @@ tw_mesh *tw_mesh_load_gmsh(const char *path, const tw_mesh_load_def *def, tw_mes
         if (!gmsh_skip_section(&r, "MeshFormat")) goto fail;
         s = tw_reader_line(&r);
     } else if (!w || !tw_ieq(w, "$NOD")) {
-        if (r.size > 0 && memchr(r.buf, 0, r.size)) {
-            tw_fail(TW_ERR_UNSUPPORTED, "%s:%d: binary msh not supported, re-save as ASCII", r.path,
-                    r.line);
-        } else {
-            if (!r.line) r.line = 1;
-            tw_reader_expected(&r, w, "$MeshFormat (msh v2/v4) or $NOD (msh v1) on the first line");
-        }
+        /* a binary msh has an ASCII $MeshFormat section (file type 1, above) */
+        char tok[64];
+        if (!r.line) r.line = 1;
+        tw_fail(TW_ERR_PARSE,
+                "%s:%d: not a Gmsh file: expected $MeshFormat (msh v2/v4) or $NOD (msh v1) on the "
+                "first line, found %s",
+                r.path, r.line, tw_reader_quote(w, tok, sizeof tok));
         goto fail;
     } else {
         /* v1: the first line was $NOD */

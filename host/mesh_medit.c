@@ -15,16 +15,16 @@
 /* The count after a keyword: on the same line or the next. */
 static int medit_count(tw_reader *r, char *rest, const char *keyword, long long *out)
 {
+    char what[96], tok[64];
+    snprintf(what, sizeof what, "a count after %s", tw_reader_quote(keyword, tok, sizeof tok));
     char *p = tw_skip_blank(rest);
     if (!*p) {
         p = tw_reader_line(r);
         if (!p) {
-            tw_reader_expected(r, NULL, "a count after %s", keyword);
+            tw_reader_expected(r, NULL, "%s", what);
             return 0;
         }
     }
-    char what[96];
-    snprintf(what, sizeof what, "a count after %s", keyword);
     return tw_reader_fields(r, p, "i", out, NULL, what);
 }
 
@@ -55,7 +55,9 @@ tw_mesh *tw_mesh_load_medit(const char *path, const tw_mesh_load_def *def, tw_me
             }
             continue;
         }
-        if (!tw_reader_count(&r, c, w)) goto fail;
+        char tok[64];
+        const char *quoted = tw_reader_quote(w, tok, sizeof tok);
+        if (!tw_reader_count(&r, c, quoted)) goto fail;
         if (tw_ieq(w, "Vertices")) {
             if (X) {
                 tw_fail(TW_ERR_PARSE, "%s:%d: expected one Vertices section, found a second", r.path, r.line);
@@ -101,7 +103,7 @@ tw_mesh *tw_mesh_load_medit(const char *path, const tw_mesh_load_def *def, tw_me
             /* another section (Triangles, Edges, Corners, ...): one record a line */
             for (long long i = 0; i < c; i++)
                 if (!tw_reader_line(&r)) {
-                    tw_reader_expected(&r, NULL, "%lld records in %s, after %lld", c, w, i);
+                    tw_reader_expected(&r, NULL, "%lld records in %s, after %lld", c, quoted, i);
                     goto fail;
                 }
         }

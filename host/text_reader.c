@@ -1,5 +1,8 @@
 /* The shared line reader of the mesh and surface readers (text_reader.h). */
+#define _POSIX_C_SOURCE 200809L /* fstat, fileno */
 #include "text_reader.h"
+
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -17,6 +20,13 @@ char *tw_read_file(const char *path, size_t *size)
     FILE *f = fopen(path, "rb");
     if (!f) {
         tw_fail(TW_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    /* fopen opens a directory, whose size ftell gives as LONG_MAX */
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        tw_fail(TW_ERR_IO, "%s: is a directory, not a file", path);
         return NULL;
     }
     size_t cap = 1 << 20, n = 0;

@@ -1,6 +1,8 @@
 /* Mesh and surface readers: the shared meshes, small files in each format
  * written here, and bad input (each must fail with file:line in the message). */
+#define _POSIX_C_SOURCE 200809L /* mkdir */
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "mesh.h"
@@ -667,5 +669,87 @@ TW_TEST(bad_stl_binary_infinity)
     fclose(f);
     CHECK(tw_surface_load_stl(path) == NULL);
     CHECK(message_has("inf.stl: triangle 0 (0-based, byte 112) has a non-finite coordinate (inf)"));
+    return 0;
+}
+
+/* ---------------------------------------------- messages on non-mesh files */
+
+/* Every byte of the message is printable ASCII (no raw file content). */
+static int message_printable(void)
+{
+    for (const unsigned char *p = (const unsigned char *)tw_last_error(); *p; p++)
+        if (*p < 32 || *p > 126) {
+            fprintf(stderr, "non-printable byte %d in the message: %s\n", *p, tw_last_error());
+            return 0;
+        }
+    return 1;
+}
+
+/* n bytes of fixed pseudo-random content (all 256 values, NULs included). */
+static const char *write_noise(char *path, size_t size, const char *name, unsigned seed, int n)
+{
+    snprintf(path, size, "%s", tw_test_tmp_path(name));
+    FILE *f = fopen(path, "wb");
+    if (!f) return path;
+    for (int i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        fputc((int)(seed >> 16) & 255, f);
+    }
+    fclose(f);
+    return path;
+}
+
+TW_TEST(bad_directory_named_node)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", tw_test_tmp_path("folder.node"));
+    mkdir(dir, 0755); /* may exist from an earlier run */
+    tw_mesh *m = load_quiet(dir, NULL);
+    CHECK(m == NULL);
+    CHECK(message_has("folder.node: is a directory"));
+    CHECK(!strstr(tw_last_error(), "out of memory"));
+    return 0;
+}
+
+TW_TEST(bad_random_bytes_msh)
+{
+    char path[1024];
+    write_noise(path, sizeof path, "noise.msh", 7, 4096);
+    CHECK(load_quiet(path, NULL) == NULL);
+    CHECK(message_has("noise.msh:"));
+    CHECK(message_has("not a Gmsh file"));
+    CHECK(!strstr(tw_last_error(), "binary"));
+    CHECK(message_printable());
+    return 0;
+}
+
+TW_TEST(bad_random_bytes_node_ele_mesh_off_stl)
+{
+    static const char *names[] = {"noise.node", "noise.mesh", "noise.off", "noise.obj", "noise.stl"};
+    char path[1024], ele[1024];
+    write_noise(ele, sizeof ele, "noise.ele", 3, 4096);
+    for (int i = 0; i < 5; i++) {
+        write_noise(path, sizeof path, names[i], 11u + (unsigned)i, 4096);
+        if (i < 2) CHECK(load_quiet(path, NULL) == NULL);
+        else CHECK(tw_mesher_load_surface(path) == NULL);
+        CHECK(message_has(names[i]));
+        CHECK(message_printable());
+    }
+    return 0;
+}
+
+/* Words quoted from the file (a section name, a keyword) are escaped too. */
+TW_TEST(bad_control_bytes_in_section_names)
+{
+    char path[1024];
+    write_file(path, sizeof path, "escape.msh",
+               "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$\x01\x1b[31mRed\n");
+    CHECK(failed_at(load_quiet(path, NULL), "escape.msh", 4));
+    CHECK(message_has("'$End??[31mRed'"));
+    CHECK(message_printable());
+    write_file(path, sizeof path, "escape.mesh", "MeshVersionFormatted 1\n\x01\x02\x7f\xfe 3\n");
+    CHECK(failed_at(load_quiet(path, NULL), "escape.mesh", 2));
+    CHECK(message_has("'\?\?\?\?'"));
+    CHECK(message_printable());
     return 0;
 }
