@@ -37,17 +37,14 @@ tw_mesh *tw_mesh_adopt_source(double *X, int nv, int *tets, int nt, int *region,
                               const tw_mesh_source *src, const tw_mesh_load_def *def,
                               tw_mesh_report *report);
 
-/* The whole file, NUL-terminated (malloc'd, caller frees); NULL with
- * tw_last_error() naming the path on failure. */
-char *tw_read_file(const char *path, size_t *size);
-
 /* Signed 6*volume of element e. */
 double tw_mesh_det(const tw_mesh *m, int e);
 
 /* Signed 6*volume of the tet (a,b,c,d) of 3-vectors. */
 double tw_tet_det(const double *a, const double *b, const double *c, const double *d);
 
-/* Loaders behind tw_mesh_load, one per format (mesh_io.c). */
+/* Loaders behind tw_mesh_load, one per format (mesh_tetgen.c, mesh_gmsh.c,
+ * mesh_medit.c). */
 tw_mesh *tw_mesh_load_tetgen(const char *path, const tw_mesh_load_def *def, tw_mesh_report *report);
 tw_mesh *tw_mesh_load_gmsh(const char *path, const tw_mesh_load_def *def, tw_mesh_report *report);
 tw_mesh *tw_mesh_load_medit(const char *path, const tw_mesh_load_def *def, tw_mesh_report *report);

@@ -1,12 +1,12 @@
 /* Tetrahedralizing a closed surface with TetGen's command-line tool.
  *
- * The surface is loaded (OBJ, OFF, STL), its coincident vertices merged, and
- * checked (surface_check.c) before TetGen sees it, so holes, non-manifold
- * edges and self-intersections get a message a user can act on instead of
- * TetGen's. It is written as a .smesh into a fresh temporary folder and
- * `tetgen -pYF q<Q> a<A>` runs there (fork/exec, output to a log whose last
- * lines are shown when it fails); the .node/.ele it writes are read back with
- * tw_mesh_load.
+ * The surface is loaded (OBJ, OFF, STL: surface_io.c), its coincident
+ * vertices merged, and checked (surface_check.c) before TetGen sees it, so
+ * holes, non-manifold edges and self-intersections get a message a user can
+ * act on instead of TetGen's. It is written as a .smesh into a fresh
+ * temporary folder and `tetgen -pYF q<Q> a<A>` runs there (fork/exec, output
+ * to a log whose last lines are shown when it fails); the .node/.ele it
+ * writes are read back with tw_mesh_load.
  *
  * Hitting a tet count. With the surface kept (-Y), TetGen's count behaves
  * like n = n0 + k/a for a maximum volume a: n0, the tets the surface alone
@@ -39,6 +39,7 @@
 #include "error.h"
 #include "mesh.h"
 #include "mesher.h"
+#include "text_reader.h"
 
 tw_mesher_def tw_default_mesher_def(void)
 {
@@ -85,107 +86,9 @@ uint64_t tw_fnv1a(uint64_t h, const void *data, size_t bytes)
     return h;
 }
 
-/* ------------------------------------------------------------------- STL */
-
 static unsigned char *read_all(const char *path, size_t *size)
 {
     return (unsigned char *)tw_read_file(path, size);
-}
-
-static float le_float(const unsigned char *p)
-{
-    unsigned u = (unsigned)p[0] | (unsigned)p[1] << 8 | (unsigned)p[2] << 16 | (unsigned)p[3] << 24;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-/* Triangle soup: 9 doubles per triangle. */
-static tw_surface *soup_surface(double *corners, int nt)
-{
-    tw_surface *s = tw_calloc(1, sizeof *s, "surface");
-    int *tri = tw_malloc(3 * (size_t)nt * sizeof *tri, "STL triangles");
-    if (!s || !tri) {
-        free(s);
-        free(tri);
-        free(corners);
-        return NULL;
-    }
-    for (int i = 0; i < 3 * nt; i++) tri[i] = i;
-    s->vertex_count = 3 * nt;
-    s->triangle_count = nt;
-    s->positions = corners;
-    s->triangles = tri;
-    return s;
-}
-
-tw_surface *tw_surface_load_stl(const char *path)
-{
-    size_t size = 0;
-    unsigned char *buf = read_all(path, &size);
-    if (!buf) return NULL;
-    tw_surface *s = NULL;
-    unsigned long nb = size >= 84 ? (unsigned long)buf[80] | (unsigned long)buf[81] << 8 |
-                                        (unsigned long)buf[82] << 16 | (unsigned long)buf[83] << 24
-                                  : 0;
-    if (size >= 84 && nb > 0 && 84 + 50 * (size_t)nb == size && nb < (1ul << 28)) {
-        double *X = tw_malloc(9 * (size_t)nb * sizeof *X, "STL corners");
-        if (X) {
-            for (size_t t = 0; t < nb; t++)
-                for (int k = 0; k < 9; k++) X[9 * t + k] = le_float(buf + 84 + 50 * t + 12 + 4 * k);
-            s = soup_surface(X, (int)nb);
-        }
-    } else {
-        /* ASCII: "vertex x y z" lines, three per facet */
-        size_t cap = 1024, n = 0;
-        double *X = malloc(cap * sizeof *X);
-        int line = 1, ok = X != NULL;
-        char *p = (char *)buf;
-        while (ok && *p) {
-            while (*p == ' ' || *p == '\t' || *p == '\r') p++;
-            if (strncmp(p, "vertex", 6) == 0 && (p[6] == ' ' || p[6] == '\t')) {
-                char *q = p + 6;
-                for (int k = 0; k < 3 && ok; k++) {
-                    char *e;
-                    double v = strtod(q, &e);
-                    if (e == q) {
-                        tw_fail(TW_ERR_PARSE, "%s:%d: expected 3 numbers after 'vertex'", path, line);
-                        ok = 0;
-                        break;
-                    }
-                    if (n == cap) {
-                        double *nx = realloc(X, 2 * cap * sizeof *X);
-                        if (!nx) {
-                            tw_fail(TW_ERR_NOMEM, "%s: out of memory", path);
-                            ok = 0;
-                            break;
-                        }
-                        X = nx;
-                        cap *= 2;
-                    }
-                    X[n++] = v;
-                    q = e;
-                }
-            } else if (line == 1 && strncmp(p, "solid", 5) != 0) {
-                tw_fail(TW_ERR_PARSE,
-                        "%s: not an STL file: binary STL needs 84 + 50 * (triangle count) bytes "
-                        "(%zu bytes, count %lu), ASCII STL starts with 'solid'",
-                        path, size, nb);
-                ok = 0;
-            }
-            while (*p && *p != '\n') p++;
-            if (*p) p++, line++;
-        }
-        if (ok && (n == 0 || n % 9)) {
-            tw_fail(TW_ERR_PARSE, "%s: %zu 'vertex' lines: expected a non-zero multiple of 3",
-                    path, n / 3);
-            ok = 0;
-        }
-        if (ok) s = soup_surface(X, (int)(n / 9));
-        else free(X);
-    }
-    free(buf);
-    return s;
 }
 
 /* ------------------------------------------------------- merge vertices */

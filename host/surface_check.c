@@ -24,6 +24,10 @@
 #include "error.h"
 #include "mesher.h"
 
+/* The largest coordinate accepted, m: the degenerate test squares a cross
+ * product, a fourth power of extents up to 2e75, which stays finite. */
+#define TW_SURFACE_MAX_COORD 1e75
+
 double tw_surface_volume(const tw_surface *s)
 {
     double v = 0;
@@ -177,16 +181,21 @@ static tw_status check_intersections(const tw_surface *s, tw_surface_check *c)
         }
         mean += ext / nt;
     }
-    /* cells about a triangle's size, at most ~4 per triangle in all */
+    /* cells about a triangle's size, at most ~4 per triangle in all; counted
+     * in double and made ints only once they fit (the extents are finite,
+     * tw_surface_validate checks the coordinates) */
     int dim[3];
     double cell = mean > 0 ? mean : 1;
     for (;;) {
-        double cells = 1;
+        double cells = 1, d[3];
         for (int k = 0; k < 3; k++) {
-            dim[k] = (int)floor((hi[k] - lo[k]) / cell) + 1;
-            cells *= dim[k];
+            d[k] = floor((hi[k] - lo[k]) / cell) + 1;
+            cells *= d[k];
         }
-        if (cells <= 4.0 * nt + 64) break;
+        if (cells <= 4.0 * nt + 64) {
+            for (int k = 0; k < 3; k++) dim[k] = (int)d[k];
+            break;
+        }
         cell *= 1.26;
     }
     size_t ncell = (size_t)dim[0] * dim[1] * dim[2];
@@ -282,6 +291,22 @@ tw_status tw_surface_validate(const tw_surface *s, const char *name, tw_surface_
     if (!s || s->triangle_count < 4 || s->vertex_count < 4)
         return tw_fail(TW_ERR_INVALID, "%s: %d triangles on %d vertices cannot enclose a volume", name,
                        s ? s->triangle_count : 0, s ? s->vertex_count : 0);
+
+    /* values before arithmetic: vertex numbers in range, coordinates finite
+     * and small enough that the products of the checks stay finite */
+    for (int t = 0; t < 3 * s->triangle_count; t++)
+        if (s->triangles[t] < 0 || s->triangles[t] >= s->vertex_count)
+            return tw_fail(TW_ERR_INVALID, "%s: triangle %d refers to vertex %d, outside 0..%d", name,
+                           t / 3, s->triangles[t], s->vertex_count - 1);
+    for (int v = 0; v < s->vertex_count; v++)
+        for (int k = 0; k < 3; k++) {
+            double x = s->positions[3 * (size_t)v + k];
+            if (!(fabs(x) <= TW_SURFACE_MAX_COORD))
+                return tw_fail(TW_ERR_INVALID,
+                               "%s: vertex %d (0-based) has %c = %g: expected a finite coordinate "
+                               "within +-%g",
+                               name, v, "xyz"[k], x, TW_SURFACE_MAX_COORD);
+        }
 
     /* degenerate: a repeated corner or an area below rounding of the model's size */
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};

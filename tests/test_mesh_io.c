@@ -1,9 +1,12 @@
 /* Mesh and surface readers: the shared meshes, small files in each format
  * written here, and bad input (each must fail with file:line in the message). */
+#define _POSIX_C_SOURCE 200809L /* mkdir */
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "mesh.h"
+#include "mesher.h"
 #include "tw_test.h"
 
 static double mesh_volume(const tw_mesh *m)
@@ -512,5 +515,241 @@ TW_TEST(bad_empty_file)
     char path[1024];
     write_file(path, sizeof path, "empty.mesh", "");
     CHECK(failed_at(load_quiet(path, NULL), "empty.mesh", 1));
+    return 0;
+}
+
+/* ------------------------------------- values that once reached undefined
+ * behaviour (out-of-range casts, signed overflow): each is rejected, or
+ * read, before any arithmetic on it */
+
+/* NULL, and the message contains `text` (besides file:line, checked apart). */
+static int message_has(const char *text)
+{
+    if (!strstr(tw_last_error(), text)) {
+        fprintf(stderr, "expected '%s' in the message: %s\n", text, tw_last_error());
+        return 0;
+    }
+    return 1;
+}
+
+TW_TEST(bad_msh_version_out_of_range)
+{
+    char path[1024];
+    write_file(path, sizeof path, "huge_version.msh", "$MeshFormat\n2147836480\n$EndMeshFormat\n");
+    CHECK(failed_at(load_quiet(path, NULL), "huge_version.msh", 2));
+    CHECK(message_has("msh version"));
+    CHECK(message_has("2.14784e+09"));
+    return 0;
+}
+
+/* Two tets on node tags at the top of the long long range: read as tags,
+ * without forming tag + count. */
+TW_TEST(load_msh_node_tags_near_llong_max)
+{
+    static const char *files[2] = {
+        /* contiguous up to LLONG_MAX */
+        "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n5\n"
+        "9223372036854775803 0 0 0\n9223372036854775804 1 0 0\n9223372036854775805 0 1 0\n"
+        "9223372036854775806 0 0 1\n9223372036854775807 1 1 1\n$EndNodes\n"
+        "$Elements\n2\n1 4 2 7 1 9223372036854775803 9223372036854775804 9223372036854775805 "
+        "9223372036854775806\n2 4 2 7 1 9223372036854775804 9223372036854775805 "
+        "9223372036854775806 9223372036854775807\n$EndElements\n",
+        /* LLONG_MAX first, then small tags */
+        "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n5\n"
+        "9223372036854775807 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n4 1 1 1\n$EndNodes\n"
+        "$Elements\n2\n1 4 2 7 1 9223372036854775807 1 2 3\n2 4 2 7 1 1 2 3 4\n$EndElements\n"};
+    for (int i = 0; i < 2; i++) {
+        char path[1024], name[64];
+        snprintf(name, sizeof name, "llong_max_tags_%d.msh", i);
+        write_file(path, sizeof path, name, files[i]);
+        tw_mesh *m = load_quiet(path, NULL);
+        CHECK(m);
+        CHECK(tw_mesh_vertex_count(m) == 5 && tw_mesh_tet_count(m) == 2);
+        CHECK_NEAR(mesh_volume(m), 0.5, 1e-15);
+        tw_mesh_destroy(m);
+    }
+    return 0;
+}
+
+TW_TEST(bad_msh_element_refers_to_llong_min)
+{
+    char path[1024];
+    write_file(path, sizeof path, "llong_min_ref.msh",
+               "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n4\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n"
+               "$EndNodes\n$Elements\n1\n1 4 2 0 1 -9223372036854775808 2 3 4\n$EndElements\n");
+    CHECK(failed_at(load_quiet(path, NULL), "llong_min_ref.msh", 13));
+    CHECK(message_has("-9223372036854775808"));
+    return 0;
+}
+
+TW_TEST(bad_medit_index_llong_min)
+{
+    char path[1024];
+    write_file(path, sizeof path, "llong_min.mesh",
+               "MeshVersionFormatted 2\nDimension 3\nVertices\n4\n0 0 0 1\n1 0 0 1\n0 1 0 1\n0 0 1 1\n"
+               "Tetrahedra\n1\n-9223372036854775808 2 3 4 1\nEnd\n");
+    CHECK(failed_at(load_quiet(path, NULL), "llong_min.mesh", 11));
+    CHECK(message_has("vertex index -9223372036854775808 is out of range"));
+    return 0;
+}
+
+TW_TEST(bad_tetgen_one_based_index_llong_min)
+{
+    char stem[1024];
+    write_tetgen(stem, sizeof stem, "llong_min", "4 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n",
+                 "1 4 0\n1 1 2 -9223372036854775808 4\n");
+    CHECK(failed_at(load_quiet(stem, NULL), "llong_min.ele", 2));
+    CHECK(message_has("vertex index -9223372036854775808 is out of range"));
+    return 0;
+}
+
+TW_TEST(bad_tetgen_element_index_llong_max)
+{
+    char stem[1024];
+    write_tetgen(stem, sizeof stem, "ele_llong_max", node_two,
+                 "2 4 0\n9223372036854775807 0 1 2 3\n9223372036854775808 1 2 3 4\n");
+    CHECK(failed_at(load_quiet(stem, NULL), "ele_llong_max.ele", 2));
+    CHECK(message_has("9223372036854775807"));
+    return 0;
+}
+
+/* A closed tetrahedron with coordinates +-1e308: finite, but the extents
+ * overflow; rejected naming the file, the vertex and the value. */
+TW_TEST(bad_surface_coordinates_1e308)
+{
+    char path[1024];
+    write_file(path, sizeof path, "huge.off",
+               "OFF\n4 4 0\n-1e308 -1e308 -1e308\n1e308 -1e308 -1e308\n-1e308 1e308 -1e308\n"
+               "-1e308 -1e308 1e308\n3 0 2 1\n3 0 1 3\n3 0 3 2\n3 1 2 3\n");
+    tw_surface *s = tw_mesher_load_surface(path);
+    CHECK(s);
+    tw_status st = tw_surface_validate(s, path, NULL);
+    tw_surface_destroy(s);
+    CHECK(st == TW_ERR_INVALID);
+    CHECK(message_has("huge.off: vertex 0 (0-based) has x = -1e+308"));
+    return 0;
+}
+
+TW_TEST(bad_stl_ascii_nan)
+{
+    char path[1024];
+    write_file(path, sizeof path, "nan.stl",
+               "solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\n"
+               "vertex nan 1 0\nendloop\nendfacet\nendsolid t\n");
+    CHECK(tw_surface_load_stl(path) == NULL);
+    CHECK(message_has("nan.stl:6:"));
+    CHECK(message_has("'nan'"));
+    return 0;
+}
+
+TW_TEST(bad_stl_ascii_vertex_split_over_lines)
+{
+    char path[1024];
+    write_file(path, sizeof path, "split.stl",
+               "solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0\n0\nvertex 1 0 0\n"
+               "vertex 0 1 0\nendloop\nendfacet\nendsolid t\n");
+    CHECK(tw_surface_load_stl(path) == NULL);
+    CHECK(message_has("split.stl:4: expected 3 finite numbers after 'vertex', found end of line"));
+    return 0;
+}
+
+TW_TEST(bad_stl_binary_infinity)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s", tw_test_tmp_path("inf.stl"));
+    unsigned char b[84 + 50];
+    memset(b, 0, sizeof b);
+    b[80] = 1;                         /* one triangle */
+    float inf = INFINITY, one = 1;
+    memcpy(b + 84 + 12 + 4 * 4, &inf, 4); /* second corner's y (little-endian host) */
+    memcpy(b + 84 + 12 + 4 * 3, &one, 4);
+    FILE *f = fopen(path, "wb");
+    CHECK(f);
+    fwrite(b, 1, sizeof b, f);
+    fclose(f);
+    CHECK(tw_surface_load_stl(path) == NULL);
+    CHECK(message_has("inf.stl: triangle 0 (0-based, byte 112) has a non-finite coordinate (inf)"));
+    return 0;
+}
+
+/* ---------------------------------------------- messages on non-mesh files */
+
+/* Every byte of the message is printable ASCII (no raw file content). */
+static int message_printable(void)
+{
+    for (const unsigned char *p = (const unsigned char *)tw_last_error(); *p; p++)
+        if (*p < 32 || *p > 126) {
+            fprintf(stderr, "non-printable byte %d in the message: %s\n", *p, tw_last_error());
+            return 0;
+        }
+    return 1;
+}
+
+/* n bytes of fixed pseudo-random content (all 256 values, NULs included). */
+static const char *write_noise(char *path, size_t size, const char *name, unsigned seed, int n)
+{
+    snprintf(path, size, "%s", tw_test_tmp_path(name));
+    FILE *f = fopen(path, "wb");
+    if (!f) return path;
+    for (int i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        fputc((int)(seed >> 16) & 255, f);
+    }
+    fclose(f);
+    return path;
+}
+
+TW_TEST(bad_directory_named_node)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", tw_test_tmp_path("folder.node"));
+    mkdir(dir, 0755); /* may exist from an earlier run */
+    tw_mesh *m = load_quiet(dir, NULL);
+    CHECK(m == NULL);
+    CHECK(message_has("folder.node: is a directory"));
+    CHECK(!strstr(tw_last_error(), "out of memory"));
+    return 0;
+}
+
+TW_TEST(bad_random_bytes_msh)
+{
+    char path[1024];
+    write_noise(path, sizeof path, "noise.msh", 7, 4096);
+    CHECK(load_quiet(path, NULL) == NULL);
+    CHECK(message_has("noise.msh:"));
+    CHECK(message_has("not a Gmsh file"));
+    CHECK(!strstr(tw_last_error(), "binary"));
+    CHECK(message_printable());
+    return 0;
+}
+
+TW_TEST(bad_random_bytes_node_ele_mesh_off_stl)
+{
+    static const char *names[] = {"noise.node", "noise.mesh", "noise.off", "noise.obj", "noise.stl"};
+    char path[1024], ele[1024];
+    write_noise(ele, sizeof ele, "noise.ele", 3, 4096);
+    for (int i = 0; i < 5; i++) {
+        write_noise(path, sizeof path, names[i], 11u + (unsigned)i, 4096);
+        if (i < 2) CHECK(load_quiet(path, NULL) == NULL);
+        else CHECK(tw_mesher_load_surface(path) == NULL);
+        CHECK(message_has(names[i]));
+        CHECK(message_printable());
+    }
+    return 0;
+}
+
+/* Words quoted from the file (a section name, a keyword) are escaped too. */
+TW_TEST(bad_control_bytes_in_section_names)
+{
+    char path[1024];
+    write_file(path, sizeof path, "escape.msh",
+               "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$\x01\x1b[31mRed\n");
+    CHECK(failed_at(load_quiet(path, NULL), "escape.msh", 4));
+    CHECK(message_has("'$End??[31mRed'"));
+    CHECK(message_printable());
+    write_file(path, sizeof path, "escape.mesh", "MeshVersionFormatted 1\n\x01\x02\x7f\xfe 3\n");
+    CHECK(failed_at(load_quiet(path, NULL), "escape.mesh", 2));
+    CHECK(message_has("'\?\?\?\?'"));
+    CHECK(message_printable());
     return 0;
 }
