@@ -1,29 +1,35 @@
-/* `tetwarp info MESH`: mesh statistics and quality. */
+/* `tetwarp info MESH`: mesh statistics and quality; `--backend`: which
+ * backend `auto` picks here and why. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli_args.h"
 #include "cli_commands.h"
+#include "cli_scene.h"
 #include "tetwarp.h"
 
 void cli_info_help(FILE *f)
 {
     fprintf(f,
             "Usage: tetwarp info MESH [--strict]   (or --mesh MESH)\n"
+            "       tetwarp info --backend\n"
             "\n"
             "Prints vertices, tets, boundary faces, regions, volume (m^3), bounding box (m),\n"
             "min/max dihedral angle (degrees), max/mean aspect ratio (1 = regular), min/max\n"
             "edge (m), and what loading repaired (reoriented elements, unused vertices).\n"
             "\n"
             "  MESH        .node/.ele (TetGen), .msh (Gmsh ASCII v1/v2/v4) or .mesh (MEDIT)\n"
-            "  --strict    an inverted element is an error (default: reoriented and counted)\n");
+            "  --strict    an inverted element is an error (default: reoriented and counted)\n"
+            "  --backend   the backend `auto` runs on here (a one-cell world is made on CUDA)\n"
+            "              and, when it is the CPU, the whole reason; the real type\n");
 }
 
 int cli_cmd_info(int argc, char **argv)
 {
     cli_args a = cli_args_make(argc, argv, "tetwarp info");
     const char *path = NULL;
+    int backend = 0;
     tw_mesh_load_def ld = tw_default_mesh_load_def();
     ld.quiet = 1; /* the report below says what loading repaired */
     while (cli_next(&a)) {
@@ -33,6 +39,9 @@ int cli_cmd_info(int argc, char **argv)
         } else if (cli_is(&a, "--strict")) {
             if (cli_flag(&a)) return CLI_EXIT_USAGE;
             ld.strict = 1;
+        } else if (cli_is(&a, "--backend")) {
+            if (cli_flag(&a)) return CLI_EXIT_USAGE;
+            backend = 1;
         } else if (cli_is(&a, "--mesh") && !path) {
             if (!(path = cli_value(&a, "mesh file"))) return CLI_EXIT_USAGE;
         } else if (!cli_is_option(&a) && !path) {
@@ -42,8 +51,17 @@ int cli_cmd_info(int argc, char **argv)
             return CLI_EXIT_USAGE;
         }
     }
+    if (backend) {
+        char why[512];
+        const char *short_why;
+        int cuda = cli_cuda_probe(why, sizeof why, &short_why);
+        printf("backend          %s (what --backend auto runs on)\n", cuda ? "cuda" : "cpu");
+        printf("cuda             %s%s\n", cuda ? "usable" : "not used: ", cuda ? "" : why);
+        printf("real type        %s\n", tw_real_name());
+        if (!path) return CLI_EXIT_OK;
+    }
     if (!path) {
-        cli_error(&a, "no mesh file given (usage: tetwarp info MESH [--strict])");
+        cli_error(&a, "no mesh file given (usage: tetwarp info MESH [--strict], or tetwarp info --backend)");
         return CLI_EXIT_USAGE;
     }
     tw_mesh_report rep;

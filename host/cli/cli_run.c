@@ -67,7 +67,8 @@ void cli_run_help(FILE *f)
     fprintf(f,
             "Usage: tetwarp run [scene options] [run options]\n"
             "\n"
-            "Implicit Euler time-stepping. Prints a summary; with --csv one row per step:\n"
+            "Time-stepping: implicit Euler, BDF2 or explicit Newmark (--integrator). Prints a\n"
+            "summary; with --csv one row per step:\n"
             "step,time,volume,kinetic_energy,elastic_energy,gravity_energy,cg_iterations,\n"
             "residual,step_ms,probe_ux,probe_uy,probe_uz (SI units: s, m^3, J, ms, m).\n"
             "Progress goes to stderr at most once a second. A diverged step prints the\n"
@@ -107,7 +108,8 @@ void cli_run_help(FILE *f)
             "  --bone-core DEPTH       vertices deeper than DEPTH m below the surface become a rigid,\n"
             "                          kinematic bone core (Mueller's bunny and dane)\n"
             "  --bone-spin AXIS,DEG_S  rotate the bone core about its centroid around x, y or z at\n"
-            "                          DEG_S degrees per second; the skin follows dynamically\n",
+            "                          DEG_S degrees per second; the skin follows dynamically\n"
+            "  --verbose               say in full why the CUDA backend was not used\n",
             tw_integrator_name(d.integrator), d.newton, d.dt, d.steps, d.damping[0], d.damping[1], d.cg_tol, d.cg_max,
             d.warp_system == TW_WARP_SYSTEM_BICGSTAB ? "bicgstab" : "symmetric", TW_MAX_COLLIDERS, d.obj_dir);
 }
@@ -251,6 +253,9 @@ static int run_parse(cli_args *a, cli_scene_opts *so, run_opts *o)
             }
         } else if (cli_is(a, "--obj-dir")) {
             bad = !(o->obj_dir = cli_value(a, "folder"));
+        } else if (cli_is(a, "--verbose")) {
+            bad = cli_flag(a);
+            so->verbose = 1;
         } else {
             cli_unknown(a);
             return -1;

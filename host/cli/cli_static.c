@@ -44,7 +44,7 @@ void cli_static_help(FILE *f)
             "  --load-steps N          load increments for the non-linear methods, >= 1 (default %d)\n"
             "  --tol T                 Newton tolerance, relative residual norm, > 0 (default %g)\n"
             "  --max-newton N          Newton iterations per load step, >= 1 (default %d)\n"
-            "  --verbose               Newton progress on stderr\n",
+            "  --verbose               Newton progress on stderr; why the CUDA backend was not used\n",
             d.solve.load_steps, d.solve.tolerance, d.solve.max_newton);
 }
 
@@ -92,6 +92,7 @@ int cli_cmd_static(int argc, char **argv)
         } else if (cli_is(&a, "--verbose")) {
             if (cli_flag(&a)) return CLI_EXIT_USAGE;
             o.solve.verbose = 1;
+            so.verbose = 1;
         } else {
             cli_unknown(&a);
             return CLI_EXIT_USAGE;
