@@ -3,7 +3,9 @@
 # Bad input: one case per class, run through expect_fail.sh REGEX CMD...,
 # which passes only when the tool exits non-zero (cleanly: no signal, no
 # sanitizer report) with a message matching REGEX. Good input: --help, info on
-# a mesh from data/, and static/run writing CSVs of the right length.
+# a mesh from data/, and static/run writing CSVs of the right length, run
+# through expect_ok.sh REGEX CMD..., which checks the exit status (0) as well
+# as the output.
 set(TW_CLI_TMP ${CMAKE_CURRENT_BINARY_DIR}/tmp/cli) # its own folder: other tests write tests/tmp
 set(TW_CLI_MESHES ${TW_DATA_DIR}/meshes)
 file(MAKE_DIRECTORY ${TW_CLI_TMP})
@@ -23,11 +25,23 @@ function(tw_cli_fails name regex)
   set_tests_properties(cli.${name} PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW_CLI_ENV})
 endfunction()
 
-# cli.NAME passes when `tetwarp ARGN` exits 0 and prints something matching REGEX
+# cli.NAME passes when `tetwarp ARGN` exits with STATUS (1: a failure, 2: a bad
+# command line) and output matching REGEX
+function(tw_cli_exits name status regex)
+  add_test(NAME cli.${name}
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/expect_fail.sh --status ${status} "${regex}"
+                   $<TARGET_FILE:tetwarp> ${ARGN})
+  set_tests_properties(cli.${name} PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW_CLI_ENV})
+endfunction()
+
+# cli.NAME passes when `tetwarp ARGN` exits 0 and prints something matching
+# REGEX (one line: expect_ok.sh checks both; PASS_REGULAR_EXPRESSION alone
+# would ignore the exit status)
 function(tw_cli_prints name regex)
-  add_test(NAME cli.${name} COMMAND $<TARGET_FILE:tetwarp> ${ARGN})
-  set_tests_properties(cli.${name} PROPERTIES PASS_REGULAR_EXPRESSION "${regex}" TIMEOUT 120
-                                              ENVIRONMENT ${TW_CLI_ENV})
+  add_test(NAME cli.${name}
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/expect_ok.sh "${regex}"
+                   $<TARGET_FILE:tetwarp> ${ARGN})
+  set_tests_properties(cli.${name} PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW_CLI_ENV})
 endfunction()
 
 # cli.NAME passes when `tetwarp ARGN` exits 0 and leaves FILE with LINES lines,
@@ -83,6 +97,8 @@ tw_cli_fails(unknown_method "--method 'warp': unknown method \\(choose linear, w
 tw_cli_fails(unknown_backend "--backend 'gpu': unknown backend \\(choose cpu, cuda, auto\\)" run ${TW_CLI_BAR} --backend gpu)
 tw_cli_fails(bar_malformed "--bar '1,0.1': 6 comma-separated values expected" run --bar 1,0.1)
 tw_cli_fails(bar_cells_fraction "--bar .*cell count NX = 2.5 must be a whole number" run --bar 1,0.1,0.1,2.5,1,1)
+tw_cli_exits(bar_cells_limit 2 "--bar .*cell count NX = 1e\\+08 must be a whole number from 1 to 100000" run --bar 1,1,1,100000000,1,1)
+tw_cli_exits(bar_too_many_tets 2 "--bar .*6 x NX x NY x NZ = 6e\\+09 tets; a mesh holds at most 2e\\+09" run --bar 1,1,1,1000,1000,1000)
 tw_cli_fails(gravity_malformed "--gravity '0,0': 3 comma-separated values expected" run ${TW_CLI_BAR} --gravity 0,0)
 tw_cli_fails(damping_negative "--damping -1,0: must be >= 0" run ${TW_CLI_BAR} --damping -1,0)
 tw_cli_fails(cg_tol_zero "--cg-tol 0: must be in \\(0, 1\\)" run ${TW_CLI_BAR} --cg-tol 0)
@@ -131,9 +147,13 @@ tw_cli_prints(help_static "--load-steps N" static --help)
 tw_cli_prints(help_run "--obj-dir DIR" run --help)
 tw_cli_prints(help_topic "--dt S" help run)
 tw_cli_prints(version "tetwarp [0-9.]+ \\((float|double)\\)" --version)
-tw_cli_prints(info_liver "vertices +181\n" info ${TW_CLI_MESHES}/liver_sofa.msh)
+tw_cli_prints(info_liver "^vertices +181$" info ${TW_CLI_MESHES}/liver_sofa.msh)
 tw_cli_prints(info_reoriented "reoriented +1 elements" info ${TW_CLI_TMP}/inverted.node)
-tw_cli_prints(run_auto_backend "backend: (cpu|cuda) \\(auto" run ${TW_CLI_BAR} --steps 1)
+# one short line on the backend `auto` chose; the whole reason under --verbose
+tw_cli_prints(run_auto_backend "^backend: (cuda \\(auto\\)|cpu \\((no CUDA device|this build has no CUDA)\\))$" run ${TW_CLI_BAR} --steps 1)
+tw_cli_prints(run_verbose_backend "^backend: (cuda \\(auto\\)|cpu \\(auto; cuda not used: .*(CUDA|cuda).*\\))$" run ${TW_CLI_BAR} --steps 1 --verbose)
+tw_cli_prints(info_backend "^backend +(cpu|cuda) \\(what --backend auto runs on\\)$" info --backend)
+tw_cli_prints(help_run_integrators "^Time-stepping: implicit Euler, BDF2 or explicit Newmark" run --help)
 tw_cli_prints(run_inhomogeneous "2 steps" run ${TW_CLI_BAR} --steps 2 --E-gradient x,1e5,1e6 --E-region 0:2e6)
 tw_cli_prints(run_liver "3 steps" run --mesh ${TW_CLI_MESHES}/liver_sofa.msh --fix z<-1 --steps 3 --method warp-vertex)
 tw_cli_writes_csv(static_csv ${TW_CLI_TMP}/cli_static.csv 21 "vertex,ux,uy,uz"
@@ -173,6 +193,10 @@ tw_cli_fails(bone_spin_without_core "--bone-spin needs --bone-core DEPTH" run ${
 tw_cli_fails(bone_spin_bad_axis "--bone-spin w,90: must be AXIS,DEG_PER_S with AXIS x, y or z" run ${TW_CLI_BAR} --bone-core 0.01 --bone-spin w,90)
 tw_cli_fails(bone_core_too_deep "--bone-core 5:" run ${TW_CLI_BAR} --bone-core 5)
 tw_cli_fails(render_surface_missing "--render-surface .*nope.obj" run ${TW_CLI_BAR} --render-surface ${TW_CLI_TMP}/nope.obj)
-tw_cli_prints(bunny_bone_core_render_surface "render surface .*: 35947 vertices.*bone core: 440 of 6139 vertices"
-              run --mesh ${TW_CLI_MESHES}/bunny_closed_3485v.tet.node --bone-core 0.01 --bone-spin y,90
-              --render-surface ${TW_CLI_MESHES}/bunny_stanford_original_69k.obj --gravity 0,0,0 --steps 2)
+add_test(NAME cli.bunny_bone_core_render_surface
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/expect_ok.sh "^render surface .*: 35947 vertices"
+                 --and "^bone core: 440 of 6139 vertices" --and "^2 steps to"
+                 $<TARGET_FILE:tetwarp> run --mesh ${TW_CLI_MESHES}/bunny_closed_3485v.tet.node
+                 --bone-core 0.01 --bone-spin y,90 --render-surface ${TW_CLI_MESHES}/bunny_stanford_original_69k.obj
+                 --gravity 0,0,0 --steps 2)
+set_tests_properties(cli.bunny_bone_core_render_surface PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW_CLI_ENV})

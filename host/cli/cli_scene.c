@@ -1,10 +1,16 @@
 #include "cli_scene.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char *const cli_axis_names[3] = {"x", "y", "z"};
+
+/* The generated bar's limits: cells per axis, and tets (tw_mesh_bar's, the
+ * mesh's int indices with room to spare). */
+#define CLI_BAR_MAX_CELLS 100000
+#define CLI_BAR_MAX_TETS 2e9
 
 cli_scene_opts cli_default_scene_opts(void)
 {
@@ -156,9 +162,15 @@ int cli_scene_option(cli_scene_opts *o, cli_args *a)
             if (!(v[k] > 0))
                 return cli_error(a, "%s %s: the size %s = %g must be > 0 m", a->opt, a->value,
                                  cli_axis_names[k], v[k]);
-            if (v[3 + k] != floor(v[3 + k]) || v[3 + k] < 1 || v[3 + k] > 100000)
-                return cli_error(a, "%s %s: the cell count N%c = %g must be a whole number >= 1",
-                                 a->opt, a->value, 'X' + k, v[3 + k]);
+            if (v[3 + k] != floor(v[3 + k]) || v[3 + k] < 1 || v[3 + k] > CLI_BAR_MAX_CELLS)
+                return cli_error(a, "%s %s: the cell count N%c = %g must be a whole number from 1 to %d",
+                                 a->opt, a->value, 'X' + k, v[3 + k], CLI_BAR_MAX_CELLS);
+        }
+        double tets = 6.0 * v[3] * v[4] * v[5];
+        if (tets > CLI_BAR_MAX_TETS)
+            return cli_error(a, "%s %s: 6 x NX x NY x NZ = %.4g tets; a mesh holds at most %.0e (int indices)",
+                             a->opt, a->value, tets, CLI_BAR_MAX_TETS);
+        for (int k = 0; k < 3; k++) {
             o->bar_size[k] = v[k];
             o->bar_cells[k] = (int)v[3 + k];
         }
@@ -338,8 +350,42 @@ static double *cli_element_youngs(const cli_scene_opts *o, const tw_mesh *m, con
     return e;
 }
 
+/* A short name for the two ordinary reasons the CUDA backend is not used
+ * (the engine's messages: world.c's "not available in this build" and the
+ * CUDA world's "no CUDA device (<the runtime's error>)"); NULL for any other
+ * failure, which is worth its full message. */
+static const char *cli_cuda_short_reason(const char *why)
+{
+    if (strstr(why, "not available in this build")) return "this build has no CUDA";
+    if (strstr(why, "no CUDA device")) return "no CUDA device";
+    return NULL;
+}
+
+int cli_cuda_probe(char *why, size_t why_size, const char **short_why)
+{
+    *short_why = NULL;
+    if (why_size) why[0] = 0;
+    tw_mesh *m = tw_mesh_bar(1, 1, 1, 1, 1, 1);
+    if (!m) {
+        snprintf(why, why_size, "%s", tw_last_error());
+        return 0;
+    }
+    tw_world_def def = tw_default_world_def();
+    def.backend = TW_BACKEND_CUDA;
+    tw_world *w = tw_world_create(m, &def);
+    if (!w) {
+        snprintf(why, why_size, "%s", tw_last_error());
+        *short_why = cli_cuda_short_reason(why);
+    }
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return w != NULL;
+}
+
 /* The world on the requested backend; `auto` tries CUDA, then the CPU, and
- * says which it chose. */
+ * says which it chose: in one short line for the ordinary reasons (no device,
+ * no CUDA in the build), with the engine's whole message under --verbose or
+ * when CUDA failed for another reason. */
 static tw_world *cli_create_world(const cli_scene_opts *o, tw_world_def def, const char *prog,
                                   cli_scene *s)
 {
@@ -368,7 +414,11 @@ static tw_world *cli_create_world(const cli_scene_opts *o, tw_world_def def, con
         return NULL;
     }
     s->backend = TW_BACKEND_CPU;
-    printf("backend: cpu (auto; cuda not used: %s)\n", why[0] ? why : "unavailable");
+    const char *short_why = cli_cuda_short_reason(why);
+    if (short_why && !o->verbose)
+        printf("backend: cpu (%s)\n", short_why);
+    else
+        printf("backend: cpu (auto; cuda not used: %s)\n", why[0] ? why : "unavailable");
     return w;
 }
 

@@ -44,6 +44,8 @@ typedef struct cli_scene_opts {
     int region_count;
     int region_id[CLI_MAX_REGION];
     double region_e[CLI_MAX_REGION]; /* Pa */
+    int verbose;            /* say why the CUDA backend was not used (set by the
+                               command's --verbose; not a scene option) */
 } cli_scene_opts;
 
 cli_scene_opts cli_default_scene_opts(void);
@@ -69,10 +71,17 @@ typedef struct cli_scene {
 /* Loads or generates the mesh, creates the world from `def` (the caller sets
  * dt, damping, solver fields; the scene sets material, method, backend,
  * gravity, threads) and applies the fixes. Prints the chosen backend when
- * it was `auto`. On failure prints a message, frees what it made and
- * returns -1. */
+ * it was `auto`: one short line ("backend: cpu (no CUDA device)"), the
+ * engine's full reason with o->verbose. On failure prints a message, frees
+ * what it made and returns -1. */
 int cli_scene_build(const cli_scene_opts *o, tw_world_def def, const char *prog, cli_scene *s);
 void cli_scene_destroy(cli_scene *s);
+
+/* Whether a world can run on the CUDA backend here (a one-cell bar is made on
+ * it): 1 yes; 0 no, with the engine's reason in why and a short one in
+ * *short_why ("no CUDA device", "this build has no CUDA", or NULL when the
+ * failure is of another kind and only `why` says what). */
+int cli_cuda_probe(char *why, size_t why_size, const char **short_why);
 
 /* The vertex farthest from the fixed vertices' centroid (from the mesh
  * centroid when nothing is fixed); ties go to the lowest index. For the
