@@ -1,5 +1,5 @@
 /* tw_bench_backends — the same scenes on the CPU and the CUDA backend, in one
- * run on one machine (issue 3's benchmark).
+ * run on one machine.
  *
  * Scenes: "bar" (the benchmark bar of tw_bench_cpu: 1 m long, about 0.15 m
  * square, cubic cells of 6 tets, pinned at x < 1e-6, gravity -z), "bunny"
@@ -81,7 +81,7 @@
 #include "tw_bandwidth.h"
 #include "tw_cuda.h"
 #endif
-/* Set by bench/CMakeLists.txt when kernels/ declares them (other work in flight when this was written). */
+/* Set by bench/CMakeLists.txt in a CUDA build (kernels/harness/, tw_thrust.h, cuda_world.h). */
 #ifdef TW_BENCH_CUSOLVER
 #include "tw_cusolver.h"
 #endif
@@ -124,7 +124,7 @@ enum { SCENE_COUNT = sizeof SCENES / sizeof SCENES[0] };
 /* Backends of a row: the CPU, the CUDA step as a CUDA Graph (the library's
  * default) and, with TW_BENCH_GRAPH, the host-driven CUDA step;
  * cuda-ownspmv: the graph step with the hand-written 3x3-BSR SpMV instead of
- * cuSPARSE's (TW_CUDA_SPMV=own while its world is created, issue 3). */
+ * cuSPARSE's (TW_CUDA_SPMV=own while its world is created). */
 enum { BK_CPU = 0, BK_CUDA = 1, BK_CUDA_NOGRAPH = 2, BK_CUDA_OWNSPMV = 3, BACKEND_MAX = 4 };
 static const char *BK_NAMES[] = {"cpu", "cuda", "cuda-nograph", "cuda-ownspmv"};
 

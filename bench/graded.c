@@ -1,4 +1,4 @@
-/* Graded vs uniform lattice meshes of a closed surface (issue 5, item 5):
+/* Graded vs uniform lattice meshes of a closed surface:
  * for each fine size, the counts and build time of the uniform lattice
  * (levels 1) and the graded one (levels 4), and, where asked, the sag under
  * gravity (y up): the vertices within `pin` of the lowest y are pinned, the

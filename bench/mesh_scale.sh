@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Meshes at scale (issue 5, item 2): the closed bunny and the dog from
+# Meshes at scale: the closed bunny and the dog from
 # data/meshes tetrahedralized at about 10k, 100k, 1M (and 5M with
 # SIZES="... 5000000") tets, and for each: meshing time and the tets and
 # vertices reached (`tetwarp mesh`, cached by content hash outside the repo),

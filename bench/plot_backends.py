@@ -128,7 +128,7 @@ def ms_per_iteration(r):
 
 
 def spmv_lines(ok, one):
-    """Issue 3: the hand-written 3x3-BSR SpMV (cuda-ownspmv, TW_CUDA_SPMV=own) beside
+    """The hand-written 3x3-BSR SpMV (cuda-ownspmv, TW_CUDA_SPMV=own) beside
     cuSPARSE's (cuda), ms of the solve phase per CG iteration, same scene/size/method/CG mode."""
     own = [x for x in ok if x["backend"] == "cuda-ownspmv"]
     if not own:

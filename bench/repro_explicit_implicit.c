@@ -3,7 +3,7 @@
  * the same scene: wall time per simulated second, steps, and how far apart
  * the two motions are; then how the explicit cost grows with E.
  *
- * Scene: a 0.2 m cube tw_mesh_bar(0.2, 0.2, 0.2, 4, 4, 4) (384 tets), turned
+ * Scene: the drop cube of demos/scenes.h (0.2 m, 4x4x4 cells, 384 tets), turned
  * 30 degrees about x and then 20 degrees about y (so it lands on a corner),
  * lowest vertex 0.5 m above the floor z = 0 (friction 0.5); the turned shape
  * is the rest shape. nu 0.3, rho 1000, no Rayleigh damping in either run
@@ -23,6 +23,7 @@
  *        [--explicit-method NAME] (default green)
  */
 #define _POSIX_C_SOURCE 200809L
+#include "scenes.h"
 #include "tetwarp.h"
 
 #include <math.h>
@@ -40,7 +41,7 @@ static double now_s(void)
 
 static tw_mesh *make_cube(int *corner)
 {
-    tw_mesh *b = tw_mesh_bar(0.2, 0.2, 0.2, 4, 4, 4);
+    tw_mesh *b = demo_drop_cube_mesh();
     int nv = tw_mesh_vertex_count(b);
     const double *P = tw_mesh_positions(b);
     double *X = malloc(sizeof(double) * 3 * nv), ax = 30 * 3.14159265358979 / 180, ay = 20 * 3.14159265358979 / 180;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Paper reproductions (issue 6, item 5): Müller 2002 §4.1 and §4.2,
+# Paper reproductions: Müller 2002 §4.1 and §4.2,
 # Hauth & Straßer force error, Debunne 2001 fig. 4/5, Zhuang & Canny
 # explicit vs implicit. Writes CSV, logs, key-number .txt files and PNG plots
 # to OUT_DIR. About 4-5 minutes on a 2-core machine, one thread per program.

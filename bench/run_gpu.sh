@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3's benchmark on a GPU machine in one command: configure and build
+# The backends benchmark on a GPU machine in one command: configure and build
 # (Release) tw_bench_backends, record the machine (nvidia-smi, nvidia-smi -q
 # excerpt, nvcc, CPU), run the CPU and the CUDA backend over the same scenes
 # inside a total time budget, plot, and write everything to
@@ -136,7 +136,7 @@ else
 fi
 SURF=data/meshes
 
-# cuda-ownspmv: the hand-written 3x3-BSR SpMV (TW_CUDA_SPMV=own) beside cuSPARSE's (issue 3)
+# cuda-ownspmv: the hand-written 3x3-BSR SpMV (TW_CUDA_SPMV=own) beside cuSPARSE's
 GPUB=cuda
 "$BENCH" --backends cuda-ownspmv --help > /dev/null 2>&1 && GPUB=$GPUB,cuda-ownspmv
 "$BENCH" --backends cuda-nograph --help > /dev/null 2>&1 && GPUB=$GPUB,cuda-nograph

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
 #include "render_surface.h"
 
 #ifndef M_PI
@@ -222,6 +223,80 @@ static char *data_path(const demo_options *o, const char *file)
     return p;
 }
 
+/* -------------------------------------------------------------- bodies */
+
+tw_mesh *demo_bar_mesh(void) { return tw_mesh_bar(DEMO_BAR_LENGTH, 0.1, 0.1, 20, 2, 2); }
+
+tw_world_def demo_bar_def(tw_method method)
+{
+    tw_world_def d = tw_default_world_def();
+    d.method = method;
+    d.youngs_modulus = 1e6;
+    return d;
+}
+
+tw_world *demo_wall_world(const tw_mesh *m, const tw_world_def *d)
+{
+    tw_world *w = tw_world_create(m, d);
+    if (w && tw_world_pin_where(w, 0, 1, 1e-6) == 0) {
+        tw_world_destroy(w);
+        tw_fail(TW_ERR_INVALID, "demo_wall_world: no vertex at x = 0 to pin");
+        return NULL;
+    }
+    return w;
+}
+
+tw_mesh *demo_drop_cube_mesh(void)
+{
+    return tw_mesh_bar(DEMO_DROP_CUBE_EDGE, DEMO_DROP_CUBE_EDGE, DEMO_DROP_CUBE_EDGE, 4, 4, 4);
+}
+
+tw_world *demo_drop_cube_world(const tw_mesh *m, const tw_world_def *d, double z0, const tw_collider_def *floor)
+{
+    tw_world *w = tw_world_create(m, d);
+    if (!w) return NULL;
+    int n = tw_world_vertex_count(w);
+    tw_real *x = malloc(sizeof(tw_real) * 3 * (size_t)n);
+    tw_status st = x ? TW_OK : tw_fail(TW_ERR_NOMEM, "demo_drop_cube_world: out of memory for %d vertices", n);
+    if (x) {
+        const double *X = tw_mesh_positions(m);
+        for (int i = 0; i < 3 * n; i++) x[i] = (tw_real)(X[i] + (i % 3 == 2 ? z0 : 0));
+        st = tw_world_set_positions(w, x);
+        free(x);
+    }
+    if (st == TW_OK && floor) st = tw_world_add_collider(w, floor);
+    if (st != TW_OK) {
+        tw_world_destroy(w);
+        return NULL;
+    }
+    return w;
+}
+
+tw_mesh *demo_tube_mesh(void)
+{
+    tw_mesh *t = tw_mesh_tube(0.05, 0.08, 0.6, 2, 16, 12);
+    if (!t) return NULL;
+    /* centred, tilted 15 degrees about y, lowest point 0.5 m above the floor */
+    double R[9], zero[3] = {-0.3, 0, 0};
+    rotation_about(1, 15 * M_PI / 180, R);
+    double I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    tw_mesh *c = mesh_moved(t, I, zero);
+    tw_mesh_destroy(t);
+    if (!c) return NULL;
+    double lift[3] = {0, 0, 0};
+    tw_mesh *r = mesh_moved(c, R, lift);
+    tw_mesh_destroy(c);
+    if (!r) return NULL;
+    double lo[3], hi[3];
+    bbox(r, lo, hi);
+    lift[2] = 0.5 - lo[2];
+    tw_mesh *m = mesh_moved(r, I, lift);
+    tw_mesh_destroy(r);
+    return m;
+}
+
+tw_mesh *demo_cube_mesh(int cells) { return tw_mesh_bar(0.3, 0.3, 0.3, cells, cells, cells); }
+
 /* -------------------------------------------------------------- scenes */
 
 static int build_bars(demo_scene *s, const demo_options *o, const char *prog)
@@ -231,24 +306,22 @@ static int build_bars(demo_scene *s, const demo_options *o, const char *prog)
     s->up = 2;
     s->print_volumes = 1;
     for (int i = 0; i < 3; i++) {
-        tw_mesh *m = tw_mesh_bar(1.0, 0.1, 0.1, 20, 2, 2);
+        tw_mesh *m = demo_bar_mesh();
         if (!m) return fail(prog, "bar", s);
-        tw_world_def d = tw_default_world_def();
-        d.method = methods[i];
-        d.youngs_modulus = 1e6;
+        tw_world_def d = demo_bar_def(methods[i]);
         d.dt = 1.0 / 120;
         d.damping_mass = 1.0;
         d.damping_stiffness = 0.01;
-        d.youngs_modulus = o->youngs > 0 ? o->youngs : d.youngs_modulus;
+        if (o->youngs > 0) d.youngs_modulus = o->youngs;
         if (o->dt > 0) d.dt = o->dt;
-        d.backend = o->backend;
-        tw_world *w = make_world(m, &d, prog, tw_method_name(methods[i]));
+        d.backend = o->backend; /* the method stays: the scene compares three */
+        tw_world *w = demo_wall_world(m, &d);
         if (!w) {
+            fprintf(stderr, "%s: %s: %s\n", prog, tw_method_name(methods[i]), tw_last_error());
             tw_mesh_destroy(m);
             demo_scene_destroy(s);
             return -1;
         }
-        tw_world_pin_where(w, 0, 1, 1e-6);
         if (demo_scene_add(s, tw_method_name(methods[i]), m, w, NULL, NULL, colors[i], prog)) {
             demo_scene_destroy(s);
             return -1;
@@ -266,24 +339,7 @@ static int build_bars(demo_scene *s, const demo_options *o, const char *prog)
 static int build_tube(demo_scene *s, const demo_options *o, const char *prog)
 {
     s->up = 2;
-    tw_mesh *t = tw_mesh_tube(0.05, 0.08, 0.6, 2, 16, 12);
-    if (!t) return fail(prog, "tube", s);
-    /* centred, tilted 15 degrees about y, lowest point 0.5 m above the floor */
-    double R[9], zero[3] = {-0.3, 0, 0};
-    rotation_about(1, 15 * M_PI / 180, R);
-    double I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
-    tw_mesh *c = mesh_moved(t, I, zero);
-    tw_mesh_destroy(t);
-    if (!c) return fail(prog, "tube", s);
-    double lift[3] = {0, 0, 0};
-    tw_mesh *r = mesh_moved(c, R, lift);
-    tw_mesh_destroy(c);
-    if (!r) return fail(prog, "tube", s);
-    double lo[3], hi[3];
-    bbox(r, lo, hi);
-    lift[2] = 0.5 - lo[2];
-    tw_mesh *m = mesh_moved(r, I, lift);
-    tw_mesh_destroy(r);
+    tw_mesh *m = demo_tube_mesh();
     if (!m) return fail(prog, "tube", s);
     tw_world_def d = tw_default_world_def();
     d.method = TW_WARP_VERTEX;
@@ -547,7 +603,7 @@ static int build_cube(demo_scene *s, const demo_options *o, const char *prog)
     static const float colors[3][3] = {{0.9f, 0.45f, 0.2f}, {0.3f, 0.6f, 0.9f}, {0.45f, 0.8f, 0.35f}};
     s->up = 2;
     for (int i = 0; i < 3; i++) {
-        tw_mesh *m = tw_mesh_bar(0.3, 0.3, 0.3, cells[i], cells[i], cells[i]);
+        tw_mesh *m = demo_cube_mesh(cells[i]);
         if (!m) return fail(prog, "cube", s);
         tw_world_def d = tw_default_world_def();
         d.method = TW_GREEN;
@@ -557,13 +613,13 @@ static int build_cube(demo_scene *s, const demo_options *o, const char *prog)
         apply_options(&d, o);
         char name[32];
         snprintf(name, sizeof name, "cube %d^3", cells[i]);
-        tw_world *w = make_world(m, &d, prog, name);
+        tw_world *w = demo_wall_world(m, &d);
         if (!w) {
+            fprintf(stderr, "%s: %s: %s\n", prog, name, tw_last_error());
             tw_mesh_destroy(m);
             demo_scene_destroy(s);
             return -1;
         }
-        tw_world_pin_where(w, 0, 1, 1e-6);
         if (demo_scene_add(s, name, m, w, NULL, NULL, colors[i], prog)) {
             demo_scene_destroy(s);
             return -1;

@@ -1,6 +1,13 @@
-/* The papers' scenes for the viewer (and anything else that wants them):
- * each scene is a few bodies, each body its own mesh and world with a
- * colour and a render offset, plus a camera and an optional floor.
+/* The papers' scenes, built once and used by the viewer, the tests and the
+ * benchmarks (as Box2D's shared/ scenes feed its samples app and its
+ * benchmark alike). No OpenGL: what the viewer draws is computed here
+ * (host/render_surface.h) and drawn in interop/.
+ *
+ * Two levels. The bodies (demo_bar_mesh, demo_bar_def, demo_wall_world,
+ * demo_drop_cube_*, ...) are one mesh, its material and its pins or floor:
+ * a test or a benchmark takes them and sets its own time step. The scenes
+ * (demo_scene_build) are a few such bodies, each its own mesh and world with
+ * a colour and a render offset, plus a camera and an optional floor:
  *
  *   bars   three bars fixed to a wall under gravity: linear (red),
  *          warp-vertex (blue), green (green) (Müller 2002 fig. 7)
@@ -8,7 +15,7 @@
  *   bunny  the closed bunny with a rigid bone core turned about y, the
  *          69k-triangle Stanford scan embedded as the visible surface (fig. 9)
  *   dane   the long-legged TOSCA dog (no Great Dane mesh exists): a coarse
- *          lattice of 5 cm cubes covering its 50k-triangle surface, which is
+ *          lattice of 4 cm cubes covering its 50k-triangle surface, which is
  *          embedded and drawn (Müller §4.3); a bone core turned about the
  *          vertical, the soft skin lagging behind it (fig. 10)
  *   cube   a cube fixed on one side under gravity at three resolutions
@@ -20,6 +27,41 @@
 #define TW_DEMO_SCENES_H
 
 #include "tetwarp.h"
+
+/* ---- the bodies */
+
+/* Müller 2002 fig. 6's bar: 1 m x 10 cm x 10 cm, 20 x 2 x 2 cells (480
+ * tets, 189 vertices), lying along +x from x = 0. NULL on failure
+ * (tw_last_error). */
+#define DEMO_BAR_LENGTH 1.0
+tw_mesh *demo_bar_mesh(void);
+/* The bar's material: E 1 MPa, soft enough to bend strongly under gravity
+ * (linear theory's tip deflection is 1.5 m), the library's density, Poisson
+ * ratio and gravity (-z); the library's time step and damping, which a
+ * scene or a test sets for itself. */
+tw_world_def demo_bar_def(tw_method method);
+/* A world for m from d with the vertices at x = 0 pinned (the wall the bar
+ * and the cubes hang from). NULL on failure (tw_last_error), also when no
+ * vertex lies at x = 0. */
+tw_world *demo_wall_world(const tw_mesh *m, const tw_world_def *d);
+
+/* The cube dropped onto the floor (contact, explicit vs implicit): 0.2 m,
+ * 4 x 4 x 4 cells (384 tets), its bottom at z = 0. */
+#define DEMO_DROP_CUBE_EDGE 0.2
+tw_mesh *demo_drop_cube_mesh(void);
+/* A world for m from d, every vertex raised by z0 (m), with `floor` added as
+ * a collider when not NULL (tw_default_collider_def() is the plane z = 0).
+ * NULL on failure (tw_last_error). */
+tw_world *demo_drop_cube_world(const tw_mesh *m, const tw_world_def *d, double z0, const tw_collider_def *floor);
+
+/* Müller fig. 8's tube: radii 5 and 8 cm, 60 cm long, 2 x 16 x 12 cells,
+ * centred on x = 0, tilted 15 degrees about y, its lowest point 0.5 m above
+ * the floor z = 0. NULL on failure. */
+tw_mesh *demo_tube_mesh(void);
+/* Debunne 2001's cube: 0.3 m, cells^3 cells. NULL on failure. */
+tw_mesh *demo_cube_mesh(int cells);
+
+/* ---- the scenes */
 
 #define DEMO_MAX_BODIES 4
 

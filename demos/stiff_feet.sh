@@ -1,5 +1,5 @@
 #!/bin/sh
-# Inhomogeneous stiffness (Imai et al. 2013; issue 5 item 6): the closed
+# Inhomogeneous stiffness (Imai et al. 2013): the closed
 # bunny stands on its feet under gravity with Young's modulus graded along
 # the up axis, stiff at the feet and soft at the ears, against uniform E.
 #

@@ -33,7 +33,7 @@ typedef enum tw_status {
     TW_ERR_NOMEM,       /* an allocation failed */
     TW_ERR_DIVERGED,    /* a solve or step produced NaN or blew up */
     TW_ERR_UNSUPPORTED, /* the build or machine lacks what was asked for */
-    TW_ERR_DEVICE       /* a CUDA/cuSPARSE/cuBLAS error */
+    TW_ERR_DEVICE       /* a CUDA, cuSPARSE or Thrust error */
 } tw_status;
 
 /* The last error message of this thread ("" when none). */
@@ -455,8 +455,10 @@ typedef struct tw_step_stats {
     double ms_rotations, ms_assembly, ms_solve, ms_other, ms_total;
 } tw_step_stats;
 
-/* One implicit Euler step. On NaN or blow-up returns TW_ERR_DIVERGED and the
- * message says which step and why; the state is left as before the step. */
+/* One time step of dt with the world's integrator (def.integrator: implicit
+ * Euler, BDF2 or explicit Newmark). On NaN or blow-up returns
+ * TW_ERR_DIVERGED and the message says which step and why; the state is left
+ * as before the step. */
 tw_status tw_world_step(tw_world *w, tw_step_stats *stats);
 
 int tw_world_vertex_count(const tw_world *w);

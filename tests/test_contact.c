@@ -2,12 +2,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scenes.h"
 #include "tw_test.h"
 
-/* A 0.2 m cube of 4x4x4 cells whose bottom sits at `z0`. */
+/* The drop cube (demos/scenes.h: 0.2 m, 4x4x4 cells) whose bottom sits at
+ * `z0` over the floor z = 0. */
 static tw_world *cube_world(tw_mesh **m, double z0, double E, tw_integrator integ, double dt, double friction)
 {
-    *m = tw_mesh_bar(0.2, 0.2, 0.2, 4, 4, 4);
+    *m = demo_drop_cube_mesh();
     if (!*m) return NULL;
     tw_world_def d = tw_default_world_def();
     d.youngs_modulus = E;
@@ -15,17 +17,9 @@ static tw_world *cube_world(tw_mesh **m, double z0, double E, tw_integrator inte
     d.dt = dt;
     d.damping_stiffness = integ == TW_EXPLICIT_NEWMARK ? 0 : 0.01;
     d.damping_mass = integ == TW_EXPLICIT_NEWMARK ? 4 : 0;
-    tw_world *w = tw_world_create(*m, &d);
-    if (!w) return NULL;
-    int n = tw_world_vertex_count(w);
-    tw_real *x = malloc(sizeof(tw_real) * 3 * n);
-    for (int i = 0; i < 3 * n; i++) x[i] = (tw_real)(tw_mesh_positions(*m)[i] + (i % 3 == 2 ? z0 : 0));
-    tw_world_set_positions(w, x);
-    free(x);
     tw_collider_def floor = tw_default_collider_def();
     floor.friction = friction;
-    if (tw_world_add_collider(w, &floor) != TW_OK) return NULL;
-    return w;
+    return demo_drop_cube_world(*m, &d, z0, &floor);
 }
 
 static double min_z(const tw_world *w)
@@ -165,7 +159,7 @@ TW_TEST(collider_distances)
 /* A bar falling onto a sphere: no vertex ends inside it. */
 TW_TEST(bar_drapes_over_sphere)
 {
-    tw_mesh *m = tw_mesh_bar(1, 0.1, 0.1, 20, 2, 2);
+    tw_mesh *m = demo_bar_mesh();
     CHECK(m);
     tw_world_def d = tw_default_world_def();
     d.dt = 0.005;

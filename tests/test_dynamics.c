@@ -2,24 +2,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scenes.h"
 #include "tw_test.h"
 
-/* Müller fig. 6's bar: 1 m x 10 cm x 10 cm, fixed at x = 0, under gravity,
- * soft enough (E = 1e6 Pa: linear theory's tip deflection is 1.5 m) to bend
- * strongly. Steps for 2 s of simulated time and returns the largest relative
- * volume change seen. */
+/* Müller fig. 6's bar (demos/scenes.h: fixed at x = 0, under gravity, soft
+ * enough to bend strongly). Steps for 2 s of simulated time and returns the
+ * largest relative volume change seen. */
 static double bar_volume_change(tw_method method, double *tip_drop)
 {
-    tw_mesh *m = tw_mesh_bar(1, 0.1, 0.1, 20, 2, 2);
+    tw_mesh *m = demo_bar_mesh();
     if (!m) return -1;
-    tw_world_def d = tw_default_world_def();
-    d.method = method;
-    d.youngs_modulus = 1e6;
+    tw_world_def d = demo_bar_def(method);
     d.dt = 0.01;
     d.damping_stiffness = 0.02;
-    tw_world *w = tw_world_create(m, &d);
+    tw_world *w = demo_wall_world(m, &d);
     if (!w) return -1;
-    tw_world_pin_where(w, 0, 1, 1e-6);
     double v0 = tw_world_volume(w), worst = 0;
     int tip = tw_world_vertex_count(w) - 1;
     for (int s = 0; s < 200; s++) {
@@ -303,17 +300,15 @@ TW_TEST(bad_parameters_rejected)
  * curvature that matters, is largest at the root). */
 static double gradient_tip_sag(double E_root, double E_tip)
 {
-    tw_mesh *m = tw_mesh_bar(1, 0.1, 0.1, 20, 2, 2);
+    tw_mesh *m = demo_bar_mesh();
     if (!m) return -1;
     double *E = malloc(sizeof(double) * (size_t)tw_mesh_tet_count(m));
     tw_fill_linear_gradient(m, 0, E_root, E_tip, E);
-    tw_world_def d = tw_default_world_def();
-    d.method = TW_LINEAR;
+    tw_world_def d = demo_bar_def(TW_LINEAR);
     d.element_youngs = E;
-    tw_world *w = tw_world_create(m, &d);
+    tw_world *w = demo_wall_world(m, &d);
     free(E);
     if (!w) return -1;
-    tw_world_pin_where(w, 0, 1, 1e-6);
     if (tw_world_solve_static(w, NULL, NULL) != TW_OK) return -1;
     int tip = tw_world_vertex_count(w) - 1;
     double sag = tw_mesh_positions(m)[3 * tip + 2] - tw_world_positions(w)[3 * tip + 2];

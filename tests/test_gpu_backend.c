@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scenes.h"
 #include "tw_test.h"
 #include "tw_test_fem.h"
 #ifdef TW_HAVE_CUDA
@@ -20,15 +21,13 @@
 #include "world.h" /* w->cuda: the device world behind a tw_world */
 #endif
 
-#define BAR_LENGTH 1.0
+#define BAR_LENGTH DEMO_BAR_LENGTH
 
 
 static tw_world_def bar_def(tw_method method, tw_backend backend)
 {
-    tw_world_def d = tw_default_world_def();
-    d.method = method;
+    tw_world_def d = demo_bar_def(method);
     d.backend = backend;
-    d.youngs_modulus = 1e6;
     d.dt = 0.01;
     d.damping_stiffness = 0.02;
     return d;
@@ -37,12 +36,8 @@ static tw_world_def bar_def(tw_method method, tw_backend backend)
 /* The bar fixed at x = 0 under gravity, on the given backend. */
 static tw_world *bar_world(const tw_mesh *m, const tw_world_def *d)
 {
-    tw_world *w = tw_world_create(m, d);
-    if (!w) {
-        fprintf(stderr, "%s world: %s\n", tw_backend_name(d->backend), tw_last_error());
-        return NULL;
-    }
-    tw_world_pin_where(w, 0, 1, 1e-6);
+    tw_world *w = demo_wall_world(m, d);
+    if (!w) fprintf(stderr, "%s world: %s\n", tw_backend_name(d->backend), tw_last_error());
     return w;
 }
 
@@ -80,7 +75,7 @@ static void bar_pair_destroy(bar_pair *b)
 }
 
 /* The bar the pair tests share: 20 x 2 x 2 cells. */
-static tw_mesh *small_bar(void) { return tw_mesh_bar(BAR_LENGTH, 0.1, 0.1, 20, 2, 2); }
+static tw_mesh *small_bar(void) { return demo_bar_mesh(); }
 
 /* max |x_gpu - x_cpu| / size, printing the first mismatches over tol
  * (llm.c's validate_result) */
@@ -216,30 +211,16 @@ TW_TEST(newton_iterations_unsupported)
 
 /* ---- contact: colliders on the device (kernels/cuda_contact.cu) ---- */
 
-#define CUBE_EDGE 0.2
+#define CUBE_EDGE DEMO_DROP_CUBE_EDGE
 
-/* A 0.2 m cube of 4x4x4 cells, its bottom at z0, over the floor z = 0
- * (friction 0.5; none when !floor): tests/test_contact.c's scene, on the
- * given backend. */
+/* The drop cube (demos/scenes.h: 0.2 m, 4x4x4 cells), its bottom at z0, over
+ * the floor z = 0 (friction 0.5; none when !floor): tests/test_contact.c's
+ * scene, on the given backend. */
 static tw_world *cube_world_with(const tw_mesh *m, const tw_world_def *d, double z0, int with_floor)
 {
-    tw_world *w = tw_world_create(m, d);
-    if (!w) {
-        fprintf(stderr, "%s world: %s\n", tw_backend_name(d->backend), tw_last_error());
-        return NULL;
-    }
-    int n = tw_world_vertex_count(w);
-    tw_real *x = malloc(sizeof(tw_real) * 3 * (size_t)n);
-    if (!x) return NULL;
-    for (int i = 0; i < 3 * n; i++) x[i] = (tw_real)(tw_mesh_positions(m)[i] + (i % 3 == 2 ? z0 : 0));
-    tw_status s = tw_world_set_positions(w, x);
-    free(x);
     tw_collider_def floor = tw_default_collider_def();
-    if (s != TW_OK || (with_floor && tw_world_add_collider(w, &floor) != TW_OK)) {
-        fprintf(stderr, "cube world: %s\n", tw_last_error());
-        tw_world_destroy(w);
-        return NULL;
-    }
+    tw_world *w = demo_drop_cube_world(m, d, z0, with_floor ? &floor : NULL);
+    if (!w) fprintf(stderr, "%s cube world: %s\n", tw_backend_name(d->backend), tw_last_error());
     return w;
 }
 
@@ -274,7 +255,7 @@ static double lowest_z(const tw_world *w)
 TW_TEST(cube_on_floor_matches_cpu)
 {
     if (tw_test_gpu_skip()) return TW_SKIP;
-    tw_mesh *m = tw_mesh_bar(CUBE_EDGE, CUBE_EDGE, CUBE_EDGE, 4, 4, 4);
+    tw_mesh *m = demo_drop_cube_mesh();
     CHECK(m != NULL);
     tw_world *cpu = cube_world(m, TW_BACKEND_CPU, 0.1, 1), *gpu = cube_world(m, TW_BACKEND_CUDA, 0.1, 1);
     CHECK(cpu && gpu);
@@ -314,7 +295,7 @@ TW_TEST(cube_on_floor_graph_matches_host_driven)
 {
     if (tw_test_gpu_skip()) return TW_SKIP;
 #ifdef TW_HAVE_CUDA
-    tw_mesh *m = tw_mesh_bar(CUBE_EDGE, CUBE_EDGE, CUBE_EDGE, 4, 4, 4);
+    tw_mesh *m = demo_drop_cube_mesh();
     CHECK(m != NULL);
     tw_world *gw = cube_world(m, TW_BACKEND_CUDA, 0.1, 0), *hw = cube_world(m, TW_BACKEND_CUDA, 0.1, 0);
     CHECK(gw && hw);
@@ -670,7 +651,7 @@ TW_TEST(explicit_dt_above_courant_refused_on_device)
 TW_TEST(explicit_cube_on_floor_no_penetration)
 {
     if (tw_test_gpu_skip()) return TW_SKIP;
-    tw_mesh *m = tw_mesh_bar(CUBE_EDGE, CUBE_EDGE, CUBE_EDGE, 4, 4, 4);
+    tw_mesh *m = demo_drop_cube_mesh();
     CHECK(m != NULL);
     tw_world_def d = cube_def(TW_BACKEND_CUDA);
     d.integrator = TW_EXPLICIT_NEWMARK;

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scenes.h"
 #include "tw_test.h"
 #ifdef TW_HAVE_CUDA
 #include "cuda_world.h"
@@ -45,7 +46,7 @@
 
 #ifdef TW_HAVE_CUDA
 
-#define BAR_LENGTH 1.0
+#define BAR_LENGTH DEMO_BAR_LENGTH
 #define BAR_SIDE 0.1
 
 typedef enum stage {
@@ -61,13 +62,11 @@ static const char *stage_name(stage s)
     return names[s];
 }
 
-/* test_gpu_backend.c's bar: E 1 MPa, dt 10 ms, stiffness damping 0.02 */
+/* test_gpu_backend.c's bar: Müller's (demos/scenes.h), dt 10 ms, stiffness damping 0.02 */
 static tw_world_def bar_def(tw_method method, tw_backend backend)
 {
-    tw_world_def d = tw_default_world_def();
-    d.method = method;
+    tw_world_def d = demo_bar_def(method);
     d.backend = backend;
-    d.youngs_modulus = 1e6;
     d.dt = 0.01;
     d.damping_stiffness = 0.02;
     return d;
@@ -140,12 +139,11 @@ typedef struct stage_pair {
 static tw_world *deformed_world(const tw_mesh *m, tw_method method, tw_backend backend)
 {
     tw_world_def d = bar_def(method, backend);
-    tw_world *w = tw_world_create(m, &d);
+    tw_world *w = demo_wall_world(m, &d);
     if (!w) {
         fprintf(stderr, "%s world: %s\n", tw_backend_name(backend), tw_last_error());
         return NULL;
     }
-    tw_world_pin_where(w, 0, 1, 1e-6);
     if (set_deformed_state(w, m)) {
         tw_world_destroy(w);
         return NULL;
@@ -164,7 +162,7 @@ static void stage_pair_destroy(stage_pair *p)
 static int stage_pair_create(stage_pair *p, tw_method method)
 {
     memset(p, 0, sizeof *p);
-    p->m = tw_mesh_bar(BAR_LENGTH, BAR_SIDE, BAR_SIDE, 20, 2, 2);
+    p->m = demo_bar_mesh();
     if (!p->m) {
         fprintf(stderr, "mesh: %s\n", tw_last_error());
         return 1;

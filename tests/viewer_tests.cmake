@@ -1,18 +1,23 @@
-# Cases for tetwarp-view (interop/) and the papers' scenes (demos/), included
-# from tests/CMakeLists.txt. The viewer is added after tests/ (at the end of
-# the top-level CMakeLists.txt, only when GLFW, libepoxy and libpng are
-# found), so the cases are registered by a call deferred to the end of the
-# top-level directory, and only when the tetwarp-view target exists.
+# Cases for tetwarp-view (interop/), included from tests/CMakeLists.txt when
+# the viewer is built. The scenes themselves are tested without OpenGL in
+# every build (tests/test_scenes.c).
 #
 # Each rendering case renders frames headless into tests/tmp/viewer/NAME and
 # checks them with png_check. The viewer.NAME cases run with the display
-# (Xvfb, started by .ci/run; without DISPLAY they exit 77, "skipped"); the
-# viewer.egl_NAME cases run with DISPLAY unset, through EGL (Mesa's
-# surfaceless llvmpipe, or a GPU's EGL device), skipped only when no EGL is
-# installed (interop/egl_test.sh).
+# when there is one (Xvfb, started by .ci/run), else through EGL
+# (interop/viewer_test.sh); the viewer.egl_NAME cases always run with
+# DISPLAY unset, through EGL (Mesa's surfaceless llvmpipe, or a GPU's EGL
+# device). Without a display and without any EGL installed they exit 77,
+# "skipped" (interop/egl_test.sh).
 function(tw_viewer_tests)
-  if(NOT TARGET tetwarp-view)
-    return()
+  # a case's time limit: its own, or TW_TEST_TIMEOUT when that is shorter
+  set(t300 300)
+  set(t120 120)
+  if(TW_TEST_TIMEOUT LESS 300)
+    set(t300 ${TW_TEST_TIMEOUT})
+  endif()
+  if(TW_TEST_TIMEOUT LESS 120)
+    set(t120 ${TW_TEST_TIMEOUT})
   endif()
   set(view $<TARGET_FILE:tetwarp-view>)
   set(check $<TARGET_FILE:png_check>)
@@ -29,7 +34,7 @@ function(tw_viewer_tests)
     add_test(NAME viewer.scene_${scene}
              COMMAND ${wrap} sh -c "rm -rf '${dir}' && \"$0\" --scene ${scene} --headless --frames 3 --out '${dir}' && \"$1\" '${dir}/frame_00002.png' --not-blank 500"
                      ${view} ${check})
-    set_tests_properties(viewer.scene_${scene} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "${env}")
+    set_tests_properties(viewer.scene_${scene} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${t300} ENVIRONMENT "${env}")
   endforeach()
 
   # bars, 2 s of gravity (61 frames at 30 fps): the tips lie lower in the frame ...
@@ -48,7 +53,7 @@ function(tw_viewer_tests)
            COMMAND ${wrap} sh -c "rm -rf '${dir}' && \"$0\" --scene tube --headless --frames 31 --out '${dir}' && \"$1\" '${dir}/frame_00000.png' '${dir}/frame_00030.png' --lower-centroid 5"
                    ${view} ${check})
   set_tests_properties(viewer.bars_sag_lower viewer.bars_linear_larger viewer.tube_falls PROPERTIES
-                       SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "${env}")
+                       SKIP_RETURN_CODE 77 TIMEOUT ${t300} ENVIRONMENT "${env}")
 
   # without any display, through EGL: --gl egl says EGL only, and the default
   # (EGL first, then GLX) must pick EGL when there is no display
@@ -70,27 +75,14 @@ function(tw_viewer_tests)
            COMMAND ${egl} sh -c "rm -rf '${dir}' && \"$0\" --scene bunny --bunny-mesh tetgen --headless --frames 2 --out '${dir}' | grep '27297 tets' && \"$1\" '${dir}/frame_00001.png' --not-blank 500"
                    ${view} ${check})
   set_tests_properties(viewer.egl_scene_bars viewer.egl_bars_sag_lower viewer.egl_scene_bunny viewer.egl_scene_bunny_tetgen PROPERTIES
-                       SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "${env}")
+                       SKIP_RETURN_CODE 77 TIMEOUT ${t300} ENVIRONMENT "${env}")
 
-  # the scenes through their API, no OpenGL (demos/test_scenes.c): a held bone
-  # core turns rigidly and the skin lags behind it; one case per TW_TEST
-  add_executable(test_scenes ${PROJECT_SOURCE_DIR}/demos/test_scenes.c ${PROJECT_SOURCE_DIR}/tests/tw_test.c)
-  target_include_directories(test_scenes PRIVATE ${PROJECT_SOURCE_DIR}/tests)
-  target_compile_definitions(test_scenes PRIVATE TW_DATA_DIR="${TW_DATA_DIR}" TW_TEST_TMP="${tmp}")
-  target_link_libraries(test_scenes PRIVATE tetwarp_demo_scenes tetwarp_core)
-  file(STRINGS ${PROJECT_SOURCE_DIR}/demos/test_scenes.c lines REGEX "^TW_TEST\\([a-z0-9_]+\\)")
-  foreach(line ${lines})
-    string(REGEX REPLACE "^TW_TEST\\(([a-z0-9_]+)\\).*" "\\1" name "${line}")
-    add_test(NAME scenes.${name} COMMAND test_scenes ${name})
-    set_tests_properties(scenes.${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-                         ENVIRONMENT "OMP_NUM_THREADS=2;OMP_WAIT_POLICY=PASSIVE") # no GL: leaks checked
-  endforeach()
   # headless: --core-angle holds the dane's core turned, through EGL without a display
   set(dir ${tmp}/egl_dane_core)
   add_test(NAME viewer.egl_dane_core_angle
            COMMAND ${egl} sh -c "rm -rf '${dir}' && \"$0\" --scene dane --headless --core-angle 40 --frames 16 --out '${dir}' | grep 'bone core held at 40 degrees' && \"$1\" '${dir}/frame_00015.png' --not-blank 500"
                    ${view} ${check})
-  set_tests_properties(viewer.egl_dane_core_angle PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "${env}")
+  set_tests_properties(viewer.egl_dane_core_angle PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${t300} ENVIRONMENT "${env}")
   add_test(NAME viewer.core_angle_no_core
            COMMAND sh ${PROJECT_SOURCE_DIR}/tests/expect_fail.sh "--core-angle: bars has no bone core" ${view} --scene bars --headless --core-angle 30)
 
@@ -126,13 +118,13 @@ function(tw_viewer_tests)
   # a display whose OpenGL is below 3.3 (Mesa told to offer 3.0)
   add_test(NAME viewer.gl_too_old
            COMMAND ${CMAKE_COMMAND} -E env MESA_GL_VERSION_OVERRIDE=3.0
-                   ${wrap} ${fails} "OpenGL 3.3 core profile is not available: this display offers OpenGL 3\\.0" ${view} ${bar} --headless --frames 1 --out ${tmp}/old)
+                   ${wrap} --need-display ${fails} "OpenGL 3.3 core profile is not available: this display offers OpenGL 3\\.0" ${view} ${bar} --headless --frames 1 --out ${tmp}/old)
   add_test(NAME viewer.help COMMAND ${view} --help)
   set_tests_properties(viewer.help PROPERTIES PASS_REGULAR_EXPRESSION "--headless.*space  pause")
   set_tests_properties(viewer.missing_mesh viewer.missing_scene_mesh viewer.bad_bunny_mesh viewer.render_surface_not_embeddable
                        viewer.unknown_scene viewer.no_display viewer.no_egl_no_display viewer.glx_no_display
                        viewer.egl_gl_too_old viewer.gl_too_old viewer.help viewer.core_angle_no_core PROPERTIES
-                       SKIP_RETURN_CODE 77 TIMEOUT 120 ENVIRONMENT "${env}")
+                       SKIP_RETURN_CODE 77 TIMEOUT ${t120} ENVIRONMENT "${env}")
 
   # CUDA-GL interop (interop/cuda_gl.h), GPU only, skipped (77) where no CUDA
   # device can be used: the bars scene on the CUDA backend drawn through
@@ -151,7 +143,7 @@ function(tw_viewer_tests)
            COMMAND ${wrap} sh -c "\"$0\" --scene bars --headless --frames 2 --out '${dir}' | grep 'per frame, host upload'" ${view})
   set_tests_properties(viewer.interop_same_image viewer.interop_no_d2h viewer.upload_interop_unavailable
                        viewer.upload_auto_cpu_is_host PROPERTIES
-                       SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "${env}")
+                       SKIP_RETURN_CODE 77 TIMEOUT ${t300} ENVIRONMENT "${env}")
 
 endfunction()
-cmake_language(DEFER DIRECTORY ${PROJECT_SOURCE_DIR} CALL tw_viewer_tests)
+tw_viewer_tests()

@@ -1,7 +1,7 @@
 /* The papers' scenes through their API (scenes.h), without OpenGL: the bone
  * core held at an angle (demo_scene_set_core_angle, what the viewer's core
  * drag and --core-angle call) turns the core rigidly, and the soft skin
- * follows behind it. Registered from tests/viewer_tests.cmake. */
+ * follows behind it. */
 #include "scenes.h"
 #include "tw_test.h"
 
