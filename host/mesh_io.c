@@ -7,8 +7,6 @@
  * mesh_medit.c; triangle surfaces in surface_io.c. A new mesh format is a
  * new mesh_<format>.c plus one line here. */
 #include <errno.h>
-#include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

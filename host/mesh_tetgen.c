@@ -119,7 +119,9 @@ tw_mesh *tw_mesh_load_tetgen(const char *path, const tw_mesh_load_def *def, tw_m
         if (e == 0) {
             ebase = ev[0];
             if (ebase < -1000000000LL || ebase > 1000000000LL) {
-                tw_fail(TW_ERR_PARSE, "%s:%d: expected a first element index near 0 or 1, found %lld",
+                tw_fail(TW_ERR_PARSE,
+                        "%s:%d: expected a first element index in -1000000000..1000000000 "
+                        "(TetGen writes 0 or 1), found %lld",
                         r.path, r.line, ebase);
                 goto fail;
             }
