@@ -70,6 +70,8 @@ file(WRITE ${TW_CLI_TMP}/inverted.node
   "5 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n5 1 1 1\n")
 file(WRITE ${TW_CLI_TMP}/inverted.ele "2 4 0\n1 1 2 3 4\n2 5 2 3 4\n")
 file(WRITE ${TW_CLI_TMP}/mesh.xyz "0 0 0\n")
+file(WRITE ${TW_CLI_TMP}/one_tet.node "4 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n")
+file(WRITE ${TW_CLI_TMP}/one_tet.ele "1 4 0\n1 1 2 3 4\n")
 
 # ---- command line
 tw_cli_fails(no_command "usage: tetwarp" )
@@ -114,6 +116,15 @@ tw_cli_fails(fix_selects_none "--fix 'x<-5' selects no vertex \\(x range of the 
 tw_cli_fails(fix_selects_all "--fix 'z>-1' selects every vertex" run ${TW_CLI_BAR} --fix z>-1)
 tw_cli_fails(fix_together_all "--fix options together select every vertex" static ${TW_CLI_BAR} --fix x<0.5 --fix x>0.4)
 tw_cli_fails(static_nothing_fixed "nothing is fixed" static --mesh ${TW_CLI_MESHES}/liver_sofa.msh)
+# solvers that must not report success on garbage: one pinned vertex (a
+# singular K), a modulus beyond float, a load beyond the real type
+tw_cli_exits(static_singular_k 1 "no convergence at load .*singular stiffness" static --mesh ${TW_CLI_TMP}/one_tet.node --fix x>0.5 --method linear)
+tw_cli_exits(static_singular_k_corot 1 "no convergence at load .*singular stiffness" static --mesh ${TW_CLI_TMP}/one_tet.node --fix x>0.5 --method corot-element)
+tw_cli_exits(static_load_not_finite 1 "the load is not finite" static ${TW_CLI_BAR} --rho 1e308 --gravity 0,0,-1e300)
+if(NOT TW_DOUBLE)
+  tw_cli_exits(static_E_beyond_float 1 "the force at the start is not finite.*1e\\+39 Pa" static ${TW_CLI_BAR} --E 1e39)
+  tw_cli_exits(static_rho_beyond_float 1 "the load is not finite" static ${TW_CLI_BAR} --rho 1e300)
+endif()
 tw_cli_fails(E_gradient_malformed "--E-gradient 'q,1,2': malformed" run ${TW_CLI_BAR} --E-gradient q,1,2)
 tw_cli_fails(E_gradient_negative "--E-gradient 'x,-1,2': E0 and E1 must be > 0" run ${TW_CLI_BAR} --E-gradient x,-1,2)
 tw_cli_fails(E_region_malformed "--E-region '1=2e6': item '1=2e6' has no ':'" run ${TW_CLI_BAR} --E-region 1=2e6)
@@ -156,6 +167,8 @@ tw_cli_prints(info_backend "^backend +(cpu|cuda) \\(what --backend auto runs on\
 tw_cli_prints(help_run_integrators "^Time-stepping: implicit Euler, BDF2 or explicit Newmark" run --help)
 tw_cli_prints(run_inhomogeneous "2 steps" run ${TW_CLI_BAR} --steps 2 --E-gradient x,1e5,1e6 --E-region 0:2e6)
 tw_cli_prints(run_liver "3 steps" run --mesh ${TW_CLI_MESHES}/liver_sofa.msh --fix z<-1 --steps 3 --method warp-vertex)
+tw_cli_prints(static_says_criterion "^converged: (relative residual [^ ]+ <= --tol 0.0001|Newton update [^ ]+ of \\|u\\| <= --tol 0.0001)" static ${TW_CLI_BAR} --tol 1e-4)
+tw_cli_prints(static_linear_residual "^converged: relative residual [^ ]+ <= --tol" static ${TW_CLI_BAR} --method linear)
 tw_cli_writes_csv(static_csv ${TW_CLI_TMP}/cli_static.csv 21 "vertex,ux,uy,uz"
                   static ${TW_CLI_BAR} --out ${TW_CLI_TMP}/cli_static.csv)
 tw_cli_writes_csv(run_csv ${TW_CLI_TMP}/cli_run.csv 6
