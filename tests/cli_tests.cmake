@@ -114,6 +114,12 @@ tw_cli_fails(fix_malformed "--fix 'x=0': malformed" run ${TW_CLI_BAR} --fix x=0)
 tw_cli_fails(fix_axis "--fix 'w<0': malformed" run ${TW_CLI_BAR} --fix w<0)
 tw_cli_fails(fix_selects_none "--fix 'x<-5' selects no vertex \\(x range of the mesh is \\[0, 1\\]\\)" run ${TW_CLI_BAR} --fix x<-5)
 tw_cli_fails(fix_selects_all "--fix 'z>-1' selects every vertex" run ${TW_CLI_BAR} --fix z>-1)
+tw_cli_exits(fix_none_combined 2 "--fix 'none': --fix none cannot be combined with another --fix" run ${TW_CLI_BAR} --fix x<0.5 --fix none)
+tw_cli_exits(static_fix_none 2 "nothing is fixed" static ${TW_CLI_BAR} --fix none)
+tw_cli_exits(max_memory_zero 2 "--max-memory 0: must be > 0" run ${TW_CLI_BAR} --max-memory 0)
+# refused before anything is built: over --max-memory, over any machine's memory
+tw_cli_exits(bar_over_max_memory 1 "--bar: 4.8e\\+07 tets need about [0-9.]+ GB of memory, more than the 0.1 GB --max-memory" run --bar 1,1,1,200,200,200 --max-memory 100)
+tw_cli_exits(bar_over_available_memory 1 "--bar: 1.8e\\+09 tets need about [0-9.]+ GB of memory, more than the [0-9.]+ GB available" run --bar 1,1,1,1000,1000,300)
 tw_cli_fails(fix_together_all "--fix options together select every vertex" static ${TW_CLI_BAR} --fix x<0.5 --fix x>0.4)
 tw_cli_fails(static_nothing_fixed "nothing is fixed" static --mesh ${TW_CLI_MESHES}/liver_sofa.msh)
 # solvers that must not report success on garbage: one pinned vertex (a
@@ -165,6 +171,14 @@ tw_cli_prints(run_auto_backend "^backend: (cuda \\(auto\\)|cpu \\((no CUDA devic
 tw_cli_prints(run_verbose_backend "^backend: (cuda \\(auto\\)|cpu \\(auto; cuda not used: .*(CUDA|cuda).*\\))$" run ${TW_CLI_BAR} --steps 1 --verbose)
 tw_cli_prints(info_backend "^backend +(cpu|cuda) \\(what --backend auto runs on\\)$" info --backend)
 tw_cli_prints(help_run_integrators "^Time-stepping: implicit Euler, BDF2 or explicit Newmark" run --help)
+tw_cli_prints(run_fix_none_floor "^bar .*: 20 vertices, 24 tets, 0 fixed;" run ${TW_CLI_BAR} --fix none --floor -0.05,0.5 --steps 5)
+tw_cli_prints(run_cg_cap "^warning: CG stopped at its cap of 2 iterations short of --cg-tol 0.0001 in 3 of 3 steps" run ${TW_CLI_BAR} --steps 3 --cg-max 2)
+# a large problem says its memory and each phase as it starts
+add_test(NAME cli.run_large_phases
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/expect_ok.sh "^memory: about 0\\.[0-9]+ GB for 1\\.2e\\+05 tets"
+                 --and "^generating the bar: 1\\.2e\\+05 tets\\.\\.\\.$" --and "^world ready in "
+                 $<TARGET_FILE:tetwarp> run --bar 1,0.1,0.1,100,10,20 --steps 1 --cg-max 1)
+set_tests_properties(cli.run_large_phases PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW_CLI_ENV})
 tw_cli_prints(run_inhomogeneous "2 steps" run ${TW_CLI_BAR} --steps 2 --E-gradient x,1e5,1e6 --E-region 0:2e6)
 tw_cli_prints(run_liver "3 steps" run --mesh ${TW_CLI_MESHES}/liver_sofa.msh --fix z<-1 --steps 3 --method warp-vertex)
 tw_cli_prints(static_says_criterion "^converged: (relative residual [^ ]+ <= --tol 0.0001|Newton update [^ ]+ of \\|u\\| <= --tol 0.0001)" static ${TW_CLI_BAR} --tol 1e-4)
