@@ -490,6 +490,7 @@ static const char *cli_gb(char *buf, size_t size, double bytes)
 static int cli_check_memory(const cli_scene_opts *o, tw_world_def def, double tets, double vertices,
                             const char *what, const char *prog)
 {
+    if (tets < CLI_LARGE_TETS && !(o->max_memory_mb > 0)) return 0; /* under 0.1 GB: not worth a world */
     double need = cli_estimate_bytes(tets, vertices, def);
     if (!(need > 0)) return 0; /* no estimate: the allocations will say */
     double limit = o->max_memory_mb > 0 ? o->max_memory_mb * 1e6 : cli_available_bytes();
