@@ -130,6 +130,11 @@ tw_cli_exits(static_load_not_finite 1 "the load is not finite" static ${TW_CLI_B
 if(NOT TW_DOUBLE)
   tw_cli_exits(static_E_beyond_float 1 "the force at the start is not finite.*1e\\+39 Pa" static ${TW_CLI_BAR} --E 1e39)
   tw_cli_exits(static_rho_beyond_float 1 "the load is not finite" static ${TW_CLI_BAR} --rho 1e300)
+  # below the float forces' rounding floor: the result is written, the exit status is 1
+  add_test(NAME cli.static_stalled_short_of_tol
+           COMMAND sh -c "rm -f \"$1\" && sh \"$2\" --status 1 'not converged to --tol 1e-08: the relative residual stopped falling' \"$0\" static --bar 1,0.1,0.1,4,1,1 --method green --tol 1e-8 --out \"$1\" && test \"$(wc -l < \"$1\")\" -eq 21 || { echo 'FAIL: expected exit 1 and' \"$1\" 'with 21 lines'; exit 1; }"
+                   $<TARGET_FILE:tetwarp> ${TW_CLI_TMP}/cli_static_stalled.csv ${CMAKE_CURRENT_SOURCE_DIR}/expect_fail.sh)
+  set_tests_properties(cli.static_stalled_short_of_tol PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW_CLI_ENV})
 endif()
 tw_cli_fails(E_gradient_malformed "--E-gradient 'q,1,2': malformed" run ${TW_CLI_BAR} --E-gradient q,1,2)
 tw_cli_fails(E_gradient_negative "--E-gradient 'x,-1,2': E0 and E1 must be > 0" run ${TW_CLI_BAR} --E-gradient x,-1,2)

@@ -158,9 +158,15 @@ int cli_cmd_static(int argc, char **argv)
         printf("converged: Newton update %.3g of |u| <= --tol %g (relative residual %.3g)\n", st.update, tol,
                st.residual);
     else {
-        cli_error(&a, "not converged to --tol %g: the relative residual stopped falling at %.3g with a Newton update "
-                      "of %.3g of |u|; try --load-steps %d or --max-newton %d",
-                  tol, st.residual, st.update, 2 * o.solve.load_steps, 2 * o.solve.max_newton);
+        if (sizeof(tw_real) == 4)
+            cli_error(&a, "not converged to --tol %g: the relative residual stopped falling at %.3g with a Newton "
+                          "update of %.3g of |u|, at the rounding floor of the float forces: a larger --tol, or a "
+                          "build with -DTW_DOUBLE=ON",
+                      tol, st.residual, st.update);
+        else
+            cli_error(&a, "not converged to --tol %g: the relative residual stopped falling at %.3g with a Newton "
+                          "update of %.3g of |u|; try --load-steps %d or --max-newton %d",
+                      tol, st.residual, st.update, 2 * o.solve.load_steps, 2 * o.solve.max_newton);
         rc = CLI_EXIT_FAIL;
     }
     if (o.out) { /* also short of --tol: the exit status says so */
