@@ -8,7 +8,14 @@
  * increments to start with, an increment that fails is retried at half the
  * size (one increment for linear, where one Newton iteration is exact).
  * Intermediate increments are solved to sqrt(tolerance); the last one to the
- * tolerance, on the relative residual or on the relative Newton update.
+ * tolerance, on the relative residual or on the relative Newton update
+ * (max |dx| / max |u|: the float build's forces have a rounding floor that a
+ * stiff body's residual cannot pass). Where the residual stops falling, an
+ * update within sqrt(tolerance) is accepted and reported as such
+ * (tw_static_stats.stop). An update is only small where the residual is too:
+ * no larger than at the start of the increment, so a displacement that is
+ * already garbage (a singular K) never passes for converged. Every test is
+ * written `!(x <= bound)`, so a NaN fails it.
  *
  * Precision: the iterate, the residual and the Newton system are double in
  * every build. In float, positions near 1 m resolve 6e-8 m, which on a stiff
@@ -137,21 +144,28 @@ static tw_solve_result newton_direction(tw_world *w, tw_static_work *s, const tw
     return tw_pcg_d(&A, s->r, s->dx, &filter, d->cg_tolerance, d->cg_max_iterations, 0, &s->solver);
 }
 
-/* Newton iterations at one load level. Returns 1 when converged to tol. */
+/* max(m, v) that keeps a NaN once seen (fmax drops it). */
+static double max_nan(double m, double v) { return isnan(m) || isnan(v) || v > m ? (isnan(m) ? m : v) : m; }
+
+/* Newton iterations at one load level. Returns 1 when converged to tol, with
+ * st->stop and st->update saying on what; 0 when not (the iteration cap, no
+ * progress, or a non-finite value). */
 static int newton(tw_world *w, tw_static_work *s, const tw_static_def *d, double load, double tol, double ref,
                   double *rn, tw_static_stats *st)
 {
     size_t n3 = 3 * (size_t)w->fem.n;
     *rn = residual(w, s, s->x, load, s->r);
-    for (int it = 0; *rn > tol * ref; it++) {
-        if (it == d->max_newton) return 0;
+    double rn_start = *rn;
+    st->stop = TW_STATIC_RESIDUAL;
+    for (int it = 0; !(*rn <= tol * ref); it++) {
+        if (it == d->max_newton || !isfinite(*rn)) return 0;
         tw_solve_result sr = newton_direction(w, s, d);
         st->cg_iterations += sr.iterations;
         st->newton_iterations++;
         double dmax = 0, umax = 0;
         for (size_t i = 0; i < n3; i++) {
-            dmax = fmax(dmax, fabs(s->dx[i]));
-            umax = fmax(umax, fabs(s->x[i] - w->mesh->X[i]));
+            dmax = max_nan(dmax, fabs(s->dx[i]));
+            umax = max_nan(umax, fabs(s->x[i] - w->mesh->X[i]));
         }
         /* backtracking line search: Armijo on the total potential energy
          * (elastic minus dead-load work; every static method has one, and
@@ -186,18 +200,24 @@ static int newton(tw_world *w, tw_static_work *s, const tw_static_def *d, double
         /* no decrease: at the residual's floor (float forces) a small update
          * is convergence, a large one a failed increment */
         int small = dmax <= tol * umax;
-        if (!isfinite(best) || best_a == 0 || best >= *rn) {
+        tw_static_stop stop = TW_STATIC_UPDATE;
+        if (!isfinite(best) || best_a == 0 || !(best < *rn)) {
             if (!(isfinite(best) && dmax <= sqrt(tol) * umax)) return 0;
             best_a = 1;
             small = 1;
+            if (!(dmax <= tol * umax)) stop = TW_STATIC_STALLED;
         }
         for (size_t i = 0; i < n3; i++) s->x[i] += best_a * s->dx[i];
         *rn = residual(w, s, s->x, load, s->r);
+        st->update = umax > 0 ? dmax / umax : dmax;
         if (d->verbose)
             fprintf(stderr, "static: load %.4f newton %d: relative residual %.3g, update %.3g of |u| (CG %d its to %.2g, "
-                            "step %.3g)\n", load, it + 1, *rn / ref, umax > 0 ? dmax / umax : 0, sr.iterations,
-                    sr.residual, best_a);
-        if (small && best_a == 1) return 1;
+                            "step %.3g)\n", load, it + 1, *rn / ref, st->update, sr.iterations, sr.residual, best_a);
+        if (small && best_a == 1 && *rn <= tol * ref) return 1; /* the residual test, met on the way */
+        if (small && best_a == 1 && *rn <= rn_start) {
+            st->stop = stop;
+            return 1;
+        }
     }
     return 1;
 }
@@ -205,7 +225,8 @@ static int newton(tw_world *w, tw_static_work *s, const tw_static_def *d, double
 tw_status tw_world_solve_static(tw_world *w, const tw_static_def *def, tw_static_stats *stats)
 {
     tw_static_def d = def ? *def : tw_default_static_def();
-    tw_static_stats st = {0, 0, 0};
+    tw_static_stats st;
+    memset(&st, 0, sizeof st);
     if (d.load_steps < 1 || d.max_newton < 1 || !(d.tolerance > 0) || !(d.cg_tolerance > 0) || d.cg_max_iterations < 1)
         return tw_fail(TW_ERR_INVALID, "static solve: load_steps %d, max_newton %d, tolerance %g, cg_tolerance %g, "
                                        "cg_max_iterations %d: all must be positive",
@@ -230,7 +251,20 @@ tw_status tw_world_solve_static(tw_world *w, const tw_static_def *def, tw_static
     tw_external_force(w, w->x, s.fr);
     for (size_t i = 0; i < n3; i++) s.r[i] = s.fr[i];
     double ref = filtered_norm(w, s.r);
+    if (!isfinite(ref)) {
+        work_free(&s);
+        return tw_fail(TW_ERR_INVALID, "static solve: the load is not finite (|f_ext| = %g N): density %g kg/m^3 and "
+                                       "gravity (%g, %g, %g) m/s^2 exceed the %s range", ref, w->def.density,
+                       w->def.gravity[0], w->def.gravity[1], w->def.gravity[2], tw_real_name());
+    }
     if (ref == 0) ref = 1;
+    double r0 = residual(w, &s, s.x, 1.0, s.r);
+    if (!isfinite(r0)) {
+        work_free(&s);
+        return tw_fail(TW_ERR_INVALID, "static solve: the force at the start is not finite (|r| = %g N): Young's modulus "
+                                       "%g Pa or the loads exceed the %s range", r0, w->def.youngs_modulus,
+                       tw_real_name());
+    }
 
     /* adaptive load stepping: after a failed increment, restart from the
      * last converged state with half the increment */
@@ -252,10 +286,13 @@ tw_status tw_world_solve_static(tw_world *w, const tw_static_def *def, tw_static
         if (d.verbose) fprintf(stderr, "static: increment failed at load %.4f; halving it to %.4g\n", load, inc);
         if (inc < 1.0 / (1024.0 * d.load_steps)) {
             status = tw_fail(TW_ERR_DIVERGED,
-                             "static solve: no convergence at load %.4g of the total (relative residual %g, asked %g) "
-                             "even with the load increment halved 10 times; the load may exceed what the body can "
-                             "carry",
-                             load, rn / ref, tol);
+                             "static solve: no convergence at load %.4g of the total (relative residual %g, asked %g; "
+                             "Newton stopped by %s) even with the load increment halved 10 times; the load may "
+                             "exceed what the body can carry, or the fixed vertices do not hold it (a singular "
+                             "stiffness: pin at least three vertices not on one line)",
+                             load, rn / ref, tol,
+                             !isfinite(rn) ? "a non-finite residual"
+                                           : "its iteration cap or a step that made no progress");
             break;
         }
     }

@@ -498,9 +498,19 @@ typedef struct tw_static_def {
 } tw_static_def;
 tw_static_def tw_default_static_def(void);
 
+/* What ended the last load increment's Newton iterations. */
+typedef enum tw_static_stop {
+    TW_STATIC_RESIDUAL = 0, /* the relative residual fell to the tolerance */
+    TW_STATIC_UPDATE,       /* the relative update max|dx|/max|u| fell to the tolerance */
+    TW_STATIC_STALLED       /* the residual stopped falling with the update within
+                               sqrt(tolerance): the tolerance is not met */
+} tw_static_stop;
+
 typedef struct tw_static_stats {
     int newton_iterations, cg_iterations;
-    double residual;
+    double residual;      /* relative: |r| / |f_ext| */
+    double update;        /* the last Newton update, max|dx| / max|u| */
+    tw_static_stop stop;
 } tw_static_stats;
 
 /* Static equilibrium under gravity and the external forces, pinned vertices

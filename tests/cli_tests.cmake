@@ -70,6 +70,8 @@ file(WRITE ${TW_CLI_TMP}/inverted.node
   "5 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n5 1 1 1\n")
 file(WRITE ${TW_CLI_TMP}/inverted.ele "2 4 0\n1 1 2 3 4\n2 5 2 3 4\n")
 file(WRITE ${TW_CLI_TMP}/mesh.xyz "0 0 0\n")
+file(WRITE ${TW_CLI_TMP}/one_tet.node "4 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n")
+file(WRITE ${TW_CLI_TMP}/one_tet.ele "1 4 0\n1 1 2 3 4\n")
 
 # ---- command line
 tw_cli_fails(no_command "usage: tetwarp" )
@@ -112,8 +114,28 @@ tw_cli_fails(fix_malformed "--fix 'x=0': malformed" run ${TW_CLI_BAR} --fix x=0)
 tw_cli_fails(fix_axis "--fix 'w<0': malformed" run ${TW_CLI_BAR} --fix w<0)
 tw_cli_fails(fix_selects_none "--fix 'x<-5' selects no vertex \\(x range of the mesh is \\[0, 1\\]\\)" run ${TW_CLI_BAR} --fix x<-5)
 tw_cli_fails(fix_selects_all "--fix 'z>-1' selects every vertex" run ${TW_CLI_BAR} --fix z>-1)
+tw_cli_exits(fix_none_combined 2 "--fix 'none': --fix none cannot be combined with another --fix" run ${TW_CLI_BAR} --fix x<0.5 --fix none)
+tw_cli_exits(static_fix_none 2 "nothing is fixed" static ${TW_CLI_BAR} --fix none)
+tw_cli_exits(max_memory_zero 2 "--max-memory 0: must be > 0" run ${TW_CLI_BAR} --max-memory 0)
+# refused before anything is built: over --max-memory, over any machine's memory
+tw_cli_exits(bar_over_max_memory 1 "--bar: 4.8e\\+07 tets need about [0-9.]+ GB of memory, more than the 0.1 GB --max-memory" run --bar 1,1,1,200,200,200 --max-memory 100)
+tw_cli_exits(bar_over_available_memory 1 "--bar: 1.8e\\+09 tets need about [0-9.]+ GB of memory, more than the [0-9.]+ GB available" run --bar 1,1,1,1000,1000,300)
 tw_cli_fails(fix_together_all "--fix options together select every vertex" static ${TW_CLI_BAR} --fix x<0.5 --fix x>0.4)
 tw_cli_fails(static_nothing_fixed "nothing is fixed" static --mesh ${TW_CLI_MESHES}/liver_sofa.msh)
+# solvers that must not report success on garbage: one pinned vertex (a
+# singular K), a modulus beyond float, a load beyond the real type
+tw_cli_exits(static_singular_k 1 "no convergence at load .*singular stiffness" static --mesh ${TW_CLI_TMP}/one_tet.node --fix x>0.5 --method linear)
+tw_cli_exits(static_singular_k_corot 1 "no convergence at load .*singular stiffness" static --mesh ${TW_CLI_TMP}/one_tet.node --fix x>0.5 --method corot-element)
+tw_cli_exits(static_load_not_finite 1 "the load is not finite" static ${TW_CLI_BAR} --rho 1e308 --gravity 0,0,-1e300)
+if(NOT TW_DOUBLE)
+  tw_cli_exits(static_E_beyond_float 1 "the force at the start is not finite.*1e\\+39 Pa" static ${TW_CLI_BAR} --E 1e39)
+  tw_cli_exits(static_rho_beyond_float 1 "the load is not finite" static ${TW_CLI_BAR} --rho 1e300)
+  # below the float forces' rounding floor: the result is written, the exit status is 1
+  add_test(NAME cli.static_stalled_short_of_tol
+           COMMAND sh -c "rm -f \"$1\" && sh \"$2\" --status 1 'not converged to --tol 1e-08: the relative residual stopped falling' \"$0\" static --bar 1,0.1,0.1,4,1,1 --method green --tol 1e-8 --out \"$1\" && test \"$(wc -l < \"$1\")\" -eq 21 || { echo 'FAIL: expected exit 1 and' \"$1\" 'with 21 lines'; exit 1; }"
+                   $<TARGET_FILE:tetwarp> ${TW_CLI_TMP}/cli_static_stalled.csv ${CMAKE_CURRENT_SOURCE_DIR}/expect_fail.sh)
+  set_tests_properties(cli.static_stalled_short_of_tol PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW_CLI_ENV})
+endif()
 tw_cli_fails(E_gradient_malformed "--E-gradient 'q,1,2': malformed" run ${TW_CLI_BAR} --E-gradient q,1,2)
 tw_cli_fails(E_gradient_negative "--E-gradient 'x,-1,2': E0 and E1 must be > 0" run ${TW_CLI_BAR} --E-gradient x,-1,2)
 tw_cli_fails(E_region_malformed "--E-region '1=2e6': item '1=2e6' has no ':'" run ${TW_CLI_BAR} --E-region 1=2e6)
@@ -154,8 +176,18 @@ tw_cli_prints(run_auto_backend "^backend: (cuda \\(auto\\)|cpu \\((no CUDA devic
 tw_cli_prints(run_verbose_backend "^backend: (cuda \\(auto\\)|cpu \\(auto; cuda not used: .*(CUDA|cuda).*\\))$" run ${TW_CLI_BAR} --steps 1 --verbose)
 tw_cli_prints(info_backend "^backend +(cpu|cuda) \\(what --backend auto runs on\\)$" info --backend)
 tw_cli_prints(help_run_integrators "^Time-stepping: implicit Euler, BDF2 or explicit Newmark" run --help)
+tw_cli_prints(run_fix_none_floor "^bar .*: 20 vertices, 24 tets, 0 fixed;" run ${TW_CLI_BAR} --fix none --floor -0.05,0.5 --steps 5)
+tw_cli_prints(run_cg_cap "^warning: CG stopped at its cap of 2 iterations short of --cg-tol 0.0001 in 3 of 3 steps" run ${TW_CLI_BAR} --steps 3 --cg-max 2)
+# a large problem says its memory and each phase as it starts
+add_test(NAME cli.run_large_phases
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/expect_ok.sh "^memory: about 0\\.[0-9]+ GB for 1\\.2e\\+05 tets"
+                 --and "^generating the bar: 1\\.2e\\+05 tets\\.\\.\\.$" --and "^world ready in "
+                 $<TARGET_FILE:tetwarp> run --bar 1,0.1,0.1,100,10,20 --steps 1 --cg-max 1)
+set_tests_properties(cli.run_large_phases PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW_CLI_ENV})
 tw_cli_prints(run_inhomogeneous "2 steps" run ${TW_CLI_BAR} --steps 2 --E-gradient x,1e5,1e6 --E-region 0:2e6)
 tw_cli_prints(run_liver "3 steps" run --mesh ${TW_CLI_MESHES}/liver_sofa.msh --fix z<-1 --steps 3 --method warp-vertex)
+tw_cli_prints(static_says_criterion "^converged: (relative residual [^ ]+ <= --tol 0.0001|Newton update [^ ]+ of \\|u\\| <= --tol 0.0001)" static ${TW_CLI_BAR} --tol 1e-4)
+tw_cli_prints(static_linear_residual "^converged: relative residual [^ ]+ <= --tol" static ${TW_CLI_BAR} --method linear)
 tw_cli_writes_csv(static_csv ${TW_CLI_TMP}/cli_static.csv 21 "vertex,ux,uy,uz"
                   static ${TW_CLI_BAR} --out ${TW_CLI_TMP}/cli_static.csv)
 tw_cli_writes_csv(run_csv ${TW_CLI_TMP}/cli_run.csv 6

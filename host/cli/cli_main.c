@@ -46,6 +46,9 @@ static void print_usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* a line at a time also into a pipe: the phases of a long run show as
+     * they start, not when a buffer fills */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2) {
         print_usage(stderr);
         return CLI_EXIT_USAGE;

@@ -71,8 +71,9 @@ void cli_run_help(FILE *f)
             "summary; with --csv one row per step:\n"
             "step,time,volume,kinetic_energy,elastic_energy,gravity_energy,cg_iterations,\n"
             "residual,step_ms,probe_ux,probe_uy,probe_uz (SI units: s, m^3, J, ms, m).\n"
-            "Progress goes to stderr at most once a second. A diverged step prints the\n"
-            "engine's message and exits 1.\n"
+            "Progress goes to stderr at most once a second; steps whose CG stopped at\n"
+            "--cg-max above --cg-tol are counted there and in the summary. A diverged step\n"
+            "prints the engine's message and exits 1.\n"
             "\n");
     cli_scene_print_help(f, &s);
     fprintf(f,
@@ -366,7 +367,15 @@ typedef struct run_totals {
     double ms_sum;   /* stepping time, ms */
     long cg_sum;
     int cg_max_seen;
+    int cg_capped;   /* steps whose CG stopped at --cg-max above --cg-tol */
 } run_totals;
+
+/* CG stopped at its cap short of the tolerance (not under --cg-fixed, where
+ * a fixed count is the point). */
+static int run_cg_capped(const run_opts *o, const tw_step_stats *st)
+{
+    return o->cg_fixed == 0 && st->cg_iterations >= o->cg_max && !(st->residual <= o->cg_tol);
+}
 
 /* The stepping loop: step, CSV row, bone-core targets, frames, progress at
  * most once a second on stderr. Returns CLI_EXIT_OK or CLI_EXIT_FAIL. */
@@ -389,6 +398,7 @@ static int run_steps(const cli_args *a, const run_opts *o, cli_scene *sc, run_st
         tot->ms_sum += ms;
         tot->cg_sum += st.cg_iterations;
         if (st.cg_iterations > tot->cg_max_seen) tot->cg_max_seen = st.cg_iterations;
+        tot->cg_capped += run_cg_capped(o, &st);
         const tw_real *x = tw_world_positions(sc->world);
         if (r->csv)
             fprintf(r->csv, "%ld,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%.9g,%.6g,%.9g,%.9g,%.9g\n",
@@ -404,8 +414,12 @@ static int run_steps(const cli_args *a, const run_opts *o, cli_scene *sc, run_st
         double now = cli_now_ms();
         if (now - t_report >= 1000.0 && n < o->steps) {
             t_report = now;
-            fprintf(stderr, "step %d/%d  t = %.4g s  cg %d  %.3g ms/step\n", n, o->steps,
+            fprintf(stderr, "step %d/%d  t = %.4g s  cg %d  %.3g ms/step", n, o->steps,
                     tw_world_time(sc->world), st.cg_iterations, tot->ms_sum / n);
+            if (tot->cg_capped)
+                fprintf(stderr, "  CG cap %d hit in %d of %d steps (residual %.2g > --cg-tol %g)", o->cg_max,
+                        tot->cg_capped, n, st.residual, o->cg_tol);
+            fputc('\n', stderr);
         }
     }
     if (r->csv) {
@@ -431,6 +445,10 @@ static void run_summary(const run_opts *o, const cli_scene *sc, const run_state 
            tw_world_time(sc->world), ms_total, tot->ms_sum / o->steps, tw_backend_name(sc->backend));
     printf("CG iterations per step: mean %.1f, max %d (tolerance %g, at most %d)\n",
            (double)tot->cg_sum / o->steps, tot->cg_max_seen, o->cg_tol, o->cg_max);
+    if (tot->cg_capped)
+        printf("warning: CG stopped at its cap of %d iterations short of --cg-tol %g in %d of %d steps: "
+               "raise --cg-max, or take a smaller --dt or a better-shaped mesh\n",
+               o->cg_max, o->cg_tol, tot->cg_capped, o->steps);
     printf("volume %.6g m^3 (rest %.6g, %+.3f %%)\n", volume, volume0,
            volume0 > 0 ? 100.0 * (volume - volume0) / volume0 : 0.0);
     printf("probe vertex %d displacement (%.6g, %.6g, %.6g) m\n", probe,
@@ -462,7 +480,7 @@ int cli_cmd_run(int argc, char **argv)
     run_state r;
     int rc = run_setup(&a, &so, &o, &sc, &r);
     if (rc == CLI_EXIT_OK) {
-        run_totals tot = {0, 0, 0};
+        run_totals tot = {0, 0, 0, 0};
         double volume0 = tw_world_volume(sc.world), t_start = cli_now_ms();
         rc = run_steps(&a, &o, &sc, &r, &tot);
         if (rc == CLI_EXIT_OK) run_summary(&o, &sc, &r, &tot, volume0, cli_now_ms() - t_start);

@@ -52,7 +52,8 @@ void cli_scene_print_help(FILE *f, const cli_scene_opts *d)
     fprintf(f,
             "  --fix AXIS<VALUE        pin the vertices with coordinate AXIS (x, y or z) below\n"
             "  --fix AXIS>VALUE        (or above) VALUE, m; repeatable (default for the bar:\n"
-            "                          \"x<1e-6\", the end at x = 0; for a mesh: nothing fixed)\n");
+            "                          \"x<1e-6\", the end at x = 0; for a mesh: nothing fixed)\n"
+            "  --fix none              nothing pinned, the bar included (e.g. dropped onto --floor)\n");
     fprintf(f, "  --method NAME           ");
     for (int m = 0; m < TW_METHOD_COUNT; m++)
         fprintf(f, "%s%s", tw_method_name((tw_method)m), m + 1 < TW_METHOD_COUNT ? "|" : "");
@@ -68,7 +69,9 @@ void cli_scene_print_help(FILE *f, const cli_scene_opts *d)
             "  --E-region ID:E[,...]   Young's modulus E Pa for the elements of region ID\n"
             "                          (default: none); applied after --E / --E-gradient\n"
             "  --strict                an inverted element in the mesh is an error (default:\n"
-            "                          reoriented with a warning)\n");
+            "                          reoriented with a warning)\n"
+            "  --max-memory MB         refuse a problem whose estimated memory exceeds MB megabytes (1e6 B)\n"
+            "                          (default: the machine's available memory, /proc/meminfo)\n");
 }
 
 /* "x<0.5", "z > -1e-3": axis, '<' or '>', a finite number. */
@@ -195,8 +198,14 @@ int cli_scene_option(cli_scene_opts *o, cli_args *a)
     if (cli_is(a, "--gravity"))
         return cli_doubles(a, "GX,GY,GZ in m/s^2", 3, o->gravity) ? -1 : 1;
     if (cli_is(a, "--fix")) {
-        const char *s = cli_value(a, "AXIS<VALUE or AXIS>VALUE");
+        const char *s = cli_value(a, "AXIS<VALUE, AXIS>VALUE or none");
         if (!s) return -1;
+        if (strcmp(s, "none") == 0 || o->fix_none) {
+            if (o->fix_count > 0 || o->fix_none)
+                return cli_error(a, "%s '%s': --fix none cannot be combined with another --fix", a->opt, s);
+            o->fix_none = 1;
+            return 1;
+        }
         cli_fix f;
         if (cli_parse_fix(s, &f))
             return cli_error(a,
@@ -257,6 +266,10 @@ int cli_scene_option(cli_scene_opts *o, cli_args *a)
         if (cli_flag(a)) return -1;
         o->strict = 1;
         return 1;
+    }
+    if (cli_is(a, "--max-memory")) {
+        if (cli_double(a, "megabytes", &o->max_memory_mb)) return -1;
+        return cli_require(a, o->max_memory_mb > 0, "> 0 (megabytes)") ? -1 : 1;
     }
     return 0;
 }
@@ -422,6 +435,84 @@ static tw_world *cli_create_world(const cli_scene_opts *o, tw_world_def def, con
     return w;
 }
 
+/* Problems from this many tets on say each phase as it starts and the
+ * memory they need: below it every phase takes well under a second. */
+#define CLI_LARGE_TETS 100000
+
+double cli_estimate_bytes(double tets, double vertices, tw_world_def def)
+{
+    /* a 10x10x10-cell bar: per-tet and per-vertex costs in the proportion of
+     * a bulky mesh (0.22 vertices a tet; larger meshes have fewer) */
+    tw_mesh *m = tw_mesh_bar(1, 1, 1, 10, 10, 10);
+    if (!m) return 0;
+    def.backend = TW_BACKEND_CPU; /* the host's share, which --backend cuda keeps too */
+    def.element_youngs = NULL;
+    def.element_density = NULL;
+    tw_world *w = tw_world_create(m, &def);
+    double per_tet = w ? (double)tw_world_memory_bytes(w) / tw_mesh_tet_count(m) : 0;
+    double per_vertex_extra = 0;
+    int nt = tw_mesh_tet_count(m), nv = tw_mesh_vertex_count(m);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    if (!(per_tet > 0)) return 0;
+    /* where the mesh has more vertices per tet than the small bar, the
+     * excess vertices cost what the small world's did on average */
+    if (vertices > tets * nv / nt) per_vertex_extra = (vertices - tets * nv / nt) * per_tet * nt / nv;
+    /* the mesh (4 indices + a region a tet, 3 doubles a vertex), the element
+     * keys loading sorts (16 bytes a tet) and the precompute's scratch (16
+     * ints a tet) live alongside the world while it is built */
+    return tets * (per_tet + 20 + 16 + 64) + vertices * 24 + per_vertex_extra;
+}
+
+/* MemAvailable from /proc/meminfo, bytes; 0 where it cannot be read. */
+static double cli_available_bytes(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return 0;
+    char line[256];
+    double kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1) break;
+    fclose(f);
+    return kb * 1024;
+}
+
+/* "0.442 GB", "39.3 GB", "1470 GB": three figures, never an exponent. */
+static const char *cli_gb(char *buf, size_t size, double bytes)
+{
+    double gb = bytes / 1e9;
+    snprintf(buf, size, gb < 100 ? "%.3g GB" : "%.0f GB", gb);
+    return buf;
+}
+
+/* Checks the estimate against --max-memory or the available memory and, for
+ * a large problem, says it. Returns -1 (message printed) when it does not fit. */
+static int cli_check_memory(const cli_scene_opts *o, tw_world_def def, double tets, double vertices,
+                            const char *what, const char *prog)
+{
+    if (tets < CLI_LARGE_TETS && !(o->max_memory_mb > 0)) return 0; /* under 0.1 GB: not worth a world */
+    double need = cli_estimate_bytes(tets, vertices, def);
+    if (!(need > 0)) return 0; /* no estimate: the allocations will say */
+    double limit = o->max_memory_mb > 0 ? o->max_memory_mb * 1e6 : cli_available_bytes();
+    const char *limit_name = o->max_memory_mb > 0 ? "--max-memory" : "available";
+    char a[32], b[32];
+    if (limit > 0 && need > limit) {
+        fprintf(stderr,
+                "%s: %s: %.4g tets need about %s of memory, more than the %s %s; use a coarser mesh%s\n",
+                prog, what, tets, cli_gb(a, sizeof a, need), cli_gb(b, sizeof b, limit), limit_name,
+                o->max_memory_mb > 0 ? " or raise --max-memory"
+                                     : " (the limit is /proc/meminfo's MemAvailable; --max-memory MB sets another)");
+        return -1;
+    }
+    if (tets >= CLI_LARGE_TETS) {
+        printf("memory: about %s for %.4g tets", cli_gb(a, sizeof a, need), tets);
+        if (limit > 0) printf(" (%s %s)", cli_gb(b, sizeof b, limit), limit_name);
+        printf("\n");
+        fflush(stdout);
+    }
+    return 0;
+}
+
 int cli_scene_build(const cli_scene_opts *o, tw_world_def def, const char *prog, cli_scene *s)
 {
     memset(s, 0, sizeof *s);
@@ -431,6 +522,7 @@ int cli_scene_build(const cli_scene_opts *o, tw_world_def def, const char *prog,
     }
     tw_mesh_load_def ld = tw_default_mesh_load_def();
     ld.strict = o->strict;
+    double t0 = cli_now_ms();
     if (o->mesh_path) {
         s->mesh = tw_mesh_load(o->mesh_path, &ld, &s->report);
         if (!s->mesh) {
@@ -438,9 +530,17 @@ int cli_scene_build(const cli_scene_opts *o, tw_world_def def, const char *prog,
             return -1;
         }
         snprintf(s->description, sizeof s->description, "%s", o->mesh_path);
+        if (cli_check_memory(o, def, tw_mesh_tet_count(s->mesh), tw_mesh_vertex_count(s->mesh), o->mesh_path, prog))
+            goto fail;
     } else {
-        s->mesh = tw_mesh_bar(o->bar_size[0], o->bar_size[1], o->bar_size[2], o->bar_cells[0],
-                              o->bar_cells[1], o->bar_cells[2]);
+        const int *c = o->bar_cells;
+        double tets = 6.0 * c[0] * c[1] * c[2], vertices = (c[0] + 1.0) * (c[1] + 1.0) * (c[2] + 1.0);
+        if (cli_check_memory(o, def, tets, vertices, "--bar", prog)) return -1;
+        if (tets >= CLI_LARGE_TETS) {
+            printf("generating the bar: %.4g tets...\n", tets);
+            fflush(stdout);
+        }
+        s->mesh = tw_mesh_bar(o->bar_size[0], o->bar_size[1], o->bar_size[2], c[0], c[1], c[2]);
         if (!s->mesh) {
             fprintf(stderr, "%s: --bar: %s\n", prog, tw_last_error());
             return -1;
@@ -449,11 +549,18 @@ int cli_scene_build(const cli_scene_opts *o, tw_world_def def, const char *prog,
                  o->bar_size[0], o->bar_size[1], o->bar_size[2], o->bar_cells[0],
                  o->bar_cells[1], o->bar_cells[2]);
     }
+    int large = tw_mesh_tet_count(s->mesh) >= CLI_LARGE_TETS;
+    if (large) {
+        printf("mesh ready in %.1f s; building the world (mass, stiffness, sparsity)...\n",
+               (cli_now_ms() - t0) / 1e3);
+        fflush(stdout);
+    }
+    t0 = cli_now_ms();
 
     cli_fix bar_fix = {0, 1, 1e-6, "x<1e-6"};
     const cli_fix *fix = o->fix;
     int fix_count = o->fix_count;
-    if (fix_count == 0 && !o->mesh_path) {
+    if (fix_count == 0 && !o->mesh_path && !o->fix_none) {
         fix = &bar_fix;
         fix_count = 1;
     }
@@ -479,6 +586,12 @@ int cli_scene_build(const cli_scene_opts *o, tw_world_def def, const char *prog,
     def.threads = o->threads;
     s->world = cli_create_world(o, def, prog, s);
     if (!s->world) goto fail;
+    if (large) {
+        char gb[32];
+        printf("world ready in %.1f s (%s)\n", (cli_now_ms() - t0) / 1e3,
+               cli_gb(gb, sizeof gb, (double)tw_world_memory_bytes(s->world)));
+        fflush(stdout);
+    }
     for (int k = 0; k < fix_count; k++)
         tw_world_pin_where(s->world, fix[k].axis, fix[k].less, fix[k].value);
     return 0;

@@ -39,6 +39,8 @@ typedef struct cli_scene_opts {
     int strict;             /* inverted elements are an error */
     int fix_count;
     cli_fix fix[CLI_MAX_FIX];
+    int fix_none;           /* --fix none: nothing pinned, not even the bar's end */
+    double max_memory_mb;   /* --max-memory: 0 = the machine's available memory */
     int gradient_axis;      /* -1: no --E-gradient */
     double gradient_e[2];   /* Pa at the mesh's min and max along the axis */
     int region_count;
@@ -68,11 +70,21 @@ typedef struct cli_scene {
     char description[256];  /* "bar 1 x 0.1 x 0.1 m, 20x2x2 cells" or the path */
 } cli_scene;
 
+/* Host memory a world of `tets` tets (and `vertices` vertices) takes with
+ * `def` while it is built, bytes: the per-tet and per-vertex figures of a
+ * small world made with the same def on the CPU (tw_world_memory_bytes),
+ * plus the mesh and the precompute's scratch. 0 when the small world
+ * cannot be made. */
+double cli_estimate_bytes(double tets, double vertices, tw_world_def def);
+
 /* Loads or generates the mesh, creates the world from `def` (the caller sets
  * dt, damping, solver fields; the scene sets material, method, backend,
  * gravity, threads) and applies the fixes. Prints the chosen backend when
  * it was `auto`: one short line ("backend: cpu (no CUDA device)"), the
- * engine's full reason with o->verbose. On failure prints a message, frees
+ * engine's full reason with o->verbose. Before generating or building
+ * anything large it estimates the memory and refuses what exceeds
+ * --max-memory or the machine's available memory; on a large problem it
+ * says each phase as it starts (flushed). On failure prints a message, frees
  * what it made and returns -1. */
 int cli_scene_build(const cli_scene_opts *o, tw_world_def def, const char *prog, cli_scene *s);
 void cli_scene_destroy(cli_scene *s);

@@ -32,8 +32,10 @@ void cli_static_help(FILE *f)
             "Usage: tetwarp static [scene options] [--out disp.csv]\n"
             "\n"
             "Static equilibrium under gravity with the fixed vertices held: linear solves\n"
-            "K u = f; corot-element and green run Newton with load stepping (warp-* are\n"
-            "solved as corot-element). Prints the largest displacement and the iterations.\n"
+            "K u = f; corot-element, green and hybrid run Newton with load stepping (warp-*\n"
+            "have no consistent tangent and are refused). Prints the largest displacement,\n"
+            "the iterations and what stopped them. Exit status 1 when the solve fails or\n"
+            "stops short of --tol.\n"
             "\n");
     cli_scene_print_help(f, &s);
     fprintf(f,
@@ -42,7 +44,11 @@ void cli_static_help(FILE *f)
             "                          mesh's order, vertex 0-based, displacements in m\n"
             "                          (default: none, summary only)\n"
             "  --load-steps N          load increments for the non-linear methods, >= 1 (default %d)\n"
-            "  --tol T                 Newton tolerance, relative residual norm, > 0 (default %g)\n"
+            "  --tol T                 Newton tolerance, > 0 (default %g): converged when the relative\n"
+            "                          residual |r|/|f_ext| or the relative update max|du|/max|u| is\n"
+            "                          at most T (the summary says which); where the residual stops\n"
+            "                          falling with the update above T, the result is written and\n"
+            "                          the exit status is 1\n"
             "  --max-newton N          Newton iterations per load step, >= 1 (default %d)\n"
             "  --verbose               Newton progress on stderr; why the CUDA backend was not used\n",
             d.solve.load_steps, d.solve.tolerance, d.solve.max_newton);
@@ -128,6 +134,11 @@ int cli_cmd_static(int argc, char **argv)
             double d = (double)x[3 * i + k] - X[3 * i + k];
             u2 += d * d;
         }
+        if (!isfinite(u2)) {
+            cli_error(&a, "the solve returned a non-finite displacement at vertex %d", i);
+            cli_scene_destroy(&sc);
+            return CLI_EXIT_FAIL;
+        }
         if (u2 > umax) {
             umax = u2;
             imax = i;
@@ -139,8 +150,26 @@ int cli_cmd_static(int argc, char **argv)
            (double)x[3 * imax + 2] - X[3 * imax + 2]);
     printf("Newton iterations %d, CG iterations %d, residual %.3g, time %.1f ms\n",
            st.newton_iterations, st.cg_iterations, st.residual, ms);
+    double tol = o.solve.tolerance;
     int rc = CLI_EXIT_OK;
-    if (o.out) {
+    if (st.stop == TW_STATIC_RESIDUAL)
+        printf("converged: relative residual %.3g <= --tol %g\n", st.residual, tol);
+    else if (st.stop == TW_STATIC_UPDATE)
+        printf("converged: Newton update %.3g of |u| <= --tol %g (relative residual %.3g)\n", st.update, tol,
+               st.residual);
+    else {
+        if (sizeof(tw_real) == 4)
+            cli_error(&a, "not converged to --tol %g: the relative residual stopped falling at %.3g with a Newton "
+                          "update of %.3g of |u|, at the rounding floor of the float forces: a larger --tol, or a "
+                          "build with -DTW_DOUBLE=ON",
+                      tol, st.residual, st.update);
+        else
+            cli_error(&a, "not converged to --tol %g: the relative residual stopped falling at %.3g with a Newton "
+                          "update of %.3g of |u|; try --load-steps %d or --max-newton %d",
+                      tol, st.residual, st.update, 2 * o.solve.load_steps, 2 * o.solve.max_newton);
+        rc = CLI_EXIT_FAIL;
+    }
+    if (o.out) { /* also short of --tol: the exit status says so */
         if (write_displacements(o.out, sc.mesh, x)) {
             cli_error(&a, "--out %s: cannot write: %s", o.out, strerror(errno));
             rc = CLI_EXIT_FAIL;
