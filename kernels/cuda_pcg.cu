@@ -3,7 +3,9 @@
 // matrix. SpMV by cuSPARSE's generic API on a BSR descriptor (block 3,
 // row-major blocks, CUSPARSE_SPMV_BSR_ALG1), or the hand-written one thread
 // per block row kernel below (TW_CUDA_SPMV=own in the environment, or when
-// cuSPARSE refuses the BSR descriptor). Vector updates, the preconditioner,
+// cuSPARSE fails at init for any reason but memory, or its product on a
+// random matrix and vector differs from the kernel's: tw_cuda_pcg_init).
+// Vector updates, the preconditioner,
 // the filter and the dot products are fused kernels; dots accumulate in
 // double, as on the CPU, with deterministic two-pass reductions.
 //
@@ -256,6 +258,75 @@ tw_status tw_cuda_reduce_finish(tw_cuda_world *cw, int nv, int nb, int first)
 #define TW_CUDA_REAL CUDA_R_32F
 #endif
 
+/* A deterministic uniform number in [-1, 1). */
+static tw_real spmv_check_random(unsigned *state)
+{
+    *state = *state * 1664525u + 1013904223u;
+    return (tw_real)((double)(*state >> 8) / (double)(1u << 23) - 1);
+}
+
+/* cuSPARSE's product against the kernel's: A and p filled with random
+ * numbers (the blocks not symmetric, so a transposed block or a column-major
+ * reading changes the result), q = A p by cuSPARSE, r = A p by
+ * bsr_spmv_kernel. *worst: max |q - r|, *scale: max |r|. A, p, q and r are
+ * zeroed again before it returns (A is filled by each step). */
+static tw_status spmv_compare(tw_cuda_world *cw, const tw_real *one, const tw_real *zero, cusparseStatus_t *sst,
+                              double *worst, double *scale)
+{
+    const tw_cuda_data &d = cw->d;
+    size_t n3 = 3 * (size_t)d.n, na = 9 * (size_t)d.nnzb;
+    tw_real *h = (tw_real *)malloc(sizeof(tw_real) * (na + 3 * n3));
+    if (!h) return tw_fail(TW_ERR_NOMEM, "%s:%d: out of host memory for the SpMV check (%zu values)", __FILE__,
+                           __LINE__, na + 3 * n3);
+    tw_real *hA = h, *hp = h + na, *hq = hp + n3, *hr = hq + n3;
+    unsigned seed = 12345u;
+    for (size_t i = 0; i < na; i++) hA[i] = spmv_check_random(&seed);
+    for (size_t i = 0; i < n3; i++) hp[i] = spmv_check_random(&seed);
+    tw_status ts = TW_OK;
+#define TW_CHECK_TRY(call)                                                                 \
+    do {                                                                                   \
+        if (ts == TW_OK) ts = tw_cuda_check((call), #call, __FILE__, __LINE__);            \
+    } while (0)
+    TW_CHECK_TRY(cudaMemcpyAsync(d.A, hA, sizeof(tw_real) * na, cudaMemcpyHostToDevice, cw->stream));
+    TW_CHECK_TRY(cudaMemcpyAsync(cw->p, hp, sizeof(tw_real) * n3, cudaMemcpyHostToDevice, cw->stream));
+    if (ts == TW_OK)
+        *sst = cusparseSpMV(cw->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, one, cw->matA, cw->vec_p, zero, cw->vec_q,
+                            TW_CUDA_REAL, CUSPARSE_SPMV_BSR_ALG1, cw->spmv_buffer);
+    if (ts == TW_OK) {
+        bsr_spmv_kernel<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d.n, d.row_ptr, d.col, d.A, cw->p,
+                                                                                cw->r, NULL);
+        TW_CHECK_TRY(cudaGetLastError());
+    }
+    TW_CHECK_TRY(cudaMemcpyAsync(hq, cw->q, sizeof(tw_real) * n3, cudaMemcpyDeviceToHost, cw->stream));
+    TW_CHECK_TRY(cudaMemcpyAsync(hr, cw->r, sizeof(tw_real) * n3, cudaMemcpyDeviceToHost, cw->stream));
+    TW_CHECK_TRY(cudaMemsetAsync(d.A, 0, sizeof(tw_real) * na, cw->stream));
+    TW_CHECK_TRY(cudaMemsetAsync(cw->p, 0, sizeof(tw_real) * n3, cw->stream));
+    TW_CHECK_TRY(cudaMemsetAsync(cw->q, 0, sizeof(tw_real) * n3, cw->stream));
+    TW_CHECK_TRY(cudaMemsetAsync(cw->r, 0, sizeof(tw_real) * n3, cw->stream));
+    TW_CHECK_TRY(cudaStreamSynchronize(cw->stream));
+#undef TW_CHECK_TRY
+    *worst = *scale = 0;
+    for (size_t i = 0; ts == TW_OK && i < n3; i++) {
+        double e = fabs((double)hq[i] - (double)hr[i]);
+        if (!(e <= *worst)) *worst = e; /* NaN wins */
+        if (fabs((double)hr[i]) > *scale) *scale = fabs((double)hr[i]);
+    }
+    free(h);
+    return ts;
+}
+
+/* A cuSPARSE call's status: on success nothing; out of memory a failure of
+ * world creation; anything else falls back to the hand-written kernel. */
+#define TW_SPMV_TRY(call)                                                                  \
+    do {                                                                                   \
+        st = (call);                                                                       \
+        if (st == CUSPARSE_STATUS_ALLOC_FAILED) return tw_cusparse_check(st, #call, __FILE__, __LINE__); \
+        if (st != CUSPARSE_STATUS_SUCCESS) {                                               \
+            failed = #call;                                                                \
+            goto fall_back;                                                                \
+        }                                                                                  \
+    } while (0)
+
 tw_status tw_cuda_pcg_init(tw_cuda_world *cw)
 {
     const tw_cuda_data &d = cw->d;
@@ -263,56 +334,67 @@ tw_status tw_cuda_pcg_init(tw_cuda_world *cw)
     const char *choice = getenv("TW_CUDA_SPMV");
     cw->own_spmv = choice && strcmp(choice, "own") == 0;
     if (cw->own_spmv) return TW_OK;
-    TW_CUSPARSE_TRY(cusparseCreate(&cw->sparse));
-    TW_CUSPARSE_TRY(cusparseSetStream(cw->sparse, cw->stream));
+    cusparseStatus_t st = CUSPARSE_STATUS_SUCCESS;
+    const char *failed = NULL;
+    tw_real one = 1, zero = 0;
+    size_t bytes = 0;
+    double worst = 0, scale = 0;
+    /* float sums of ~80 products of numbers in [-1, 1) in two orders */
+#ifdef TW_DOUBLE
+    const double tol = 1e-10;
+#else
+    const double tol = 1e-4;
+#endif
+    TW_SPMV_TRY(cusparseCreate(&cw->sparse));
+    TW_SPMV_TRY(cusparseSetStream(cw->sparse, cw->stream));
     /* cuSPARSE 12.x (CUDA 13.0): block sizes come before the arrays */
-    cusparseStatus_t st = cusparseCreateBsr(&cw->matA, d.n, d.n, d.nnzb, 3, 3, cw->row_ptr, cw->col, d.A,
-                                            CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                                            TW_CUDA_REAL, CUSPARSE_ORDER_ROW);
-    if (st == CUSPARSE_STATUS_NOT_SUPPORTED) goto refused;
-    TW_CUSPARSE_TRY(st);
-    TW_CUSPARSE_TRY(cusparseCreateDnVec(&cw->vec_vnew, (int64_t)n3, d.vnew, TW_CUDA_REAL));
-    TW_CUSPARSE_TRY(cusparseCreateDnVec(&cw->vec_r, (int64_t)n3, cw->r, TW_CUDA_REAL));
-    TW_CUSPARSE_TRY(cusparseCreateDnVec(&cw->vec_p, (int64_t)n3, cw->p, TW_CUDA_REAL));
-    TW_CUSPARSE_TRY(cusparseCreateDnVec(&cw->vec_q, (int64_t)n3, cw->q, TW_CUDA_REAL));
-    {
-        tw_real one = 1, zero = 0;
-        size_t bytes = 0;
-        st = cusparseSpMV_bufferSize(cw->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cw->matA, cw->vec_p, &zero,
-                                     cw->vec_q, TW_CUDA_REAL, CUSPARSE_SPMV_BSR_ALG1, &bytes);
-        if (st == CUSPARSE_STATUS_NOT_SUPPORTED) goto refused;
-        TW_CUSPARSE_TRY(st);
-        if (bytes) {
-            cudaError_t e = cudaMalloc(&cw->spmv_buffer, bytes);
-            if (e == cudaErrorMemoryAllocation) {
-                cudaGetLastError();
-                return tw_fail(TW_ERR_DEVICE,
-                               "out of device memory: the cuSPARSE SpMV buffer of %zu bytes (this world already holds "
-                               "%zu bytes on the device); use a smaller mesh or --backend cpu",
-                               bytes, cw->bytes);
-            }
-            TW_CUDA_TRY(e);
-            cw->spmv_buffer_bytes = bytes;
-            cw->bytes += bytes;
+    TW_SPMV_TRY(cusparseCreateBsr(&cw->matA, d.n, d.n, d.nnzb, 3, 3, cw->row_ptr, cw->col, d.A, CUSPARSE_INDEX_32I,
+                                  CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, TW_CUDA_REAL, CUSPARSE_ORDER_ROW));
+    TW_SPMV_TRY(cusparseCreateDnVec(&cw->vec_vnew, (int64_t)n3, d.vnew, TW_CUDA_REAL));
+    TW_SPMV_TRY(cusparseCreateDnVec(&cw->vec_r, (int64_t)n3, cw->r, TW_CUDA_REAL));
+    TW_SPMV_TRY(cusparseCreateDnVec(&cw->vec_p, (int64_t)n3, cw->p, TW_CUDA_REAL));
+    TW_SPMV_TRY(cusparseCreateDnVec(&cw->vec_q, (int64_t)n3, cw->q, TW_CUDA_REAL));
+    TW_SPMV_TRY(cusparseSpMV_bufferSize(cw->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cw->matA, cw->vec_p, &zero,
+                                        cw->vec_q, TW_CUDA_REAL, CUSPARSE_SPMV_BSR_ALG1, &bytes));
+    if (bytes) {
+        cudaError_t e = cudaMalloc(&cw->spmv_buffer, bytes);
+        if (e == cudaErrorMemoryAllocation) {
+            cudaGetLastError();
+            return tw_fail(TW_ERR_DEVICE,
+                           "out of device memory: the cuSPARSE SpMV buffer of %zu bytes (this world already holds "
+                           "%zu bytes on the device); use a smaller mesh or --backend cpu",
+                           bytes, cw->bytes);
         }
-        /* one product now, outside any capture (A, p and q are still zero):
-         * a refusal that only SpMV itself reports falls back here, instead
-         * of failing every host-driven step */
-        st = cusparseSpMV(cw->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cw->matA, cw->vec_p, &zero, cw->vec_q,
-                          TW_CUDA_REAL, CUSPARSE_SPMV_BSR_ALG1, cw->spmv_buffer);
-        if (st == CUSPARSE_STATUS_NOT_SUPPORTED) goto refused;
-        TW_CUSPARSE_TRY(st);
-        TW_CUDA_TRY(cudaStreamSynchronize(cw->stream));
+        TW_CUDA_TRY(e);
+        cw->spmv_buffer_bytes = bytes;
+        cw->bytes += bytes;
+    }
+    /* one product now, outside any capture, compared with the kernel's: a
+     * refusal that only SpMV itself reports, or a product that differs (a
+     * block-order mix-up makes the operator non-symmetric and breaks PCG),
+     * falls back here instead of failing or misleading every step */
+    {
+        tw_status ts = spmv_compare(cw, &one, &zero, &st, &worst, &scale);
+        if (ts != TW_OK) return ts;
+    }
+    TW_SPMV_TRY(st);
+    if (!(worst <= tol * (1 + scale))) {
+        fprintf(stderr, "tetwarp: cuSPARSE's BSR SpMV differs from the hand-written kernel's on a random matrix and "
+                        "vector (max |difference| %.3g, largest |entry| %.3g); using the hand-written BSR SpMV kernel\n",
+                worst, scale);
+        tw_cuda_pcg_free(cw);
+        cw->own_spmv = 1;
     }
     return TW_OK;
-refused:
+fall_back:
     /* not a feature the user chose: the same product by the kernel above */
-    fprintf(stderr, "tetwarp: cuSPARSE refused SpMV on a 3x3 row-major BSR matrix (%s); using the hand-written "
-                    "BSR SpMV kernel\n", cusparseGetErrorString(st));
+    fprintf(stderr, "tetwarp: cuSPARSE's SpMV on a 3x3 row-major BSR matrix failed (%s: %s); using the hand-written "
+                    "BSR SpMV kernel\n", failed, cusparseGetErrorString(st));
     tw_cuda_pcg_free(cw);
     cw->own_spmv = 1;
     return TW_OK;
 }
+#undef TW_SPMV_TRY
 
 void tw_cuda_pcg_free(tw_cuda_world *cw)
 {

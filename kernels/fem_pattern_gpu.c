@@ -6,6 +6,7 @@
  * NEVER RUN ON A GPU YET: the algorithm is checked against host/fem.c on
  * Thrust's CPU system (tests/test_thrust_cpu.cpp); the device run is
  * tests/test_gpu_backend.c's gpu_pattern_* cases. */
+#include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -16,7 +17,15 @@
 tw_status tw_fem_pattern_gpu(tw_fem *f)
 {
     tw_thrust_pattern dev, host;
-    tw_status st = tw_thrust_build_pattern(f->tets, 0, f->n, f->nt, &dev);
+    /* the world's stream does not exist yet (the CUDA world uploads this
+     * pattern): a non-blocking stream of its own, waited for before the
+     * pattern is read, keeps Thrust off the legacy default stream */
+    cudaStream_t stream = NULL;
+    cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    tw_status st = e == cudaSuccess ? tw_thrust_build_pattern(f->tets, 0, f->n, f->nt, stream, &dev)
+                                    : tw_fail(TW_ERR_DEVICE, "%s:%d: cudaStreamCreateWithFlags: %s", __FILE__,
+                                              __LINE__, cudaGetErrorString(e));
+    if (stream) cudaStreamDestroy(stream);
     if (st == TW_OK) {
         st = tw_thrust_pattern_to_host(&dev, &host);
         tw_thrust_pattern_free(&dev); /* device memory back before the CUDA world's upload */

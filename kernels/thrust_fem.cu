@@ -3,7 +3,13 @@
 // device memory, thrust::system_error for CUDA errors); every entry point
 // catches them and returns a tw_status whose message names this file, the
 // line and the call. Device arrays live in thrust::device_vectors owned by a
-// tw_thrust_storage, so an error part-way frees what was made.
+// tw_thrust_storage, so an error part-way frees what was made; neither they
+// (tw_quiet_allocator) nor the algorithms' temporary storage
+// (tw_temp_allocator) throw when freeing, so unwinding after a sticky CUDA
+// error ends in the catch clauses, not in std::terminate. The algorithms run
+// on the caller's stream (thrust::cuda::par(...).on(stream)), which Thrust
+// synchronizes after each; the vectors' own allocation and zero fill are
+// synchronous too.
 //
 // NEVER RUN ON A GPU YET: compiled on a machine without one; the algorithms
 // themselves are checked on the CPU (tests/test_thrust_cpu.cpp).
@@ -15,6 +21,9 @@
 #include <memory>
 #include <new>
 
+#include <thrust/system/cuda/error.h>
+#include <thrust/system_error.h>
+
 #include "cuda_internal.h" /* TW_CUDA_TRY */
 #include "thrust_fem.h"
 #include "tw_thrust.h"
@@ -22,6 +31,25 @@
 struct tw_thrust_storage {
     tw_pattern_vectors v;
 };
+
+/* Temporary storage for the algorithms (sort buffers): cudaMalloc, throwing
+ * as Thrust does on failure, and a cudaFree that never throws (it runs in
+ * destructors). */
+struct tw_temp_allocator {
+    typedef char value_type;
+    char *allocate(std::ptrdiff_t n)
+    {
+        void *p = nullptr;
+        cudaError_t e = cudaMalloc(&p, (size_t)n);
+        if (e == cudaErrorMemoryAllocation) throw std::bad_alloc();
+        if (e != cudaSuccess) throw thrust::system_error(e, thrust::cuda_category(), "cudaMalloc (Thrust temporary)");
+        return (char *)p;
+    }
+    void deallocate(char *p, size_t) noexcept { cudaFree(p); }
+};
+
+/* The policy every algorithm here runs under. */
+static inline auto tw_on(cudaStream_t stream, tw_temp_allocator &temp) { return thrust::cuda::par(temp).on(stream); }
 
 /* The catch clauses every entry point ends with. */
 #define TW_THRUST_CATCH(call)                                                                                  \
@@ -45,9 +73,10 @@ static tw_status check_counts(const char *fn, int n, int nt)
     return TW_OK;
 }
 
-static tw_status check_indices(const char *fn, const int *dtets, int n, int nt)
+template <class Policy>
+static tw_status check_indices(const Policy &exec, const char *fn, const int *dtets, int n, int nt)
 {
-    long bad = tw_thrust_bad_indices(dtets, n, nt);
+    long bad = tw_thrust_bad_indices(exec, dtets, n, nt);
     if (bad)
         return tw_fail(TW_ERR_INVALID, "%s: %ld of the %ld vertex indices lie outside [0, %d)", fn, bad, 4 * (long)nt,
                        n);
@@ -69,22 +98,29 @@ static void expose(tw_thrust_pattern *p, tw_pattern_vectors &v)
     p->vt = thrust::raw_pointer_cast(v.vt.data());
 }
 
-extern "C" tw_status tw_thrust_build_pattern(const int *tets, int tets_on_device, int n, int nt, tw_thrust_pattern *out)
+extern "C" tw_status tw_thrust_build_pattern(const int *tets, int tets_on_device, int n, int nt, void *stream,
+                                             tw_thrust_pattern *out)
 {
     memset(out, 0, sizeof *out);
     tw_status st = check_counts("tw_thrust_build_pattern", n, nt);
     if (st != TW_OK) return st;
+    cudaStream_t strm = (cudaStream_t)stream;
     try {
+        tw_temp_allocator temp;
+        auto exec = tw_on(strm, temp);
         tw_ivec uploaded;
         const int *dtets = tets;
         if (!tets_on_device) {
-            uploaded.assign(tets, tets + 4 * (size_t)nt);
+            uploaded.resize(4 * (size_t)nt);
+            TW_CUDA_TRY(cudaMemcpyAsync(thrust::raw_pointer_cast(uploaded.data()), tets, sizeof(int) * 4 * (size_t)nt,
+                                        cudaMemcpyHostToDevice, strm));
             dtets = thrust::raw_pointer_cast(uploaded.data());
         }
-        st = check_indices("tw_thrust_build_pattern", dtets, n, nt);
+        st = check_indices(exec, "tw_thrust_build_pattern", dtets, n, nt);
         if (st != TW_OK) return st;
         std::unique_ptr<tw_thrust_storage> s(new tw_thrust_storage);
-        tw_build_pattern_vectors(dtets, n, nt, s->v);
+        tw_build_pattern_vectors(exec, dtets, n, nt, s->v);
+        TW_CUDA_TRY(cudaStreamSynchronize(strm));
         expose(out, s->v);
         out->storage = s.release();
         return TW_OK;
@@ -131,13 +167,15 @@ extern "C" tw_status tw_thrust_pattern_to_host(const tw_thrust_pattern *d, tw_th
     return st;
 }
 
-/* Two events, destroyed however the timing ends. */
+/* Two events and a stream, destroyed however the timing ends. */
 struct tw_event_pair {
     cudaEvent_t a = nullptr, b = nullptr;
+    cudaStream_t s = nullptr;
     ~tw_event_pair()
     {
         if (a) cudaEventDestroy(a);
         if (b) cudaEventDestroy(b);
+        if (s) cudaStreamDestroy(s);
     }
 };
 
@@ -146,22 +184,27 @@ extern "C" tw_status tw_thrust_pattern_time(const int *tets, int n, int nt, doub
     tw_status st = check_counts("tw_thrust_pattern_time", n, nt);
     if (st != TW_OK) return st;
     try {
-        tw_ivec dtets(tets, tets + 4 * (size_t)nt);
+        tw_event_pair ev;
+        TW_CUDA_TRY(cudaStreamCreateWithFlags(&ev.s, cudaStreamNonBlocking));
+        tw_temp_allocator temp;
+        auto exec = tw_on(ev.s, temp);
+        tw_ivec dtets(4 * (size_t)nt);
+        TW_CUDA_TRY(cudaMemcpyAsync(thrust::raw_pointer_cast(dtets.data()), tets, sizeof(int) * 4 * (size_t)nt,
+                                    cudaMemcpyHostToDevice, ev.s));
         const int *dt = thrust::raw_pointer_cast(dtets.data());
-        st = check_indices("tw_thrust_pattern_time", dt, n, nt);
+        st = check_indices(exec, "tw_thrust_pattern_time", dt, n, nt);
         if (st != TW_OK) return st;
         {
             tw_pattern_vectors warm; /* first use: context, Thrust's temporary storage */
-            tw_build_pattern_vectors(dt, n, nt, warm);
+            tw_build_pattern_vectors(exec, dt, n, nt, warm);
         }
-        tw_event_pair ev;
         TW_CUDA_TRY(cudaEventCreate(&ev.a));
         TW_CUDA_TRY(cudaEventCreate(&ev.b));
-        TW_CUDA_TRY(cudaEventRecord(ev.a));
+        TW_CUDA_TRY(cudaEventRecord(ev.a, ev.s));
         {
             tw_pattern_vectors v;
-            tw_build_pattern_vectors(dt, n, nt, v);
-            TW_CUDA_TRY(cudaEventRecord(ev.b)); /* before v's arrays are freed */
+            tw_build_pattern_vectors(exec, dt, n, nt, v);
+            TW_CUDA_TRY(cudaEventRecord(ev.b, ev.s)); /* before v's arrays are freed */
         }
         TW_CUDA_TRY(cudaEventSynchronize(ev.b));
         float t = 0;
@@ -170,77 +213,4 @@ extern "C" tw_status tw_thrust_pattern_time(const int *tets, int n, int nt, doub
         return TW_OK;
     }
     TW_THRUST_CATCH("tw_thrust_pattern_time")
-}
-
-/* ------------------------------------------------------------- reductions */
-
-static tw_status check_array(const char *fn, const void *p, long count)
-{
-    if (count < 0 || (count > 0 && !p))
-        return tw_fail(TW_ERR_INVALID, "%s: count %ld with a %s array", fn, count, p ? "device" : "NULL");
-    return TW_OK;
-}
-
-extern "C" tw_status tw_thrust_sum(const tw_real *x, long count, double *sum)
-{
-    tw_status st = check_array("tw_thrust_sum", x, count);
-    if (st != TW_OK) return st;
-    try {
-        *sum = tw_thrust_sum_of(x, count);
-        return TW_OK;
-    }
-    TW_THRUST_CATCH("tw_thrust_sum (thrust::transform_reduce)")
-}
-
-extern "C" tw_status tw_thrust_dot(const tw_real *a, const tw_real *b, long count, double *dot)
-{
-    tw_status st = check_array("tw_thrust_dot", a, count);
-    if (st == TW_OK) st = check_array("tw_thrust_dot", b, count);
-    if (st != TW_OK) return st;
-    try {
-        *dot = tw_thrust_dot_of(a, b, count);
-        return TW_OK;
-    }
-    TW_THRUST_CATCH("tw_thrust_dot (thrust::inner_product)")
-}
-
-extern "C" tw_status tw_thrust_max_abs(const tw_real *x, long count, double *value, long *index)
-{
-    tw_status st = check_array("tw_thrust_max_abs", x, count);
-    if (st != TW_OK) return st;
-    try {
-        tw_abs_at m = tw_thrust_max_abs_of(x, count);
-        *value = m.value;
-        *index = m.index;
-        return TW_OK;
-    }
-    TW_THRUST_CATCH("tw_thrust_max_abs (thrust::transform_reduce)")
-}
-
-extern "C" tw_status tw_thrust_kinetic_energy(const tw_real *v, const tw_real *mass, int n, double *energy)
-{
-    tw_status st = check_array("tw_thrust_kinetic_energy", v, n);
-    if (st == TW_OK) st = check_array("tw_thrust_kinetic_energy", mass, n);
-    if (st != TW_OK) return st;
-    try {
-        *energy = tw_thrust_kinetic_of(v, mass, n);
-        return TW_OK;
-    }
-    TW_THRUST_CATCH("tw_thrust_kinetic_energy (thrust::transform_reduce)")
-}
-
-extern "C" tw_status tw_thrust_mesh_volume(const tw_real *x, const int *tets, int nt, double *total, double *min_volume,
-                                           int *min_element)
-{
-    tw_status st = check_array("tw_thrust_mesh_volume", x, nt);
-    if (st == TW_OK) st = check_array("tw_thrust_mesh_volume", tets, nt);
-    if (st != TW_OK) return st;
-    try {
-        tw_volume_stats s = tw_thrust_volume_of(x, tets, nt);
-        *total = s.total;
-        if (min_volume) *min_volume = s.min;
-        if (min_element) *min_element = (int)s.min_element;
-        return TW_OK;
-    }
-    TW_THRUST_CATCH("tw_thrust_mesh_volume (thrust::transform_reduce)")
 }

@@ -1,6 +1,6 @@
 /* Thrust behind C entry points (extern "C", callable from C11): the FEM
- * pattern built on the GPU by sort / unique / scan, and reductions on device
- * arrays for diagnostics. The algorithms live in thrust_fem.h; a CPU test
+ * pattern built on the GPU by sort / unique / scan. The algorithms live in
+ * thrust_fem.h; a CPU test
  * (tests/test_thrust_cpu.cpp) runs the same code on Thrust's CPP system
  * against host/fem.c.
  *
@@ -30,33 +30,22 @@ typedef struct tw_thrust_pattern {
 } tw_thrust_pattern;
 
 /* Builds the pattern of nt elements over n vertices from tets (4 per
- * element, 0-based), a host array or, with tets_on_device 1, a device one.
- * Indices outside [0, n) are TW_ERR_INVALID. Device memory peaks near
- * 0.4 KB per element (16 pairs of a 64-bit key and an int, sorted with a
- * double buffer): about 2 GB for 5 M elements. */
-tw_status tw_thrust_build_pattern(const int *tets, int tets_on_device, int n, int nt, tw_thrust_pattern *out);
+ * element, 0-based), a host array or, with tets_on_device 1, a device one,
+ * on `stream` (a cudaStream_t; NULL: the legacy default stream), and waits
+ * for it. Indices outside [0, n) are TW_ERR_INVALID. Device memory peaks
+ * near 0.4 KB per element (16 pairs of a 64-bit key and an int, sorted with
+ * a double buffer): about 2 GB for 5 M elements. */
+tw_status tw_thrust_build_pattern(const int *tets, int tets_on_device, int n, int nt, void *stream,
+                                  tw_thrust_pattern *out);
 /* Copies a device pattern to host memory (malloc'd arrays, storage NULL). */
 tw_status tw_thrust_pattern_to_host(const tw_thrust_pattern *device, tw_thrust_pattern *host);
 /* Frees either kind and zeroes *p. */
 void tw_thrust_pattern_free(tw_thrust_pattern *p);
 /* For the benchmark: milliseconds of one tw_thrust_build_pattern from
- * device-resident tets (after a warm-up build; upload not counted). */
+ * device-resident tets (after a warm-up build; upload not counted), on a
+ * stream of its own. */
 tw_status tw_thrust_pattern_time(const int *tets, int n, int nt, double *ms);
 
-/* Reductions on device arrays, accumulated in double (GPU order: equal to a
- * plain loop up to rounding). */
-tw_status tw_thrust_sum(const tw_real *x, long count, double *sum);
-tw_status tw_thrust_dot(const tw_real *a, const tw_real *b, long count, double *dot);
-/* Largest |x[i]| and its index (the lowest among equals; a NaN counts as the
- * largest, so a blow-up is located); index -1 for count 0. */
-tw_status tw_thrust_max_abs(const tw_real *x, long count, double *value, long *index);
-/* Kinetic energy sum m |v|^2 / 2, J, of n vertices (v 3n m/s, mass n kg). */
-tw_status tw_thrust_kinetic_energy(const tw_real *v, const tw_real *mass, int n, double *energy);
-/* Total signed volume, m^3, of the nt elements at positions x (3 per vertex,
- * m), and the smallest signed volume and its element (a negative one is
- * inverted). min_volume / min_element may be NULL. */
-tw_status tw_thrust_mesh_volume(const tw_real *x, const int *tets, int nt, double *total, double *min_volume,
-                                int *min_element);
 #ifdef __cplusplus
 }
 #endif

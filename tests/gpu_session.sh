@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
 # tests/gpu_session.sh [PHASE...]: the whole GPU path checked in few device
 # calls, with nothing to decide on the device's clock. Phases (default:
-# build test sanitize), run in the order given:
+# first build test sanitize), run in the order given:
+#   first     does the GPU path run and is it right, in minutes: configure,
+#             build only the GPU test executables (test_gpu_*), run
+#             ctest -R '^gpu_' plainly, then again with TW_CUDA_GRAPH=0
+#             TW_CUDA_SPMV=own (a failure in the first run only is the graph's
+#             or cuSPARSE's; in both, a kernel's)
 #   build     cmake -G Ninja Release into $BUILD (build-gpu), -j$JOBS; with .gl/
 #             present (bench/fetch_gpu_debs.sh, run where apt works) the GL
 #             runtime debs go into / where its libraries are missing and the
 #             rest into $GLROOT (/tmp/glroot) for GLFW/epoxy/png: says what was
 #             found and whether tetwarp-view and the CUDA targets were built
-#   test      the whole ctest (--output-on-failure, per-test --timeout), then
+#   test      the whole ctest (--output-on-failure), then
 #             ctest -R 'gpu_|thrust|surface|interop' -V, then the gpu_backend
 #             cases again with TW_CUDA_SPMV=own and with TW_CUDA_GRAPH=0; a
 #             GPU case (gpu_*, viewer.interop_*) SKIPPED on a machine with a
 #             GPU fails the session, loudly
-#   sanitize  compute-sanitizer memcheck / racecheck / synccheck / initcheck on
+#   sanitize  compute-sanitizer memcheck / racecheck / synccheck / initcheck:
+#             first one short case per tool (one step of the bar,
+#             test_gpu_stages; racecheck with the hand-written SpMV), then
 #             representative cases of test_gpu_backend and test_gpu_svd, plus
 #             memcheck of one parity case with TW_CUDA_GRAPH=0 and TW_CUDA_SPMV=own
 #   bench     bench/run_gpu.sh (its own budget, TOTAL_S; give it its own call)
@@ -20,7 +27,7 @@
 #             then under Xvfb when one is installed or carried (.glx/), and one
 #             interop frame kept as view_frame.png
 # Device calls (see README.md, "On a GPU machine"):
-#   run(command="tests/gpu_session.sh build test sanitize", carry=[".gl", ".bench-meshes"])
+#   run(command="tests/gpu_session.sh first build test sanitize", carry=[".gl", ".bench-meshes"])
 #   run(command="tests/gpu_session.sh build bench", carry=[".bench-meshes"])
 #   run(command="tests/gpu_session.sh build view", carry=[".gl", ".glx"])
 # Output: $OUT (else $GPU_SESSION_OUT, else ./gpu-session-out), at most 8 files:
@@ -29,7 +36,9 @@
 #   and backends_targets.txt. Exit status: 0 only when every phase asked passed.
 # Environment: BUILD (build-gpu), JOBS (nproc), GLROOT (/tmp/glroot),
 #   TOTAL_S (560: all phases of this call; each phase also has its own cap:
-#   BUILD_S 240, TEST_S 220, SAN_S 150, VIEW_S 240), TEST_TIMEOUT (per test, 120),
+#   FIRST_S 240, BUILD_S 240, TEST_S 220, SAN_S 150, VIEW_S 240), TEST_TIMEOUT
+#   (one test case's limit, s, 120: configured as TW_TEST_TIMEOUT, since a
+#   test's TIMEOUT property overrides `ctest --timeout`),
 #   TW_GL_ISOLATE=1 (build against $GLROOT alone: bench/fetch_gpu_debs.sh --verify),
 #   TW_GL_NO_RUNTIME=1 (never unpack into /).
 set -uo pipefail
@@ -49,11 +58,11 @@ TOTAL_S=${TOTAL_S:-560}
 TEST_TIMEOUT=${TEST_TIMEOUT:-120}
 SLOG=$OUTD/session.log CTLOG=$OUTD/ctest.log SANLOG=$OUTD/sanitizer.log VLOG=$OUTD/view.log
 PHASES=("$@")
-[ ${#PHASES[@]} -eq 0 ] && PHASES=(build test sanitize)
+[ ${#PHASES[@]} -eq 0 ] && PHASES=(first build test sanitize)
 for p in "${PHASES[@]}"; do
-    case $p in build | test | sanitize | bench | view) ;;
+    case $p in first | build | test | sanitize | bench | view) ;;
     -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "gpu_session.sh: unknown phase '$p' (build test sanitize bench view)" >&2; exit 2 ;;
+    *) echo "gpu_session.sh: unknown phase '$p' (first build test sanitize bench view)" >&2; exit 2 ;;
     esac
 done
 export OMP_WAIT_POLICY=PASSIVE
@@ -164,19 +173,76 @@ gl_setup() {
 }
 
 # ------------------------------------------------------------ phases
-phase_build() {
+# configure B: cmake into $BUILD (Ninja when there is one and $BUILD is new),
+# the per-test limit TW_TEST_TIMEOUT=$TEST_TIMEOUT; 1 after saying why
+configure() {
     local b=$1
     gl_setup
     local flags=(-G Ninja)
     [ -f "$BUILD/CMakeCache.txt" ] && flags=() # keep its generator
     command -v ninja > /dev/null || flags=()
-    say "configure: cmake ${flags[*]} -S . -B $BUILD -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_FLAGS=-lineinfo ${GL_CMAKE[*]}"
-    if ! timeout -k 5 "$b" cmake "${flags[@]}" -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_FLAGS=-lineinfo \
-        "${GL_CMAKE[@]}" >> "$SLOG" 2>&1; then
+    local args=(-S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_FLAGS=-lineinfo -DTW_TEST_TIMEOUT="$TEST_TIMEOUT" "${GL_CMAKE[@]}")
+    say "configure: cmake ${flags[*]} ${args[*]}"
+    if ! timeout -k 5 "$b" cmake "${flags[@]}" "${args[@]}" >> "$SLOG" 2>&1; then
         fail "build: cmake configure failed (session.log)"
         tail -n 30 "$SLOG"
         return 1
     fi
+    return 0
+}
+
+# keep_going: the build tool's flag to go on past a failed target: make's -k
+# takes no count (`-k 0` would build a target named 0), ninja's does
+keep_going() {
+    if grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja' "$BUILD/CMakeCache.txt" 2> /dev/null; then
+        echo "-k 0"
+    else
+        echo "-k"
+    fi
+}
+
+# build_targets B [TARGET...]: cmake --build (every target when none named),
+# going on past failures; 1 after saying so
+build_targets() {
+    local b=$1
+    shift
+    local t=()
+    [ $# -gt 0 ] && t=(--target "$@")
+    # shellcheck disable=SC2046
+    if ! timeout -k 5 "$b" cmake --build "$BUILD" -j "$JOBS" "${t[@]}" -- $(keep_going) >> "$SLOG" 2>&1; then
+        fail "build${t:+ $*}: failed or out of time ($b s; errors below and in session.log)"
+        grep -E 'error|FAILED' "$SLOG" | tail -n 30
+        return 1
+    fi
+    return 0
+}
+
+phase_first() {
+    local b=$1
+    configure "$b" || return 1
+    if ! grep -q 'tetwarp: nvcc found' "$SLOG"; then
+        fail "first: nvcc not found by the configure step: no GPU test executables"
+        return 1
+    fi
+    local exes=(test_gpu_backend test_gpu_stages test_gpu_svd)
+    build_targets $((b - ($(date +%s) - PH0))) "${exes[@]}"
+    local part=/tmp/gpu_session_first.$$ v rest
+    for v in "" "TW_CUDA_GRAPH=0 TW_CUDA_SPMV=own"; do
+        rest=$((b - ($(date +%s) - PH0) - 5))
+        if [ "$rest" -lt 15 ]; then say "first: ctest -R '^gpu_' ${v:+with $v }not run, out of the phase's time"; continue; fi
+        echo "===== first: ${v:+$v }ctest -R '^gpu_', budget $rest s" >> "$CTLOG"
+        # shellcheck disable=SC2086
+        env $v timeout -k 10 "$rest" ctest --test-dir "$BUILD" -j 4 -R '^gpu_' --output-on-failure > "$part" 2>&1
+        [ $? = 124 ] && fail "first: ctest -R '^gpu_' ${v:+with $v }ran out of its $rest s"
+        cat "$part" >> "$CTLOG"
+        ctest_summary "$part" "first: gpu_ cases${v:+ with $v}"
+    done
+    rm -f "$part"
+}
+
+phase_build() {
+    local b=$1
+    configure "$b" || return 1
     local c=$BUILD/CMakeCache.txt
     local cuda=no glfw epoxy png
     grep -q 'tetwarp: nvcc found' "$SLOG" && cuda=yes
@@ -191,10 +257,7 @@ phase_build() {
     say "libpng: ${png:-NOT FOUND}"
     local left_b=$((b - ($(date +%s) - PH0)))
     [ "$left_b" -lt 10 ] && left_b=10
-    if ! timeout -k 5 "$left_b" cmake --build "$BUILD" -j "$JOBS" -- -k 0 >> "$SLOG" 2>&1; then
-        fail "build: failed or out of time ($left_b s; errors below and in session.log)"
-        grep -E 'error|FAILED' "$SLOG" | tail -n 30
-    fi
+    build_targets "$left_b"
     if [ -x "$BUILD/interop/tetwarp-view" ]; then
         say "viewer: tetwarp-view BUILT"
     else
@@ -233,8 +296,8 @@ phase_test() {
     gl_env
     local part=/tmp/gpu_session_ctest.$$
     local tmain=$((b * 55 / 100))
-    echo "===== ctest (all), -j$JOBS, --timeout $TEST_TIMEOUT, phase budget $tmain s" >> "$CTLOG"
-    timeout -k 10 "$tmain" ctest --test-dir "$BUILD" -j "$JOBS" --output-on-failure --timeout "$TEST_TIMEOUT" > "$part" 2>&1
+    echo "===== ctest (all), -j$JOBS, each case at most TW_TEST_TIMEOUT=$TEST_TIMEOUT s, phase budget $tmain s" >> "$CTLOG"
+    timeout -k 10 "$tmain" ctest --test-dir "$BUILD" -j "$JOBS" --output-on-failure > "$part" 2>&1
     local rc=$?
     cat "$part" >> "$CTLOG"
     [ $rc = 124 ] && fail "test: the whole ctest ran out of its $tmain s"
@@ -243,7 +306,7 @@ phase_test() {
 
     local rest=$((b - ($(date +%s) - PH0) - 10))
     echo "===== ctest -R 'gpu_|thrust|surface|interop' -V, budget $rest s" >> "$CTLOG"
-    timeout -k 10 "$rest" ctest --test-dir "$BUILD" -j 4 -R 'gpu_|thrust|surface|interop' -V --timeout "$TEST_TIMEOUT" > "$part" 2>&1
+    timeout -k 10 "$rest" ctest --test-dir "$BUILD" -j 4 -R 'gpu_|thrust|surface|interop' -V > "$part" 2>&1
     rc=$?
     cat "$part" >> "$CTLOG"
     [ $rc = 124 ] && fail "test: the GPU ctest ran out of time"
@@ -254,7 +317,7 @@ phase_test() {
         rest=$((b - ($(date +%s) - PH0) - 5))
         if [ "$rest" -lt 15 ]; then say "gpu_backend with $v: skipped, out of the phase's time"; continue; fi
         echo "===== $v ctest -R '^gpu_backend\\.', budget $rest s" >> "$CTLOG"
-        env "$v" timeout -k 10 "$rest" ctest --test-dir "$BUILD" -j 4 -R '^gpu_backend\.' --output-on-failure --timeout "$TEST_TIMEOUT" > "$part" 2>&1
+        env "$v" timeout -k 10 "$rest" ctest --test-dir "$BUILD" -j 4 -R '^gpu_backend\.' --output-on-failure > "$part" 2>&1
         cat "$part" >> "$CTLOG"
         ctest_summary "$part" "gpu_backend with $v"
     done
@@ -268,12 +331,19 @@ phase_sanitize() {
         say "sanitize: not run: no compute-sanitizer and no GPU on this machine"
         return 0
     fi
-    local gb=$BUILD/tests/test_gpu_backend gs=$BUILD/tests/test_gpu_svd
-    [ -x "$gb" ] && [ -x "$gs" ] || { fail "sanitize: $gb / $gs not built"; return 1; }
+    local gb=$BUILD/tests/test_gpu_backend gs=$BUILD/tests/test_gpu_svd gt=$BUILD/tests/test_gpu_stages
+    [ -x "$gb" ] && [ -x "$gs" ] && [ -x "$gt" ] || { fail "sanitize: $gb / $gs / $gt not built"; return 1; }
     gl_env
     echo "# compute-sanitizer $(compute-sanitizer --version 2>&1 | tail -n 1)" >> "$SANLOG"
-    # tool|env|exe|case
+    # tool|env|exe|case: first one short case per tool (one step of the bar on
+    # both backends: a tool that finds anything says so within a minute),
+    # then the representative cases
+    local short=stage_system_matrix_corot_element
     local runs=(
+        "memcheck||$gt|$short"
+        "racecheck|TW_CUDA_SPMV=own|$gt|$short"
+        "synccheck||$gt|$short"
+        "initcheck||$gt|$short"
         "memcheck||$gb|bar_corot_element_matches_cpu"
         "memcheck||$gb|cube_on_floor_matches_cpu"
         "memcheck||$gb|pcg_tolerance_iterations_match_cpu"
@@ -369,7 +439,7 @@ phase_view() {
     } >> "$VLOG"
     # 1. EGL, no display: the NVIDIA EGL device
     echo "===== EGL (DISPLAY unset): ctest -R '^viewer\\.|^scenes\\.' -V" >> "$VLOG"
-    (unset DISPLAY WAYLAND_DISPLAY; timeout -k 10 $((b / 2)) ctest --test-dir "$BUILD" -R '^viewer\.|^scenes\.' -V --timeout "$TEST_TIMEOUT") > "$part" 2>&1
+    (unset DISPLAY WAYLAND_DISPLAY; timeout -k 10 $((b / 2)) ctest --test-dir "$BUILD" -R '^viewer\.|^scenes\.' -V) > "$part" 2>&1
     cat "$part" >> "$VLOG"
     ctest_summary "$part" "view (EGL)"
     local fr=/tmp/gpu_session_frames
@@ -383,7 +453,7 @@ phase_view() {
     if [ -n "${DISPLAY:-}" ] || start_xvfb; then
         [ $HAVE_GPU = 1 ] && export __GLX_VENDOR_LIBRARY_NAME=nvidia
         echo "===== GLX (Xvfb, DISPLAY=$DISPLAY, __GLX_VENDOR_LIBRARY_NAME=${__GLX_VENDOR_LIBRARY_NAME:-}): ctest -R '^viewer\\.' -V" >> "$VLOG"
-        timeout -k 10 "$rest" ctest --test-dir "$BUILD" -R '^viewer\.' -V --timeout "$TEST_TIMEOUT" > "$part" 2>&1
+        timeout -k 10 "$rest" ctest --test-dir "$BUILD" -R '^viewer\.' -V > "$part" 2>&1
         cat "$part" >> "$VLOG"
         ctest_summary "$part" "view (GLX under Xvfb)"
         [ -n "$XVFB_PID" ] && kill "$XVFB_PID" 2> /dev/null && XVFB_PID=
@@ -394,7 +464,7 @@ phase_view() {
 }
 
 # ------------------------------------------------------------ run the phases
-declare -A CAP=([build]=${BUILD_S:-240} [test]=${TEST_S:-220} [sanitize]=${SAN_S:-150} [bench]=${BENCH_S:-540} [view]=${VIEW_S:-240})
+declare -A CAP=([first]=${FIRST_S:-240} [build]=${BUILD_S:-240} [test]=${TEST_S:-220} [sanitize]=${SAN_S:-150} [bench]=${BENCH_S:-540} [view]=${VIEW_S:-240})
 RESULTS=()
 i=0
 for p in "${PHASES[@]}"; do

@@ -1,6 +1,7 @@
 // Batched 3x3 polar decomposition: one thread per matrix, the CPU's tw_polar3
-// (host/hd/math3.h) compiled for the device. The first kernel of the CUDA
-// backend; it also proves the shared TW_HD math compiles under nvcc.
+// (host/hd/math3.h) compiled for the device. A harness, not the engine's
+// path: test_gpu_svd checks the shared TW_HD math on the device with it, and
+// the benchmark times it beside cuSOLVER's batched SVD.
 #include <cuda_runtime.h>
 
 #include "hd/math3.h"
@@ -13,16 +14,6 @@ __global__ static void polar_kernel(const tw_real *A, tw_real *R, int count)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= count) return;
     tw_m3_store(R + 9 * (size_t)i, tw_polar3(tw_m3_load(A + 9 * (size_t)i)));
-}
-
-extern "C" int tw_cuda_device_count(void)
-{
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    return n;
 }
 
 #define TW_CUDA_CHECK(call)                                                                              \
