@@ -90,30 +90,40 @@ static tw_solve_result solve_system(tw_world *w, const tw_real *b, tw_real *x, c
                   &w->work);
 }
 
-/* NaN or a blow-up in the new velocities: the message says which step and why. */
-static tw_status check_velocities(const tw_world *w, const tw_real *v, double h, const tw_solve_result *sr)
+/* NaN or a blow-up in the new velocities, for both backends (the CUDA world
+ * finds the same numbers by a device reduction): bad is the first vertex
+ * with a non-finite velocity (-1: none), vmax the largest speed, at vertex
+ * vmax_i. The message says which step and why. */
+static tw_status divergence_status(const tw_world *w, int bad, int iterations, double residual, double vmax,
+                                   int vmax_i, double h)
 {
-    int n = w->fem.n;
-    int bad = tw_first_nonfinite(v, 3 * (size_t)n);
-    if (bad >= 0 || !isfinite(sr->residual))
+    if (bad >= 0 || !isfinite(residual))
         return tw_fail(TW_ERR_DIVERGED,
                        "step %ld (t = %g s): the %s produced a non-finite velocity at vertex %d (CG: %d iterations, "
                        "residual %g); reduce dt or check the material",
                        w->step + 1, w->time + h, w->def.integrator == TW_EXPLICIT_NEWMARK ? "explicit update" : "solve",
-                       bad, sr->iterations, sr->residual);
-    double vmax = 0;
-    int vmax_i = 0;
-    for (int i = 0; i < n; i++) {
-        double s = sqrt((double)v[3 * i] * v[3 * i] + (double)v[3 * i + 1] * v[3 * i + 1] +
-                        (double)v[3 * i + 2] * v[3 * i + 2]);
-        if (s > vmax) { vmax = s; vmax_i = i; }
-    }
+                       bad, iterations, residual);
     if (vmax * h > 10 * w->size)
         return tw_fail(TW_ERR_DIVERGED,
                        "step %ld (t = %g s): vertex %d would move %g m in one step, %g times the object's size; the "
                        "simulation is unstable — reduce dt, add damping or check the material",
                        w->step + 1, w->time + h, vmax_i, vmax * h, vmax * h / w->size);
     return TW_OK;
+}
+
+static tw_status check_velocities(const tw_world *w, const tw_real *v, double h, const tw_solve_result *sr)
+{
+    int n = w->fem.n;
+    int bad = tw_first_nonfinite(v, 3 * (size_t)n);
+    double vmax = 0;
+    int vmax_i = 0;
+    if (bad < 0 && isfinite(sr->residual))
+        for (int i = 0; i < n; i++) {
+            double s = sqrt((double)v[3 * i] * v[3 * i] + (double)v[3 * i + 1] * v[3 * i + 1] +
+                            (double)v[3 * i + 2] * v[3 * i + 2]);
+            if (s > vmax) { vmax = s; vmax_i = i; }
+        }
+    return divergence_status(w, bad, sr->iterations, sr->residual, vmax, vmax_i, h);
 }
 
 /* One linearised implicit solve, shared by implicit Euler and BDF2:
@@ -324,10 +334,63 @@ static tw_status newmark_step(tw_world *w, double h, tw_step_stats *st)
     return TW_OK;
 }
 
+#ifdef TW_HAVE_CUDA
+/* The step on the device (kernels/cuda_world.h): the world's numbers and the
+ * state a setter changed go in, and what comes back is applied here as the
+ * CPU step applies its own: the divergence check, the counters, the flags. */
+static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
+{
+    tw_cuda_step_in in;
+    memset(&in, 0, sizeof in);
+    in.def = &w->def;
+    in.step = w->step;
+    in.has_history = w->has_history;
+    in.has_acc = w->has_acc;
+    in.spring_vertex = w->spring_vertex;
+    for (int c = 0; c < 3; c++) in.spring_anchor[c] = w->spring_anchor[c];
+    in.spring_k = w->spring_k;
+    in.size = w->size;
+    in.nhang = w->nhang;
+    in.dirty = w->host_dirty;
+    in.x = w->host_x_stale ? NULL : w->x; /* the device's copy is newer */
+    in.v = w->host_v_stale ? NULL : w->v;
+    in.fext = w->fext;
+    in.target = w->target;
+    in.cons = w->cons;
+    in.colliders = w->colliders;
+    in.ncolliders = w->ncolliders;
+    tw_cuda_step_out out;
+    double t0 = tw_now_ms();
+    tw_status s = tw_cuda_world_step(w->cuda, &in, &out);
+    if (out.uploaded) w->host_dirty = 0;
+    if (out.acc_computed) w->has_acc = 1; /* as on the CPU, whether the step then passes or not */
+    if (s == TW_OK)
+        s = divergence_status(w, out.nonfinite_vertex, out.stats.cg_iterations, out.stats.residual, out.vmax,
+                              out.vmax_vertex, w->def.dt); /* failed: the device kept the state as it was */
+    if (s == TW_OK) {
+        w->host_x_stale = w->host_v_stale = 1;
+        if (w->def.integrator == TW_BDF2) w->has_history = 1; /* the device kept x, v in its history */
+        w->step++;
+        w->time += w->def.dt;
+    } else if (s != TW_ERR_DIVERGED && out.started) {
+        /* a device error: whatever the host holds goes up again next step
+         * (x or v the device alone held may be lost with the device), and
+         * the integrator starts over (BDF2's history, Newmark's acceleration) */
+        w->host_dirty = 1;
+        w->has_history = w->has_acc = 0;
+    }
+    tw_step_stats st = out.stats;
+    st.ms_total = tw_now_ms() - t0;
+    st.ms_other = st.ms_total - st.ms_rotations - st.ms_assembly - st.ms_solve;
+    if (stats) *stats = st;
+    return s;
+}
+#endif
+
 tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
 {
 #ifdef TW_HAVE_CUDA
-    if (w->cuda) return tw_cuda_world_step(w->cuda, w, stats);
+    if (w->cuda) return cuda_step(w, stats);
 #endif
     tw_step_stats st;
     memset(&st, 0, sizeof st);

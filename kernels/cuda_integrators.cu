@@ -1,4 +1,4 @@
-// BDF2 and explicit Newmark on the device: host/world.c's tw_world_step and
+// BDF2 and explicit Newmark on the device: host/step.c's tw_world_step and
 // newmark_step, one thread per vertex or component, calling the per-vertex
 // arithmetic its loops call (host/hd/integrator.h).
 //
@@ -87,7 +87,7 @@ __global__ void newmark_start_kernel(tw_cuda_data d)
     }
 }
 
-/* what the host reads of a step without a solve (host/world.c: 0 iterations,
+/* what the host reads of a step without a solve (host/step.c: 0 iterations,
  * residual 0); the divergence check then fills the rest */
 __global__ void explicit_status_kernel(tw_cuda_status *st)
 {

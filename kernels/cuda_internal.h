@@ -200,7 +200,7 @@ static inline unsigned tw_cuda_reduce_grid(long count)
 }
 
 /* cuda_kernels.cu: one step's pieces, in the order implicit_solve runs them
- * (host/world.c); each launches on cw->stream and reads its numbers from
+ * (host/step.c); each launches on cw->stream and reads its numbers from
  * d.P (tw_cuda_params), so the same launches serve the graph and the
  * host-driven step. */
 tw_status tw_cuda_rotations(tw_cuda_world *cw, tw_method m);
@@ -210,17 +210,17 @@ tw_status tw_cuda_rhs(tw_cuda_world *cw);
 tw_status tw_cuda_assemble(tw_cuda_world *cw, tw_method m, int exact_warp);
 /* vnew = warm ? v : 0, then pinned 0 and kinematic onto their targets */
 tw_status tw_cuda_prescribe(tw_cuda_world *cw);
-/* host/world.c check_velocities on vnew, as a device reduction: fills
+/* host/step.c check_velocities on vnew, as a device reduction: fills
  * st->nonfinite_vertex, vmax, vmax_vertex and ok (the residual is finite,
  * no velocity is non-finite, no vertex moves more than max_move) */
 tw_status tw_cuda_check_divergence(tw_cuda_world *cw);
-/* conserve_momentum of host/world.c on vnew (the caller checks that no vertex is constrained) */
+/* conserve_momentum of host/step.c on vnew (the caller checks that no vertex is constrained) */
 tw_status tw_cuda_conserve_momentum(tw_cuda_world *cw);
 /* when st->ok: v = vnew, x = xbase + heff v (else nothing: the state stays);
  * a BDF2 world first keeps x, v in xprev, vprev */
 tw_status tw_cuda_integrate(tw_cuda_world *cw);
 
-/* cuda_integrators.cu: BDF2 and explicit Newmark (host/world.c), the
+/* cuda_integrators.cu: BDF2 and explicit Newmark (host/step.c), the
  * per-vertex arithmetic in host/hd/integrator.h. */
 /* BDF2, before the rotations: xbase, vbase (from x, v and xprev, vprev when
  * P->history, else copies of x, v). */

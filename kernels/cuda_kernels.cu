@@ -1,5 +1,5 @@
 // One implicit step's kernels (all but the solver): the loop bodies of
-// host/forces.c and host/world.c's implicit_solve, one thread per vertex,
+// host/forces.c and host/step.c's implicit_solve, one thread per vertex,
 // element or BSR block, calling the same TW_HD math (hd/math3.h, hd/element.h).
 // The step is from d.xbase, d.vbase (x+ = xbase + heff v+): d.x, d.v for
 // implicit Euler, BDF2's base terms otherwise (cuda_integrators.cu); the
@@ -209,7 +209,7 @@ __global__ void prescribe_kernel(tw_cuda_data d)
     }
 }
 
-/* ---- conserve_momentum (host/world.c) ---- */
+/* ---- conserve_momentum (host/step.c) ---- */
 
 __global__ void momentum_partials(tw_cuda_data d, double *partial)
 {
@@ -261,7 +261,7 @@ __global__ void integrate_kernel(tw_cuda_data d)
     d.x[i] = d.xbase[i] + (tw_real)d.P->heff * d.v[i]; /* xbase is x itself for implicit Euler */
 }
 
-/* ---- the divergence check (host/world.c check_velocities) ---- */
+/* ---- the divergence check (host/step.c check_velocities) ---- */
 
 /* One block's (smallest non-finite vertex, largest speed and its vertex, the
  * lower index among equal speeds) into element 0 of the shared arrays. */
