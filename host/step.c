@@ -70,12 +70,8 @@ static void conserve_momentum(tw_world *w, double heff, const tw_real *xbase, co
  * x+ = xbase + heff v+: pinned 0, kinematic onto their targets. */
 static void prescribe_constrained(tw_world *w, const tw_real *xbase, double heff, tw_real *v)
 {
-    for (int i = 0; i < w->fem.n; i++) {
-        if (w->cons[i] == TW_PINNED)
-            for (int c = 0; c < 3; c++) v[3 * i + c] = 0;
-        else if (w->cons[i] == TW_KINEMATIC)
-            for (int c = 0; c < 3; c++) v[3 * i + c] = (tw_real)((w->target[3 * i + c] - xbase[3 * i + c]) / heff);
-    }
+    const tw_step_view s = tw_world_view(w);
+    for (int i = 0; i < s.n; i++) tw_prescribe_vertex(&s, i, xbase, heff, v);
 }
 
 /* w->A x = b on the filtered directions: PCG, or BiCGStab for warp-vertex's
@@ -90,40 +86,31 @@ static tw_solve_result solve_system(tw_world *w, const tw_real *b, tw_real *x, c
                   &w->work);
 }
 
-/* NaN or a blow-up in the new velocities, for both backends (the CUDA world
- * finds the same numbers by a device reduction): bad is the first vertex
- * with a non-finite velocity (-1: none), vmax the largest speed, at vertex
- * vmax_i. The message says which step and why. */
-static tw_status divergence_status(const tw_world *w, int bad, int iterations, double residual, double vmax,
-                                   int vmax_i, double h)
+/* NaN or a blow-up in the new velocities (hd/step.h tw_divergence, found
+ * by the loop below or by the CUDA world's device reduction): the verdict is
+ * tw_divergence_ok's for both backends, and the message says which step and
+ * why. */
+static tw_status divergence_status(const tw_world *w, const tw_divergence *d, int iterations, double residual,
+                                   double h)
 {
-    if (bad >= 0 || !isfinite(residual))
+    if (tw_divergence_ok(d, residual, h, 10 * w->size)) return TW_OK;
+    if (d->nonfinite_vertex >= 0 || !isfinite(residual))
         return tw_fail(TW_ERR_DIVERGED,
                        "step %ld (t = %g s): the %s produced a non-finite velocity at vertex %d (CG: %d iterations, "
                        "residual %g); reduce dt or check the material",
                        w->step + 1, w->time + h, w->def.integrator == TW_EXPLICIT_NEWMARK ? "explicit update" : "solve",
-                       bad, iterations, residual);
-    if (vmax * h > 10 * w->size)
-        return tw_fail(TW_ERR_DIVERGED,
-                       "step %ld (t = %g s): vertex %d would move %g m in one step, %g times the object's size; the "
-                       "simulation is unstable — reduce dt, add damping or check the material",
-                       w->step + 1, w->time + h, vmax_i, vmax * h, vmax * h / w->size);
-    return TW_OK;
+                       d->nonfinite_vertex, iterations, residual);
+    return tw_fail(TW_ERR_DIVERGED,
+                   "step %ld (t = %g s): vertex %d would move %g m in one step, %g times the object's size; the "
+                   "simulation is unstable — reduce dt, add damping or check the material",
+                   w->step + 1, w->time + h, d->vmax_vertex, d->vmax * h, d->vmax * h / w->size);
 }
 
 static tw_status check_velocities(const tw_world *w, const tw_real *v, double h, const tw_solve_result *sr)
 {
-    int n = w->fem.n;
-    int bad = tw_first_nonfinite(v, 3 * (size_t)n);
-    double vmax = 0;
-    int vmax_i = 0;
-    if (bad < 0 && isfinite(sr->residual))
-        for (int i = 0; i < n; i++) {
-            double s = sqrt((double)v[3 * i] * v[3 * i] + (double)v[3 * i + 1] * v[3 * i + 1] +
-                            (double)v[3 * i + 2] * v[3 * i + 2]);
-            if (s > vmax) { vmax = s; vmax_i = i; }
-        }
-    return divergence_status(w, bad, sr->iterations, sr->residual, vmax, vmax_i, h);
+    tw_divergence d = tw_divergence_none();
+    for (int i = 0; i < w->fem.n; i++) tw_divergence_add(&d, v, i);
+    return divergence_status(w, &d, sr->iterations, sr->residual, h);
 }
 
 /* One linearised implicit solve, shared by implicit Euler and BDF2:
@@ -149,9 +136,10 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
     tw_compute_elastic_force(w, w->x, w->f, vertex_method && w->def.ghost_force_correction);
     tw_external_force(w, w->x, w->rhs);
 #pragma omp parallel for if (TW_PAR(n)) schedule(static)
-    for (int i = 0; i < n; i++)
-        for (int c = 0; c < 3; c++)
-            w->rhs[3 * i + c] = f->mass[i] * vbase[3 * i + c] + (tw_real)heff * (w->f[3 * i + c] + w->rhs[3 * i + c]);
+    for (int i = 0; i < n; i++) {
+        size_t k = 3 * (size_t)i;
+        tw_rhs_vertex(f->mass[i], vbase + k, heff, w->f + k, w->rhs + k, w->rhs + k); /* rhs held f_ext */
+    }
     tw_assemble_system(w, cm, ck);
     tw_bsr A = tw_world_bsr(w);
     if (xbase != w->x) {
@@ -364,9 +352,13 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
     tw_status s = tw_cuda_world_step(w->cuda, &in, &out);
     if (out.uploaded) w->host_dirty = 0;
     if (out.acc_computed) w->has_acc = 1; /* as on the CPU, whether the step then passes or not */
-    if (s == TW_OK)
-        s = divergence_status(w, out.nonfinite_vertex, out.stats.cg_iterations, out.stats.residual, out.vmax,
-                              out.vmax_vertex, w->def.dt); /* failed: the device kept the state as it was */
+    if (s == TW_OK) { /* failed: the device kept the state as it was */
+        tw_divergence d = tw_divergence_none();
+        d.nonfinite_vertex = out.nonfinite_vertex;
+        d.vmax_vertex = out.vmax_vertex;
+        d.vmax = out.vmax;
+        s = divergence_status(w, &d, out.stats.cg_iterations, out.stats.residual, w->def.dt);
+    }
     if (s == TW_OK) {
         w->host_x_stale = w->host_v_stale = 1;
         if (w->def.integrator == TW_BDF2) w->has_history = 1; /* the device kept x, v in its history */

@@ -69,6 +69,41 @@ tw_bsr tw_world_bsr(const tw_world *w)
     return b;
 }
 
+tw_step_view tw_world_view(const tw_world *w)
+{
+    const tw_fem *f = &w->fem;
+    tw_step_view s;
+    memset(&s, 0, sizeof s);
+    s.n = f->n;
+    s.nt = f->nt;
+    s.tets = f->tets;
+    s.row_ptr = f->row_ptr;
+    s.col = f->col;
+    s.vt_ptr = f->vt_ptr;
+    s.vt = f->vt;
+    s.edge_nbr = w->edge_nbr;
+    s.X = f->X;
+    s.g = f->g;
+    s.vol = f->vol;
+    s.lam = f->lam;
+    s.mu = f->mu;
+    s.K = f->K;
+    s.mass = f->mass;
+    s.R = w->R;
+    s.S = w->S;
+    s.fe = w->fe;
+    s.fext = w->fext;
+    for (int c = 0; c < 3; c++) {
+        s.gravity[c] = w->def.gravity[c];
+        s.spring_anchor[c] = w->spring_anchor[c];
+    }
+    s.spring_vertex = w->spring_vertex;
+    s.spring_k = w->spring_k;
+    s.cons = w->cons;
+    s.target = w->target;
+    return s;
+}
+
 static tw_status check_def(const tw_world_def *d)
 {
     if ((unsigned)d->method >= TW_METHOD_COUNT) return tw_fail(TW_ERR_INVALID, "unknown method %d", (int)d->method);

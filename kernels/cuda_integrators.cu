@@ -31,16 +31,6 @@
 
 namespace {
 
-/* tw_external_force's component c of vertex i, the spring at x */
-__device__ __forceinline__ tw_real external_force(const tw_cuda_data &d, int i, int c, const tw_real *x)
-{
-    const tw_cuda_params *P = d.P;
-    size_t k = 3 * (size_t)i + c;
-    tw_real ext = d.mass[i] * (tw_real)P->gravity[c] + d.fext[k];
-    if (i == P->spring_vertex) ext += (tw_real)(P->spring_k * (P->anchor[c] - x[k]));
-    return ext;
-}
-
 /* ---- BDF2 ---- */
 
 __global__ void bdf2_base_kernel(tw_cuda_data d)
@@ -81,9 +71,12 @@ __global__ void newmark_start_kernel(tw_cuda_data d)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= d.n) return;
     int moving = d.mass[i] > 0 && !d.cons[i];
+    tw_step_view s = tw_cuda_step_view(d);
+    tw_real ext[3];
+    tw_external_force_vertex(&s, d.x, i, ext); /* tw_external_force's body */
     for (int c = 0; c < 3; c++) {
         size_t k = 3 * (size_t)i + c;
-        d.acc[k] = tw_newmark_start_acc(d.f[k] + external_force(d, i, c, d.x), d.mass[i], d.v[k], d.P->alpha, moving);
+        d.acc[k] = tw_newmark_start_acc(d.f[k] + ext[c], d.mass[i], d.v[k], d.P->alpha, moving);
     }
 }
 
@@ -114,6 +107,9 @@ __global__ void newmark_update_kernel(tw_cuda_data d)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= d.n) return;
     double h = d.P->h, alpha = d.P->alpha;
+    tw_step_view s = tw_cuda_step_view(d);
+    tw_real ext[3];
+    tw_external_force_vertex(&s, d.x, i, ext); /* tw_external_force's body */
     for (int c = 0; c < 3; c++) {
         size_t k = 3 * (size_t)i + c;
         if (d.cons[i]) {
@@ -121,7 +117,7 @@ __global__ void newmark_update_kernel(tw_cuda_data d)
             d.anew[k] = 0;
             continue;
         }
-        tw_newmark_velocity(d.f[k] + external_force(d, i, c, d.x), d.mass[i], d.v[k], d.acc[k], h, alpha, &d.vnew[k],
+        tw_newmark_velocity(d.f[k] + ext[c], d.mass[i], d.v[k], d.acc[k], h, alpha, &d.vnew[k],
                             &d.anew[k]);
     }
 }

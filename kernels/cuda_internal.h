@@ -11,6 +11,7 @@
 #include <cusparse.h>
 
 #include "cuda_world.h"
+#include "hd/step.h"
 extern "C" {
 #include "error.h" /* tw_fail: a C function, declared without extern "C" */
 }
@@ -112,6 +113,44 @@ typedef struct tw_cuda_data {
     const tw_cuda_params *P;
     tw_cuda_status *st;
 } tw_cuda_data;
+
+/* The view hd/step.h's loop bodies read: d's device arrays, and the loads
+ * from the step's parameters in device memory (never a kernel argument, so
+ * a captured graph stays valid when they change). What a kernel does not
+ * read of it is not loaded. */
+static __device__ __forceinline__ tw_step_view tw_cuda_step_view(const tw_cuda_data &d)
+{
+    tw_step_view s;
+    s.n = d.n;
+    s.nt = d.nt;
+    s.tets = d.tets;
+    s.row_ptr = d.row_ptr;
+    s.col = d.col;
+    s.vt_ptr = d.vt_ptr;
+    s.vt = d.vt;
+    s.edge_nbr = d.edge_nbr;
+    s.X = d.X;
+    s.g = d.g;
+    s.vol = d.vol;
+    s.lam = d.lam;
+    s.mu = d.mu;
+    s.K = d.K;
+    s.mass = d.mass;
+    s.R = d.R;
+    s.S = d.S;
+    s.fe = d.fe;
+    s.fext = d.fext;
+    const tw_cuda_params *P = d.P;
+    for (int c = 0; c < 3; c++) {
+        s.gravity[c] = P->gravity[c];
+        s.spring_anchor[c] = P->anchor[c];
+    }
+    s.spring_vertex = P->spring_vertex;
+    s.spring_k = P->spring_k;
+    s.cons = d.cons;
+    s.target = d.target;
+    return s;
+}
 
 /* What decides which kernels a step launches (not their numbers): a new
  * shape captures a new graph. */

@@ -682,14 +682,14 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
     st->ms_rotations = elapsed(cw->ev[0], cw->ev[1]);
     st->ms_assembly = elapsed(cw->ev[1], cw->ev[2]);
     st->ms_solve = elapsed(cw->ev[2], cw->ev[3]);
-    out->nonfinite_vertex = hs->nonfinite_vertex;
-    out->vmax = hs->vmax;
-    out->vmax_vertex = hs->vmax_vertex;
+    tw_divergence dv;
+    dv.nonfinite_vertex = out->nonfinite_vertex = hs->nonfinite_vertex;
+    dv.vmax = out->vmax = hs->vmax;
+    dv.vmax_vertex = out->vmax_vertex = hs->vmax_vertex;
     out->committed = hs->ok;
-    /* the device's verdict is the CPU's rule (host/step.c): a failed one with
-     * none of its causes is a bug here, not a divergence */
-    int cause = hs->nonfinite_vertex >= 0 || !isfinite(hs->residual) || hs->vmax * hp.h > hp.max_move;
-    if (!hs->ok && !cause)
+    /* the device's verdict is the CPU's rule (hd/step.h): one that failed
+     * where the rule passes is a bug here, not a divergence */
+    if (!hs->ok && tw_divergence_ok(&dv, hs->residual, hp.h, hp.max_move))
         return tw_fail(TW_ERR_DEVICE, "step %ld: the device's divergence check failed with no cause recorded "
                                       "(vmax %g m/s at vertex %d): a bug in kernels/cuda_kernels.cu",
                        in->step + 1, hs->vmax, hs->vmax_vertex);

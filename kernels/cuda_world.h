@@ -57,15 +57,15 @@ typedef struct tw_cuda_step_in {
     int ncolliders;
 } tw_cuda_step_in;
 
-/* What the device found about the new velocities (hd/step.h tw_divergence)
- * and the rest a step reports, for host/step.c to apply. */
+/* What a step reports, for host/step.c to apply. */
 typedef struct tw_cuda_step_out {
     tw_step_stats stats;   /* cg_iterations, residual, newton_iterations, contacts, ms_rotations / assembly / solve */
     int started;           /* the step was supported and began: a later failure may have lost device state */
     int uploaded;          /* the dirty state went up */
     int acc_computed;      /* explicit Newmark: the starting acceleration was computed (kept even when the step fails) */
-    int nonfinite_vertex;  /* the first vertex with a non-finite new velocity, -1 when none */
-    int vmax_vertex;       /* the fastest vertex (the first on ties) */
+    /* the new velocities, as host/hd/step.h's tw_divergence */
+    int nonfinite_vertex;  /* the first vertex with a non-finite component, -1 when none */
+    int vmax_vertex;       /* the fastest vertex (the first of equal maxima) */
     double vmax;           /* its speed, m/s */
     int committed;         /* the device's own verdict passed: x and v there are the new state */
 } tw_cuda_step_out;
