@@ -28,18 +28,18 @@ void tw_compute_rotations(tw_world *w, const tw_real *x)
     switch (w->def.method) {
     case TW_LINEAR: break;
     case TW_WARP_VERTEX:
-#pragma omp parallel for if (TW_PAR(f->n)) schedule(static)
+#pragma omp parallel for if (TW_PAR(f->n)) num_threads(tw_world_threads(w)) schedule(static)
         for (int i = 0; i < f->n; i++) tw_rotation_warp_vertex(&s, x, i);
         break;
     case TW_WARP_EDGE:
-#pragma omp parallel for if (TW_PAR(f->n)) schedule(static)
+#pragma omp parallel for if (TW_PAR(f->n)) num_threads(tw_world_threads(w)) schedule(static)
         for (int i = 0; i < f->n; i++) tw_rotation_warp_edge(&s, x, i);
         break;
     case TW_COROT_ELEMENT:
     case TW_HYBRID:
     case TW_GREEN: {
         int green = w->def.method == TW_GREEN;
-#pragma omp parallel for if (TW_PAR(f->nt)) schedule(static)
+#pragma omp parallel for if (TW_PAR(f->nt)) num_threads(tw_world_threads(w)) schedule(static)
         for (int e = 0; e < f->nt; e++) tw_rotation_element(&s, x, e, green);
         break;
     }
@@ -54,7 +54,7 @@ void tw_compute_elastic_force(tw_world *w, const tw_real *x, tw_real *out, int g
     tw_method m = w->def.method;
     if (m == TW_LINEAR || m == TW_WARP_VERTEX || m == TW_WARP_EDGE) {
         int warped = m != TW_LINEAR;
-#pragma omp parallel for if (TW_PAR(f->n)) schedule(static)
+#pragma omp parallel for if (TW_PAR(f->n)) num_threads(tw_world_threads(w)) schedule(static)
         for (int i = 0; i < f->n; i++) tw_vertex_force(&s, x, i, warped, out);
         if (warped && ghost_correction) {
             /* internal forces must sum to zero; remove the net force mass-weighted */
@@ -63,16 +63,16 @@ void tw_compute_elastic_force(tw_world *w, const tw_real *x, tw_real *out, int g
                 for (int c = 0; c < 3; c++) net[c] += out[3 * i + c];
                 mt += f->mass[i];
             }
-#pragma omp parallel for if (TW_PAR(f->n)) schedule(static)
+#pragma omp parallel for if (TW_PAR(f->n)) num_threads(tw_world_threads(w)) schedule(static)
             for (int i = 0; i < f->n; i++)
                 for (int c = 0; c < 3; c++) out[3 * i + c] -= (tw_real)(net[c] * f->mass[i] / mt);
         }
         return;
     }
     /* per-element forces into fe, then a fixed-order gather per vertex */
-#pragma omp parallel for if (TW_PAR(f->nt)) schedule(static)
+#pragma omp parallel for if (TW_PAR(f->nt)) num_threads(tw_world_threads(w)) schedule(static)
     for (int e = 0; e < f->nt; e++) tw_element_force(&s, x, e, m);
-#pragma omp parallel for if (TW_PAR(f->n)) schedule(static)
+#pragma omp parallel for if (TW_PAR(f->n)) num_threads(tw_world_threads(w)) schedule(static)
     for (int i = 0; i < f->n; i++) tw_gather_element_forces(&s, i, out);
 }
 
@@ -130,15 +130,15 @@ void tw_assemble_system(tw_world *w, double cm, double ck)
     int exact_warp = w->def.warp_system == TW_WARP_SYSTEM_BICGSTAB;
     if (m == TW_COROT_ELEMENT || m == TW_HYBRID || m == TW_GREEN) {
         if (m == TW_GREEN) {
-#pragma omp parallel for if (TW_PAR(f->n)) schedule(dynamic, 256)
+#pragma omp parallel for if (TW_PAR(f->n)) num_threads(tw_world_threads(w)) schedule(dynamic, 256)
             for (int i = 0; i < f->n; i++) assemble_packed_row(w, i, cm, ck, 1);
         } else {
-#pragma omp parallel for if (TW_PAR(f->n)) schedule(dynamic, 256)
+#pragma omp parallel for if (TW_PAR(f->n)) num_threads(tw_world_threads(w)) schedule(dynamic, 256)
             for (int i = 0; i < f->n; i++) assemble_packed_row(w, i, cm, ck, 0);
         }
         return;
     }
-#pragma omp parallel for if (TW_PAR(f->n)) schedule(dynamic, 256)
+#pragma omp parallel for if (TW_PAR(f->n)) num_threads(tw_world_threads(w)) schedule(dynamic, 256)
     for (int i = 0; i < f->n; i++) {
         tw_m3 Ri = tw_m3_identity();
         if (m == TW_WARP_VERTEX || m == TW_WARP_EDGE) Ri = tw_m3_load(w->R + 9 * (size_t)i);
@@ -167,7 +167,7 @@ double tw_compute_elastic_energy(tw_world *w, const tw_real *x)
     const tw_step_view s = tw_world_view(w);
     double energy = 0;
     if (w->def.method == TW_LINEAR) {
-#pragma omp parallel for if (TW_PAR(f->n)) reduction(+ : energy) schedule(static)
+#pragma omp parallel for if (TW_PAR(f->n)) num_threads(tw_world_threads(w)) reduction(+ : energy) schedule(static)
         for (int i = 0; i < f->n; i++) {
             tw_v3 ui = tw_v3_sub(vtx(x, i), vtx(f->X, i));
             energy += 0.5 * (double)tw_v3_dot(ui, tw_row_K_times_y(&s, x, i, NULL));
@@ -175,7 +175,7 @@ double tw_compute_elastic_energy(tw_world *w, const tw_real *x)
         return energy;
     }
     int green = w->def.method == TW_GREEN;
-#pragma omp parallel for if (TW_PAR(f->nt)) reduction(+ : energy) schedule(static)
+#pragma omp parallel for if (TW_PAR(f->nt)) num_threads(tw_world_threads(w)) reduction(+ : energy) schedule(static)
     for (int e = 0; e < f->nt; e++) {
         tw_v3 xs[4];
         tw_element_displacements(&s, x, e, xs);
@@ -192,6 +192,6 @@ double tw_compute_elastic_energy(tw_world *w, const tw_real *x)
 void tw_external_force(const tw_world *w, const tw_real *x, tw_real *out)
 {
     const tw_step_view s = tw_world_view(w);
-#pragma omp parallel for if (TW_PAR(s.n)) schedule(static)
+#pragma omp parallel for if (TW_PAR(s.n)) num_threads(tw_world_threads(w)) schedule(static)
     for (int i = 0; i < s.n; i++) tw_external_force_vertex(&s, x, i, out + 3 * (size_t)i);
 }

@@ -135,7 +135,7 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
     int vertex_method = w->def.method == TW_WARP_VERTEX || w->def.method == TW_WARP_EDGE;
     tw_compute_elastic_force(w, w->x, w->f, vertex_method && w->def.ghost_force_correction);
     tw_external_force(w, w->x, w->rhs);
-#pragma omp parallel for if (TW_PAR(n)) schedule(static)
+#pragma omp parallel for if (TW_PAR(n)) num_threads(tw_world_threads(w)) schedule(static)
     for (int i = 0; i < n; i++) {
         size_t k = 3 * (size_t)i;
         tw_rhs_vertex(f->mass[i], vbase + k, heff, w->f + k, w->rhs + k, w->rhs + k); /* rhs held f_ext */
@@ -419,7 +419,7 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
                 w->has_history = 1;
             }
             memcpy(w->v, w->vnew, sizeof(tw_real) * n3);
-#pragma omp parallel for if (TW_PAR(n3)) schedule(static)
+#pragma omp parallel for if (TW_PAR(n3)) num_threads(tw_world_threads(w)) schedule(static)
             for (size_t i = 0; i < n3; i++) w->x[i] = xbase[i] + (tw_real)heff * w->v[i];
             tw_contact_project(w, w->x, w->v);
         }

@@ -1,15 +1,27 @@
 /* The world: its lifecycle (defaults, create, destroy), setters and state
- * access. The time step is in step.c, forces in forces.c, energies in
- * energy.c, the name tables in names.c. */
+ * access. The time step and its integrators are in step.c, rotations, forces
+ * and system matrices in forces.c, energies in energy.c, the name tables in
+ * names.c; struct tw_world (world.h) is read and written in host/ only.
+ *
+ * ARCHITECTURE
+ * - A new force model (a tw_method) is a per-vertex or per-element body in
+ *   hd/step.h (its stress and tangent in hd/element.h), called from the
+ *   loops of forces.c and from kernels/cuda_kernels.cu, with its name in
+ *   names.c.
+ * - A new integrator (a tw_integrator) is a step function in step.c beside
+ *   implicit_solve and newmark_step, chosen in tw_world_step, with its
+ *   per-vertex arithmetic in hd/integrator.h for kernels/cuda_integrators.cu
+ *   too.
+ * - A new kernel starts as a TW_HD loop body over a plain view in hd/ (like
+ *   hd/step.h's tw_step_view) that a host/ loop calls per item and a
+ *   kernels/ kernel calls on one thread; the kernels never see tw_world, the
+ *   CUDA world gets plain structs per step (kernels/cuda_world.h). */
 #include "world.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "hd/element.h"
 #include "error.h"
@@ -66,7 +78,18 @@ tw_bsr tw_world_bsr(const tw_world *w)
     b.col = w->fem.col;
     b.diag = w->fem.diag;
     b.val = w->A;
+    b.threads = w->def.threads;
     return b;
+}
+
+int tw_world_threads(const tw_world *w)
+{
+#ifdef _OPENMP
+    return TW_THREADS(w->def.threads);
+#else
+    (void)w;
+    return 1;
+#endif
 }
 
 tw_step_view tw_world_view(const tw_world *w)
@@ -222,9 +245,6 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
         return NULL;
     }
     if (d.backend == TW_BACKEND_AUTO) d.backend = TW_BACKEND_CPU;
-#endif
-#ifdef _OPENMP
-    if (d.threads > 0) omp_set_num_threads(d.threads);
 #endif
     tw_world *w = tw_calloc(1, sizeof *w, "world");
     if (!w) return NULL;

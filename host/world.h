@@ -119,6 +119,11 @@ void tw_hanging_free(tw_world *w);
  * (hd/step.h); pointers into w, valid while w is. */
 tw_step_view tw_world_view(const tw_world *w);
 
+/* The threads w's OpenMP loops ask for (num_threads): def.threads, or the
+ * OpenMP default when it is 0. Per world: creating a world changes no
+ * process-wide setting. */
+int tw_world_threads(const tw_world *w);
+
 double tw_now_ms(void);
 /* The first vertex with a non-finite component among n3 / 3, or -1. */
 int tw_first_nonfinite(const tw_real *a, size_t n3);

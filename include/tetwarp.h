@@ -378,7 +378,7 @@ typedef struct tw_world_def {
     int warm_start;                 /* 1: start CG from the last velocity */
     int ghost_force_correction;     /* 1: remove net elastic force (vertex methods) */
     tw_warp_system warp_system;
-    int threads;                    /* OpenMP threads, 0 = all */
+    int threads;                    /* OpenMP threads of this world's loops, 0 = the OpenMP default */
 } tw_world_def;
 tw_world_def tw_default_world_def(void);
 

@@ -197,6 +197,7 @@ struct tw_cuda_world {
     int have_stream;
     cudaEvent_t ev[4]; /* step start, after rotations, after assembly, after the solve */
     int have_events;
+    int timing_failed; /* reading the events failed once (said on stderr; the stage times read 0) */
     int capturing; /* 1 while a graph is being captured (events become record nodes) */
     /* the step as a CUDA Graph (cuda_world.cu) */
     int use_graph;          /* 1: run the step as a graph (TW_CUDA_GRAPH=0 turns it off) */

@@ -283,15 +283,11 @@ tw_status tw_cuda_pcg_init(tw_cuda_world *cw)
         if (st == CUSPARSE_STATUS_NOT_SUPPORTED) goto refused;
         TW_CUSPARSE_TRY(st);
         if (bytes) {
-            cudaError_t e = cudaMalloc(&cw->spmv_buffer, bytes);
-            if (e == cudaErrorMemoryAllocation) {
-                cudaGetLastError();
-                return tw_fail(TW_ERR_DEVICE,
-                               "out of device memory: the cuSPARSE SpMV buffer of %zu bytes (this world already holds "
-                               "%zu bytes on the device); use a smaller mesh or --backend cpu",
-                               bytes, cw->bytes);
-            }
-            TW_CUDA_TRY(e);
+            char hint[160];
+            snprintf(hint, sizeof hint, "this world already holds %zu bytes on the device; use a smaller mesh or "
+                     "--backend cpu", cw->bytes);
+            tw_status ms = tw_cuda_malloc(&cw->spmv_buffer, bytes, "the cuSPARSE SpMV buffer", hint, __FILE__, __LINE__);
+            if (ms != TW_OK) return ms;
             cw->spmv_buffer_bytes = bytes;
             cw->bytes += bytes;
         }

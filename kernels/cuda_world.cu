@@ -108,8 +108,13 @@ tw_status tw_cuda_malloc(void **p, size_t bytes, const char *what, const char *h
     if (e != cudaErrorMemoryAllocation) return tw_cuda_check(e, "cudaMalloc", file, line);
     cudaGetLastError();
     size_t free_b = 0, total_b = 0;
-    cudaMemGetInfo(&free_b, &total_b);
+    cudaError_t info = cudaMemGetInfo(&free_b, &total_b);
     cudaGetLastError();
+    if (info != cudaSuccess)
+        return tw_fail(TW_ERR_DEVICE,
+                       "%s:%d: out of device memory: cudaMalloc of %zu bytes for %s failed (free memory unknown: "
+                       "cudaMemGetInfo failed: %s); %s",
+                       file, line, bytes, what, cudaGetErrorString(info), hint);
     return tw_fail(TW_ERR_DEVICE,
                    "%s:%d: out of device memory: cudaMalloc of %zu bytes for %s failed (the device has %zu of %zu "
                    "bytes free); %s",
@@ -624,14 +629,22 @@ static int graph_ready(tw_cuda_world *cw, const tw_cuda_shape *sh)
     return 0;
 }
 
-static float elapsed(cudaEvent_t a, cudaEvent_t b)
+/* Milliseconds between two of the step's events. A failed query reads 0,
+ * and says so once per world on stderr: a 0 in tw_step_stats is then no
+ * measurement, not a fast stage. */
+static float elapsed(tw_cuda_world *cw, int from, int to)
 {
     float ms = 0;
-    if (cudaEventElapsedTime(&ms, a, b) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
+    cudaError_t e = cudaEventElapsedTime(&ms, cw->ev[from], cw->ev[to]);
+    if (e == cudaSuccess) return ms;
+    cudaGetLastError();
+    if (!cw->timing_failed) {
+        fprintf(stderr, "tetwarp: timing the CUDA step failed (cudaEventElapsedTime between events %d and %d: %s); "
+                        "the step's ms_rotations, ms_assembly and ms_solve read 0 when it fails\n",
+                from, to, cudaGetErrorString(e));
+        cw->timing_failed = 1;
     }
-    return ms;
+    return 0;
 }
 
 /* The step on the device: implicit_solve and what follows it (implicit
@@ -679,9 +692,9 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
     st->residual = hs->residual;
     st->newton_iterations = explicit_step ? 0 : 1;
     st->contacts = sh.colliders ? hs->contacts : 0;
-    st->ms_rotations = elapsed(cw->ev[0], cw->ev[1]);
-    st->ms_assembly = elapsed(cw->ev[1], cw->ev[2]);
-    st->ms_solve = elapsed(cw->ev[2], cw->ev[3]);
+    st->ms_rotations = elapsed(cw, 0, 1);
+    st->ms_assembly = elapsed(cw, 1, 2);
+    st->ms_solve = elapsed(cw, 2, 3);
     tw_divergence dv;
     dv.nonfinite_vertex = out->nonfinite_vertex = hs->nonfinite_vertex;
     dv.vmax = out->vmax = hs->vmax;
