@@ -21,6 +21,21 @@
 // limit is host/world.c's check for both backends (tw_world_create,
 // tw_world_set_dt: the same message).
 //
+// ARCHITECTURE
+// - A new force model's per-item bodies are host/hd/step.h's, shared with the
+//   CPU, launched from cuda_kernels.cu (tw_cuda_rotations,
+//   tw_cuda_elastic_force, tw_cuda_assemble) and, when it changes which
+//   kernels run, named in tw_cuda_shape.
+// - A new integrator's kernels go in cuda_integrators.cu (arithmetic from
+//   host/hd/integrator.h), enqueued from this file's enqueue_* functions,
+//   with its per-step numbers in tw_cuda_params (cuda_internal.h).
+// - A new kernel is a __global__ that runs an hd/ loop body on one thread
+//   over tw_cuda_step_view(d), launched on cw->stream by a tw_cuda_*
+//   function declared in cuda_internal.h, reading per-step numbers from d.P,
+//   never from its arguments (a captured graph keeps those).
+// This file never sees struct tw_world: host/step.c fills a tw_cuda_step_in
+// and applies the tw_cuda_step_out (cuda_world.h).
+//
 // BDF2's previous state (xprev, vprev) and Newmark's acceleration live only
 // on the device. The host's flags say whether a step may use them
 // (tw_cuda_step_in has_history, has_acc), and the setters that invalidate them clear
