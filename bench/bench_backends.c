@@ -44,15 +44,11 @@
  * Each (scene, size) group runs in a forked child (the parent never touches
  * CUDA, so every child gets a fresh context): the mesh is loaded once, one
  * world per backend, the CG mode and method switched between
- * configurations (tw_world_reset, tw_world_set_method, and the CG fields of
- * the world's def, through host/world.h). A configuration that crashes, hangs
+ * configurations (tw_world_reset, tw_world_set_method,
+ * tw_world_set_solver). A configuration that crashes, hangs
  * past --config-timeout or hits a CUDA error ends that child; its row says
  * why and a new child goes on with the next one. --budget stops starting
  * configurations after that many seconds (the rest are rows saying skipped).
- *
- * This program reaches into host/world.h for three things only: the BSR
- * block count (the byte model), the device world (its memory) and the CG
- * fields of the def.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "tetwarp.h"
@@ -75,9 +71,7 @@
 
 #include "bench_common.h"
 #include "hd/math3.h"
-#include "world.h"
 #ifdef TW_HAVE_CUDA
-#include "cuda_world.h"
 #include "tw_bandwidth.h"
 #include "tw_cuda.h"
 #endif
@@ -122,7 +116,7 @@ static const bench_scene SCENES[] = {
 enum { SCENE_COUNT = sizeof SCENES / sizeof SCENES[0] };
 
 /* Backends of a row: the CPU, the CUDA step as a CUDA Graph (the library's
- * default) and, with TW_BENCH_GRAPH, the host-driven CUDA step;
+ * default) and the host-driven CUDA step (tw_world_set_cuda_graph);
  * cuda-ownspmv: the graph step with the hand-written 3x3-BSR SpMV instead of
  * cuSPARSE's (TW_CUDA_SPMV=own while its world is created). */
 enum { BK_CPU = 0, BK_CUDA = 1, BK_CUDA_NOGRAPH = 2, BK_CUDA_OWNSPMV = 3, BACKEND_MAX = 4 };
@@ -241,7 +235,7 @@ static void run_probe(const options *o, int want_cuda, probe *p)
 #ifdef TW_HAVE_CUDA
     p->cuda_built = 1;
     if (!want_cuda) return;
-    p->cuda_usable = tw_cuda_usable(p->why, sizeof p->why);
+    p->cuda_usable = tw_backend_usable(TW_BACKEND_CUDA, p->why, sizeof p->why);
     if (!p->cuda_usable) return;
     size_t total = 0;
     if (tw_cuda_device_info(p->device, sizeof p->device, &total) != TW_OK) {
@@ -442,9 +436,7 @@ static tw_world *make_world(const options *o, const tw_mesh *mesh, int scene, in
 #ifdef TW_HAVE_CUDA
     if (backend == TW_BACKEND_CUDA && tw_cuda_memory_info(&free1, NULL) == TW_OK) *gpu_delta = (double)free0 - (double)free1;
 #endif
-#ifdef TW_BENCH_GRAPH
-    if (w->cuda) tw_cuda_world_set_graph(w->cuda, bk != BK_CUDA_NOGRAPH);
-#endif
+    if (backend == TW_BACKEND_CUDA) tw_world_set_cuda_graph(w, bk != BK_CUDA_NOGRAPH);
     if (!sc->surface) {
         tw_world_pin_where(w, 0, 1, 1e-6);
     } else {
@@ -462,12 +454,12 @@ static void run_one(const options *o, tw_world *w, const config *c, result *r)
         snprintf(r->error, sizeof r->error, "method: %s", tw_last_error());
         return;
     }
-    if (c->cg == BENCH_CG_FIXED20) {
-        w->def.cg_fixed_iterations = 20;
-    } else {
-        w->def.cg_fixed_iterations = 0;
-        w->def.cg_tolerance = 1e-4;
-        w->def.cg_max_iterations = 500;
+    const tw_world_def *wd = tw_world_get_def(w);
+    tw_status cs = c->cg == BENCH_CG_FIXED20 ? tw_world_set_solver(w, wd->cg_tolerance, wd->cg_max_iterations, 20)
+                                             : tw_world_set_solver(w, 1e-4, 500, 0);
+    if (cs != TW_OK) {
+        snprintf(r->error, sizeof r->error, "solver: %s", tw_last_error());
+        return;
     }
     tw_step_stats st;
     double t0 = bench_now_s();
@@ -506,7 +498,7 @@ static void run_one(const options *o, tw_world *w, const config *c, result *r)
         if (r->steps >= 100000) break;
     }
 #ifdef TW_HAVE_CUDA
-    if (w->cuda && tw_cuda_synchronize() != TW_OK) { /* the steps are synchronous today; this keeps wall time honest */
+    if (tw_world_get_def(w)->backend == TW_BACKEND_CUDA && tw_cuda_synchronize() != TW_OK) { /* the steps are synchronous today; this keeps wall time honest */
         r->device_error = 1;
         snprintf(r->error, sizeof r->error, "after the steps: %s", tw_last_error());
         return;
@@ -573,18 +565,14 @@ static void run_group_child(const options *o, const config *cs, int first, int c
             if (w) {
                 r.tets = tw_world_tet_count(w);
                 r.vertices = tw_world_vertex_count(w);
-                r.nnzb = w->fem.nnzb;
-                r.threads = w->def.threads;
+                r.nnzb = tw_world_matrix_blocks(w);
+                r.threads = tw_world_get_def(w)->threads;
                 r.host_bytes = (double)tw_world_memory_bytes(w);
-#ifdef TW_HAVE_CUDA
-                r.gpu_bytes = (double)tw_cuda_world_memory_bytes(w->cuda);
-#endif
+                r.gpu_bytes = (double)tw_world_device_bytes(w);
                 r.gpu_delta_bytes = gpu_delta;
                 r.world_s = world_s;
                 run_one(o, w, c, &r);
-#ifdef TW_BENCH_GRAPH
-                if (w->cuda) r.graph = tw_cuda_world_graph(w->cuda);
-#endif
+                r.graph = tw_world_cuda_graph(w);
             }
             alarm(0);
         }
@@ -773,12 +761,6 @@ static int parse_backend(const char *s)
 {
     for (int b = 0; b < BACKEND_MAX; b++)
         if (strcmp(s, BK_NAMES[b]) == 0) {
-#ifndef TW_BENCH_GRAPH
-            if (b == BK_CUDA_NOGRAPH) {
-                fprintf(stderr, "tw_bench_backends: cuda-nograph needs tw_cuda_world_set_graph (kernels/cuda_world.h)\n");
-                return -1;
-            }
-#endif
             return b;
         }
     return -1;

@@ -10,7 +10,7 @@ double tw_world_volume(const tw_world *w)
     if (tw_world_fetch(w, 1, 0) != TW_OK) return NAN;
     const tw_fem *f = &w->fem;
     double vol = 0;
-#pragma omp parallel for if (TW_PAR(f->nt)) reduction(+ : vol) schedule(static)
+#pragma omp parallel for if (TW_PAR(f->nt)) num_threads(tw_world_threads(w)) reduction(+ : vol) schedule(static)
     for (int e = 0; e < f->nt; e++) {
         const int *t = f->tets + 4 * (size_t)e;
         double a[3], b[3], c[3];

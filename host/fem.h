@@ -51,11 +51,6 @@ tw_status tw_fem_build(tw_fem *fem, const tw_mesh *mesh, double E, double nu, do
 tw_status tw_fem_build_using(tw_fem *fem, const tw_mesh *mesh, double E, double nu, double rho,
                              const double *elem_E, const double *elem_nu, const double *elem_rho,
                              tw_fem_pattern_fn pattern);
-#ifdef TW_HAVE_CUDA
-/* A tw_fem_pattern_fn on the GPU: the sort / unique / scan builder of
- * kernels/thrust_fem.h, copied back to the host (kernels/fem_pattern_gpu.c). */
-tw_status tw_fem_pattern_gpu(tw_fem *fem);
-#endif
 void tw_fem_free(tw_fem *fem);
 size_t tw_fem_memory_bytes(const tw_fem *fem);
 

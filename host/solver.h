@@ -35,6 +35,7 @@ typedef struct tw_solve_result {
         int n, nnzb;                                                                                        \
         const int *row_ptr, *col, *diag;                                                                    \
         const REAL *val; /* 9 per block, row-major */                                                       \
+        int threads; /* OpenMP threads of its products and solves (a world's def.threads); 0: the default */ \
     } S(tw_bsr);                                                                                            \
     typedef struct S(tw_solver_work) {                                                                      \
         int n;                                                                                              \

@@ -26,23 +26,23 @@ void TW_S(tw_solver_work_free)(TW_S(tw_solver_work) *w)
 
 void TW_S(tw_bsr_spmv)(const TW_S(tw_bsr) *A, const TW_S_REAL *x, TW_S_REAL *y)
 {
-#pragma omp parallel for if (TW_PAR(A->n)) schedule(static)
+#pragma omp parallel for if (TW_PAR(A->n)) num_threads(TW_THREADS(A->threads)) schedule(static)
     for (int i = 0; i < A->n; i++) TW_S(tw_bsr_row_product)(A->row_ptr, A->col, A->val, x, y, i);
 }
 
 void TW_S(tw_bsr_block_jacobi)(const TW_S(tw_bsr) *A, TW_S_REAL *dinv)
 {
-#pragma omp parallel for if (TW_PAR(A->n)) schedule(static)
+#pragma omp parallel for if (TW_PAR(A->n)) num_threads(TW_THREADS(A->threads)) schedule(static)
     for (int i = 0; i < A->n; i++)
         TW_S(tw_block_jacobi_inverse)(A->val + 9 * (size_t)A->diag[i], dinv + 9 * (size_t)i);
 }
 
 /* v = S v: fully constrained vertices zeroed, contact vertices lose their
  * component along the contact normal. */
-static void TW_S(filter)(int n, const tw_filter *f, TW_S_REAL *v)
+static void TW_S(filter)(int n, const tw_filter *f, TW_S_REAL *v, int threads)
 {
     if (!f || !f->cons) return;
-#pragma omp parallel for if (TW_PAR(n)) schedule(static)
+#pragma omp parallel for if (TW_PAR(n)) num_threads(TW_THREADS(threads)) schedule(static)
     for (int i = 0; i < n; i++) {
         unsigned char c = f->cons[i];
         if (!c) continue;
@@ -57,25 +57,26 @@ static void TW_S(filter)(int n, const tw_filter *f, TW_S_REAL *v)
     }
 }
 
-static double TW_S(dot)(int n3, const TW_S_REAL *a, const TW_S_REAL *b)
+static double TW_S(dot)(int n3, const TW_S_REAL *a, const TW_S_REAL *b, int threads)
 {
     double s = 0;
-#pragma omp parallel for if (TW_PAR(n3)) reduction(+ : s) schedule(static)
+#pragma omp parallel for if (TW_PAR(n3)) num_threads(TW_THREADS(threads)) reduction(+ : s) schedule(static)
     for (int i = 0; i < n3; i++) s += (double)a[i] * (double)b[i];
     return s;
 }
 
 /* z = S Dinv r */
-static void TW_S(precondition)(int n, const TW_S_REAL *dinv, const TW_S_REAL *r, TW_S_REAL *z, const tw_filter *f)
+static void TW_S(precondition)(int n, const TW_S_REAL *dinv, const TW_S_REAL *r, TW_S_REAL *z, const tw_filter *f,
+                               int threads)
 {
-#pragma omp parallel for if (TW_PAR(n)) schedule(static)
+#pragma omp parallel for if (TW_PAR(n)) num_threads(TW_THREADS(threads)) schedule(static)
     for (int i = 0; i < n; i++) {
         const TW_S_REAL *d = dinv + 9 * (size_t)i, *ri = r + 3 * (size_t)i;
         z[3 * i] = d[0] * ri[0] + d[1] * ri[1] + d[2] * ri[2];
         z[3 * i + 1] = d[3] * ri[0] + d[4] * ri[1] + d[5] * ri[2];
         z[3 * i + 2] = d[6] * ri[0] + d[7] * ri[1] + d[8] * ri[2];
     }
-    TW_S(filter)(n, f, z);
+    TW_S(filter)(n, f, z, threads);
 }
 
 /* r = S(b - A x); returns |S b| */
@@ -84,11 +85,11 @@ static double TW_S(initial_residual)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, 
 {
     int n3 = 3 * A->n;
     TW_S(tw_bsr_spmv)(A, x, r);
-#pragma omp parallel for if (TW_PAR(n3)) schedule(static)
+#pragma omp parallel for if (TW_PAR(n3)) num_threads(TW_THREADS(A->threads)) schedule(static)
     for (int i = 0; i < n3; i++) r[i] = b[i] - r[i];
-    TW_S(filter)(A->n, f, r);
+    TW_S(filter)(A->n, f, r, A->threads);
     double bn = 0;
-#pragma omp parallel for if (TW_PAR(A->n)) reduction(+ : bn) schedule(static)
+#pragma omp parallel for if (TW_PAR(A->n)) num_threads(TW_THREADS(A->threads)) reduction(+ : bn) schedule(static)
     for (int i = 0; i < A->n; i++) {
         unsigned char c = f && f->cons ? f->cons[i] : 0;
         if (c && c != TW_FILTER_NORMAL) continue;
@@ -112,32 +113,32 @@ tw_solve_result TW_S(tw_pcg)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, TW_S_REA
     TW_S(tw_bsr_block_jacobi)(A, w->dinv);
     double bnorm = TW_S(initial_residual)(A, b, x, cons, r);
     if (bnorm < 1e-300) bnorm = 1;
-    TW_S(precondition)(n, w->dinv, r, z, cons);
+    TW_S(precondition)(n, w->dinv, r, z, cons, A->threads);
     memcpy(p, z, sizeof(TW_S_REAL) * (size_t)n3);
-    double rz = TW_S(dot)(n3, r, z);
-    double rn = sqrt(TW_S(dot)(n3, r, r));
+    double rz = TW_S(dot)(n3, r, z, A->threads);
+    double rn = sqrt(TW_S(dot)(n3, r, r, A->threads));
     int limit = fixed_iterations > 0 ? fixed_iterations : max_iterations;
     int it = 0;
     while (it < limit) {
         if (fixed_iterations <= 0 && rn <= tol * bnorm) break;
         if (!(rz > 0)) break; /* exact solution (or breakdown) */
         TW_S(tw_bsr_spmv)(A, p, q);
-        TW_S(filter)(n, cons, q);
-        double pq = TW_S(dot)(n3, p, q);
+        TW_S(filter)(n, cons, q, A->threads);
+        double pq = TW_S(dot)(n3, p, q, A->threads);
         if (!(pq > 0)) { res.negative_curvature = 1; break; }
         double alpha = rz / pq;
-#pragma omp parallel for if (TW_PAR(n3)) schedule(static)
+#pragma omp parallel for if (TW_PAR(n3)) num_threads(TW_THREADS(A->threads)) schedule(static)
         for (int i = 0; i < n3; i++) {
             x[i] += (TW_S_REAL)alpha * p[i];
             r[i] -= (TW_S_REAL)alpha * q[i];
         }
-        TW_S(precondition)(n, w->dinv, r, z, cons);
-        double rz_new = TW_S(dot)(n3, r, z);
+        TW_S(precondition)(n, w->dinv, r, z, cons, A->threads);
+        double rz_new = TW_S(dot)(n3, r, z, A->threads);
         double beta = rz_new / rz;
         rz = rz_new;
-#pragma omp parallel for if (TW_PAR(n3)) schedule(static)
+#pragma omp parallel for if (TW_PAR(n3)) num_threads(TW_THREADS(A->threads)) schedule(static)
         for (int i = 0; i < n3; i++) p[i] = z[i] + (TW_S_REAL)beta * p[i];
-        rn = sqrt(TW_S(dot)(n3, r, r));
+        rn = sqrt(TW_S(dot)(n3, r, r, A->threads));
         it++;
     }
     res.iterations = it;
@@ -158,40 +159,40 @@ tw_solve_result TW_S(tw_bicgstab)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, TW_
     memset(p, 0, sizeof(TW_S_REAL) * (size_t)n3);
     memset(v, 0, sizeof(TW_S_REAL) * (size_t)n3);
     double rho = 1, alpha = 1, omega = 1;
-    double rn = sqrt(TW_S(dot)(n3, r, r));
+    double rn = sqrt(TW_S(dot)(n3, r, r, A->threads));
     int it = 0;
     while (it < max_iterations && rn > tol * bnorm) {
-        double rho_new = TW_S(dot)(n3, rhat, r);
+        double rho_new = TW_S(dot)(n3, rhat, r, A->threads);
         if (fabs(rho_new) < 1e-300) break;
         double beta = (rho_new / rho) * (alpha / omega);
         rho = rho_new;
-#pragma omp parallel for if (TW_PAR(n3)) schedule(static)
+#pragma omp parallel for if (TW_PAR(n3)) num_threads(TW_THREADS(A->threads)) schedule(static)
         for (int i = 0; i < n3; i++) p[i] = r[i] + (TW_S_REAL)beta * (p[i] - (TW_S_REAL)omega * v[i]);
-        TW_S(precondition)(n, w->dinv, p, y, cons);
+        TW_S(precondition)(n, w->dinv, p, y, cons, A->threads);
         TW_S(tw_bsr_spmv)(A, y, v);
-        TW_S(filter)(n, cons, v);
-        double rv = TW_S(dot)(n3, rhat, v);
+        TW_S(filter)(n, cons, v, A->threads);
+        double rv = TW_S(dot)(n3, rhat, v, A->threads);
         if (fabs(rv) < 1e-300) break;
         alpha = rho / rv;
-#pragma omp parallel for if (TW_PAR(n3)) schedule(static)
+#pragma omp parallel for if (TW_PAR(n3)) num_threads(TW_THREADS(A->threads)) schedule(static)
         for (int i = 0; i < n3; i++) {
             x[i] += (TW_S_REAL)alpha * y[i];
             s[i] = r[i] - (TW_S_REAL)alpha * v[i];
         }
         it++;
-        double sn = sqrt(TW_S(dot)(n3, s, s));
+        double sn = sqrt(TW_S(dot)(n3, s, s, A->threads));
         if (sn <= tol * bnorm) { memcpy(r, s, sizeof(TW_S_REAL) * (size_t)n3); rn = sn; break; }
-        TW_S(precondition)(n, w->dinv, s, y, cons);
+        TW_S(precondition)(n, w->dinv, s, y, cons, A->threads);
         TW_S(tw_bsr_spmv)(A, y, t);
-        TW_S(filter)(n, cons, t);
-        double tt = TW_S(dot)(n3, t, t);
-        omega = tt > 0 ? TW_S(dot)(n3, t, s) / tt : 0;
-#pragma omp parallel for if (TW_PAR(n3)) schedule(static)
+        TW_S(filter)(n, cons, t, A->threads);
+        double tt = TW_S(dot)(n3, t, t, A->threads);
+        omega = tt > 0 ? TW_S(dot)(n3, t, s, A->threads) / tt : 0;
+#pragma omp parallel for if (TW_PAR(n3)) num_threads(TW_THREADS(A->threads)) schedule(static)
         for (int i = 0; i < n3; i++) {
             x[i] += (TW_S_REAL)omega * y[i];
             r[i] = s[i] - (TW_S_REAL)omega * t[i];
         }
-        rn = sqrt(TW_S(dot)(n3, r, r));
+        rn = sqrt(TW_S(dot)(n3, r, r, A->threads));
         if (omega == 0) break;
     }
     res.iterations = it;

@@ -139,7 +139,7 @@ static tw_solve_result newton_direction(tw_world *w, tw_static_work *s, const tw
     tw_assemble_system(w, 0, 1);
     for (size_t i = 0; i < nv; i++) s->A[i] = w->A[i];
     memset(s->dx, 0, sizeof(double) * n3);
-    tw_bsr_d A = {w->fem.n, w->fem.nnzb, w->fem.row_ptr, w->fem.col, w->fem.diag, s->A};
+    tw_bsr_d A = {w->fem.n, w->fem.nnzb, w->fem.row_ptr, w->fem.col, w->fem.diag, s->A, w->def.threads};
     tw_filter filter = {w->cons, NULL};
     return tw_pcg_d(&A, s->r, s->dx, &filter, d->cg_tolerance, d->cg_max_iterations, 0, &s->solver);
 }

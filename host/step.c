@@ -70,12 +70,8 @@ static void conserve_momentum(tw_world *w, double heff, const tw_real *xbase, co
  * x+ = xbase + heff v+: pinned 0, kinematic onto their targets. */
 static void prescribe_constrained(tw_world *w, const tw_real *xbase, double heff, tw_real *v)
 {
-    for (int i = 0; i < w->fem.n; i++) {
-        if (w->cons[i] == TW_PINNED)
-            for (int c = 0; c < 3; c++) v[3 * i + c] = 0;
-        else if (w->cons[i] == TW_KINEMATIC)
-            for (int c = 0; c < 3; c++) v[3 * i + c] = (tw_real)((w->target[3 * i + c] - xbase[3 * i + c]) / heff);
-    }
+    const tw_step_view s = tw_world_view(w);
+    for (int i = 0; i < s.n; i++) tw_prescribe_vertex(&s, i, xbase, heff, v);
 }
 
 /* w->A x = b on the filtered directions: PCG, or BiCGStab for warp-vertex's
@@ -90,30 +86,31 @@ static tw_solve_result solve_system(tw_world *w, const tw_real *b, tw_real *x, c
                   &w->work);
 }
 
-/* NaN or a blow-up in the new velocities: the message says which step and why. */
-static tw_status check_velocities(const tw_world *w, const tw_real *v, double h, const tw_solve_result *sr)
+/* NaN or a blow-up in the new velocities (hd/step.h tw_divergence, found
+ * by the loop below or by the CUDA world's device reduction): the verdict is
+ * tw_divergence_ok's for both backends, and the message says which step and
+ * why. */
+static tw_status divergence_status(const tw_world *w, const tw_divergence *d, int iterations, double residual,
+                                   double h)
 {
-    int n = w->fem.n;
-    int bad = tw_first_nonfinite(v, 3 * (size_t)n);
-    if (bad >= 0 || !isfinite(sr->residual))
+    if (tw_divergence_ok(d, residual, h, 10 * w->size)) return TW_OK;
+    if (d->nonfinite_vertex >= 0 || !isfinite(residual))
         return tw_fail(TW_ERR_DIVERGED,
                        "step %ld (t = %g s): the %s produced a non-finite velocity at vertex %d (CG: %d iterations, "
                        "residual %g); reduce dt or check the material",
                        w->step + 1, w->time + h, w->def.integrator == TW_EXPLICIT_NEWMARK ? "explicit update" : "solve",
-                       bad, sr->iterations, sr->residual);
-    double vmax = 0;
-    int vmax_i = 0;
-    for (int i = 0; i < n; i++) {
-        double s = sqrt((double)v[3 * i] * v[3 * i] + (double)v[3 * i + 1] * v[3 * i + 1] +
-                        (double)v[3 * i + 2] * v[3 * i + 2]);
-        if (s > vmax) { vmax = s; vmax_i = i; }
-    }
-    if (vmax * h > 10 * w->size)
-        return tw_fail(TW_ERR_DIVERGED,
-                       "step %ld (t = %g s): vertex %d would move %g m in one step, %g times the object's size; the "
-                       "simulation is unstable — reduce dt, add damping or check the material",
-                       w->step + 1, w->time + h, vmax_i, vmax * h, vmax * h / w->size);
-    return TW_OK;
+                       d->nonfinite_vertex, iterations, residual);
+    return tw_fail(TW_ERR_DIVERGED,
+                   "step %ld (t = %g s): vertex %d would move %g m in one step, %g times the object's size; the "
+                   "simulation is unstable — reduce dt, add damping or check the material",
+                   w->step + 1, w->time + h, d->vmax_vertex, d->vmax * h, d->vmax * h / w->size);
+}
+
+static tw_status check_velocities(const tw_world *w, const tw_real *v, double h, const tw_solve_result *sr)
+{
+    tw_divergence d = tw_divergence_none();
+    for (int i = 0; i < w->fem.n; i++) tw_divergence_add(&d, v, i);
+    return divergence_status(w, &d, sr->iterations, sr->residual, h);
 }
 
 /* One linearised implicit solve, shared by implicit Euler and BDF2:
@@ -138,10 +135,11 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
     int vertex_method = w->def.method == TW_WARP_VERTEX || w->def.method == TW_WARP_EDGE;
     tw_compute_elastic_force(w, w->x, w->f, vertex_method && w->def.ghost_force_correction);
     tw_external_force(w, w->x, w->rhs);
-#pragma omp parallel for if (TW_PAR(n)) schedule(static)
-    for (int i = 0; i < n; i++)
-        for (int c = 0; c < 3; c++)
-            w->rhs[3 * i + c] = f->mass[i] * vbase[3 * i + c] + (tw_real)heff * (w->f[3 * i + c] + w->rhs[3 * i + c]);
+#pragma omp parallel for if (TW_PAR(n)) num_threads(tw_world_threads(w)) schedule(static)
+    for (int i = 0; i < n; i++) {
+        size_t k = 3 * (size_t)i;
+        tw_rhs_vertex(f->mass[i], vbase + k, heff, w->f + k, w->rhs + k, w->rhs + k); /* rhs held f_ext */
+    }
     tw_assemble_system(w, cm, ck);
     tw_bsr A = tw_world_bsr(w);
     if (xbase != w->x) {
@@ -324,10 +322,67 @@ static tw_status newmark_step(tw_world *w, double h, tw_step_stats *st)
     return TW_OK;
 }
 
+#ifdef TW_HAVE_CUDA
+/* The step on the device (kernels/cuda_world.h): the world's numbers and the
+ * state a setter changed go in, and what comes back is applied here as the
+ * CPU step applies its own: the divergence check, the counters, the flags. */
+static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
+{
+    tw_cuda_step_in in;
+    memset(&in, 0, sizeof in);
+    in.def = &w->def;
+    in.step = w->step;
+    in.has_history = w->has_history;
+    in.has_acc = w->has_acc;
+    in.spring_vertex = w->spring_vertex;
+    for (int c = 0; c < 3; c++) in.spring_anchor[c] = w->spring_anchor[c];
+    in.spring_k = w->spring_k;
+    in.size = w->size;
+    in.nhang = w->nhang;
+    in.dirty = w->host_dirty;
+    in.x = w->host_x_stale ? NULL : w->x; /* the device's copy is newer */
+    in.v = w->host_v_stale ? NULL : w->v;
+    in.fext = w->fext;
+    in.target = w->target;
+    in.cons = w->cons;
+    in.colliders = w->colliders;
+    in.ncolliders = w->ncolliders;
+    tw_cuda_step_out out;
+    double t0 = tw_now_ms();
+    tw_status s = tw_cuda_world_step(w->cuda, &in, &out);
+    if (out.uploaded) w->host_dirty = 0;
+    if (out.acc_computed) w->has_acc = 1; /* as on the CPU, whether the step then passes or not */
+    if (s == TW_OK) { /* failed: the device kept the state as it was */
+        tw_divergence d = tw_divergence_none();
+        d.nonfinite_vertex = out.nonfinite_vertex;
+        d.vmax_vertex = out.vmax_vertex;
+        d.vmax = out.vmax;
+        s = divergence_status(w, &d, out.stats.cg_iterations, out.stats.residual, w->def.dt);
+    }
+    if (s == TW_OK) {
+        w->host_x_stale = w->host_v_stale = 1;
+        if (w->def.integrator == TW_BDF2) w->has_history = 1; /* the device kept x, v in its history */
+        w->step++;
+        w->time += w->def.dt;
+    } else if (s != TW_ERR_DIVERGED && out.started) {
+        /* a device error: whatever the host holds goes up again next step
+         * (x or v the device alone held may be lost with the device), and
+         * the integrator starts over (BDF2's history, Newmark's acceleration) */
+        w->host_dirty = 1;
+        w->has_history = w->has_acc = 0;
+    }
+    tw_step_stats st = out.stats;
+    st.ms_total = tw_now_ms() - t0;
+    st.ms_other = st.ms_total - st.ms_rotations - st.ms_assembly - st.ms_solve;
+    if (stats) *stats = st;
+    return s;
+}
+#endif
+
 tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
 {
 #ifdef TW_HAVE_CUDA
-    if (w->cuda) return tw_cuda_world_step(w->cuda, w, stats);
+    if (w->cuda) return cuda_step(w, stats);
 #endif
     tw_step_stats st;
     memset(&st, 0, sizeof st);
@@ -364,7 +419,7 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
                 w->has_history = 1;
             }
             memcpy(w->v, w->vnew, sizeof(tw_real) * n3);
-#pragma omp parallel for if (TW_PAR(n3)) schedule(static)
+#pragma omp parallel for if (TW_PAR(n3)) num_threads(tw_world_threads(w)) schedule(static)
             for (size_t i = 0; i < n3; i++) w->x[i] = xbase[i] + (tw_real)heff * w->v[i];
             tw_contact_project(w, w->x, w->v);
         }

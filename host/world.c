@@ -1,15 +1,27 @@
 /* The world: its lifecycle (defaults, create, destroy), setters and state
- * access. The time step is in step.c, forces in forces.c, energies in
- * energy.c, the name tables in names.c. */
+ * access. The time step and its integrators are in step.c, rotations, forces
+ * and system matrices in forces.c, energies in energy.c, the name tables in
+ * names.c; struct tw_world (world.h) is read and written in host/ only.
+ *
+ * ARCHITECTURE
+ * - A new force model (a tw_method) is a per-vertex or per-element body in
+ *   hd/step.h (its stress and tangent in hd/element.h), called from the
+ *   loops of forces.c and from kernels/cuda_kernels.cu, with its name in
+ *   names.c.
+ * - A new integrator (a tw_integrator) is a step function in step.c beside
+ *   implicit_solve and newmark_step, chosen in tw_world_step, with its
+ *   per-vertex arithmetic in hd/integrator.h for kernels/cuda_integrators.cu
+ *   too.
+ * - A new kernel starts as a TW_HD loop body over a plain view in hd/ (like
+ *   hd/step.h's tw_step_view) that a host/ loop calls per item and a
+ *   kernels/ kernel calls on one thread; the kernels never see tw_world, the
+ *   CUDA world gets plain structs per step (kernels/cuda_world.h). */
 #include "world.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "hd/element.h"
 #include "error.h"
@@ -17,6 +29,7 @@
 #include "mesh.h"
 #ifdef TW_HAVE_CUDA
 #include "cuda_world.h"
+#include "fem_pattern_gpu.h"
 #endif
 
 tw_world_def tw_default_world_def(void)
@@ -65,7 +78,53 @@ tw_bsr tw_world_bsr(const tw_world *w)
     b.col = w->fem.col;
     b.diag = w->fem.diag;
     b.val = w->A;
+    b.threads = w->def.threads;
     return b;
+}
+
+int tw_world_threads(const tw_world *w)
+{
+#ifdef _OPENMP
+    return TW_THREADS(w->def.threads);
+#else
+    (void)w;
+    return 1;
+#endif
+}
+
+tw_step_view tw_world_view(const tw_world *w)
+{
+    const tw_fem *f = &w->fem;
+    tw_step_view s;
+    memset(&s, 0, sizeof s);
+    s.n = f->n;
+    s.nt = f->nt;
+    s.tets = f->tets;
+    s.row_ptr = f->row_ptr;
+    s.col = f->col;
+    s.vt_ptr = f->vt_ptr;
+    s.vt = f->vt;
+    s.edge_nbr = w->edge_nbr;
+    s.X = f->X;
+    s.g = f->g;
+    s.vol = f->vol;
+    s.lam = f->lam;
+    s.mu = f->mu;
+    s.K = f->K;
+    s.mass = f->mass;
+    s.R = w->R;
+    s.S = w->S;
+    s.fe = w->fe;
+    s.fext = w->fext;
+    for (int c = 0; c < 3; c++) {
+        s.gravity[c] = w->def.gravity[c];
+        s.spring_anchor[c] = w->spring_anchor[c];
+    }
+    s.spring_vertex = w->spring_vertex;
+    s.spring_k = w->spring_k;
+    s.cons = w->cons;
+    s.target = w->target;
+    return s;
 }
 
 static tw_status check_def(const tw_world_def *d)
@@ -139,6 +198,30 @@ static tw_status check_explicit_dt(const tw_world *w, double *dt)
     return TW_OK;
 }
 
+#ifdef TW_HAVE_CUDA
+/* The device copy of w (kernels/cuda_world.h): its arrays, read during the call. */
+static tw_cuda_world *cuda_world_create(const tw_world *w)
+{
+    const tw_fem *f = &w->fem;
+    tw_cuda_world_init in;
+    memset(&in, 0, sizeof in);
+    in.n = f->n;
+    in.nt = f->nt;
+    in.nnzb = f->nnzb;
+    in.tets = f->tets; in.row_ptr = f->row_ptr; in.col = f->col; in.diag = f->diag;
+    in.contrib_ptr = f->contrib_ptr; in.contrib = f->contrib; in.vt_ptr = f->vt_ptr; in.vt = f->vt;
+    in.edge_nbr = w->edge_nbr;
+    in.g = f->g; in.vol = f->vol; in.lam = f->lam; in.mu = f->mu; in.K = f->K; in.mass = f->mass; in.X = f->X;
+    in.x = w->x; in.v = w->v; in.fext = w->fext; in.target = w->target;
+    in.cons = w->cons; in.released = w->released;
+    in.cnormal = w->cnormal; in.cdist = w->cdist; in.cmu = w->cmu; in.cimpulse = w->cimpulse;
+    in.colliders = w->colliders;
+    in.ncolliders = w->ncolliders;
+    in.integrator = w->def.integrator;
+    return tw_cuda_world_create(&in);
+}
+#endif
+
 tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
 {
     tw_clear_error();
@@ -162,9 +245,6 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
         return NULL;
     }
     if (d.backend == TW_BACKEND_AUTO) d.backend = TW_BACKEND_CPU;
-#endif
-#ifdef _OPENMP
-    if (d.threads > 0) omp_set_num_threads(d.threads);
 #endif
     tw_world *w = tw_calloc(1, sizeof *w, "world");
     if (!w) return NULL;
@@ -231,7 +311,7 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     w->size = sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) + (hi[2] - lo[2]) * (hi[2] - lo[2]));
     choose_edge_neighbours(w);
 #ifdef TW_HAVE_CUDA
-    if (w->def.backend == TW_BACKEND_CUDA && !(w->cuda = tw_cuda_world_create(w))) {
+    if (w->def.backend == TW_BACKEND_CUDA && !(w->cuda = cuda_world_create(w))) {
         tw_world_destroy(w);
         return NULL;
     }
@@ -429,3 +509,60 @@ size_t tw_world_memory_bytes(const tw_world *w)
     return tw_fem_memory_bytes(&w->fem) + n * (3 * 7 * r + 1 + 2 * sizeof(int) + 7 * 3 * r + 9 * r) +
            9 * rn * r + (TW_GREEN_PACK + 12) * nt * r + 9 * (size_t)w->fem.nnzb * r + sizeof *w;
 }
+
+tw_status tw_world_set_solver(tw_world *w, double tolerance, int max_iterations, int fixed_iterations)
+{
+    if (!(tolerance > 0) || !isfinite(tolerance))
+        return tw_fail(TW_ERR_INVALID, "CG tolerance %g must be finite and > 0", tolerance);
+    if (max_iterations < 1) return tw_fail(TW_ERR_INVALID, "CG iteration cap %d must be >= 1", max_iterations);
+    if (fixed_iterations < 0) return tw_fail(TW_ERR_INVALID, "CG fixed iteration count %d must be >= 0", fixed_iterations);
+    w->def.cg_tolerance = tolerance;
+    w->def.cg_max_iterations = max_iterations;
+    w->def.cg_fixed_iterations = fixed_iterations;
+    return TW_OK; /* the device reads them with each step's numbers */
+}
+
+int tw_world_matrix_blocks(const tw_world *w) { return w->fem.nnzb; }
+
+int tw_backend_usable(tw_backend b, char *why, size_t why_size)
+{
+    if (b == TW_BACKEND_CPU || b == TW_BACKEND_AUTO) return 1;
+    if (b != TW_BACKEND_CUDA) {
+        if (why) snprintf(why, why_size, "unknown backend %d", (int)b);
+        return 0;
+    }
+#ifdef TW_HAVE_CUDA
+    return tw_cuda_usable(why, why_size);
+#else
+    if (why) snprintf(why, why_size, "the CUDA backend is not available in this build: nvcc was not found when it was configured");
+    return 0;
+#endif
+}
+
+#ifdef TW_HAVE_CUDA
+size_t tw_world_device_bytes(const tw_world *w) { return tw_cuda_world_memory_bytes(w->cuda); }
+size_t tw_world_device_to_host_bytes(const tw_world *w) { return tw_cuda_world_d2h_bytes(w->cuda); }
+void tw_world_set_cuda_graph(tw_world *w, int on) { tw_cuda_world_set_graph(w->cuda, on); }
+int tw_world_cuda_graph(const tw_world *w) { return tw_cuda_world_graph(w->cuda); }
+
+const tw_real *tw_world_device_positions(const tw_world *w, void **stream)
+{
+    if (stream) *stream = NULL;
+    /* a setter since the last step and the host's x current: the host's are the truth */
+    if (!w->cuda || (w->host_dirty && !w->host_x_stale)) return NULL;
+    if (stream) *stream = tw_cuda_world_stream(w->cuda);
+    return tw_cuda_world_device_positions(w->cuda);
+}
+#else
+size_t tw_world_device_bytes(const tw_world *w) { (void)w; return 0; }
+size_t tw_world_device_to_host_bytes(const tw_world *w) { (void)w; return 0; }
+void tw_world_set_cuda_graph(tw_world *w, int on) { (void)w; (void)on; }
+int tw_world_cuda_graph(const tw_world *w) { (void)w; return 0; }
+
+const tw_real *tw_world_device_positions(const tw_world *w, void **stream)
+{
+    (void)w;
+    if (stream) *stream = NULL;
+    return NULL;
+}
+#endif

@@ -5,6 +5,7 @@
 #ifndef TW_WORLD_H
 #define TW_WORLD_H
 #include "fem.h"
+#include "hd/step.h"
 #include "solver.h"
 #include "tetwarp.h"
 
@@ -113,6 +114,15 @@ void tw_contact_project_velocities(tw_world *w, tw_real *v, tw_real *acc);
 void tw_hanging_before_step(tw_world *w, double h);
 void tw_hanging_after_step(tw_world *w);
 void tw_hanging_free(tw_world *w);
+
+/* The plain view of w's arrays and loads the per-item loop bodies read
+ * (hd/step.h); pointers into w, valid while w is. */
+tw_step_view tw_world_view(const tw_world *w);
+
+/* The threads w's OpenMP loops ask for (num_threads): def.threads, or the
+ * OpenMP default when it is 0. Per world: creating a world changes no
+ * process-wide setting. */
+int tw_world_threads(const tw_world *w);
 
 double tw_now_ms(void);
 /* The first vertex with a non-finite component among n3 / 3, or -1. */

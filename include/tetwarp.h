@@ -378,7 +378,7 @@ typedef struct tw_world_def {
     int warm_start;                 /* 1: start CG from the last velocity */
     int ghost_force_correction;     /* 1: remove net elastic force (vertex methods) */
     tw_warp_system warp_system;
-    int threads;                    /* OpenMP threads, 0 = all */
+    int threads;                    /* OpenMP threads of this world's loops, 0 = the OpenMP default */
 } tw_world_def;
 tw_world_def tw_default_world_def(void);
 
@@ -487,6 +487,36 @@ size_t tw_world_memory_bytes(const tw_world *w);
 /* Elastic force at the current positions for the current method (3n, N),
  * the same force a step uses (before ghost-force correction). */
 void tw_world_elastic_force(tw_world *w, tw_real *f);
+
+/* Iterative solver settings of a world in use, as the def's cg_tolerance
+ * (relative residual, > 0), cg_max_iterations (>= 1) and cg_fixed_iterations
+ * (> 0: exactly that many iterations, no tolerance test; 0: off). Takes
+ * effect at the next step. */
+tw_status tw_world_set_solver(tw_world *w, double tolerance, int max_iterations, int fixed_iterations);
+/* 3x3 blocks in the system matrix (its BSR non-zeros). */
+int tw_world_matrix_blocks(const tw_world *w);
+
+/* The backends. 1 when backend b can run here (cpu always; cuda when this
+ * build has it and a device is usable); else 0 with the reason in why. */
+int tw_backend_usable(tw_backend b, char *why, size_t why_size);
+/* The CUDA backend's world; on a world of another backend these return 0 or
+ * NULL and change nothing. Device memory held, bytes: */
+size_t tw_world_device_bytes(const tw_world *w);
+/* Bytes of vertex data (positions, velocities) copied from the device to the
+ * host since the world was created. */
+size_t tw_world_device_to_host_bytes(const tw_world *w);
+/* 1 (the default unless TW_CUDA_GRAPH=0 is set in the environment): each
+ * step runs as one CUDA Graph; 0: host-driven. Takes effect at the next step. */
+void tw_world_set_cuda_graph(tw_world *w, int on);
+/* 1 when the last step ran as a CUDA Graph. */
+int tw_world_cuda_graph(const tw_world *w);
+/* The device array of the current positions (3n tw_real) when the device
+ * holds the current ones, and in *stream (when stream is not NULL) the
+ * cudaStream_t the steps run on, where work that reads the array between
+ * steps should run. NULL when the host's positions are the current ones
+ * (another backend, or a setter changed the state since the last step:
+ * tw_world_positions). Valid until the next step or setter. */
+const tw_real *tw_world_device_positions(const tw_world *w, void **stream);
 
 typedef struct tw_static_def {
     int load_steps;       /* non-linear: fraction of the load added per step */

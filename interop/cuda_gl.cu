@@ -13,16 +13,16 @@
 // contracts no a*b+c into an FMA (-std=c11), so both paths give the same
 // floats and the interop and host-upload frames the same image.
 //
-// Ordering: all of it runs on the world's own stream (tw_cuda_world_stream,
-// non-blocking), after the step that wrote the positions and before the next
+// Ordering: all of it runs on the world's own stream (tw_world_device_positions
+// gives it; non-blocking), after the step that wrote the positions and before the next
 // one, which would overwrite them; the map waits for OpenGL's use of the
 // buffers and the unmap makes OpenGL's next use wait for the kernels.
 //
-// When: the device positions are the state's truth after a step
-// (w->host_x_stale) and as long as no setter changed the host's state
-// (w->host_dirty); otherwise, e.g. after a reset before the next step, the
-// host's positions are, and that frame is drawn from the host (no download:
-// they are current there).
+// When: the device positions are the state's truth after a step and as long
+// as no setter changed the host's state (tw_world_device_positions returns
+// them then); otherwise, e.g. after a reset before the next step, the host's
+// positions are, and that frame is drawn from the host (no download: they
+// are current there).
 //
 // NEVER RUN ON A GPU. Written and compiled (nvcc 13, sm_90) on a machine
 // without one; tests/viewer_tests.cmake's viewer.interop_* cases are what a
@@ -35,11 +35,7 @@
 #include <string.h>
 
 #include "cuda_gl.h"
-#include "cuda_world.h"
 #include "render_surface.h"
-extern "C" {
-#include "world.h"
-}
 
 #define CUDA_GL_THREADS 256
 
@@ -76,9 +72,12 @@ __global__ void surface_normals(tw_render_surface s, const float *pos, float *nr
 
 extern "C" int cuda_gl_built(void) { return 1; }
 
-extern "C" int cuda_gl_device_usable(char *why, size_t why_size) { return tw_cuda_usable(why, why_size); }
+extern "C" int cuda_gl_device_usable(char *why, size_t why_size)
+{
+    return tw_backend_usable(TW_BACKEND_CUDA, why, why_size);
+}
 
-extern "C" size_t cuda_gl_d2h_bytes(const tw_world *w) { return w->cuda ? tw_cuda_world_d2h_bytes(w->cuda) : 0; }
+extern "C" size_t cuda_gl_d2h_bytes(const tw_world *w) { return tw_world_device_to_host_bytes(w); }
 
 // Teardown: a failure cannot be returned, so it is printed (and the rest still freed).
 static void report(cudaError_t e, const char *call, int line)
@@ -118,13 +117,15 @@ static int upload(void **d, const void *h, size_t count, size_t size, const char
 extern "C" cuda_gl *cuda_gl_create(const gl_surface *s, const struct tw_render_surface *rs, const tw_world *w,
                                    char *why, size_t why_size)
 {
-    if (!w->cuda) {
-        snprintf(why, why_size, "the world runs on the %s backend, not cuda", tw_backend_name(w->def.backend));
+    tw_backend backend = tw_world_get_def(w)->backend;
+    if (backend != TW_BACKEND_CUDA) {
+        snprintf(why, why_size, "the world runs on the %s backend, not cuda", tw_backend_name(backend));
         return NULL;
     }
-    if (rs->mesh_nv != w->fem.n || rs->nv != s->vertex_count) {
+    int world_nv = tw_world_vertex_count(w);
+    if (rs->mesh_nv != world_nv || rs->nv != s->vertex_count) {
         snprintf(why, why_size, "the render surface (%d vertices of a %d-vertex mesh) does not match the buffers "
-                 "(%d vertices) and the world (%d vertices)", rs->nv, rs->mesh_nv, s->vertex_count, w->fem.n);
+                 "(%d vertices) and the world (%d vertices)", rs->nv, rs->mesh_nv, s->vertex_count, world_nv);
         return NULL;
     }
     // the GL context must be on a CUDA device, else registration cannot work
@@ -177,10 +178,10 @@ fail:
 
 extern "C" int cuda_gl_update(cuda_gl *c, const tw_world *w, char *why, size_t why_size)
 {
-    if (!w->cuda || (w->host_dirty && !w->host_x_stale)) return 1; // the host's positions are the current ones
-    const tw_real *x = tw_cuda_world_device_positions(w->cuda);
-    if (!x || w->fem.n != c->d.mesh_nv) return 1;
-    cudaStream_t st = (cudaStream_t)tw_cuda_world_stream(w->cuda);
+    void *stream = NULL;
+    const tw_real *x = tw_world_device_positions(w, &stream);
+    if (!x || tw_world_vertex_count(w) != c->d.mesh_nv) return 1; // the host's positions are the current ones
+    cudaStream_t st = (cudaStream_t)stream;
     if (CUDA_GL_CHECK(cudaGraphicsMapResources(2, c->res, st))) return -1;
     float *buf[2];
     int rc = 0;

@@ -25,7 +25,7 @@ typedef struct cuda_gl cuda_gl;
 
 /* 1 when the build has the CUDA-GL path (nvcc was found). */
 int cuda_gl_built(void);
-/* 1 when a CUDA device can be used (tw_cuda_usable); else 0 with the reason in why. */
+/* 1 when a CUDA device can be used (tw_backend_usable); else 0 with the reason in why. */
 int cuda_gl_device_usable(char *why, size_t why_size);
 
 /* Interop for surface s, drawing rs, of a body whose world w runs on the
@@ -48,7 +48,7 @@ int cuda_gl_update(cuda_gl *c, const tw_world *w, char *why, size_t why_size);
 void cuda_gl_destroy(cuda_gl *c);
 
 /* Bytes of vertex data w's device copy has sent to the host since it was
- * made (tw_cuda_world_d2h_bytes); 0 for a world on the CPU backend. */
+ * made (tw_world_device_to_host_bytes); 0 for a world on the CPU backend. */
 size_t cuda_gl_d2h_bytes(const tw_world *w);
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-// BDF2 and explicit Newmark on the device: host/world.c's tw_world_step and
+// BDF2 and explicit Newmark on the device: host/step.c's tw_world_step and
 // newmark_step, one thread per vertex or component, calling the per-vertex
 // arithmetic its loops call (host/hd/integrator.h).
 //
@@ -30,16 +30,6 @@
 #include "hd/integrator.h"
 
 namespace {
-
-/* tw_external_force's component c of vertex i, the spring at x */
-__device__ __forceinline__ tw_real external_force(const tw_cuda_data &d, int i, int c, const tw_real *x)
-{
-    const tw_cuda_params *P = d.P;
-    size_t k = 3 * (size_t)i + c;
-    tw_real ext = d.mass[i] * (tw_real)P->gravity[c] + d.fext[k];
-    if (i == P->spring_vertex) ext += (tw_real)(P->spring_k * (P->anchor[c] - x[k]));
-    return ext;
-}
 
 /* ---- BDF2 ---- */
 
@@ -81,13 +71,16 @@ __global__ void newmark_start_kernel(tw_cuda_data d)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= d.n) return;
     int moving = d.mass[i] > 0 && !d.cons[i];
+    tw_step_view s = tw_cuda_step_view(d);
+    tw_real ext[3];
+    tw_external_force_vertex(&s, d.x, i, ext); /* tw_external_force's body */
     for (int c = 0; c < 3; c++) {
         size_t k = 3 * (size_t)i + c;
-        d.acc[k] = tw_newmark_start_acc(d.f[k] + external_force(d, i, c, d.x), d.mass[i], d.v[k], d.P->alpha, moving);
+        d.acc[k] = tw_newmark_start_acc(d.f[k] + ext[c], d.mass[i], d.v[k], d.P->alpha, moving);
     }
 }
 
-/* what the host reads of a step without a solve (host/world.c: 0 iterations,
+/* what the host reads of a step without a solve (host/step.c: 0 iterations,
  * residual 0); the divergence check then fills the rest */
 __global__ void explicit_status_kernel(tw_cuda_status *st)
 {
@@ -114,6 +107,9 @@ __global__ void newmark_update_kernel(tw_cuda_data d)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= d.n) return;
     double h = d.P->h, alpha = d.P->alpha;
+    tw_step_view s = tw_cuda_step_view(d);
+    tw_real ext[3];
+    tw_external_force_vertex(&s, d.x, i, ext); /* tw_external_force's body */
     for (int c = 0; c < 3; c++) {
         size_t k = 3 * (size_t)i + c;
         if (d.cons[i]) {
@@ -121,7 +117,7 @@ __global__ void newmark_update_kernel(tw_cuda_data d)
             d.anew[k] = 0;
             continue;
         }
-        tw_newmark_velocity(d.f[k] + external_force(d, i, c, d.x), d.mass[i], d.v[k], d.acc[k], h, alpha, &d.vnew[k],
+        tw_newmark_velocity(d.f[k] + ext[c], d.mass[i], d.v[k], d.acc[k], h, alpha, &d.vnew[k],
                             &d.anew[k]);
     }
 }

@@ -11,6 +11,7 @@
 #include <cusparse.h>
 
 #include "cuda_world.h"
+#include "hd/step.h"
 extern "C" {
 #include "error.h" /* tw_fail: a C function, declared without extern "C" */
 }
@@ -113,6 +114,44 @@ typedef struct tw_cuda_data {
     tw_cuda_status *st;
 } tw_cuda_data;
 
+/* The view hd/step.h's loop bodies read: d's device arrays, and the loads
+ * from the step's parameters in device memory (never a kernel argument, so
+ * a captured graph stays valid when they change). What a kernel does not
+ * read of it is not loaded. */
+static __device__ __forceinline__ tw_step_view tw_cuda_step_view(const tw_cuda_data &d)
+{
+    tw_step_view s;
+    s.n = d.n;
+    s.nt = d.nt;
+    s.tets = d.tets;
+    s.row_ptr = d.row_ptr;
+    s.col = d.col;
+    s.vt_ptr = d.vt_ptr;
+    s.vt = d.vt;
+    s.edge_nbr = d.edge_nbr;
+    s.X = d.X;
+    s.g = d.g;
+    s.vol = d.vol;
+    s.lam = d.lam;
+    s.mu = d.mu;
+    s.K = d.K;
+    s.mass = d.mass;
+    s.R = d.R;
+    s.S = d.S;
+    s.fe = d.fe;
+    s.fext = d.fext;
+    const tw_cuda_params *P = d.P;
+    for (int c = 0; c < 3; c++) {
+        s.gravity[c] = P->gravity[c];
+        s.spring_anchor[c] = P->anchor[c];
+    }
+    s.spring_vertex = P->spring_vertex;
+    s.spring_k = P->spring_k;
+    s.cons = d.cons;
+    s.target = d.target;
+    return s;
+}
+
 /* What decides which kernels a step launches (not their numbers): a new
  * shape captures a new graph. */
 typedef struct tw_cuda_shape {
@@ -158,6 +197,7 @@ struct tw_cuda_world {
     int have_stream;
     cudaEvent_t ev[4]; /* step start, after rotations, after assembly, after the solve */
     int have_events;
+    int timing_failed; /* reading the events failed once (said on stderr; the stage times read 0) */
     int capturing; /* 1 while a graph is being captured (events become record nodes) */
     /* the step as a CUDA Graph (cuda_world.cu) */
     int use_graph;          /* 1: run the step as a graph (TW_CUDA_GRAPH=0 turns it off) */
@@ -200,7 +240,7 @@ static inline unsigned tw_cuda_reduce_grid(long count)
 }
 
 /* cuda_kernels.cu: one step's pieces, in the order implicit_solve runs them
- * (host/world.c); each launches on cw->stream and reads its numbers from
+ * (host/step.c); each launches on cw->stream and reads its numbers from
  * d.P (tw_cuda_params), so the same launches serve the graph and the
  * host-driven step. */
 tw_status tw_cuda_rotations(tw_cuda_world *cw, tw_method m);
@@ -210,17 +250,17 @@ tw_status tw_cuda_rhs(tw_cuda_world *cw);
 tw_status tw_cuda_assemble(tw_cuda_world *cw, tw_method m, int exact_warp);
 /* vnew = warm ? v : 0, then pinned 0 and kinematic onto their targets */
 tw_status tw_cuda_prescribe(tw_cuda_world *cw);
-/* host/world.c check_velocities on vnew, as a device reduction: fills
+/* host/step.c check_velocities on vnew, as a device reduction: fills
  * st->nonfinite_vertex, vmax, vmax_vertex and ok (the residual is finite,
  * no velocity is non-finite, no vertex moves more than max_move) */
 tw_status tw_cuda_check_divergence(tw_cuda_world *cw);
-/* conserve_momentum of host/world.c on vnew (the caller checks that no vertex is constrained) */
+/* conserve_momentum of host/step.c on vnew (the caller checks that no vertex is constrained) */
 tw_status tw_cuda_conserve_momentum(tw_cuda_world *cw);
 /* when st->ok: v = vnew, x = xbase + heff v (else nothing: the state stays);
  * a BDF2 world first keeps x, v in xprev, vprev */
 tw_status tw_cuda_integrate(tw_cuda_world *cw);
 
-/* cuda_integrators.cu: BDF2 and explicit Newmark (host/world.c), the
+/* cuda_integrators.cu: BDF2 and explicit Newmark (host/step.c), the
  * per-vertex arithmetic in host/hd/integrator.h. */
 /* BDF2, before the rotations: xbase, vbase (from x, v and xprev, vprev when
  * P->history, else copies of x, v). */

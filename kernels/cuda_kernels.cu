@@ -1,6 +1,10 @@
 // One implicit step's kernels (all but the solver): the loop bodies of
-// host/forces.c and host/world.c's implicit_solve, one thread per vertex,
-// element or BSR block, calling the same TW_HD math (hd/math3.h, hd/element.h).
+// host/forces.c and host/step.c's implicit_solve, one thread per vertex,
+// element or BSR block. Where the CPU loop body is a function of hd/step.h
+// (rotations, forces, gather, rhs, prescribe, the divergence check's per
+// vertex part) the kernel calls that function on a tw_step_view of d
+// (tw_cuda_step_view, cuda_internal.h); the system matrix's blocks use
+// hd/element.h as the CPU does.
 // The step is from d.xbase, d.vbase (x+ = xbase + heff v+): d.x, d.v for
 // implicit Euler, BDF2's base terms otherwise (cuda_integrators.cu); the
 // rotations and forces are at d.x, as in implicit_solve.
@@ -18,59 +22,30 @@
 
 namespace {
 
-__device__ __forceinline__ tw_v3 vtx(const tw_real *x, int i) { return tw_v3_load(x + 3 * (size_t)i); }
-
-/* host/forces.c element_displacements */
-__device__ __forceinline__ void element_displacements(const tw_cuda_data &d, const tw_real *x, int e, tw_v3 us[4])
-{
-    const int *t = d.tets + 4 * (size_t)e;
-    for (int p = 0; p < 4; p++) us[p] = tw_v3_sub(vtx(x, t[p]), vtx(d.X, t[p]));
-}
-
 /* ---- rotations (tw_compute_rotations) ---- */
 
 __global__ void rotations_warp_vertex(tw_cuda_data d)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= d.n) return;
-    tw_v3 xi = vtx(d.x, i), Xi = vtx(d.X, i);
-    tw_m3 A = tw_m3_zero();
-    for (int k = d.row_ptr[i]; k < d.row_ptr[i + 1]; k++) {
-        int j = d.col[k];
-        A = tw_m3_add_outer(A, tw_v3_sub(vtx(d.x, j), xi), tw_v3_sub(vtx(d.X, j), Xi), 1);
-    }
-    tw_m3_store(d.R + 9 * (size_t)i, tw_polar3(A));
+    tw_step_view s = tw_cuda_step_view(d);
+    tw_rotation_warp_vertex(&s, d.x, i);
 }
 
 __global__ void rotations_warp_edge(tw_cuda_data d)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= d.n) return;
-    int j = d.edge_nbr[2 * i], k = d.edge_nbr[2 * i + 1];
-    tw_m3 R = tw_m3_identity();
-    if (j >= 0)
-        R = tw_m3_mul_bt(tw_edge_frame(vtx(d.x, i), vtx(d.x, j), vtx(d.x, k)),
-                         tw_edge_frame(vtx(d.X, i), vtx(d.X, j), vtx(d.X, k)));
-    tw_m3_store(d.R + 9 * (size_t)i, R);
+    tw_step_view s = tw_cuda_step_view(d);
+    tw_rotation_warp_edge(&s, d.x, i);
 }
 
 __global__ void rotations_element(tw_cuda_data d, int green)
 {
     int e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= d.nt) return;
-    tw_v3 xs[4];
-    element_displacements(d, d.x, e, xs);
-    const tw_real *g = d.g + 12 * (size_t)e;
-    tw_m3 F = tw_elem_deformation(xs, g);
-    if (!green) { /* corot-element, hybrid */
-        tw_m3 R = tw_polar3(F);
-        tw_m3_store(d.R + 9 * (size_t)e, R);
-        tw_corot_pack(d.S + TW_COROT_PACK * (size_t)e, R, g, d.vol[e], d.lam[e], d.mu[e]);
-    } else {
-        tw_m3_store(d.R + 9 * (size_t)e, F);
-        tw_green_pack(d.S + TW_GREEN_PACK * (size_t)e, F, tw_m3_mul_bt(F, F), tw_stvk_S(F, d.lam[e], d.mu[e], NULL),
-                      g, d.vol[e], d.lam[e], d.mu[e]);
-    }
+    tw_step_view s = tw_cuda_step_view(d);
+    tw_rotation_element(&s, d.x, e, green);
 }
 
 /* ---- elastic forces (tw_compute_elastic_force) ---- */
@@ -80,17 +55,8 @@ __global__ void vertex_force(tw_cuda_data d, int warped)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= d.n) return;
-    tw_m3 Ri = warped ? tw_m3_load(d.R + 9 * (size_t)i) : tw_m3_identity();
-    double acc[3] = {0, 0, 0};
-    for (int k = d.row_ptr[i]; k < d.row_ptr[i + 1]; k++) {
-        int j = d.col[k];
-        tw_v3 Xj = vtx(d.X, j), uj = tw_v3_sub(vtx(d.x, j), Xj);
-        tw_v3 y = warped ? tw_v3_add(tw_m3_tmulv(Ri, uj), tw_v3_sub(tw_m3_tmulv(Ri, Xj), Xj)) : uj;
-        tw_v3 ky = tw_m3_mulv(tw_m3_load(d.K + 9 * (size_t)k), y);
-        acc[0] += ky.x; acc[1] += ky.y; acc[2] += ky.z;
-    }
-    tw_v3 a = tw_v3_make((tw_real)acc[0], (tw_real)acc[1], (tw_real)acc[2]);
-    tw_v3_store(d.f + 3 * (size_t)i, tw_v3_scale(tw_m3_mulv(Ri, a), -1));
+    tw_step_view s = tw_cuda_step_view(d);
+    tw_vertex_force(&s, d.x, i, warped, d.f);
 }
 
 /* ghost forces: the net elastic force, then its mass-weighted removal */
@@ -114,32 +80,17 @@ __global__ void element_force(tw_cuda_data d, int method)
 {
     int e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= d.nt) return;
-    const tw_real *g = d.g + 12 * (size_t)e;
-    tw_m3 P;
-    if (method == TW_COROT_ELEMENT || method == TW_HYBRID) {
-        tw_v3 xs[4];
-        element_displacements(d, d.x, e, xs);
-        tw_m3 F = tw_elem_deformation(xs, g), R = tw_m3_load(d.R + 9 * (size_t)e);
-        P = method == TW_HYBRID ? tw_hybrid_P(F, R, d.lam[e], d.mu[e], NULL) : tw_corot_P(F, R, d.lam[e], d.mu[e], NULL);
-    } else {
-        P = tw_m3_mul(tw_m3_load(d.R + 9 * (size_t)e), tw_sym_load(d.S + TW_GREEN_PACK * (size_t)e + 40));
-    }
-    tw_v3 fp[4];
-    tw_elem_forces_from_P(P, g, d.vol[e], fp);
-    for (int p = 0; p < 4; p++) tw_v3_store(d.fe + 12 * (size_t)e + 3 * p, fp[p]);
+    tw_step_view s = tw_cuda_step_view(d);
+    tw_element_force(&s, d.x, e, (tw_method)method);
 }
 
-/* host/forces.c gather_element_forces: per vertex, in element order */
+/* per vertex, in element order */
 __global__ void gather_element_forces(tw_cuda_data d)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= d.n) return;
-    double s0 = 0, s1 = 0, s2 = 0;
-    for (int k = d.vt_ptr[i]; k < d.vt_ptr[i + 1]; k++) {
-        const tw_real *fp = d.fe + 3 * (size_t)d.vt[k];
-        s0 += fp[0]; s1 += fp[1]; s2 += fp[2];
-    }
-    d.f[3 * (size_t)i] = (tw_real)s0; d.f[3 * (size_t)i + 1] = (tw_real)s1; d.f[3 * (size_t)i + 2] = (tw_real)s2;
+    tw_step_view s = tw_cuda_step_view(d);
+    tw_gather_element_forces(&s, i, d.f);
 }
 
 /* ---- right-hand side (tw_external_force, then implicit_solve's rhs) ---- */
@@ -148,13 +99,11 @@ __global__ void rhs_kernel(tw_cuda_data d)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= d.n) return;
-    const tw_cuda_params *P = d.P;
-    for (int c = 0; c < 3; c++) {
-        size_t k = 3 * (size_t)i + c;
-        tw_real ext = d.mass[i] * (tw_real)P->gravity[c] + d.fext[k];
-        if (i == P->spring_vertex) ext += (tw_real)(P->spring_k * (P->anchor[c] - d.x[k]));
-        d.rhs[k] = d.mass[i] * d.vbase[k] + (tw_real)P->heff * (d.f[k] + ext);
-    }
+    tw_step_view s = tw_cuda_step_view(d);
+    size_t k = 3 * (size_t)i;
+    tw_real ext[3];
+    tw_external_force_vertex(&s, d.x, i, ext);
+    tw_rhs_vertex(d.mass[i], d.vbase + k, d.P->heff, d.f + k, ext, d.rhs + k);
 }
 
 /* ---- the system matrix (tw_assemble_system), one thread per block ---- */
@@ -199,17 +148,15 @@ __global__ void prescribe_kernel(tw_cuda_data d)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= d.n) return;
     int warm_start = d.P->warm_start;
-    double heff = d.P->heff;
     for (int c = 0; c < 3; c++) {
         size_t k = 3 * (size_t)i + c;
-        tw_real v = warm_start ? d.v[k] : 0;
-        if (d.cons[i] == TW_PINNED) v = 0;
-        else if (d.cons[i] == TW_KINEMATIC) v = (tw_real)((d.target[k] - d.xbase[k]) / heff);
-        d.vnew[k] = v;
+        d.vnew[k] = warm_start ? d.v[k] : 0;
     }
+    tw_step_view s = tw_cuda_step_view(d);
+    tw_prescribe_vertex(&s, i, d.xbase, d.P->heff, d.vnew);
 }
 
-/* ---- conserve_momentum (host/world.c) ---- */
+/* ---- conserve_momentum (host/step.c) ---- */
 
 __global__ void momentum_partials(tw_cuda_data d, double *partial)
 {
@@ -261,7 +208,7 @@ __global__ void integrate_kernel(tw_cuda_data d)
     d.x[i] = d.xbase[i] + (tw_real)d.P->heff * d.v[i]; /* xbase is x itself for implicit Euler */
 }
 
-/* ---- the divergence check (host/world.c check_velocities) ---- */
+/* ---- the divergence check (host/step.c check_velocities) ---- */
 
 /* One block's (smallest non-finite vertex, largest speed and its vertex, the
  * lower index among equal speeds) into element 0 of the shared arrays. */
@@ -288,16 +235,12 @@ __global__ void divergence_partials(tw_cuda_data d, double *partial)
 {
     __shared__ int sh_bad[TW_CUDA_THREADS], sh_i[TW_CUDA_THREADS];
     __shared__ double sh_v[TW_CUDA_THREADS];
-    int bad = d.n, vi = 0;
-    double vmax = 0;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x) {
-        const tw_real *v = d.vnew + 3 * (size_t)i;
-        if ((!isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2])) && i < bad) bad = i;
-        double s = sqrt((double)v[0] * v[0] + (double)v[1] * v[1] + (double)v[2] * v[2]);
-        if (s > vmax) { vmax = s; vi = i; } /* i grows: the first of equal maxima stays */
-    }
+    tw_divergence dv = tw_divergence_none(); /* this thread's vertices, i growing: the CPU's loop body */
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x)
+        tw_divergence_add(&dv, d.vnew, i);
     int t = threadIdx.x;
-    divergence_block_reduce(sh_bad, sh_v, sh_i, bad, vmax, vi);
+    divergence_block_reduce(sh_bad, sh_v, sh_i, dv.nonfinite_vertex < 0 ? d.n : dv.nonfinite_vertex, dv.vmax,
+                            dv.vmax_vertex);
     if (t == 0) {
         partial[blockIdx.x] = sh_bad[0];
         partial[gridDim.x + blockIdx.x] = sh_v[0];
@@ -320,11 +263,15 @@ __global__ void divergence_finish(tw_cuda_data d, const double *partial, int nb)
     }
     divergence_block_reduce(sh_bad, sh_v, sh_i, bad, vmax, vi);
     if (t == 0) {
+        tw_divergence dv;
+        dv.nonfinite_vertex = sh_bad[0] < d.n ? sh_bad[0] : -1;
+        dv.vmax = sh_v[0];
+        dv.vmax_vertex = sh_i[0];
         tw_cuda_status *st = d.st;
-        st->nonfinite_vertex = sh_bad[0] < d.n ? sh_bad[0] : -1;
-        st->vmax = sh_v[0];
-        st->vmax_vertex = sh_i[0];
-        st->ok = st->nonfinite_vertex < 0 && isfinite(st->residual) && !(sh_v[0] * d.P->h > d.P->max_move);
+        st->nonfinite_vertex = dv.nonfinite_vertex;
+        st->vmax = dv.vmax;
+        st->vmax_vertex = dv.vmax_vertex;
+        st->ok = tw_divergence_ok(&dv, st->residual, d.P->h, d.P->max_move);
     }
 }
 

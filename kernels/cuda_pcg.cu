@@ -357,15 +357,11 @@ tw_status tw_cuda_pcg_init(tw_cuda_world *cw)
     TW_SPMV_TRY(cusparseSpMV_bufferSize(cw->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, cw->matA, cw->vec_p, &zero,
                                         cw->vec_q, TW_CUDA_REAL, CUSPARSE_SPMV_BSR_ALG1, &bytes));
     if (bytes) {
-        cudaError_t e = cudaMalloc(&cw->spmv_buffer, bytes);
-        if (e == cudaErrorMemoryAllocation) {
-            cudaGetLastError();
-            return tw_fail(TW_ERR_DEVICE,
-                           "out of device memory: the cuSPARSE SpMV buffer of %zu bytes (this world already holds "
-                           "%zu bytes on the device); use a smaller mesh or --backend cpu",
-                           bytes, cw->bytes);
-        }
-        TW_CUDA_TRY(e);
+        char hint[160];
+        snprintf(hint, sizeof hint, "this world already holds %zu bytes on the device; use a smaller mesh or "
+                 "--backend cpu", cw->bytes);
+        tw_status ms = tw_cuda_malloc(&cw->spmv_buffer, bytes, "the cuSPARSE SpMV buffer", hint, __FILE__, __LINE__);
+        if (ms != TW_OK) return ms;
         cw->spmv_buffer_bytes = bytes;
         cw->bytes += bytes;
     }

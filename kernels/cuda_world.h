@@ -2,34 +2,87 @@
  * (uploaded once) and state, stepped on the GPU. C interface (extern "C"),
  * implemented in cuda_world.cu; compiled only when nvcc is found.
  *
- * Contract with host/world.c: tw_world_create builds the CPU world as usual
- * (the precompute is the same), then tw_cuda_world_create uploads it; every
- * setter of the public API marks w->host_dirty, and tw_cuda_world_step
- * uploads the dynamic state (constraints, targets, forces; x and v where the
- * host's copy is current) when it is set, runs the step on the device (as a
- * CUDA Graph, cuda_world.cu) and leaves x and v there: after a step the
- * device holds the truth and w->host_x_stale / host_v_stale say so; the
- * host's accessors call tw_cuda_world_download before reading w->x / w->v.
- * A step copies no vertex data to the host. */
+ * Contract with host/ (which alone owns struct tw_world): tw_world_create
+ * builds the CPU world as usual (the precompute is the same), then hands its
+ * arrays to tw_cuda_world_create in a tw_cuda_world_init. Each step, host/step.c
+ * fills a tw_cuda_step_in (the def, the spring, the integrator's flags, and
+ * the host arrays to upload when a setter changed them) and applies the
+ * tw_cuda_step_out it gets back (the step counter, the time, which of its
+ * flags change, and the divergence check, whose message is host/step.c's for
+ * both backends). The device runs the step (as a CUDA Graph, cuda_world.cu)
+ * and leaves x and v there: the host's copies go stale and its accessors call
+ * tw_cuda_world_download before reading them. A step copies no vertex data
+ * to the host. */
 #ifndef TW_CUDA_WORLD_H
 #define TW_CUDA_WORLD_H
 #include "tetwarp.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
-struct tw_world;
 typedef struct tw_cuda_world tw_cuda_world;
+
+/* What tw_cuda_world_create uploads (host memory, read during the call only):
+ * the constant FEM data (host/fem.h's tw_fem: BSR pattern, gather lists,
+ * stiffness, masses) and the world's state and contact arrays. */
+typedef struct tw_cuda_world_init {
+    int n, nt, nnzb;
+    const int *tets, *row_ptr, *col, *diag, *contrib_ptr, *contrib, *vt_ptr, *vt;
+    const int *edge_nbr; /* 2n: warp-edge frame neighbours */
+    const tw_real *g, *vol, *lam, *mu, *K, *mass, *X;
+    const tw_real *x, *v, *fext, *target; /* 3n each */
+    const unsigned char *cons, *released; /* n each */
+    const tw_real *cnormal, *cdist, *cmu, *cimpulse;
+    const tw_collider_def *colliders;     /* TW_MAX_COLLIDERS of them, ncolliders in use */
+    int ncolliders;
+    tw_integrator integrator;             /* which integrator's arrays to allocate */
+} tw_cuda_world_init;
+
+/* One step's input, filled by host/step.c. The arrays are host memory, read
+ * during the call only, and uploaded only when dirty is set or the collider
+ * count changed. */
+typedef struct tw_cuda_step_in {
+    const tw_world_def *def; /* method, integrator, dt, damping, gravity, CG and Newton settings */
+    long step;               /* steps done so far (for messages) */
+    int has_history;         /* BDF2: the previous step's state on the device is valid */
+    int has_acc;             /* explicit Newmark: the acceleration on the device is valid */
+    int spring_vertex;       /* -1: no spring */
+    double spring_anchor[3], spring_k;
+    double size;             /* bounding-box diagonal, m: the divergence yardstick */
+    int nhang;               /* hanging vertices set (not supported on the device) */
+    int dirty;               /* a setter changed what follows: upload it */
+    const tw_real *x, *v;    /* NULL: the device's copy is newer, keep it */
+    const tw_real *fext, *target;
+    const unsigned char *cons;
+    const tw_collider_def *colliders;
+    int ncolliders;
+} tw_cuda_step_in;
+
+/* What a step reports, for host/step.c to apply. */
+typedef struct tw_cuda_step_out {
+    tw_step_stats stats;   /* cg_iterations, residual, newton_iterations, contacts, ms_rotations / assembly / solve */
+    int started;           /* the step was supported and began: a later failure may have lost device state */
+    int uploaded;          /* the dirty state went up */
+    int acc_computed;      /* explicit Newmark: the starting acceleration was computed (kept even when the step fails) */
+    /* the new velocities, as host/hd/step.h's tw_divergence */
+    int nonfinite_vertex;  /* the first vertex with a non-finite component, -1 when none */
+    int vmax_vertex;       /* the fastest vertex (the first of equal maxima) */
+    double vmax;           /* its speed, m/s */
+    int committed;         /* the device's own verdict passed: x and v there are the new state */
+} tw_cuda_step_out;
 
 /* 1 when a CUDA device can be used; else 0 with the reason in why. */
 int tw_cuda_usable(char *why, size_t why_size);
-/* Uploads w's constant data; NULL with tw_last_error() on failure (out of
- * device memory, CUDA error: the message says which call and why). */
-tw_cuda_world *tw_cuda_world_create(struct tw_world *w);
+/* Uploads the world's constant data and state; NULL with tw_last_error() on
+ * failure (out of device memory, CUDA error: the message says which call and
+ * why). */
+tw_cuda_world *tw_cuda_world_create(const tw_cuda_world_init *init);
 void tw_cuda_world_destroy(tw_cuda_world *cw);
-/* One step of w's integrator on the device (see the contract above). A
- * feature the device path does not have yet returns TW_ERR_UNSUPPORTED naming
- * it; never a silent fallback. */
-tw_status tw_cuda_world_step(tw_cuda_world *cw, struct tw_world *w, tw_step_stats *stats);
+/* One step of in->def's integrator on the device (see the contract above).
+ * TW_OK when the step ran, whether or not its velocities diverged (out says;
+ * host/step.c decides and words the message); a feature the device path does
+ * not have yet returns TW_ERR_UNSUPPORTED naming it, never a silent fallback;
+ * a device error TW_ERR_DEVICE. out is filled as far as the step got. */
+tw_status tw_cuda_world_step(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cuda_step_out *out);
 /* Device memory held, bytes. */
 size_t tw_cuda_world_memory_bytes(const tw_cuda_world *cw);
 /* The device array of the current positions (3n tw_real, the state the last
@@ -57,8 +110,8 @@ size_t tw_cuda_world_d2h_bytes(const tw_cuda_world *cw);
 
 /* Diagnostics for the parity tests (tests/test_gpu_stages.c): the per-stage
  * results a step leaves in the device's scratch, to compare with the CPU
- * world's (host/world.h: w->R, w->f, w->rhs, w->A, w->vnew after one
- * implicit Euler step). Not for the step loop: each call waits for the
+ * world's (the CPU world's R, f, rhs, A and vnew after one implicit Euler
+ * step). Not for the step loop: each call waits for the
  * stream, and its bytes are counted in tw_cuda_world_d2h_bytes like any
  * other device-to-host copy (a test of "no copies per step" must not call
  * these). */

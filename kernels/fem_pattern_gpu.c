@@ -1,4 +1,4 @@
-/* tw_fem_pattern_gpu (host/fem.h): the FEM pattern built by Thrust's sort /
+/* tw_fem_pattern_gpu (fem_pattern_gpu.h): the FEM pattern built by Thrust's sort /
  * unique / scan (tw_thrust.h) and copied into the host arrays tw_fem keeps,
  * since the CPU still fills K and the CUDA world uploads what tw_fem holds.
  * Plain C calling the extern "C" entry points: no nvcc needed here.
@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "fem.h"
+#include "fem_pattern_gpu.h"
 #include "tw_thrust.h"
 
 tw_status tw_fem_pattern_gpu(tw_fem *f)

@@ -108,7 +108,7 @@ TW_TEST(global_stiffness_null_space)
     CHECK_OK(tw_fem_build(&f, m, 1e6, 0.3, 1000, NULL, NULL, NULL));
     int n = f.n;
     tw_real *u = calloc(3 * (size_t)n, sizeof(tw_real)), *y = calloc(3 * (size_t)n, sizeof(tw_real));
-    tw_bsr A = {n, f.nnzb, f.row_ptr, f.col, f.diag, f.K};
+    tw_bsr A = {n, f.nnzb, f.row_ptr, f.col, f.diag, f.K, 0};
     double worst = 0, kmax = 0;
     for (int b = 0; b < 9 * f.nnzb; b++) kmax = tw_test_max(kmax, fabs(f.K[b]));
     for (int mode = 0; mode < 6; mode++) {
@@ -371,7 +371,7 @@ TW_TEST(pcg_matches_direct_solve)
         for (int k = i + 1; k < N; k++) y[i] -= D[k * N + i] * y[k];
         y[i] /= D[i * N + i];
     }
-    tw_bsr A = {n, f.nnzb, f.row_ptr, f.col, f.diag, val};
+    tw_bsr A = {n, f.nnzb, f.row_ptr, f.col, f.diag, val, 0};
     tw_solver_work work;
     CHECK_OK(tw_solver_work_init(&work, n));
     tw_solve_result r = tw_pcg(&A, rhs, x, NULL, sizeof(tw_real) == 8 ? 1e-12 : 1e-6, 1000, 0, &work);

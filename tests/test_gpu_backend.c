@@ -18,6 +18,7 @@
 #include "tw_test_fem.h"
 #ifdef TW_HAVE_CUDA
 #include "cuda_world.h"
+#include "fem_pattern_gpu.h"
 #include "world.h" /* w->cuda: the device world behind a tw_world */
 #endif
 

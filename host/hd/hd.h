@@ -20,4 +20,14 @@
 /* OpenMP loops run in parallel only above this many iterations: below it the
  * fork/join costs more than the loop (and oversubscribed machines stall). */
 #define TW_PAR(count) ((count) > 8192)
+
+/* The threads a loop of one world (or one solve) asks for in its num_threads
+ * clause: threads when > 0 (a world's def.threads), else the OpenMP default
+ * at that moment. A clause, never omp_set_num_threads, which would set the
+ * calling thread's default for every later region: one world's setting
+ * would become the next world's. */
+#ifdef _OPENMP
+#include <omp.h>
+#define TW_THREADS(threads) ((threads) > 0 ? (threads) : omp_get_max_threads())
+#endif
 #endif

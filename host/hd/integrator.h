@@ -1,8 +1,8 @@
-/* The integrators' per-vertex arithmetic: the loop bodies host/world.c runs
+/* The integrators' per-vertex arithmetic: the loop bodies host/step.c runs
  * for BDF2 and explicit Newmark, and the CUDA kernels
  * (kernels/cuda_integrators.cu) run on one thread each. TW_HD inline, C11 and
  * nvcc alike (see hd.h); the integrators themselves are described at the top
- * of host/world.c and above its newmark_step.
+ * of host/step.c and above its newmark_step.
  *
  * Each function is one component (or one vertex) of a loop and keeps the
  * CPU's exact expression and types (tw_real sums, double where the CPU
