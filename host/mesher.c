@@ -597,7 +597,8 @@ tw_mesh *tw_mesh_from_surface(const char *surface_path, const tw_mesher_def *def
                         fclose(f);
                     }
                     rep->cached = 1;
-                    snprintf(rep->cache_path, sizeof rep->cache_path, "%s", stem);
+                    int shown = snprintf(rep->cache_path, sizeof rep->cache_path, "%s", stem);
+                    (void)shown; /* the path is reported, not opened: a longer one is shown cut */
                     fill_quality(m, rep);
                     tw_surface_destroy(s);
                     rep->seconds = now_s() - t0;
@@ -675,7 +676,8 @@ tw_mesh *tw_mesh_from_surface(const char *surface_path, const tw_mesher_def *def
                 snprintf(to, sizeof to, "%s%s", stem, ext[i]);
                 rename(from, to);
             }
-            snprintf(rep->cache_path, sizeof rep->cache_path, "%s", stem);
+            int shown = snprintf(rep->cache_path, sizeof rep->cache_path, "%s", stem);
+            (void)shown; /* the path is reported, not opened: a longer one is shown cut */
         } else if (def.verbose) {
             fprintf(stderr, "tetwarp mesh: not cached: %s\n", tw_last_error());
         }

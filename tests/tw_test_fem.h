@@ -1,5 +1,5 @@
 /* Test helpers over host/fem.h's tw_fem (a private header: only the tests
- * built in tests/ see it, unlike tw_test.h, which demos/test_scenes.c uses). */
+ * built in tests/ see it). */
 #ifndef TW_TEST_FEM_H
 #define TW_TEST_FEM_H
 #include "fem.h"
