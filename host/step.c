@@ -219,7 +219,7 @@ static double step_residual(tw_world *w, double heff, const tw_real *xbase, cons
 }
 
 /* Newton iterations after the first linearised solve (non-linear methods,
- * def.newton_iterations > 1): A(xk) dv = -G(v), then a backtracking line
+ * tw_world_newton_iterations > 1): A(xk) dv = -G(v), then a backtracking line
  * search on |G| (K' of the damping term held at xk). Refines w->vnew. */
 static tw_status newton_refine(tw_world *w, double heff, const tw_real *xbase, const tw_real *vbase, tw_step_stats *st)
 {
@@ -230,7 +230,7 @@ static tw_status newton_refine(tw_world *w, double heff, const tw_real *xbase, c
     tw_real *scratch = w->work.rhat; /* free outside BiCGStab */
     tw_filter filter = {w->fcons, w->cnormal};
     double g0 = -1, g = 0;
-    for (int it = 1; it < w->def.newton_iterations; it++) {
+    for (int it = 1, nit = tw_world_newton_iterations(w); it < nit; it++) {
         /* A at the current iterate, then G there */
         for (size_t i = 0; i < n3; i++) xk[i] = xbase[i] + (tw_real)heff * w->vnew[i];
         tw_compute_rotations(w, xk);
@@ -410,7 +410,7 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
         }
         s = implicit_solve(w, heff, xbase, vbase, h, &st);
         st.newton_iterations = 1;
-        if (s == TW_OK && w->def.newton_iterations > 1 && w->def.method != TW_LINEAR)
+        if (s == TW_OK && tw_world_newton_iterations(w) > 1 && w->def.method != TW_LINEAR)
             s = newton_refine(w, heff, xbase, vbase, &st);
         if (s == TW_OK) {
             if (w->def.integrator == TW_BDF2) {

@@ -51,7 +51,7 @@ tw_world_def tw_default_world_def(void)
     d.warm_start = 1;
     d.ghost_force_correction = 1;
     d.warp_system = TW_WARP_SYSTEM_SYMMETRIC;
-    d.newton_iterations = 1;
+    d.newton_iterations = 0; /* automatic: tw_world_newton_iterations */
     d.newton_tolerance = 1e-3;
     d.threads = 0;
     return d;
@@ -80,6 +80,21 @@ tw_bsr tw_world_bsr(const tw_world *w)
     b.val = w->A;
     b.threads = w->def.threads;
     return b;
+}
+
+/* BDF2 keeps the energy of a swinging body where implicit Euler dissipates
+ * it, so the error of one linearisation around the last rotations (the
+ * system matrix lacks the rotations' derivative) is no longer hidden: with
+ * one linearisation an undamped corotated bar gains energy from the first
+ * swings on and blows up after ~1000 steps at dt 0.01, while a second
+ * Newton iteration keeps it below its start over 1e4 steps (bench/soak.sh).
+ * Implicit Euler keeps Müller's single linearisation. The CUDA backend runs
+ * one linearisation per step (it has no Newton loop yet). */
+int tw_world_newton_iterations(const tw_world *w)
+{
+    if (w->def.newton_iterations > 0) return w->def.newton_iterations;
+    if (w->def.integrator == TW_BDF2 && w->def.method != TW_LINEAR && !w->cuda) return 2;
+    return 1;
 }
 
 int tw_world_threads(const tw_world *w)
@@ -140,9 +155,9 @@ static tw_status check_def(const tw_world_def *d)
         return tw_fail(TW_ERR_INVALID, "Rayleigh damping (%g, %g) must be finite and >= 0", d->damping_mass, d->damping_stiffness);
     if (!(d->cg_tolerance > 0)) return tw_fail(TW_ERR_INVALID, "CG tolerance %g must be > 0", d->cg_tolerance);
     if (d->cg_max_iterations < 1) return tw_fail(TW_ERR_INVALID, "CG iteration cap %d must be >= 1", d->cg_max_iterations);
-    if (d->newton_iterations < 1 || !(d->newton_tolerance > 0))
-        return tw_fail(TW_ERR_INVALID, "Newton iterations %d must be >= 1 and tolerance %g > 0", d->newton_iterations,
-                       d->newton_tolerance);
+    if (d->newton_iterations < 0 || !(d->newton_tolerance > 0))
+        return tw_fail(TW_ERR_INVALID, "Newton iterations %d must be >= 0 (0: automatic) and tolerance %g > 0",
+                       d->newton_iterations, d->newton_tolerance);
     for (int c = 0; c < 3; c++)
         if (!isfinite(d->gravity[c])) return tw_fail(TW_ERR_INVALID, "gravity component %d is %g", c, d->gravity[c]);
     return TW_OK;

@@ -122,6 +122,9 @@ tw_step_view tw_world_view(const tw_world *w);
 /* The threads w's OpenMP loops ask for (num_threads): def.threads, or the
  * OpenMP default when it is 0. Per world: creating a world changes no
  * process-wide setting. */
+/* Newton iterations per implicit step: def.newton_iterations, or when it is
+ * 0 (automatic) 2 for BDF2 with a non-linear method on the CPU, else 1. */
+int tw_world_newton_iterations(const tw_world *w);
 int tw_world_threads(const tw_world *w);
 
 double tw_now_ms(void);

@@ -373,7 +373,9 @@ typedef struct tw_world_def {
     int cg_fixed_iterations;        /* > 0: run exactly this many iterations (benchmarks) */
     int newton_iterations;          /* implicit integrators, non-linear methods: Newton iterations per
                                        step (1 = one linearisation, Mueller's choice; more = Newton with a
-                                       backtracking line search on the step's residual) */
+                                       backtracking line search on the step's residual; 0, the default =
+                                       automatic: 2 for BDF2 on the CPU, where one linearisation gains
+                                       energy on an undamped rotated body, else 1) */
     double newton_tolerance;        /* stop when the step's residual fell by this factor */
     int warm_start;                 /* 1: start CG from the last velocity */
     int ghost_force_correction;     /* 1: remove net elastic force (vertex methods) */

@@ -80,7 +80,9 @@ void cli_run_help(FILE *f)
             "\nRun options:\n"
             "  --integrator NAME       implicit-euler|bdf2|explicit-newmark (default %s)\n"
             "  --newton N              implicit, non-linear methods: Newton iterations per step with a\n"
-            "                          line search, >= 1 (default %d: one linearisation, Mueller's choice)\n"
+            "                          line search, >= 1; 0 = automatic: 2 for bdf2 on the CPU (one\n"
+            "                          linearisation gains energy undamped), else 1, Mueller's choice\n"
+            "                          (default %d)\n"
             "  --dt S                  time step, s, > 0; explicit-newmark: 0 = 0.5 x the Courant\n"
             "                          limit, and a larger dt is refused (default %g)\n"
             "  --steps N               number of steps, >= 1 (default %d)\n"
@@ -179,7 +181,7 @@ static int run_parse(cli_args *a, cli_scene_opts *so, run_opts *o)
                   cli_require(a, o->dt > 0 || (o->dt == 0 && o->integrator == TW_EXPLICIT_NEWMARK),
                               "> 0 s (0, the automatic step, only after --integrator explicit-newmark)");
         } else if (cli_is(a, "--newton")) {
-            bad = cli_int(a, "Newton iterations", &o->newton) || cli_require(a, o->newton >= 1, ">= 1");
+            bad = cli_int(a, "Newton iterations", &o->newton) || cli_require(a, o->newton >= 0, ">= 0 (0: automatic)");
         } else if (cli_is(a, "--integrator")) {
             const char *v = cli_value(a, "implicit-euler|bdf2|explicit-newmark");
             int k = v ? tw_integrator_parse(v) : -1;
