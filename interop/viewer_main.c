@@ -1076,6 +1076,7 @@ int main(int argc, char **argv)
     if (!rc) {
         printf("%s: %d bod%s, %d steps of %g s per frame, %s\n", s->name, s->body_count,
                s->body_count == 1 ? "y" : "ies", v.steps_per_frame, dt, upload_label(&v));
+        fflush(stdout); /* the setup lines, also into a pipe, before the first frame */
         rc = o.headless ? run_headless(&v) : run_window(&v);
     }
     for (int i = 0; i < s->body_count; i++) {
