@@ -1,12 +1,20 @@
 /* The mesh object: validation on adoption, boundary extraction, statistics
  * and writers.
  *
- * Boundary faces and duplicate elements are both found the same way: every
- * face (or element) becomes a key of sorted vertex indices, the keys are
- * bucketed by their smallest vertex with a counting sort (O(n)), and each
- * bucket, a handful of keys on a real mesh, is sorted on the remaining
- * indices. Equal keys are then neighbours. No hash table, no per-insert
- * search: a few million tets take well under a second. */
+ * Boundary faces, duplicate elements and folded neighbours are all found
+ * the same way: every face (or element) becomes a key of sorted vertex
+ * indices, the keys are bucketed by their smallest vertex with a counting
+ * sort (O(n)), and each bucket, a handful of keys on a real mesh, is sorted
+ * on the remaining indices. Equal keys are then neighbours: a face key alone
+ * is on the boundary, two equal ones are the two sides of an interior face.
+ * No hash table, no per-insert search: a few million tets take well under a
+ * second.
+ *
+ * Folded elements: two tets that share a face must lie on opposite sides of
+ * it, so the vertices opposite the face have signed distances of opposite
+ * sign. The same sign means the two overlap (a fold, as when one of them was
+ * reflected through the face); each is positive on its own, so neither the
+ * volume nor the orientation check sees it. */
 #include "mesh.h"
 
 #include <errno.h>
@@ -115,6 +123,46 @@ static void sort4(int *k)
     }
 }
 
+/* The face opposite vertex i of a positively oriented tet (a,b,c,d),
+ * ordered so that its normal points out of the tet. */
+static const int tw_face_of[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}};
+
+/* Every element's 4 faces as sorted keys (id = 4*element + local face,
+ * the face opposite that local vertex), sorted so that the faces two
+ * elements share are neighbours. 4*nt keys, or NULL when out of memory. */
+static tw_key *sorted_face_keys(const int *tets, int nt, int nv)
+{
+    size_t nf = 4 * (size_t)nt;
+    tw_key *keys = tw_malloc(nf * sizeof *keys, "face keys");
+    if (!keys) return NULL;
+    for (int e = 0; e < nt; e++) {
+        const int *t = tets + 4 * (size_t)e;
+        for (int f = 0; f < 4; f++) {
+            tw_key *k = &keys[4 * (size_t)e + f];
+            int a = t[tw_face_of[f][0]], b = t[tw_face_of[f][1]], c = t[tw_face_of[f][2]], s;
+            if (a > b) { s = a; a = b; b = s; }
+            if (b > c) { s = b; b = c; c = s; }
+            if (a > b) { s = a; a = b; b = s; }
+            k->k[0] = a;
+            k->k[1] = b;
+            k->k[2] = c;
+            k->k[3] = -1;
+            k->id = 4 * e + f;
+        }
+    }
+    tw_key *sorted = sort_keys(keys, nf, nv);
+    free(keys);
+    return sorted;
+}
+
+/* The end of the run of keys equal to sorted[i]. */
+static size_t key_run_end(const tw_key *sorted, size_t n, size_t i)
+{
+    size_t j = i + 1;
+    while (j < n && sorted[j].k[0] == sorted[i].k[0] && key_cmp(&sorted[j], &sorted[i]) == 0) j++;
+    return j;
+}
+
 /* ------------------------------------------------------------- adoption */
 
 /* "path:line: " or "path: " into buf. */
@@ -124,6 +172,54 @@ static const char *where(char *buf, size_t size, const tw_mesh_source *src, int 
         snprintf(buf, size, "%s:%d", src->path, src->element_line[e]);
     else
         snprintf(buf, size, "%s", src->path);
+    return buf;
+}
+
+/* Pairs of elements that lie on the same side of a face they share (see the
+ * top of the file); the first pair found as pair[0] < pair[1] and their
+ * face's vertices as pair[2..4] (all -1 when none). -1 when out of memory. */
+static int count_folded(const double *X, const int *tets, int nt, int nv, int pair[5])
+{
+    size_t nf = 4 * (size_t)nt;
+    for (int v = 0; v < 5; v++) pair[v] = -1;
+    tw_key *sorted = sorted_face_keys(tets, nt, nv);
+    if (!sorted) return -1;
+    int folded = 0;
+    for (size_t i = 0; i < nf;) {
+        size_t j = key_run_end(sorted, nf, i);
+        const int *k = sorted[i].k;
+        const double *a = X + 3 * (size_t)k[0], *b = X + 3 * (size_t)k[1], *c = X + 3 * (size_t)k[2];
+        /* a run of two on a sound mesh; more where the mesh is not a manifold */
+        for (size_t p = i; p < j; p++)
+            for (size_t q = p + 1; q < j; q++) {
+                /* id = 4*element + f, and vertex f of the element is the one opposite face f */
+                double dp = tw_tet_det(a, b, c, X + 3 * (size_t)tets[sorted[p].id]);
+                double dq = tw_tet_det(a, b, c, X + 3 * (size_t)tets[sorted[q].id]);
+                if ((dp > 0) != (dq > 0)) continue;
+                if (folded++ == 0) { /* ids ascend within a run: pair[0] < pair[1] */
+                    pair[0] = sorted[p].id / 4;
+                    pair[1] = sorted[q].id / 4;
+                    for (int v = 0; v < 3; v++) pair[2 + v] = k[v];
+                }
+            }
+        i = j;
+    }
+    free(sorted);
+    return folded;
+}
+
+/* "bar.ele:12: element 10 overlaps element 9 on line 11 across ..." for a
+ * pair from count_folded. */
+static const char *folded_message(char *buf, size_t size, const tw_mesh_source *src, const int pair[5])
+{
+    char at[600], at0[32] = "";
+    const int base = src->index_base;
+    if (src->element_line) snprintf(at0, sizeof at0, " on line %d", src->element_line[pair[0]]);
+    snprintf(buf, size,
+             "%s: element %d overlaps element %d%s across their shared face (vertices %d %d %d): both lie "
+             "on the same side of it (folded)",
+             where(at, sizeof at, src, pair[1]), pair[1] + base, pair[0] + base, at0, pair[2] + base,
+             pair[3] + base, pair[4] + base);
     return buf;
 }
 
@@ -164,7 +260,10 @@ tw_mesh *tw_mesh_adopt_source(double *X, int nv, int *tets, int nt, int *region,
     char at[600];
     int *unused = NULL;
 
-    if (report) report->reoriented = report->unused_vertices = 0;
+    if (report) {
+        report->reoriented = report->unused_vertices = report->folded = 0;
+        report->folded_first[0] = report->folded_first[1] = -1;
+    }
     if (!X || !tets || nv <= 0 || nt <= 0) {
         tw_fail(TW_ERR_INVALID, "%s: a mesh needs vertices and elements (%d vertices, %d elements)",
                 src.path, nv, nt);
@@ -269,6 +368,17 @@ tw_mesh *tw_mesh_adopt_source(double *X, int nv, int *tets, int nt, int *region,
         }
         free(sorted);
     }
+    /* folded neighbours: counted and kept, an error when strict */
+    int fold_pair[5];
+    int folded = count_folded(X, tets, nt, nv, fold_pair);
+    char fold_text[1024] = "";
+    if (folded < 0) return adopt_fail(X, tets, region, NULL);
+    if (folded) folded_message(fold_text, sizeof fold_text, &src, fold_pair);
+    if (folded && def->strict) {
+        tw_fail(TW_ERR_INVALID, "%s; strict loading rejects folded elements%s", fold_text,
+                folded > 1 ? " (the first of several pairs)" : "");
+        return adopt_fail(X, tets, region, NULL);
+    }
     /* unused vertices */
     unused = tw_malloc((size_t)nv * sizeof *unused, "unused vertex flags");
     if (!unused) return adopt_fail(X, tets, region, NULL);
@@ -293,6 +403,11 @@ tw_mesh *tw_mesh_adopt_source(double *X, int nv, int *tets, int nt, int *region,
     if (report) {
         report->reoriented = reoriented;
         report->unused_vertices = nunused;
+        report->folded = folded;
+        if (folded) {
+            report->folded_first[0] = fold_pair[0];
+            report->folded_first[1] = fold_pair[1];
+        }
     }
     if (!def->quiet) {
         if (reoriented)
@@ -303,6 +418,9 @@ tw_mesh *tw_mesh_adopt_source(double *X, int nv, int *tets, int nt, int *region,
                     "tetwarp: warning: %s: %d vertex%s not used by any element (first: %d); "
                     "they will be pinned\n",
                     src.path, nunused, nunused == 1 ? " is" : "es are", first_unused + base);
+        if (folded)
+            fprintf(stderr, "tetwarp: warning: %d folded element pair%s, kept as they are; first: %s\n", folded,
+                    folded == 1 ? "" : "s", fold_text);
     }
     return m;
 }
@@ -351,39 +469,16 @@ const int *tw_mesh_regions(const tw_mesh *m) { return m ? m->region : NULL; }
 
 /* ------------------------------------------------------------- boundary */
 
-/* The face opposite vertex i of a positively oriented tet (a,b,c,d),
- * ordered so that its normal points out of the tet. */
-static const int tw_face_of[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}};
-
 int tw_mesh_boundary_faces(const tw_mesh *m, int **faces)
 {
     if (faces) *faces = NULL;
     if (!m || !faces) return 0;
     size_t nf = 4 * (size_t)m->nt;
-    tw_key *keys = tw_malloc(nf * sizeof *keys, "face keys");
-    if (!keys) return -1;
-    for (int e = 0; e < m->nt; e++) {
-        const int *t = m->tets + 4 * (size_t)e;
-        for (int f = 0; f < 4; f++) {
-            tw_key *k = &keys[4 * (size_t)e + f];
-            int a = t[tw_face_of[f][0]], b = t[tw_face_of[f][1]], c = t[tw_face_of[f][2]], s;
-            if (a > b) { s = a; a = b; b = s; }
-            if (b > c) { s = b; b = c; c = s; }
-            if (a > b) { s = a; a = b; b = s; }
-            k->k[0] = a;
-            k->k[1] = b;
-            k->k[2] = c;
-            k->k[3] = -1;
-            k->id = 4 * e + f;
-        }
-    }
-    tw_key *sorted = sort_keys(keys, nf, m->nv);
-    free(keys);
+    tw_key *sorted = sorted_face_keys(m->tets, m->nt, m->nv);
     if (!sorted) return -1;
     size_t count = 0;
     for (size_t i = 0; i < nf;) {
-        size_t j = i + 1;
-        while (j < nf && sorted[j].k[0] == sorted[i].k[0] && key_cmp(&sorted[j], &sorted[i]) == 0) j++;
+        size_t j = key_run_end(sorted, nf, i);
         if (j - i == 1) sorted[count++] = sorted[i];
         i = j;
     }

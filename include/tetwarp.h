@@ -51,10 +51,14 @@ typedef struct tw_mesh_report {
     int reoriented;      /* inverted elements whose orientation was flipped */
     int unused_vertices; /* vertices no element references (they get pinned) */
     int first_index;     /* 0 or 1: index base detected in the file */
+    int folded;          /* pairs of elements on the same side of a face they share
+                            (overlapping); kept as they are, an error when strict */
+    int folded_first[2]; /* the first such pair's elements (0-based), -1 when none */
 } tw_mesh_report;
 
 typedef struct tw_mesh_load_def {
-    int strict;     /* 1: an inverted element is an error instead of being reoriented */
+    int strict;     /* 1: an inverted element is an error instead of being reoriented,
+                       and so is a folded pair (two elements overlapping across a face) */
     int quiet;      /* 1: no warnings on stderr (the report still counts them) */
 } tw_mesh_load_def;
 tw_mesh_load_def tw_default_mesh_load_def(void);

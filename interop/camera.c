@@ -19,17 +19,17 @@ static void normalize(double v[3])
 void camera_frame(const camera *c, double eye[3], double fwd[3], double right[3], double up[3])
 {
     double cp = cos(c->pitch), sp = sin(c->pitch), cy = cos(c->yaw), sy = sin(c->yaw);
+    /* (a, b, up) is a cyclic order of the axes (x y z, z x y, y z x): yaw
+     * turns the eye from a towards b; with up along the negative axis, b
+     * flips too, so that a drag turns the view the same way as with up
+     * positive */
+    int u = c->up >= 0 && c->up <= 2 ? c->up : 2, a = (u + 1) % 3, b = (u + 2) % 3;
+    double s = c->up_sign < 0 ? -1 : 1;
     double d[3], world_up[3] = {0, 0, 0};
-    if (c->up == 1) {
-        d[0] = cp * sy;
-        d[1] = sp;
-        d[2] = cp * cy;
-    } else {
-        d[0] = cp * cy;
-        d[1] = cp * sy;
-        d[2] = sp;
-    }
-    world_up[c->up == 1 ? 1 : 2] = 1;
+    d[a] = cp * cy;
+    d[b] = s * cp * sy;
+    d[u] = s * sp;
+    world_up[u] = s;
     for (int k = 0; k < 3; k++) {
         eye[k] = c->target[k] + c->distance * d[k];
         fwd[k] = -d[k];

@@ -1,6 +1,7 @@
 /* The orbit camera and the 4x4 matrices the viewer needs (column-major, as
  * OpenGL takes them). The camera circles `target` at `distance`; yaw turns
- * about the scene's up axis (y or z), pitch raises the eye. */
+ * about the scene's up axis (x, y or z, pointing either way), pitch raises
+ * the eye. */
 #ifndef TW_CAMERA_H
 #define TW_CAMERA_H
 
@@ -8,7 +9,8 @@ typedef struct camera {
     double target[3];  /* m */
     double distance;   /* m */
     double yaw, pitch; /* radians */
-    int up;            /* 1: y is up, 2: z is up */
+    int up;            /* the up axis: 0 x, 1 y, 2 z */
+    int up_sign;       /* -1: up is the negative axis (gravity along +axis); else the positive */
     double fov_y;      /* radians */
 } camera;
 

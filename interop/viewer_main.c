@@ -65,6 +65,8 @@ typedef struct viewer_opts {
     int backend_given, require_cuda;
     const char *out_dir;
     int width, height;
+    int up_given, up_axis, up_sign; /* --up: 0 x, 1 y, 2 z; -1 for -x, -y, -z */
+    double progress;          /* headless: seconds between progress lines; 0: after every frame */
 } viewer_opts;
 
 typedef struct viewer {
@@ -86,6 +88,8 @@ typedef struct viewer {
     GLFWwindow *win;
     egl_context egl;          /* headless through EGL: no window */
     int win_w, win_h;
+    int up_sign;              /* the camera's: -1 when up is the negative axis */
+    const char *up_why;       /* how the up axis was chosen, for the "up:" line */
     cuda_gl *interop[DEMO_MAX_BODIES]; /* CUDA-GL per body, or NULL: host upload */
     size_t d2h_draw, d2h_step; /* vertex bytes the device sent to the host for drawing, for stepping */
     long drawn_interop, drawn_host; /* surface updates by each path */
@@ -126,6 +130,11 @@ static void print_help(void)
            "  --frames N              headless frames (default 60); frame 0 is the start state\n"
            "  --out DIR               headless output folder (default frames/), frame_00000.png ...\n"
            "  --video                 headless: also DIR/video.mp4 with ffmpeg when it is installed\n"
+           "  --up x|y|z              the camera's up axis (-x, -y, -z: the negative axis); default:\n"
+           "                          the scene's, or without --scene the axis most opposite to\n"
+           "                          --gravity (z without gravity)\n"
+           "  --progress S            headless: a progress line (frame, steps/s, eta) every S seconds,\n"
+           "                          flushed also into a pipe (default 1; 0: after every frame)\n"
            "  --core-angle DEG        hold the bone core (bunny, dane) turned DEG degrees about the\n"
            "                          vertical instead of the timed spin (the skin follows)\n"
            "  --upload host|interop|auto  how the surfaces reach OpenGL: glBufferSubData from host\n"
@@ -153,6 +162,7 @@ static int parse(int argc, char **argv, viewer_opts *o)
     o->demo = demo_default_options();
     o->frames = 60;
     o->out_dir = "frames";
+    o->progress = 1;
     cli_args a = cli_args_make(argc - 1, argv + 1, PROG);
     while (cli_next(&a)) {
         if (cli_is_help(&a)) {
@@ -215,6 +225,18 @@ static int parse(int argc, char **argv, viewer_opts *o)
         } else if (cli_is(&a, "--core-angle")) {
             if (cli_double(&a, "degrees", &o->core_angle)) return -1;
             o->core_angle_given = 1;
+        } else if (cli_is(&a, "--up")) {
+            const char *u = cli_value(&a, "x, y or z");
+            if (!u) return -1;
+            const char *axis = u + (u[0] == '-' || u[0] == '+');
+            if (strlen(axis) != 1 || axis[0] < 'x' || axis[0] > 'z')
+                return cli_error(&a, "--up '%s': expected x, y or z (or -x, -y, -z: the negative axis up)", u);
+            o->up_given = 1;
+            o->up_axis = axis[0] - 'x';
+            o->up_sign = u[0] == '-' ? -1 : 1;
+        } else if (cli_is(&a, "--progress")) {
+            if (cli_double(&a, "seconds", &o->progress) || cli_require(&a, o->progress >= 0, ">= 0 (seconds)"))
+                return -1;
         } else if (cli_is(&a, "--video")) {
             if (cli_flag(&a)) return -1;
             o->video = 1;
@@ -238,15 +260,32 @@ static int parse(int argc, char **argv, viewer_opts *o)
     return 0;
 }
 
-/* The scene: a named demo, or one body from the tool's scene options. */
+/* The up axis opposite to gravity: the axis along which g is largest, up
+ * against it (sign -1 when g points along +axis); z up without gravity. */
+static int up_from_gravity(const double g[3], int *sign)
+{
+    int axis = 2;
+    double most = 0;
+    for (int k = 0; k < 3; k++)
+        if (fabs(g[k]) > most) {
+            most = fabs(g[k]);
+            axis = k;
+        }
+    *sign = most > 0 && g[axis] > 0 ? -1 : 1;
+    return axis;
+}
+
+/* The scene: a named demo, or one body from the tool's scene options, whose
+ * camera looks at its bounding box with the up axis against gravity. */
 static int build_scene(viewer *v)
 {
     viewer_opts *o = v->o;
+    v->up_sign = 1;
+    v->up_why = "the scene's";
     if (o->scene) return demo_scene_build(&v->scene, o->scene, &o->demo, PROG);
     demo_scene *s = &v->scene;
     memset(s, 0, sizeof *s);
     snprintf(s->name, sizeof s->name, "%s", o->scene_opts.mesh_path ? "mesh" : "bar");
-    s->up = 2;
     tw_world_def def = tw_default_world_def();
     if (o->dt > 0) def.dt = o->dt;
     cli_scene cs;
@@ -256,6 +295,14 @@ static int build_scene(viewer *v)
     tw_world *w = cs.world;
     double *ey = cs.element_youngs;
     free(cs.fixed);
+    const double *g = tw_world_get_def(w)->gravity;
+    s->up = up_from_gravity(g, &v->up_sign);
+    v->up_why = g[0] == 0 && g[1] == 0 && g[2] == 0 ? "no gravity" : "opposite to gravity";
+    if (o->up_given) { /* before demo_scene_frame: its yaw depends on the up axis */
+        s->up = o->up_axis;
+        v->up_sign = o->up_sign;
+        v->up_why = "--up";
+    }
     if (demo_scene_add(s, cs.description, m, w, ey, o->render_surface, color, PROG)) {
         demo_scene_destroy(s);
         return -1;
@@ -541,6 +588,27 @@ static const char *method_label(const demo_scene *s, char *buf, size_t n)
     return buf;
 }
 
+/* Headless progress: where the run is, how fast it goes, when it ends. */
+typedef struct headless_progress {
+    int frames;             /* frames to write, frame 0 included */
+    long steps, done;       /* steps of the whole run, steps taken */
+    double interval;        /* s between lines; 0: after every frame */
+    double t_start, t_last; /* wall clock at the start and at the last line */
+} headless_progress;
+
+/* One line for frame f (0-based) in progress, flushed so that it shows also
+ * when the output goes into a pipe or a file. The rate and eta count the
+ * wall time of drawing and writing too. */
+static void progress_line(headless_progress *p, int f)
+{
+    double now = now_s(), elapsed = now - p->t_start;
+    double rate = elapsed > 0 ? p->done / elapsed : 0;
+    printf("frame %d of %d, step %ld of %ld, %.3g steps/s, eta %.0f s\n", f + 1, p->frames, p->done, p->steps,
+           rate, rate > 0 ? (p->steps - p->done) / rate : 0);
+    fflush(stdout);
+    p->t_last = now;
+}
+
 static int run_headless(viewer *v)
 {
     viewer_opts *o = v->o;
@@ -568,10 +636,24 @@ static int run_headless(viewer *v)
     double t_sim = 0, t_start = now_s();
     v->d2h_draw = v->d2h_step = 0; /* counted over the frames that step */
     v->drawn_interop = v->drawn_host = 0;
+    headless_progress p;
+    p.frames = o->frames;
+    p.steps = (long)(o->frames - 1) * v->steps_per_frame;
+    p.done = 0;
+    p.interval = o->progress;
+    p.t_start = p.t_last = now_s();
     for (int f = 0; f < o->frames; f++) {
         if (f > 0) {
             double t0 = now_s();
-            if (advance(v, v->steps_per_frame) || upload(v, 0)) {
+            for (int k = 0; k < v->steps_per_frame; k++) { /* one at a time: progress within a long frame */
+                if (advance(v, 1)) {
+                    free(rgb);
+                    return -1;
+                }
+                p.done++;
+                if (p.interval > 0 && now_s() - p.t_last >= p.interval) progress_line(&p, f);
+            }
+            if (upload(v, 0)) {
                 free(rgb);
                 return -1;
             }
@@ -586,6 +668,7 @@ static int run_headless(viewer *v)
             free(rgb);
             return -1;
         }
+        if (f > 0 && (p.interval == 0 || now_s() - p.t_last >= p.interval)) progress_line(&p, f);
     }
     free(rgb);
     char methods[128];
@@ -971,7 +1054,14 @@ int main(int argc, char **argv)
     v.cam.yaw = s->yaw;
     v.cam.pitch = s->pitch;
     v.cam.up = s->up;
+    v.cam.up_sign = v.up_sign;
+    if (o.scene && o.up_given) { /* the named scenes keep their floor; only the camera turns */
+        v.cam.up = o.up_axis;
+        v.cam.up_sign = o.up_sign;
+        v.up_why = "--up";
+    }
     v.cam.fov_y = 45 * 3.14159265358979 / 180;
+    printf("up: %s%c (%s)\n", v.cam.up_sign < 0 ? "-" : "", "xyz"[v.cam.up], v.up_why);
     if (open_context(&v)) {
         demo_scene_destroy(s);
         return CLI_EXIT_FAIL;
@@ -986,6 +1076,7 @@ int main(int argc, char **argv)
     if (!rc) {
         printf("%s: %d bod%s, %d steps of %g s per frame, %s\n", s->name, s->body_count,
                s->body_count == 1 ? "y" : "ies", v.steps_per_frame, dt, upload_label(&v));
+        fflush(stdout); /* the setup lines, also into a pipe, before the first frame */
         rc = o.headless ? run_headless(&v) : run_window(&v);
     }
     for (int i = 0; i < s->body_count; i++) {

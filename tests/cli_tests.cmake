@@ -69,6 +69,9 @@ file(WRITE ${TW_CLI_TMP}/flat.ele "1 4 0\n1 1 2 3 4\n")
 file(WRITE ${TW_CLI_TMP}/inverted.node
   "5 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n5 1 1 1\n")
 file(WRITE ${TW_CLI_TMP}/inverted.ele "2 4 0\n1 1 2 3 4\n2 5 2 3 4\n")
+# two positive tets on the same side of their shared face 1-2-3 (folded)
+file(WRITE ${TW_CLI_TMP}/folded.node "5 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n5 0.2 0.2 0.5\n")
+file(WRITE ${TW_CLI_TMP}/folded.ele "2 4 0\n1 1 2 3 4\n2 1 2 3 5\n")
 file(WRITE ${TW_CLI_TMP}/mesh.xyz "0 0 0\n")
 file(WRITE ${TW_CLI_TMP}/one_tet.node "4 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n")
 file(WRITE ${TW_CLI_TMP}/one_tet.ele "1 4 0\n1 1 2 3 4\n")
@@ -161,6 +164,7 @@ tw_cli_fails(info_degenerate "flat\\.ele:2: element 1 has zero volume" info ${TW
 tw_cli_fails(info_unknown_format "mesh\\.xyz: unknown mesh format" info ${TW_CLI_TMP}/mesh.xyz)
 tw_cli_fails(info_strict_inverted "element 2 is inverted" info ${TW_CLI_TMP}/inverted.node --strict)
 tw_cli_fails(run_strict_inverted "element 2 is inverted" run --mesh ${TW_CLI_TMP}/inverted.node --strict --steps 1)
+tw_cli_fails(info_strict_folded "folded\\.ele:3: element 2 overlaps element 1 on line 2 across their shared face" info ${TW_CLI_TMP}/folded.node --strict)
 
 # ---- good input
 tw_cli_prints(help "Usage: tetwarp COMMAND" --help)
@@ -171,6 +175,8 @@ tw_cli_prints(help_topic "--dt S" help run)
 tw_cli_prints(version "tetwarp [0-9.]+ \\((float|double)\\)" --version)
 tw_cli_prints(info_liver "^vertices +181$" info ${TW_CLI_MESHES}/liver_sofa.msh)
 tw_cli_prints(info_reoriented "reoriented +1 elements" info ${TW_CLI_TMP}/inverted.node)
+tw_cli_prints(info_folded "^folded +1 element pairs .*; first: elements 1 and 2$" info ${TW_CLI_TMP}/folded.node)
+tw_cli_prints(info_liver_not_folded "^folded +0 element pairs" info ${TW_CLI_MESHES}/liver_sofa.msh)
 # one short line on the backend `auto` chose; the whole reason under --verbose
 tw_cli_prints(run_auto_backend "^backend: (cuda \\(auto\\)|cpu \\((no CUDA device|this build has no CUDA)\\))$" run ${TW_CLI_BAR} --steps 1)
 tw_cli_prints(run_verbose_backend "^backend: (cuda \\(auto\\)|cpu \\(auto; cuda not used: .*(CUDA|cuda).*\\))$" run ${TW_CLI_BAR} --steps 1 --verbose)

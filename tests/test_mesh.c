@@ -1,5 +1,6 @@
 /* The mesh object: generators, validation, boundary, statistics, writers and
  * material fills. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -339,6 +340,132 @@ TW_TEST(create_rejects_zero_volume)
     int t[4] = {0, 1, 2, 3};
     CHECK(tw_mesh_create(X, 4, t, 1, NULL, NULL, NULL) == NULL);
     CHECK(strstr(tw_last_error(), "zero volume"));
+    return 0;
+}
+
+/* Two tets on the face (0 1 2) in the plane z = 0: with the fifth vertex
+ * above the plane they overlap (folded), below it they meet at the face. */
+static const double fold_X[15] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0.2, 0.2, 0.5};
+static const double unfold_X[15] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0.2, 0.2, -0.5};
+static const int fold_T[8] = {0, 1, 2, 3, 0, 1, 2, 4};   /* both positive */
+static const int unfold_T[8] = {0, 1, 2, 3, 0, 2, 1, 4}; /* both positive */
+
+TW_TEST(folded_pair_counted)
+{
+    CHECK(tw_tet_det(fold_X, fold_X + 3, fold_X + 6, fold_X + 12) > 0); /* not inverted: only the fold is wrong */
+    tw_mesh_load_def def = tw_default_mesh_load_def();
+    def.quiet = 1;
+    tw_mesh_report rep;
+    tw_mesh *m = tw_mesh_create(fold_X, 5, fold_T, 2, NULL, &def, &rep);
+    CHECK(m);
+    CHECK(rep.folded == 1 && rep.reoriented == 0);
+    CHECK(rep.folded_first[0] == 0 && rep.folded_first[1] == 1);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+TW_TEST(folded_pair_strict_names_both)
+{
+    tw_mesh_load_def def = tw_default_mesh_load_def();
+    def.strict = 1;
+    CHECK(tw_mesh_create(fold_X, 5, fold_T, 2, NULL, &def, NULL) == NULL);
+    CHECK(strstr(tw_last_error(), "element 1 overlaps element 0 across their shared face (vertices 0 1 2)"));
+    CHECK(strstr(tw_last_error(), "folded"));
+    return 0;
+}
+
+TW_TEST(unfolded_pair_not_counted)
+{
+    tw_mesh_load_def def = tw_default_mesh_load_def();
+    def.strict = 1; /* strict: any fold would fail the load */
+    tw_mesh_report rep;
+    tw_mesh *m = tw_mesh_create(unfold_X, 5, unfold_T, 2, NULL, &def, &rep);
+    CHECK(m);
+    CHECK(rep.folded == 0 && rep.reoriented == 0);
+    CHECK(rep.folded_first[0] == -1);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* stem.node and stem.ele with the given text; 0 when written */
+static int write_pair(const char *stem, const char *node, const char *ele)
+{
+    char path[1100];
+    const char *text[2] = {node, ele}, *ext[2] = {"node", "ele"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s.%s", stem, ext[i]);
+        FILE *f = fopen(path, "w");
+        if (!f) return -1;
+        fputs(text[i], f);
+        if (fclose(f)) return -1;
+    }
+    return 0;
+}
+
+TW_TEST(folded_file_counted_and_strict_cites_lines)
+{
+    char stem[1024];
+    snprintf(stem, sizeof stem, "%s", tw_test_tmp_path("folded"));
+    /* 1-based, as TetGen writes; the second tet on line 3 */
+    CHECK(write_pair(stem, "5 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n5 0.2 0.2 0.5\n",
+                     "2 4 0\n1 1 2 3 4\n2 1 2 3 5\n") == 0);
+    tw_mesh_load_def def = tw_default_mesh_load_def();
+    def.quiet = 1;
+    tw_mesh_report rep;
+    tw_mesh *m = tw_mesh_load(stem, &def, &rep);
+    CHECK(m);
+    CHECK(rep.folded == 1 && rep.first_index == 1);
+    tw_mesh_destroy(m);
+    def.strict = 1;
+    CHECK(tw_mesh_load(stem, &def, NULL) == NULL);
+    CHECK(strstr(tw_last_error(), "folded.ele:3: element 2 overlaps element 1 on line 2 across their shared face "
+                                  "(vertices 1 2 3)"));
+    return 0;
+}
+
+TW_TEST(unfolded_file_loads_strict)
+{
+    char stem[1024];
+    snprintf(stem, sizeof stem, "%s", tw_test_tmp_path("unfolded"));
+    CHECK(write_pair(stem, "5 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n5 0.2 0.2 -0.5\n",
+                     "2 4 0\n1 1 2 3 4\n2 1 3 2 5\n") == 0);
+    tw_mesh_load_def def = tw_default_mesh_load_def();
+    def.strict = 1;
+    tw_mesh_report rep;
+    tw_mesh *m = tw_mesh_load(stem, &def, &rep);
+    CHECK(m);
+    CHECK(rep.folded == 0);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* The shipped tet meshes and the generators' meshes: no folded pair. */
+TW_TEST(shipped_meshes_not_folded)
+{
+    static const char *const files[] = {"armadillo_4k.node", "bunny_closed_3485v.tet.node",
+                                        "dog_shrec398.tet.node", "liver_sofa.msh"};
+    tw_mesh_load_def def = tw_default_mesh_load_def();
+    def.quiet = 1;
+    for (int i = 0; i < 4; i++) {
+        tw_mesh_report rep;
+        tw_mesh *m = tw_mesh_load(tw_test_mesh_path(files[i]), &def, &rep);
+        if (!m) fprintf(stderr, "%s: %s\n", files[i], tw_last_error());
+        CHECK(m);
+        if (rep.folded) fprintf(stderr, "%s: %d folded pairs\n", files[i], rep.folded);
+        CHECK(rep.folded == 0);
+        tw_mesh_destroy(m);
+    }
+    tw_mesh *gen[2] = {tw_mesh_bar(1, 0.2, 0.3, 5, 2, 3), tw_mesh_tube(0.1, 0.2, 1, 2, 16, 5)};
+    for (int i = 0; i < 2; i++) {
+        CHECK(gen[i]);
+        tw_mesh_report rep;
+        tw_mesh *m = tw_mesh_create(tw_mesh_positions(gen[i]), tw_mesh_vertex_count(gen[i]), tw_mesh_tets(gen[i]),
+                                    tw_mesh_tet_count(gen[i]), NULL, &def, &rep);
+        tw_mesh_destroy(gen[i]);
+        CHECK(m);
+        CHECK(rep.folded == 0);
+        tw_mesh_destroy(m);
+    }
     return 0;
 }
 

@@ -86,9 +86,37 @@ function(tw_viewer_tests)
   add_test(NAME viewer.core_angle_no_core
            COMMAND sh ${PROJECT_SOURCE_DIR}/tests/expect_fail.sh "--core-angle: bars has no bone core" ${view} --scene bars --headless --core-angle 30)
 
+  # without --scene the camera's up axis is the one most opposite to gravity:
+  # a bar along x, pinned at x = 0, under gravity -y is seen with y up and
+  # sags down the frame (about 39 rows; the old z-up camera saw it bend
+  # sideways, 22 rows lower)
+  set(ok sh ${PROJECT_SOURCE_DIR}/tests/expect_ok.sh)
+  set(bar --bar 1,0.1,0.1,4,1,1)
+  set(dir ${tmp}/up_y)
+  add_test(NAME viewer.up_follows_gravity
+           COMMAND ${wrap} sh -c "rm -rf '${dir}' && \"$0\" --bar 1,0.1,0.1,10,2,2 --gravity 0,-9.81,0 --E 1e6 --headless --frames 31 --out '${dir}' | grep '^up: y (opposite to gravity)$' && \"$1\" '${dir}/frame_00000.png' '${dir}/frame_00030.png' --lower-centroid 30"
+                   ${view} ${check})
+  add_test(NAME viewer.up_negative_axis
+           COMMAND ${wrap} ${ok} "^up: -x \\(opposite to gravity\\)$" ${view} ${bar} --gravity 9.81,0,0 --headless --frames 1 --out ${tmp}/up_minus_x)
+  add_test(NAME viewer.up_option
+           COMMAND ${wrap} ${ok} "^up: y \\(--up\\)$" ${view} ${bar} --up y --headless --frames 1 --out ${tmp}/up_option)
+  add_test(NAME viewer.up_scene
+           COMMAND ${wrap} ${ok} "^up: z \\(the scene's\\)$" ${view} --scene bars --headless --frames 1 --out ${tmp}/up_scene)
+  # headless progress, caught through a pipe (so it is flushed): every frame
+  # with --progress 0, within a frame (step 1 of frame 2) with a short interval
+  add_test(NAME viewer.progress_every_frame
+           COMMAND ${wrap} ${ok} "^frame 2 of 3, step 3 of 6, [0-9.e+]+ steps/s, eta [0-9]+ s$"
+                   --and "^frame 3 of 3, step 6 of 6, [0-9.e+]+ steps/s, eta 0 s$"
+                   ${view} ${bar} --headless --frames 3 --progress 0 --out ${tmp}/progress_frames)
+  add_test(NAME viewer.progress_within_frame
+           COMMAND ${wrap} ${ok} "^frame 2 of 3, step 1 of 6, [0-9.e+]+ steps/s, eta [0-9]+ s$"
+                   ${view} ${bar} --headless --frames 3 --progress 1e-9 --out ${tmp}/progress_steps)
+  set_tests_properties(viewer.up_follows_gravity viewer.up_negative_axis viewer.up_option viewer.up_scene
+                       viewer.progress_every_frame viewer.progress_within_frame PROPERTIES
+                       SKIP_RETURN_CODE 77 TIMEOUT ${t120} ENVIRONMENT "${env}")
+
   # bad input: clear messages, clean non-zero exits (tests/expect_fail.sh)
   set(fails sh ${PROJECT_SOURCE_DIR}/tests/expect_fail.sh)
-  set(bar --bar 1,0.1,0.1,4,1,1)
   file(WRITE ${tmp}/far.obj "v 0 0 0\nv 1 0 0\nv 5 5 5\nf 1 2 3\n")
   add_test(NAME viewer.missing_mesh
            COMMAND ${fails} "cannot load --mesh: .*missing\\.node: cannot open" ${view} --mesh ${tmp}/missing.node --headless)
@@ -98,6 +126,8 @@ function(tw_viewer_tests)
            COMMAND ${fails} "--bunny-mesh 'octree': choose lattice" ${view} --scene bunny --bunny-mesh octree --headless)
   add_test(NAME viewer.render_surface_not_embeddable
            COMMAND ${fails} "render-surface .*far\\.obj cannot be embedded in the tets: surface vertex 2" ${view} ${bar} --render-surface ${tmp}/far.obj --headless)
+  add_test(NAME viewer.bad_up
+           COMMAND ${fails} "--up 'w': expected x, y or z" ${view} ${bar} --up w --headless)
   add_test(NAME viewer.unknown_scene
            COMMAND ${fails} "unknown scene \\(choose bars, tube, bunny, dane or cube\\)" ${view} --scene zoo --headless)
   # the window without a display; headless with neither EGL (no EGL driver
@@ -121,7 +151,7 @@ function(tw_viewer_tests)
                    ${wrap} --need-display ${fails} "OpenGL 3.3 core profile is not available: this display offers OpenGL 3\\.0" ${view} ${bar} --headless --frames 1 --out ${tmp}/old)
   add_test(NAME viewer.help COMMAND ${view} --help)
   set_tests_properties(viewer.help PROPERTIES PASS_REGULAR_EXPRESSION "--headless.*space  pause")
-  set_tests_properties(viewer.missing_mesh viewer.missing_scene_mesh viewer.bad_bunny_mesh viewer.render_surface_not_embeddable
+  set_tests_properties(viewer.missing_mesh viewer.missing_scene_mesh viewer.bad_bunny_mesh viewer.render_surface_not_embeddable viewer.bad_up
                        viewer.unknown_scene viewer.no_display viewer.no_egl_no_display viewer.glx_no_display
                        viewer.egl_gl_too_old viewer.gl_too_old viewer.help viewer.core_angle_no_core PROPERTIES
                        SKIP_RETURN_CODE 77 TIMEOUT ${t120} ENVIRONMENT "${env}")

@@ -17,10 +17,12 @@ void cli_info_help(FILE *f)
             "\n"
             "Prints vertices, tets, boundary faces, regions, volume (m^3), bounding box (m),\n"
             "min/max dihedral angle (degrees), max/mean aspect ratio (1 = regular), min/max\n"
-            "edge (m), and what loading repaired (reoriented elements, unused vertices).\n"
+            "edge (m), and what loading repaired or found (reoriented elements, unused vertices,\n"
+            "folded pairs: two elements on the same side of a face they share, overlapping).\n"
             "\n"
             "  MESH        .node/.ele (TetGen), .msh (Gmsh ASCII v1/v2/v4) or .mesh (MEDIT)\n"
-            "  --strict    an inverted element is an error (default: reoriented and counted)\n"
+            "  --strict    an inverted element or a folded pair is an error (default: inverted\n"
+            "              elements are reoriented, folded pairs kept; both counted)\n"
             "  --backend   the backend `auto` runs on here (a one-cell world is made on CUDA)\n"
             "              and, when it is the CPU, the whole reason; the real type\n");
 }
@@ -88,6 +90,11 @@ int cli_cmd_info(int argc, char **argv)
     printf("index base       %d\n", rep.first_index);
     printf("reoriented       %d elements\n", rep.reoriented);
     printf("unused vertices  %d (pinned when simulated)\n", rep.unused_vertices);
+    printf("folded           %d element pairs (overlapping across a shared face)", rep.folded);
+    if (rep.folded)
+        printf("; first: elements %d and %d", rep.folded_first[0] + rep.first_index,
+               rep.folded_first[1] + rep.first_index);
+    printf("\n");
     tw_mesh_destroy(m);
     return CLI_EXIT_OK;
 }

@@ -68,8 +68,9 @@ void cli_scene_print_help(FILE *f, const cli_scene_opts *d)
             "                          mesh's min, E1 Pa at its max (default: none, uniform --E)\n"
             "  --E-region ID:E[,...]   Young's modulus E Pa for the elements of region ID\n"
             "                          (default: none); applied after --E / --E-gradient\n"
-            "  --strict                an inverted element in the mesh is an error (default:\n"
-            "                          reoriented with a warning)\n"
+            "  --strict                an inverted element or a folded pair (two elements overlapping\n"
+            "                          across a face) in the mesh is an error (default: reoriented,\n"
+            "                          or kept, with a warning)\n"
             "  --max-memory MB         refuse a problem whose estimated memory exceeds MB megabytes (1e6 B)\n"
             "                          (default: the machine's available memory, /proc/meminfo)\n");
 }
