@@ -1,4 +1,4 @@
-/* Graded lattice meshes (Zhuang & Canny sec. 5; issue 5 item 5).
+/* Graded lattice meshes (Zhuang & Canny sec. 5).
  *
  * Lattice. Every vertex is a point of one fine lattice: origin + h (i,j,k),
  * h = fine_size, the origin half a fine cell below the surface's bounding

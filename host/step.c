@@ -90,11 +90,29 @@ static tw_solve_result solve_system(tw_world *w, const tw_real *b, tw_real *x, c
  * by the loop below or by the CUDA world's device reduction): the verdict is
  * tw_divergence_ok's for both backends, and the message says which step and
  * why. */
-static tw_status divergence_status(const tw_world *w, const tw_divergence *d, int iterations, double residual,
+static tw_status divergence_status(tw_world *w, const tw_divergence *d, int iterations, double residual,
                                    double h)
 {
-    if (tw_divergence_ok(d, residual, h, 10 * w->size)) return TW_OK;
-    if (d->nonfinite_vertex >= 0 || !isfinite(residual))
+    if (tw_divergence_ok(d, residual, h, 10 * w->size)) {
+        /* a step that moves a vertex a quarter of the body's size linearises
+         * a large rotation in one go (volume and energy errors) and resolves
+         * neither the motion nor a contact: said once per world */
+        if (d->vmax * h > 0.25 * w->size && !w->warned_large_step) {
+            w->warned_large_step = 1;
+            fprintf(stderr,
+                    "tetwarp: warning: step %ld (t = %g s): vertex %d moves %.3g m in one step, %.2g times the "
+                    "body's size; a step this large is not resolved (volume and energy errors): reduce dt\n",
+                    w->step + 1, w->time + h, d->vmax_vertex, d->vmax * h, d->vmax * h / w->size);
+        }
+        return TW_OK;
+    }
+    if (d->nonfinite_vertex < 0 && !isfinite(residual))
+        return tw_fail(TW_ERR_DIVERGED,
+                       "step %ld (t = %g s): the %s's residual is not finite (%g after %d CG iterations); reduce dt or "
+                       "check the material",
+                       w->step + 1, w->time + h, w->def.integrator == TW_EXPLICIT_NEWMARK ? "explicit update" : "solve",
+                       residual, iterations);
+    if (d->nonfinite_vertex >= 0)
         return tw_fail(TW_ERR_DIVERGED,
                        "step %ld (t = %g s): the %s produced a non-finite velocity at vertex %d (CG: %d iterations, "
                        "residual %g); reduce dt or check the material",
@@ -106,7 +124,7 @@ static tw_status divergence_status(const tw_world *w, const tw_divergence *d, in
                    w->step + 1, w->time + h, d->vmax_vertex, d->vmax * h, d->vmax * h / w->size);
 }
 
-static tw_status check_velocities(const tw_world *w, const tw_real *v, double h, const tw_solve_result *sr)
+static tw_status check_velocities(tw_world *w, const tw_real *v, double h, const tw_solve_result *sr)
 {
     tw_divergence d = tw_divergence_none();
     for (int i = 0; i < w->fem.n; i++) tw_divergence_add(&d, v, i);

@@ -160,7 +160,26 @@ static tw_status check_def(const tw_world_def *d)
                        d->newton_iterations, d->newton_tolerance);
     for (int c = 0; c < 3; c++)
         if (!isfinite(d->gravity[c])) return tw_fail(TW_ERR_INVALID, "gravity component %d is %g", c, d->gravity[c]);
+    if (d->threads < 0 || d->threads > TW_MAX_THREADS)
+        return tw_fail(TW_ERR_INVALID, "threads %d: must be from 0 (all processors) to %d", d->threads, TW_MAX_THREADS);
     return TW_OK;
+}
+
+/* Linear tetrahedra lock as nu approaches 1/2: the volumetric stiffness
+ * lambda grows without bound against the shear modulus mu, the body turns
+ * stiffer than the material, and at large steps the linearisation's error
+ * grows with lambda (energy rises). Said once per world. */
+static void warn_near_incompressible(const tw_world_def *d, int nt)
+{
+    double nu = d->poisson_ratio;
+    if (d->element_poisson)
+        for (int e = 0; e < nt; e++)
+            if (d->element_poisson[e] > nu) nu = d->element_poisson[e];
+    if (nu > 0.45)
+        fprintf(stderr,
+                "tetwarp: warning: Poisson ratio %g: linear tetrahedra lock near incompressibility (lambda = %.3g "
+                "x mu): the body is stiffer than the material and large steps gain energy; nu <= 0.45 is safe\n",
+                nu, 2 * nu / (1 - 2 * nu));
 }
 
 /* warp-edge: per vertex the first neighbour j and the neighbour k that makes
@@ -332,6 +351,7 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     }
 #endif
     w->host_dirty = 1;
+    warn_near_incompressible(&d, tw_mesh_tet_count(mesh));
     return w;
 }
 

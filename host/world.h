@@ -31,6 +31,7 @@ struct tw_world {
     long step;
     double time;
     double size;          /* bounding-box diagonal, m: the divergence yardstick */
+    int warned_large_step; /* the once-per-world warning of a step that moves a vertex > size / 4 */
     /* state, 3n each */
     tw_real *x, *v, *fext, *target;
     unsigned char *cons;  /* tw_constraint per vertex */

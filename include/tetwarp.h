@@ -357,6 +357,7 @@ typedef enum tw_warp_system {
     TW_WARP_SYSTEM_BICGSTAB       /* BiCGStab on the exact blocks R_i K_ij R_i^T */
 } tw_warp_system;
 
+#define TW_MAX_THREADS 1024
 typedef struct tw_world_def {
     tw_method method;
     tw_backend backend;
@@ -384,7 +385,8 @@ typedef struct tw_world_def {
     int warm_start;                 /* 1: start CG from the last velocity */
     int ghost_force_correction;     /* 1: remove net elastic force (vertex methods) */
     tw_warp_system warp_system;
-    int threads;                    /* OpenMP threads of this world's loops, 0 = the OpenMP default */
+    int threads;                    /* OpenMP threads of this world's loops, 0 = the OpenMP default,
+                                       at most TW_MAX_THREADS */
 } tw_world_def;
 tw_world_def tw_default_world_def(void);
 

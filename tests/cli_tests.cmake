@@ -238,3 +238,11 @@ add_test(NAME cli.bunny_bone_core_render_surface
                  --bone-core 0.01 --bone-spin y,90 --render-surface ${TW_CLI_MESHES}/bunny_stanford_original_69k.obj
                  --gravity 0,0,0 --steps 2)
 set_tests_properties(cli.bunny_bone_core_render_surface PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW_CLI_ENV})
+
+# the model pushed past what it represents: warned, not silent
+tw_cli_prints(run_near_incompressible_warns "warning: Poisson ratio 0.4999: linear tetrahedra lock near incompressibility"
+              run ${TW_CLI_BAR} --nu 0.4999 --steps 1)
+tw_cli_prints(run_huge_step_warns "warning: step 1 .*times the body's size; a step this large is not resolved"
+              run --dt 10 --steps 1) # the default 20x2x2 bar: +90 % volume in that step
+tw_cli_exits(threads_out_of_range 2 "--threads 2147483647: must be from 0 \\(all threads\\) to 1024"
+             run ${TW_CLI_BAR} --threads 2147483647 --steps 1)

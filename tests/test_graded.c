@@ -1,4 +1,4 @@
-/* Graded lattice meshes and hanging vertices (issue 5, item 5): a unit
+/* Graded lattice meshes and hanging vertices: a unit
  * icosphere meshed uniformly and graded at the same fine size. */
 #include <stdlib.h>
 #include <string.h>

@@ -244,7 +244,7 @@ int cli_scene_option(cli_scene_opts *o, cli_args *a)
     }
     if (cli_is(a, "--threads")) {
         if (cli_int(a, "thread count, 0 = all", &o->threads)) return -1;
-        return cli_require(a, o->threads >= 0, ">= 0 (0 = all threads)") ? -1 : 1;
+        return cli_require(a, o->threads >= 0 && o->threads <= TW_MAX_THREADS, "from 0 (all threads) to 1024") ? -1 : 1;
     }
     if (cli_is(a, "--E-gradient")) {
         const char *s = cli_value(a, "AXIS,E0,E1");
@@ -449,6 +449,8 @@ double cli_estimate_bytes(double tets, double vertices, tw_world_def def)
     def.backend = TW_BACKEND_CPU; /* the host's share, which --backend cuda keeps too */
     def.element_youngs = NULL;
     def.element_density = NULL;
+    def.element_poisson = NULL; /* the material does not change the bytes */
+    def.poisson_ratio = 0.3;
     tw_world *w = tw_world_create(m, &def);
     double per_tet = w ? (double)tw_world_memory_bytes(w) / tw_mesh_tet_count(m) : 0;
     double per_vertex_extra = 0;
