@@ -180,7 +180,8 @@ __global__ void momentum_spring(tw_cuda_data d, double *scalars)
 }
 
 /* vnew -= p / M_total (after momentum_spring); nothing when a contact can
- * push back (conserve_momentum returns when any vertex is in w->fcons) */
+ * push back (the CPU's conserve_momentum returns when any vertex is in its
+ * contact filter) */
 __global__ void remove_momentum(tw_cuda_data d, const double *scalars, double mass_total)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
