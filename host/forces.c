@@ -88,7 +88,7 @@ void tw_compute_elastic_force(tw_world *w, const tw_real *x, tw_real *out, int g
 #else
 #define ROW_INLINE static inline
 #endif
-ROW_INLINE void assemble_packed_row(tw_world *w, int i, double cm, double ck, int green)
+ROW_INLINE void assemble_packed_row(tw_world *w, const tw_step_view *s, int i, double cm, double ck, int green)
 {
     const tw_fem *f = &w->fem;
     const int stride = green ? TW_GREEN_PACK : TW_COROT_PACK;
@@ -111,14 +111,8 @@ ROW_INLINE void assemble_packed_row(tw_world *w, int i, double cm, double ck, in
         }
     }
     for (int b = b0; b < b1; b++) {
-        tw_m3 Kb = tw_m3_scale(tw_m3_load(w->A + 9 * (size_t)b), (tw_real)ck);
-        if (b == b0) {
-            tw_real d = (tw_real)(cm * f->mass[i]);
-            if (i == w->spring_vertex) d += (tw_real)(ck * w->spring_k);
-            Kb.m[0] += d; Kb.m[4] += d; Kb.m[8] += d;
-        } else {
-            tw_m3_store(w->A + 9 * (size_t)tw_fem_block(f, f->col[b], i), tw_m3_transpose(Kb));
-        }
+        tw_m3 Kb = tw_system_block(s, tw_m3_load(w->A + 9 * (size_t)b), i, b == b0, cm, ck);
+        if (b != b0) tw_m3_store(w->A + 9 * (size_t)tw_fem_block(f, f->col[b], i), tw_m3_transpose(Kb));
         tw_m3_store(w->A + 9 * (size_t)b, Kb);
     }
 }
@@ -126,37 +120,25 @@ ROW_INLINE void assemble_packed_row(tw_world *w, int i, double cm, double ck, in
 void tw_assemble_system(tw_world *w, double cm, double ck)
 {
     const tw_fem *f = &w->fem;
+    const tw_step_view s = tw_world_view(w);
     tw_method m = w->def.method;
     int exact_warp = w->def.warp_system == TW_WARP_SYSTEM_BICGSTAB;
     if (m == TW_COROT_ELEMENT || m == TW_HYBRID || m == TW_GREEN) {
         if (m == TW_GREEN) {
 #pragma omp parallel for if (TW_PAR(f->n)) num_threads(tw_world_threads(w)) schedule(dynamic, 256)
-            for (int i = 0; i < f->n; i++) assemble_packed_row(w, i, cm, ck, 1);
+            for (int i = 0; i < f->n; i++) assemble_packed_row(w, &s, i, cm, ck, 1);
         } else {
 #pragma omp parallel for if (TW_PAR(f->n)) num_threads(tw_world_threads(w)) schedule(dynamic, 256)
-            for (int i = 0; i < f->n; i++) assemble_packed_row(w, i, cm, ck, 0);
+            for (int i = 0; i < f->n; i++) assemble_packed_row(w, &s, i, cm, ck, 0);
         }
         return;
     }
 #pragma omp parallel for if (TW_PAR(f->n)) num_threads(tw_world_threads(w)) schedule(dynamic, 256)
     for (int i = 0; i < f->n; i++) {
-        tw_m3 Ri = tw_m3_identity();
-        if (m == TW_WARP_VERTEX || m == TW_WARP_EDGE) Ri = tw_m3_load(w->R + 9 * (size_t)i);
+        tw_m3 Ri = m == TW_LINEAR ? tw_m3_identity() : tw_m3_load(w->R + 9 * (size_t)i); /* warp-*: R_i */
         for (int b = f->row_ptr[i]; b < f->row_ptr[i + 1]; b++) {
-            tw_m3 Kb;
-            if (m == TW_LINEAR) {
-                Kb = tw_m3_load(f->K + 9 * (size_t)b);
-            } else { /* warp-vertex, warp-edge */
-                tw_m3 Rj = exact_warp ? Ri : tw_m3_load(w->R + 9 * (size_t)f->col[b]);
-                Kb = tw_m3_mul_bt(tw_m3_mul(Ri, tw_m3_load(f->K + 9 * (size_t)b)), Rj);
-            }
-            Kb = tw_m3_scale(Kb, (tw_real)ck);
-            if (b == f->diag[i]) {
-                tw_real d = (tw_real)(cm * f->mass[i]);
-                if (i == w->spring_vertex) d += (tw_real)(ck * w->spring_k);
-                Kb.m[0] += d; Kb.m[4] += d; Kb.m[8] += d;
-            }
-            tw_m3_store(w->A + 9 * (size_t)b, Kb);
+            tw_m3 Kb = tw_vertex_system_block(&s, b, f->col[b], m == TW_LINEAR ? NULL : &Ri, exact_warp);
+            tw_m3_store(w->A + 9 * (size_t)b, tw_system_block(&s, Kb, i, b == f->diag[i], cm, ck));
         }
     }
 }

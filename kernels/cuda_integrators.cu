@@ -20,7 +20,7 @@
 // [contact projection of vnew, anew], the divergence check, commit (v, acc
 // on success, x restored from xstart on failure). The acceleration at the
 // start comes from newmark_start, outside the graph, on the world's first
-// step and after a setter reset it (w->has_acc).
+// step and after a setter reset it (tw_cuda_step_in.has_acc).
 //
 // NEVER RUN ON A GPU: written and compiled (float and double builds, nvcc 13,
 // sm_90) on a machine without one; tests/test_gpu_backend.c's bdf2 and

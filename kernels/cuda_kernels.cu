@@ -2,9 +2,10 @@
 // host/forces.c and host/step.c's implicit_solve, one thread per vertex,
 // element or BSR block. Where the CPU loop body is a function of hd/step.h
 // (rotations, forces, gather, rhs, prescribe, the divergence check's per
-// vertex part) the kernel calls that function on a tw_step_view of d
-// (tw_cuda_step_view, cuda_internal.h); the system matrix's blocks use
-// hd/element.h as the CPU does.
+// vertex part, the system matrix's blocks) the kernel calls that function
+// on a tw_step_view of d (tw_cuda_step_view, cuda_internal.h). The packed
+// methods' blocks gather per block here (hd/element.h), where the CPU
+// gathers per row and mirrors: the same sums in the same order.
 // The step is from d.xbase, d.vbase (x+ = xbase + heff v+): d.x, d.v for
 // implicit Euler, BDF2's base terms otherwise (cuda_integrators.cu); the
 // rotations and forces are at d.x, as in implicit_solve.
@@ -113,13 +114,13 @@ __global__ void assemble_kernel(tw_cuda_data d, int method, int exact_warp)
     int b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= d.nnzb) return;
     int i = d.block_row[b];
+    tw_step_view s = tw_cuda_step_view(d);
     tw_m3 Kb;
     if (method == TW_LINEAR) {
-        Kb = tw_m3_load(d.K + 9 * (size_t)b);
+        Kb = tw_vertex_system_block(&s, b, d.col[b], NULL, exact_warp);
     } else if (method == TW_WARP_VERTEX || method == TW_WARP_EDGE) {
         tw_m3 Ri = tw_m3_load(d.R + 9 * (size_t)i);
-        tw_m3 Rj = exact_warp ? Ri : tw_m3_load(d.R + 9 * (size_t)d.col[b]);
-        Kb = tw_m3_mul_bt(tw_m3_mul(Ri, tw_m3_load(d.K + 9 * (size_t)b)), Rj);
+        Kb = tw_vertex_system_block(&s, b, d.col[b], &Ri, exact_warp);
     } else {
         Kb = tw_m3_zero();
         for (int k = d.contrib_ptr[b]; k < d.contrib_ptr[b + 1]; k++) {
@@ -131,14 +132,7 @@ __global__ void assemble_kernel(tw_cuda_data d, int method, int exact_warp)
                 Kb = tw_green_block_add(Kb, d.S + TW_GREEN_PACK * (size_t)e, p, q);
         }
     }
-    double cm = d.P->cm, ck = d.P->ck;
-    Kb = tw_m3_scale(Kb, (tw_real)ck);
-    if (b == d.diag[i]) {
-        tw_real dd = (tw_real)(cm * d.mass[i]);
-        if (i == d.P->spring_vertex) dd += (tw_real)(ck * d.P->spring_k);
-        Kb.m[0] += dd; Kb.m[4] += dd; Kb.m[8] += dd;
-    }
-    tw_m3_store(d.A + 9 * (size_t)b, Kb);
+    tw_m3_store(d.A + 9 * (size_t)b, tw_system_block(&s, Kb, i, b == d.diag[i], d.P->cm, d.P->ck));
 }
 
 /* ---- prescribed velocities (warm start, prescribe_constrained) ---- */
@@ -186,7 +180,8 @@ __global__ void momentum_spring(tw_cuda_data d, double *scalars)
 }
 
 /* vnew -= p / M_total (after momentum_spring); nothing when a contact can
- * push back (conserve_momentum returns when any vertex is in w->fcons) */
+ * push back (the CPU's conserve_momentum returns when any vertex is in its
+ * contact filter) */
 __global__ void remove_momentum(tw_cuda_data d, const double *scalars, double mass_total)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

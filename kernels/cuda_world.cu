@@ -1,8 +1,8 @@
-// The CUDA backend's world (see cuda_world.h): the constant FEM data uploaded
-// once, the state and scratch on the device, and the step run there exactly
-// as host/step.c runs it on the CPU. The implicit integrators, implicit
-// Euler and BDF2 (the same step from its base terms, cuda_integrators.cu), as
-// implicit_solve does:
+// The CUDA backend's world (its C interface: the header of this name): the
+// constant FEM data uploaded once, the state and scratch on the device, and
+// the step run there exactly as host/step.c runs it on the CPU. The
+// implicit integrators, implicit Euler and BDF2 (the same step from its base
+// terms, cuda_integrators.cu), as implicit_solve does:
 //
 //   [BDF2 base terms] -> rotations -> elastic force (+ ghost-force
 //   correction) -> rhs -> system matrix by gather -> [BDF2 rhs correction]
@@ -14,7 +14,7 @@
 // [projection] -> rotations -> elastic force -> new v, a -> [projection]
 // -> divergence check -> commit; for the methods linear, warp-vertex,
 // warp-edge, corot-element, green and hybrid, with colliders (the contact
-// steps, cuda_contact.cu, when the world has any). What the device path does
+// steps, cuda_contact.cu, when there are any). What the device path does
 // not have yet returns TW_ERR_UNSUPPORTED naming it (never a silent fall
 // back to the CPU): hanging vertices, and for the implicit integrators
 // newton_iterations > 1 and warp_system bicgstab. Explicit Newmark's Courant
@@ -34,7 +34,7 @@
 //   function declared in cuda_internal.h, reading per-step numbers from d.P,
 //   never from its arguments (a captured graph keeps those).
 // This file never sees struct tw_world: host/step.c fills a tw_cuda_step_in
-// and applies the tw_cuda_step_out (cuda_world.h).
+// and applies the tw_cuda_step_out (both declared in the header).
 //
 // BDF2's previous state (xprev, vprev) and Newmark's acceleration live only
 // on the device. The host's flags say whether a step may use them
@@ -62,7 +62,7 @@
 // before the PCG start and after the loop and integrate, in the same graph.
 // The ev* are event record nodes, so tw_step_stats still splits rotations /
 // assembly / solve. An explicit Newmark step is one graph without the loop
-// (no conditional node); the acceleration it starts from, when the world has
+// (no conditional node); the acceleration it starts from, when there is
 // none yet, is launched before it, outside the graph.
 //
 // Where the numbers live: every per-step number (dt, heff, damping cm/ck,
@@ -159,7 +159,7 @@ static tw_status device_alloc(tw_cuda_world *cw, void **p, size_t bytes, const c
 {
     if (bytes == 0) bytes = 16; /* a valid pointer for empty arrays */
     char hint[160];
-    snprintf(hint, sizeof hint, "this world holds %zu bytes; use a smaller mesh or --backend cpu", cw->bytes);
+    snprintf(hint, sizeof hint, "this CUDA world already uses %zu bytes; use a smaller mesh or --backend cpu", cw->bytes);
     tw_status s = tw_cuda_malloc(p, bytes, what, hint, __FILE__, __LINE__);
     if (s == TW_OK) cw->bytes += bytes;
     return s;
@@ -735,7 +735,7 @@ extern "C" tw_status tw_cuda_world_step(tw_cuda_world *cw, const tw_cuda_step_in
     return step_device(cw, in, out);
 }
 
-/* ---- diagnostics for the parity tests (cuda_world.h: tw_cuda_array) ---- */
+/* ---- diagnostics for the parity tests (tw_cuda_array) ---- */
 
 /* The device array `which` and its length in tw_real (the sizes create_all
  * allocated); NULL for an unknown one. */

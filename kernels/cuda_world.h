@@ -122,8 +122,8 @@ typedef enum tw_cuda_array {
                            (tw_green_pack); sized 48 nt (TW_GREEN_PACK) */
     TW_CUDA_ARRAY_F,    /* 3n: the elastic force at the step's start (after the ghost-force correction), N */
     TW_CUDA_ARRAY_RHS,  /* 3n: M v + dt (f + f_ext), N s */
-    TW_CUDA_ARRAY_A,    /* 9 nnzb: the system matrix's BSR block values (row-major 3x3 blocks, the pattern of
-                           w->fem: row_ptr, col) */
+    TW_CUDA_ARRAY_A,    /* 9 nnzb: the system matrix's BSR block values (row-major 3x3 blocks, the pattern
+                           tw_cuda_world_init gave: row_ptr, col) */
     TW_CUDA_ARRAY_VNEW, /* 3n: the velocities the solve produced, m/s */
     TW_CUDA_ARRAY_COUNT
 } tw_cuda_array;

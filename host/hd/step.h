@@ -155,6 +155,32 @@ TW_HD void tw_gather_element_forces(const tw_step_view *s, int i, tw_real *out)
     out[3 * (size_t)i] = (tw_real)s0; out[3 * (size_t)i + 1] = (tw_real)s1; out[3 * (size_t)i + 2] = (tw_real)s2;
 }
 
+/* ---- the system matrix ---- */
+
+/* Block b (column j) of row i of the stiffness K' for linear (R_i = NULL:
+ * K_b) and warp-vertex / warp-edge: R_i K_b R_j^T, or R_i K_b R_i^T for the
+ * exact non-symmetric system (exact_warp). */
+TW_HD tw_m3 tw_vertex_system_block(const tw_step_view *s, int b, int j, const tw_m3 *Ri, int exact_warp)
+{
+    tw_m3 Kb = tw_m3_load(s->K + 9 * (size_t)b);
+    if (!Ri) return Kb;
+    tw_m3 Rj = exact_warp ? *Ri : tw_m3_load(s->R + 9 * (size_t)j);
+    return tw_m3_mul_bt(tw_m3_mul(*Ri, Kb), Rj);
+}
+
+/* A = cm M + ck K' (+ ck k on the spring vertex): stiffness block Kb of row
+ * i scaled by ck, plus the mass and spring terms when it is the diagonal. */
+TW_HD tw_m3 tw_system_block(const tw_step_view *s, tw_m3 Kb, int i, int diagonal, double cm, double ck)
+{
+    Kb = tw_m3_scale(Kb, (tw_real)ck);
+    if (diagonal) {
+        tw_real d = (tw_real)(cm * s->mass[i]);
+        if (i == s->spring_vertex) d += (tw_real)(ck * s->spring_k);
+        Kb.m[0] += d; Kb.m[4] += d; Kb.m[8] += d;
+    }
+    return Kb;
+}
+
 /* ---- loads, right-hand side, constraints ---- */
 
 /* Vertex i's external force: gravity, its point force, and the spring at x
