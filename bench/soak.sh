@@ -6,14 +6,14 @@
 #
 #   bench/soak.sh [BUILD_DIR]      (default build; STEPS=100000 BAR=1,0.1,0.1,20,2,2)
 # Writes bench/results/$MACHINE/soak.csv and soak.log (MACHINE default
-# cpu-2core-amd-epyc); the per-step CSVs go to $TMPDIR and are summarised.
+# cpu-2core-intel-xeon); the per-step CSVs go to $TMPDIR and are summarised.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 T=$BUILD/tetwarp
 STEPS=${STEPS:-100000}
 BAR=${BAR:-1,0.1,0.1,20,2,2}
-MACHINE=${MACHINE:-cpu-2core-amd-epyc}
+MACHINE=${MACHINE:-cpu-2core-intel-xeon}
 OUT=bench/results/$MACHINE
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
