@@ -9,6 +9,7 @@
  *   tw_bench_graded SURFACE [SAG_FINE_SIZES...] [--counts FINE_SIZES...]
  *
  * CSV on stdout, progress on stderr. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,8 +5,9 @@
  *   x+ = x + h v+
  *
  * K' is the method's system stiffness at x (constant K, warped K, corotated K,
- * or the StVK tangent — one Newton step per time step). Pinned and kinematic
+ * or the StVK tangent — one Newton step per time step, or more: tw_world_newton_iterations). Pinned and kinematic
  * vertices get their velocity prescribed and are filtered out of the solve. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_MONOTONIC */
 #include "world.h"
 
 #include <math.h>

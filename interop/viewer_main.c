@@ -16,6 +16,7 @@
  * display (GLX; Xvfb on a machine without one); --gl egl|glx forces one.
  * Either way the frames are drawn into an offscreen framebuffer object,
  * read back with glReadPixels and written as PNG. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "camera.h"
 #include "cli_args.h"
 #include "cli_scene.h"

@@ -108,7 +108,7 @@ tw_cli_fails(gravity_malformed "--gravity '0,0': 3 comma-separated values expect
 tw_cli_fails(damping_negative "--damping -1,0: must be >= 0" run ${TW_CLI_BAR} --damping -1,0)
 tw_cli_fails(cg_tol_zero "--cg-tol 0: must be in \\(0, 1\\)" run ${TW_CLI_BAR} --cg-tol 0)
 tw_cli_fails(cg_max_zero "--cg-max 0: must be >= 1" run ${TW_CLI_BAR} --cg-max 0)
-tw_cli_fails(threads_negative "--threads -2: must be >= 0" run ${TW_CLI_BAR} --threads -2)
+tw_cli_fails(threads_negative "--threads -2: must be from 0 \\(all threads\\) to 1024" run ${TW_CLI_BAR} --threads -2)
 tw_cli_fails(probe_out_of_range "--probe 20: no such vertex \\(the mesh has 20 vertices" run ${TW_CLI_BAR} --steps 1 --probe 20)
 tw_cli_fails(obj_every_zero "--obj-every 0: must be >= 1" run ${TW_CLI_BAR} --obj-every 0)
 tw_cli_fails(load_steps_zero "--load-steps 0: must be >= 1" static ${TW_CLI_BAR} --load-steps 0)
