@@ -18,7 +18,7 @@
 #define TW_EMBED_H
 #include <math.h>
 
-#include "hd/hd.h"
+#include "hd/render.h" /* tw_embed_vertex, tw_embed_normal */
 #include "tetwarp.h"
 
 struct tw_embedding {
@@ -33,37 +33,6 @@ struct tw_embedding {
     int *vt_tri;
 };
 
-/* The embedded position of one surface vertex: the weighted sum of its tet's
- * current positions x (3 per mesh vertex). The CPU loop body; a CUDA kernel
- * calls it with one thread per surface vertex. */
-TW_HD void tw_embed_vertex(const int *idx, const float *w, const tw_real *x, float *out)
-{
-    const tw_real *a = x + 3 * idx[0], *b = x + 3 * idx[1], *c = x + 3 * idx[2], *d = x + 3 * idx[3];
-    for (int k = 0; k < 3; k++)
-        out[k] = (float)(w[0] * a[k] + w[1] * b[k] + w[2] * c[k] + w[3] * d[k]);
-}
-
-/* The area-weighted normal of one vertex: the sum of the cross products
- * (2 x area x unit normal) of its triangles, normalized; zero when they all
- * have zero area. tri: the vertex's `count` triangle ids into tris. */
-TW_HD void tw_embed_normal(const int *tri, int count, const int *tris, const float *xyz, float *out)
-{
-    float n[3] = {0.0f, 0.0f, 0.0f};
-    for (int j = 0; j < count; j++) {
-        const int *t = tris + 3 * tri[j];
-        const float *a = xyz + 3 * t[0], *b = xyz + 3 * t[1], *c = xyz + 3 * t[2];
-        float u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
-        float v[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
-        n[0] += u[1] * v[2] - u[2] * v[1];
-        n[1] += u[2] * v[0] - u[0] * v[2];
-        n[2] += u[0] * v[1] - u[1] * v[0];
-    }
-    float len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-    float s = len > 0.0f ? 1.0f / len : 0.0f;
-    out[0] = n[0] * s;
-    out[1] = n[1] * s;
-    out[2] = n[2] * s;
-}
 
 /* Squared distance from p to the triangle (a,b,c) (Ericson, Real-Time
  * Collision Detection §5.1.5). */

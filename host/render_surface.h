@@ -7,7 +7,7 @@
  * gathered: each vertex sums its own triangles in the fixed order of a
  * vertex -> triangles CSR built once, so there is no scatter and no atomics.
  *
- * The two TW_HD functions below are the whole per-frame arithmetic. The CPU
+ * The two TW_HD functions of hd/render.h are the whole per-frame arithmetic. The CPU
  * (tw_render_surface_update) runs them in a loop; the CUDA-GL kernel
  * (interop/cuda_gl.cu) runs them one thread per vertex on a copy of this
  * struct whose arrays live on the device, writing into the mapped OpenGL
@@ -16,40 +16,9 @@
 #ifndef TW_RENDER_SURFACE_H
 #define TW_RENDER_SURFACE_H
 #include "embed.h"
-#include "hd/hd.h"
+#include "hd/render.h" /* the struct and its per-vertex TW_HD functions */
 #include "tetwarp.h"
 
-typedef struct tw_render_surface {
-    int nv;        /* render vertices */
-    int ntri;      /* triangles */
-    int mesh_nv;   /* vertices of the tet mesh it follows */
-    int *tris;     /* 3*ntri */
-    int *idx;      /* embedded: 4*nv tet vertex indices; NULL: render vertex i is mesh vertex i */
-    float *w;      /* embedded: 4*nv barycentric weights; NULL for the boundary */
-    int *vt_start; /* nv+1: CSR of the triangles around each vertex */
-    int *vt_tri;   /* 3*ntri */
-} tw_render_surface;
-
-/* Render vertex i's position from the tet mesh positions x (3 per mesh vertex). */
-TW_HD void tw_render_position(const tw_render_surface *s, int i, const tw_real *x, float *out)
-{
-    if (s->idx) {
-        tw_embed_vertex(s->idx + 4 * i, s->w + 4 * i, x, out);
-    } else {
-        out[0] = (float)x[3 * i];
-        out[1] = (float)x[3 * i + 1];
-        out[2] = (float)x[3 * i + 2];
-    }
-}
-
-/* Render vertex i's unit normal from the render positions pos (3 per render
- * vertex, from tw_render_position); zero for a vertex in no triangle (an
- * interior mesh vertex) or whose triangles all have zero area. */
-TW_HD void tw_render_normal(const tw_render_surface *s, int i, const float *pos, float *out)
-{
-    int a = s->vt_start[i];
-    tw_embed_normal(s->vt_tri + a, s->vt_start[i + 1] - a, s->tris, pos, out);
-}
 
 /* The vertex -> triangles CSR of ntri triangles over nv vertices: start
  * (nv+1) and list (3*ntri), each vertex's triangles in increasing order. */

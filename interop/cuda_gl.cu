@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "cuda_gl.h"
-#include "render_surface.h"
+#include "hd/render.h"
 
 #define CUDA_GL_THREADS 256
 
