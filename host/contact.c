@@ -101,9 +101,8 @@ double tw_collider_distance(const tw_collider_def *c, const double x[3], double 
     return tw_collider_distance_hd(c, x, n);
 }
 
-int tw_contact_detect(tw_world *w, const tw_real *x, double heff)
+int tw_contact_detect(tw_world *w, const tw_real *x)
 {
-    (void)heff;
     int n = w->fem.n, count = 0;
     memcpy(w->fcons, w->cons, (size_t)n);
     if (!w->ncolliders) return 0;

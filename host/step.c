@@ -161,7 +161,7 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
     prescribe_constrained(w, xbase, heff, w->vnew);
     /* contacts (contact.c): an active set, solved again while a solve
      * changes it; an active vertex's normal velocity lands it on the surface */
-    st->contacts = tw_contact_detect(w, xbase, heff);
+    st->contacts = tw_contact_detect(w, xbase);
     if (st->contacts) {
         tw_contact_land_all(w, w->vnew, heff);
         tw_contact_friction_implicit(w, heff);

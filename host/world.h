@@ -96,7 +96,7 @@ void tw_external_force(const tw_world *w, const tw_real *x, tw_real *out);
  * from positions x: the nearest collider of every free vertex in w->cnormal /
  * cdist / cmu, the first pass's active set (inside, or touching and not
  * separating) in w->fcons; returns how many. */
-int tw_contact_detect(tw_world *w, const tw_real *x, double heff);
+int tw_contact_detect(tw_world *w, const tw_real *x);
 /* Before the first solve: implicit Coulomb friction, tangential damping on
  * the active vertices' diagonal blocks of w->A from last step's impulses. */
 void tw_contact_friction_implicit(tw_world *w, double heff);

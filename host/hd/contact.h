@@ -3,7 +3,7 @@
  * each. TW_HD inline, C11 and nvcc alike (see hd.h); the design is at the top
  * of host/contact.c.
  *
- * Distances, normals and the speculative test are in double (the colliders
+ * Distances, normals and the contact test are in double (the colliders
  * are double); what is stored per contact (normal, distance, friction) is
  * tw_real, and every expression here keeps the CPU's exact types, so the
  * CPU's results are those it had before these were shared. */
