@@ -157,6 +157,7 @@ int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, in
         changed += (r & TW_CONTACT_CHANGED) != 0;
         fr += (r & TW_CONTACT_FRICTION) != 0;
     }
+    tw_contact_land_all(w, v, heff); /* the joined ones, after every impulse was read */
     if (friction) *friction = fr;
     return changed;
 }

@@ -67,9 +67,9 @@ __global__ void contact_count_kernel(tw_cuda_status *st, const double *scalars)
 
 /* tw_contact_update for one vertex each (the tolerances are host/contact.c's);
  * sums the active vertices, the changed ones and those with friction off
- * Coulomb's. The impulse reads the row of A and all of vnew: no vertex's
- * update writes what another's impulse reads, except its own diagonal block
- * and velocity, which it reads first. */
+ * Coulomb's. The impulse reads the row of A and vnew: no vertex's update
+ * writes what another's impulse reads (its own diagonal block only, after
+ * its impulse; the joined vertices land in contact_land_kernel, after). */
 __global__ void contact_update_kernel(tw_cuda_data d, double *partial)
 {
     const tw_cuda_params *P = d.P;
@@ -88,6 +88,16 @@ __global__ void contact_update_kernel(tw_cuda_data d, double *partial)
         s[2] += (r & TW_CONTACT_FRICTION) != 0;
     }
     tw_block_partials<3>(s, partial);
+}
+
+/* the landing loop after tw_contact_update's: every active vertex's normal
+ * velocity lands it (the joined ones; the others keep theirs) */
+__global__ void contact_land_kernel(tw_cuda_data d)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= d.n || d.fcons[i] != TW_FILTER_NORMAL) return;
+    size_t k = 3 * (size_t)i;
+    tw_contact_land(d.vnew + k, d.cnormal + k, d.cdist[i], d.P->heff);
 }
 
 __global__ void contact_update_count_kernel(tw_cuda_status *st, const double *scalars)
@@ -162,6 +172,8 @@ tw_status tw_cuda_contact_update(tw_cuda_world *cw, int *changed, int *friction)
     const tw_cuda_data &d = cw->d;
     unsigned nb = tw_cuda_reduce_grid(d.n);
     contact_update_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(d, cw->partial);
+    TW_CUDA_LAUNCHED();
+    contact_land_kernel<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d);
     TW_CUDA_LAUNCHED();
     tw_status s = tw_cuda_reduce_finish(cw, 3, (int)nb, TW_S_CONTACTS);
     if (s != TW_OK) return s;

@@ -163,10 +163,11 @@ TW_HD void tw_contact_friction_block(tw_real *D, const tw_real *nn, const tw_rea
  *     J < -jtol (the collider pulls): released (*fc = 0, damping removed);
  *     else, when the friction impulse cf |v_t| is off Coulomb's mu J by more
  *     than ftol (relative), the damping is set again (see below);
- *   inactive: joins (*fc = TW_FILTER_NORMAL, vi landed) when the solve puts
- *     it more than gtol inside (g < -gtol).
+ *   inactive: joins (*fc = TW_FILTER_NORMAL) when the solve puts it more
+ *     than gtol inside (g < -gtol); the caller lands it once every vertex's
+ *     impulse has been read from the solve's velocities.
  * D: the vertex's diagonal block of A. Returns TW_CONTACT_* bits. */
-TW_HD int tw_contact_update_vertex(unsigned char *fc, tw_real *D, tw_real *cf, tw_real *cimp, tw_real *vi,
+TW_HD int tw_contact_update_vertex(unsigned char *fc, tw_real *D, tw_real *cf, tw_real *cimp, const tw_real *vi,
                                    const tw_real *nn, tw_real dist, tw_real mu, double J, double heff, double jtol,
                                    double gtol, double vt_min, double ftol)
 {
@@ -175,7 +176,6 @@ TW_HD int tw_contact_update_vertex(unsigned char *fc, tw_real *D, tw_real *cf, t
         if (!(g < -gtol)) return 0;
         *fc = TW_FILTER_NORMAL;
         *cimp = 0;
-        tw_contact_land(vi, nn, dist, heff);
         return TW_CONTACT_CHANGED;
     }
     if (J < -jtol) {
