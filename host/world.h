@@ -100,14 +100,14 @@ int tw_contact_detect(tw_world *w, const tw_real *x);
 /* Before the first solve: implicit Coulomb friction, tangential damping on
  * the active vertices' diagonal blocks of w->A from last step's impulses. */
 void tw_contact_friction_implicit(tw_world *w, double heff);
-/* Before the first solve: the active vertices' normal velocity in v set to land
- * on the surface this step. */
+/* The active vertices' normal velocity in v set to land on the surface this
+ * step (before the first solve, and after each update for the joined ones). */
 void tw_contact_land_all(tw_world *w, tw_real *v, double heff);
-/* After each solve of w->A v = b: the active-set update (release, join,
- * friction). Returns how many vertices joined or left the active set;
+/* After each solve of w->A v = b: the active-set update (release, join and
+ * land, friction). Returns how many vertices joined or left the active set;
  * *friction (when not NULL) gets how many had friction off Coulomb's (their
  * damping is updated; see tw_contact_update_vertex). */
-int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, int *violated);
+int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, int *friction);
 /* Projects vertices inside a collider out, removes approaching normal
  * velocity and applies Coulomb friction from that velocity change. Returns
  * how many were more than 1e-4 x size inside. */
