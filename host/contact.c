@@ -1,26 +1,43 @@
 /* Contact with static colliders (Zhuang & Canny sec. 4), CPU side.
  *
- * Implicit integrators: a free vertex at or inside a collider at the start of
- * the step, or one that would reach it within the step at its current
- * velocity, becomes a constrained direction in the PCG filter. Its normal
- * velocity is prescribed as -d/h (d its signed distance): it lands exactly
- * on the surface, stays there, or leaves a penetration in one step, so a
- * resting body carries its weight without jitter and an impact injects no
- * strain. After the solve the constraint's impulse is read off the residual,
- * J n = (A v - b)_i; a contact whose impulse pulls (J < 0) is released for the
- * next step. Friction is implicit: the next step adds tangential damping
- * d (I - n n^T) to the contact vertex's diagonal block with d |v_t| = mu J,
- * so the friction impulse is Coulomb's mu J while sliding, less as the vertex
- * slows (sticking), and never adds energy — friction applied to the velocities
- * after the solve did (measured: a tube dropped on the floor gained 30 J of
- * its 16 J drop energy).
+ * Implicit integrators: non-penetration is an inequality on the step's
+ * velocity, g_i = d_i + heff n_i . v_i >= 0 (d the signed distance at the
+ * start of the step, n the nearest collider's normal; exact for planes,
+ * linearised for spheres and boxes), with the normal impulse J_i >= 0 and
+ * J_i g_i = 0. The step's linear system A v = b with these constraints is a
+ * convex QP (A symmetric positive definite for the symmetric methods); it is
+ * solved by a primal-dual active-set method (Hintermueller, Ito & Kunisch,
+ * SIAM J. Optim. 2002), as Baraff & Witkin's constraint release does across
+ * steps but here inside the step:
+ *   1. the active set starts with the vertices inside or touching and not
+ *      separating; an active vertex's normal velocity is -d/heff (it lands on
+ *      the surface) and the PCG filter keeps it (Baraff & Witkin's modified
+ *      PCG);
+ *   2. after the solve, J_i = (A v - b)_i . n_i; an active vertex that pulls
+ *      (J < 0) is released, an inactive one the solve takes through the
+ *      surface (g < 0) joins, landed; while that changes anything, solve
+ *      again, warm-started (at most TW_CONTACT_PASSES solves).
+ * Only vertices that actually reach the surface within the step are
+ * constrained, and none is held to it by a pull: a speculative contact fixed
+ * before the solve (a vertex centimetres away made to land in this step) was
+ * what pulled bodies into the floor at steps above about 10 ms, storing strain
+ * and energy the drop never released.
+ * Friction is implicit tangential damping cf (I - n n^T) on the contact
+ * vertex's diagonal block (dissipative by construction: friction applied to
+ * the velocities after the solve was not), from the impulse of this step:
+ * the first solve uses the last step's J; each update sets cf so that
+ * cf |v_t| = mu J when sliding, or to the stuck value mu J / vt_min when the
+ * vertex's own force stays inside Coulomb's cone (a lagged-friction fixed
+ * point; Coulomb within 2 %, at most two extra solves for friction alone).
  * Every integrator then projects: a vertex that ended inside a collider is
  * moved to its surface, its approaching normal velocity removed, and friction
- * applied in proportion to that velocity change.
+ * applied in proportion to that velocity change (explicit Newmark's contact;
+ * for the implicit ones a safety net, counted as unresolved beyond 1e-4 size).
  *
  * The per-vertex math (distances, the contact test, landing, friction, the
- * impulse, the projection) is in hd/contact.h, shared with the CUDA kernels
- * (kernels/cuda_contact.cu); this file holds the loops over the vertices. */
+ * impulse, the active-set update, the projection) is in hd/contact.h, shared
+ * with the CUDA kernels (kernels/cuda_contact.cu); this file holds the loops
+ * over the vertices, step.c the passes. */
 #include <math.h>
 #include <string.h>
 
@@ -84,22 +101,20 @@ double tw_collider_distance(const tw_collider_def *c, const double x[3], double 
     return tw_collider_distance_hd(c, x, n);
 }
 
-int tw_contact_detect(tw_world *w, const tw_real *x, double heff)
+int tw_contact_detect(tw_world *w, const tw_real *x)
 {
     int n = w->fem.n, count = 0;
     memcpy(w->fcons, w->cons, (size_t)n);
     if (!w->ncolliders) return 0;
     double touch = 1e-6 * w->size;
     for (int i = 0; i < n; i++) {
+        w->cfric[i] = 0; /* A is freshly assembled */
         if (w->cons[i]) continue;
-        /* in contact: inside; touching and not separating; or about to
-         * arrive within this step at the current velocity (a speculative
-         * contact: its normal velocity is set to land exactly on the surface,
-         * so no vertex is projected and no strain is injected) — the last two
-         * unless the constraint pulled last step */
-        if (!tw_contact_mark_vertex(w->colliders, w->ncolliders, x + 3 * (size_t)i, w->v + 3 * (size_t)i, touch, heff,
-                                    &w->released[i], w->cnormal + 3 * (size_t)i, &w->cdist[i], &w->cmu[i]))
+        if (!tw_contact_mark_vertex(w->colliders, w->ncolliders, x + 3 * (size_t)i, w->v + 3 * (size_t)i, touch,
+                                    w->cnormal + 3 * (size_t)i, &w->cdist[i], &w->cmu[i])) {
+            w->cimpulse[i] = 0; /* a contact that left: its next first pass has no friction */
             continue;
+        }
         w->fcons[i] = TW_FILTER_NORMAL;
         count++;
     }
@@ -109,30 +124,42 @@ int tw_contact_detect(tw_world *w, const tw_real *x, double heff)
 void tw_contact_friction_implicit(tw_world *w, double heff)
 {
     const tw_fem *f = &w->fem;
-    /* tangential damping d (I - n n^T) with d |v_t| = mu J: the impulse is
-     * mu J while sliding at the current speed and less as it slows; a stuck
-     * vertex (|v_t| below 1e-6 size / heff) gets a very large d */
     double vt_min = 1e-6 * w->size / heff;
     for (int i = 0; i < f->n; i++) {
         if (w->fcons[i] != TW_FILTER_NORMAL) continue;
         tw_contact_friction_block(w->A + 9 * (size_t)f->diag[i], w->cnormal + 3 * (size_t)i, w->v + 3 * (size_t)i,
-                                  w->cmu[i], w->cimpulse[i], vt_min);
+                                  w->cmu[i], w->cimpulse[i], vt_min, &w->cfric[i]);
     }
 }
 
-void tw_contact_impulses(tw_world *w, const tw_real *b, const tw_real *v)
+void tw_contact_land_all(tw_world *w, tw_real *v, double heff)
+{
+    for (int i = 0; i < w->fem.n; i++)
+        if (w->fcons[i] == TW_FILTER_NORMAL)
+            tw_contact_land(v + 3 * (size_t)i, w->cnormal + 3 * (size_t)i, w->cdist[i], heff);
+}
+
+int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, int *friction)
 {
     const tw_fem *f = &w->fem;
+    double g = sqrt(w->def.gravity[0] * w->def.gravity[0] + w->def.gravity[1] * w->def.gravity[1] +
+                    w->def.gravity[2] * w->def.gravity[2]);
+    double gtol = TW_CONTACT_GTOL * w->size, vt_min = 1e-6 * w->size / heff;
+    int changed = 0, fr = 0;
     for (int i = 0; i < f->n; i++) {
-        if (w->fcons[i] != TW_FILTER_NORMAL) {
-            w->cimpulse[i] = 0;
-            continue;
-        }
-        /* the constraint impulse: (A v - b)_i along n */
-        double J = tw_contact_impulse(f->row_ptr, f->col, w->A, v, b, w->cnormal + 3 * (size_t)i, i);
-        if (J < 0) w->released[i] = 1; /* the floor would have to pull: let go next step */
-        w->cimpulse[i] = (tw_real)fmax(J, 0);
+        if (w->cons[i] || !(w->cdist[i] < INFINITY)) continue;
+        double J = 0;
+        if (w->fcons[i] == TW_FILTER_NORMAL)
+            J = tw_contact_impulse(f->row_ptr, f->col, w->A, v, b, w->cnormal + 3 * (size_t)i, i);
+        int r = tw_contact_update_vertex(&w->fcons[i], w->A + 9 * (size_t)f->diag[i], &w->cfric[i], &w->cimpulse[i],
+                                         v + 3 * (size_t)i, w->cnormal + 3 * (size_t)i, w->cdist[i], w->cmu[i], J,
+                                         heff, TW_CONTACT_JTOL * f->mass[i] * g * heff, gtol, vt_min, TW_CONTACT_FTOL);
+        changed += (r & TW_CONTACT_CHANGED) != 0;
+        fr += (r & TW_CONTACT_FRICTION) != 0;
     }
+    tw_contact_land_all(w, v, heff); /* the joined ones, after every impulse was read */
+    if (friction) *friction = fr;
+    return changed;
 }
 
 int tw_contact_project_positions(tw_world *w, tw_real *x)
@@ -161,7 +188,21 @@ void tw_contact_project_velocities(tw_world *w, tw_real *v, tw_real *acc)
     }
 }
 
-void tw_contact_project(tw_world *w, tw_real *x, tw_real *v)
+int tw_contact_project(tw_world *w, tw_real *x, tw_real *v)
 {
-    if (tw_contact_project_positions(w, x)) tw_contact_project_velocities(w, v, NULL);
+    int n = w->fem.n, deep = 0;
+    memcpy(w->fcons, w->cons, (size_t)n);
+    if (!w->ncolliders) return 0;
+    double tol = 1e-4 * w->size;
+    for (int i = 0; i < n; i++) {
+        if (w->cons[i]) continue;
+        tw_real *xi = x + 3 * (size_t)i, x0[3] = {xi[0], xi[1], xi[2]};
+        if (!tw_contact_project_vertex(w->colliders, w->ncolliders, xi, w->cnormal + 3 * (size_t)i, &w->cmu[i]))
+            continue;
+        double m2 = 0;
+        for (int a = 0; a < 3; a++) m2 += ((double)xi[a] - x0[a]) * ((double)xi[a] - x0[a]);
+        deep += m2 > tol * tol;
+        tw_contact_project_velocity(v + 3 * (size_t)i, w->cnormal + 3 * (size_t)i, w->cmu[i]);
+    }
+    return deep;
 }

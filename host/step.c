@@ -176,17 +176,38 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
     if (w->def.warm_start) memcpy(w->vnew, w->v, sizeof(tw_real) * n3);
     else memset(w->vnew, 0, sizeof(tw_real) * n3);
     prescribe_constrained(w, xbase, heff, w->vnew);
-    /* contacts: the normal velocity is prescribed (onto the surface, or out
-     * of a penetration, in this step) and the filter keeps it */
-    st->contacts = tw_contact_detect(w, xbase, heff);
-    if (st->contacts)
-        for (int i = 0; i < n; i++) /* land on the surface, or leave it */
-            if (w->fcons[i] == TW_FILTER_NORMAL)
-                tw_contact_land(w->vnew + 3 * (size_t)i, w->cnormal + 3 * (size_t)i, w->cdist[i], heff);
-    if (st->contacts) tw_contact_friction_implicit(w, heff);
+    /* contacts (contact.c): an active set, solved again while a solve
+     * changes it; an active vertex's normal velocity lands it on the surface */
+    st->contacts = tw_contact_detect(w, xbase);
+    if (st->contacts) {
+        tw_contact_land_all(w, w->vnew, heff);
+        tw_contact_friction_implicit(w, heff);
+    }
     tw_filter filter = {w->fcons, w->cnormal};
     tw_solve_result sr = solve_system(w, w->rhs, w->vnew, &filter);
-    tw_contact_impulses(w, w->rhs, w->vnew);
+    int capped = sr.iterations >= w->def.cg_max_iterations && !(sr.residual <= w->def.cg_tolerance);
+    if (w->ncolliders) {
+        /* again while the normal set changes, and at most twice more for
+         * friction off Coulomb's (friction alone can cycle between sticking
+         * and sliding; its damping dissipates either way) */
+        int iterations = sr.iterations, changed, friction = 0, friction_passes = 0;
+        st->contact_passes = 1;
+        while (((changed = tw_contact_update(w, w->rhs, w->vnew, heff, &friction)) ||
+                (friction && friction_passes < 2)) &&
+               st->contact_passes < TW_CONTACT_PASSES) {
+            friction_passes += !changed;
+            sr = solve_system(w, w->rhs, w->vnew, &filter);
+            capped |= sr.iterations >= w->def.cg_max_iterations && !(sr.residual <= w->def.cg_tolerance);
+            iterations += sr.iterations;
+            st->contact_passes++;
+            changed = 0;
+        }
+        sr.iterations = iterations;
+        st->contacts_unresolved = changed;
+        st->contacts = 0;
+        for (int i = 0; i < n; i++) st->contacts += w->fcons[i] == TW_FILTER_NORMAL;
+    }
+    st->cg_capped = capped && w->def.cg_fixed_iterations <= 0;
     double t3 = tw_now_ms();
     st->cg_iterations = sr.iterations;
     st->residual = sr.residual;
@@ -398,6 +419,49 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
 }
 #endif
 
+/* A fingerprint of the state (x, v) and the method: the energy check's
+ * cached energy holds only while no setter changed them. */
+static double state_key(const tw_world *w)
+{
+    double k = w->def.method;
+    size_t n3 = 3 * (size_t)w->fem.n;
+    for (size_t i = 0; i < n3; i++) k += (double)w->x[i] * (double)(1 + i % 7) + (double)w->v[i] * (double)(1 + i % 5);
+    return k;
+}
+
+/* Kinetic + elastic + gravity energy (J), and its scale: kinetic + elastic +
+ * the weight times the body's size. */
+static double mechanical_energy(tw_world *w, double *scale)
+{
+    double k = 0, g = 0, m = 0;
+    const tw_fem *f = &w->fem;
+    for (int i = 0; i < f->n; i++) {
+        m += f->mass[i];
+        for (int c = 0; c < 3; c++) {
+            k += 0.5 * f->mass[i] * (double)w->v[3 * i + c] * w->v[3 * i + c];
+            g -= f->mass[i] * w->def.gravity[c] * ((double)w->x[3 * i + c] - f->X[3 * i + c]);
+        }
+    }
+    double e = tw_compute_elastic_energy(w, w->x);
+    double gn = sqrt(w->def.gravity[0] * w->def.gravity[0] + w->def.gravity[1] * w->def.gravity[1] +
+                     w->def.gravity[2] * w->def.gravity[2]);
+    *scale = k + fabs(e) + m * gn * w->size;
+    return k + e + g;
+}
+
+/* Does anything do work on the body this step: a point force, the spring, a
+ * kinematic (driven) vertex? Gravity is in the energy, Rayleigh damping and
+ * static colliders take energy out. */
+static int work_done(const tw_world *w)
+{
+    if (w->spring_vertex >= 0) return 1;
+    for (int i = 0; i < w->fem.n; i++)
+        if (w->cons[i] == TW_KINEMATIC) return 1;
+    for (size_t i = 0; i < 3 * (size_t)w->fem.n; i++)
+        if (w->fext[i] != 0) return 1;
+    return 0;
+}
+
 tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
 {
 #ifdef TW_HAVE_CUDA
@@ -410,6 +474,12 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
     double h = w->def.dt;
     double t0 = tw_now_ms();
     tw_status s;
+    double scale = 0, e0 = 0;
+    int check_energy = w->def.energy_check && !work_done(w);
+    if (check_energy) {
+        if (w->energy_step == w->step && w->energy_key == state_key(w)) e0 = w->energy_last;
+        else e0 = mechanical_energy(w, &scale);
+    }
     tw_hanging_before_step(w, h);
     if (w->def.integrator == TW_EXPLICIT_NEWMARK) {
         s = newmark_step(w, h, &st);
@@ -440,13 +510,20 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
             memcpy(w->v, w->vnew, sizeof(tw_real) * n3);
 #pragma omp parallel for if (TW_PAR(n3)) num_threads(tw_world_threads(w)) schedule(static)
             for (size_t i = 0; i < n3; i++) w->x[i] = xbase[i] + (tw_real)heff * w->v[i];
-            tw_contact_project(w, w->x, w->v);
+            st.contacts_unresolved += tw_contact_project(w, w->x, w->v);
         }
     }
     if (s == TW_OK) {
         tw_hanging_after_step(w);
         w->step++;
         w->time += h;
+        if (check_energy) {
+            double scale1, e1 = mechanical_energy(w, &scale1);
+            st.energy_rise = e1 - e0 > 1e-4 * fmax(scale, scale1);
+            w->energy_last = e1;
+            w->energy_step = w->step;
+            w->energy_key = state_key(w);
+        }
     }
     st.ms_total = tw_now_ms() - t0;
     st.ms_other = st.ms_total - st.ms_rotations - st.ms_assembly - st.ms_solve;

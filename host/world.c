@@ -54,6 +54,7 @@ tw_world_def tw_default_world_def(void)
     d.newton_iterations = 0; /* automatic: tw_world_newton_iterations */
     d.newton_tolerance = 1e-3;
     d.threads = 0;
+    d.energy_check = 1;
     return d;
 }
 
@@ -247,8 +248,8 @@ static tw_cuda_world *cuda_world_create(const tw_world *w)
     in.edge_nbr = w->edge_nbr;
     in.g = f->g; in.vol = f->vol; in.lam = f->lam; in.mu = f->mu; in.K = f->K; in.mass = f->mass; in.X = f->X;
     in.x = w->x; in.v = w->v; in.fext = w->fext; in.target = w->target;
-    in.cons = w->cons; in.released = w->released;
-    in.cnormal = w->cnormal; in.cdist = w->cdist; in.cmu = w->cmu; in.cimpulse = w->cimpulse;
+    in.cons = w->cons;
+    in.cnormal = w->cnormal; in.cdist = w->cdist; in.cmu = w->cmu; in.cimpulse = w->cimpulse; in.cfric = w->cfric;
     in.colliders = w->colliders;
     in.ncolliders = w->ncolliders;
     in.integrator = w->def.integrator;
@@ -320,15 +321,16 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     w->xbase = tw_calloc(3 * n, sizeof(tw_real), "BDF2 history");
     w->vbase = tw_calloc(3 * n, sizeof(tw_real), "BDF2 history");
     w->fcons = tw_calloc(n, 1, "contact constraints");
-    w->released = tw_calloc(n, 1, "contact constraints");
     w->cnormal = tw_calloc(3 * n, sizeof(tw_real), "contact normals");
     w->cdist = tw_calloc(n, sizeof(tw_real), "contact distances");
     w->cimpulse = tw_calloc(n, sizeof(tw_real), "contact impulses");
     w->cmu = tw_calloc(n, sizeof(tw_real), "contact friction");
+    w->cfric = tw_calloc(n, sizeof(tw_real), "contact friction damping");
+    w->energy_step = -1;
     w->newton = tw_calloc(4 * 3 * n, sizeof(tw_real), "Newton vectors");
     if (!w->x || !w->v || !w->fext || !w->target || !w->cons || !w->R || !w->S || !w->fe || !w->f || !w->rhs ||
         !w->vnew || !w->A || !w->edge_nbr || !w->acc || !w->xprev || !w->vprev || !w->xbase || !w->vbase ||
-        !w->fcons || !w->released || !w->cnormal || !w->cdist || !w->cimpulse || !w->cmu || !w->newton || tw_solver_work_init(&w->work, (int)n) != TW_OK) {
+        !w->fcons || !w->cnormal || !w->cdist || !w->cimpulse || !w->cmu || !w->cfric || !w->newton || tw_solver_work_init(&w->work, (int)n) != TW_OK) {
         tw_world_destroy(w);
         return NULL;
     }
@@ -365,7 +367,7 @@ void tw_world_destroy(tw_world *w)
     free(w->x); free(w->v); free(w->fext); free(w->target); free(w->cons); free(w->R); free(w->S);
     free(w->fe); free(w->f); free(w->rhs); free(w->vnew); free(w->A); free(w->edge_nbr);
     free(w->acc); free(w->xprev); free(w->vprev); free(w->xbase); free(w->vbase);
-    free(w->fcons); free(w->released); free(w->cnormal); free(w->cdist); free(w->cimpulse); free(w->cmu); free(w->newton);
+    free(w->fcons); free(w->cnormal); free(w->cdist); free(w->cimpulse); free(w->cmu); free(w->cfric); free(w->newton);
     tw_hanging_free(w);
     tw_solver_work_free(&w->work);
     free(w);

@@ -55,12 +55,16 @@ struct tw_world {
     tw_collider_def colliders[TW_MAX_COLLIDERS];
     int ncolliders;
     unsigned char *fcons; /* per step: cons plus TW_FILTER_NORMAL for contacts (n) */
-    unsigned char *released; /* contacts whose constraint pulled last step (n) */
     tw_real *cnormal;     /* contact normals (3n) */
     tw_real *cdist;       /* contact signed distances (n) */
     tw_real *cimpulse;    /* contact normal impulses of the last step, N s (n) */
     tw_real *cmu;         /* contact friction coefficients, set when a contact is marked (n) */
+    tw_real *cfric;       /* implicit friction: the tangential damping in A's diagonal block this step, N s/m (n) */
     tw_real *newton;      /* Newton iterations: 4 vectors of 3n */
+    /* the energy check of tw_world_step (step.c): the mechanical energy after
+     * step energy_step, valid while the state's fingerprint is energy_key */
+    double energy_last, energy_key;
+    long energy_step;
     /* hanging (geometrically constrained) vertices, hanging.c: vertex
      * hang_vertex[k] sits at sum_j hang_w[j] x[hang_idx[j]] over
      * j in [hang_ptr[k], hang_ptr[k+1]) */
@@ -90,19 +94,26 @@ double tw_compute_elastic_energy(tw_world *w, const tw_real *x);
 /* External force (gravity, point forces, the spring at x) into out (3n). */
 void tw_external_force(const tw_world *w, const tw_real *x, tw_real *out);
 
-/* Contact (contact.c). Marks the free vertices at or inside a collider at x,
- * or reaching one within heff at their current velocity, in w->fcons /
- * cnormal / cdist; returns how many. */
-int tw_contact_detect(tw_world *w, const tw_real *x, double heff);
-/* Before an implicit solve: implicit Coulomb friction, tangential damping on
- * the contact vertices' diagonal blocks of w->A from last step's impulses. */
+/* Contact (contact.c; the design is at its top). Start of an implicit step
+ * from positions x: the nearest collider of every free vertex in w->cnormal /
+ * cdist / cmu, the first pass's active set (inside, or touching and not
+ * separating) in w->fcons; returns how many. */
+int tw_contact_detect(tw_world *w, const tw_real *x);
+/* Before the first solve: implicit Coulomb friction, tangential damping on
+ * the active vertices' diagonal blocks of w->A from last step's impulses. */
 void tw_contact_friction_implicit(tw_world *w, double heff);
-/* After an implicit solve: each contact's normal impulse (A v - b along n)
- * for next step's friction; contacts that pulled are released. */
-void tw_contact_impulses(tw_world *w, const tw_real *b, const tw_real *v);
+/* The active vertices' normal velocity in v set to land on the surface this
+ * step (before the first solve, and after each update for the joined ones). */
+void tw_contact_land_all(tw_world *w, tw_real *v, double heff);
+/* After each solve of w->A v = b: the active-set update (release, join and
+ * land, friction). Returns how many vertices joined or left the active set;
+ * *friction (when not NULL) gets how many had friction off Coulomb's (their
+ * damping is updated; see tw_contact_update_vertex). */
+int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, int *friction);
 /* Projects vertices inside a collider out, removes approaching normal
- * velocity and applies Coulomb friction from that velocity change. */
-void tw_contact_project(tw_world *w, tw_real *x, tw_real *v);
+ * velocity and applies Coulomb friction from that velocity change. Returns
+ * how many were more than 1e-4 x size inside. */
+int tw_contact_project(tw_world *w, tw_real *x, tw_real *v);
 /* The two halves: positions (marking the projected vertices in w->fcons with
  * their normals; returns how many), then velocities (and accelerations, when
  * acc is not NULL, lose their component into the collider). */

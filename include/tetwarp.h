@@ -387,6 +387,9 @@ typedef struct tw_world_def {
     tw_warp_system warp_system;
     int threads;                    /* OpenMP threads of this world's loops, 0 = the OpenMP default,
                                        at most TW_MAX_THREADS */
+    int energy_check;               /* 1: each step compares the mechanical energy before and after
+                                       (tw_step_stats.energy_rise; CPU backend); costs one elastic
+                                       energy evaluation a step, about a rotation pass. 0: off */
 } tw_world_def;
 tw_world_def tw_default_world_def(void);
 
@@ -461,6 +464,18 @@ typedef struct tw_step_stats {
     int newton_iterations;  /* implicit: linear solves this step */
     double newton_residual; /* implicit, non-linear: |G| after the last iteration / |G| after the first */
     double ms_rotations, ms_assembly, ms_solve, ms_other, ms_total;
+    /* Warnings, per step (0 or a count; a caller sums them over a run): */
+    int cg_capped;           /* 1: a linear solve stopped at cg_max_iterations above cg_tolerance
+                                (never with cg_fixed_iterations) */
+    int energy_rise;         /* 1: kinetic + elastic + gravity energy rose by more than 1e-4 of its
+                                scale while nothing did work (no point force, spring or kinematic
+                                vertex); CPU backend with tw_world_def.energy_check, else 0 */
+    int contacts_unresolved; /* implicit: vertices the last contact pass still left wrong (the
+                                collider pulls, or the vertex would end inside: TW_CONTACT_PASSES
+                                solves were not enough); CPU backend, all integrators, also:
+                                vertices the end of the step found more than 1e-4 x the body's
+                                size inside a collider */
+    int contact_passes;      /* implicit, with colliders: solves of the contact active set */
 } tw_step_stats;
 
 /* One time step of dt with the world's integrator (def.integrator: implicit

@@ -1,24 +1,26 @@
 // Contact with static colliders on the device: host/contact.c's loops, one
 // thread per vertex, calling the same per-vertex math (host/hd/contact.h).
 // For the implicit integrators (implicit Euler, BDF2: contacts detected at
-// xbase), in implicit_solve's order (cuda_world.cu launches them, inside the
-// step's graph when there is one):
+// xbase), in implicit_solve's order (cuda_world.cu launches them):
 //
-//   assembly, prescribe -> contact_mark (detect, land, implicit friction)
-//   -> PCG filtered by fcons -> contact_impulses -> divergence check,
-//   integrate -> contact_project
+//   assembly, prescribe -> contact_mark (nearest collider, first active set,
+//   landing, first-pass friction) -> PCG filtered by fcons -> contact_update
+//   (release, join, friction, impulses; counts read back) -> while it changed
+//   something (host/step.c's rule): PCG again, contact_update -> divergence
+//   check, integrate -> contact_project
+//
+// The passes are decided on the host from the counts, so a step with
+// colliders runs host-driven, outside the CUDA Graph.
 //
 // For explicit Newmark, by projection (newmark_step): the predicted
 // positions projected and marked (contact_project_predicted) before the
 // forces, then the marked vertices' new velocity and acceleration
 // (contact_project_newmark).
 //
-// The state kept between steps (each contact's last normal impulse, and
-// released: the constraint pulled) lives only on the device, as on the CPU
-// it lives only in the world. Colliders are a small device array uploaded
-// when they change (cuda_world.cu upload_state); their count is a step
-// parameter (tw_cuda_params.ncolliders), so adding a collider to a world that
-// has one needs no new graph.
+// The state kept between steps (each contact's last normal impulse) lives
+// only on the device, as on the CPU it lives only in the world. Colliders are
+// a small device array uploaded when they change (cuda_world.cu
+// upload_state); their count is a step parameter (tw_cuda_params.ncolliders).
 //
 // NEVER RUN ON A GPU: written and compiled (nvcc 13, sm_90) on a machine
 // without one; tests/test_gpu_backend.c's contact cases (cube on a floor
@@ -39,16 +41,20 @@ __global__ void contact_mark_kernel(tw_cuda_data d, double *partial)
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x) {
         unsigned char c = d.cons[i];
         d.fcons[i] = c;
+        d.cfric[i] = 0; /* A is freshly assembled */
         if (c) continue;
         size_t k = 3 * (size_t)i;
         tw_real *nrm = d.cnormal + k;
-        if (!tw_contact_mark_vertex(d.colliders, P->ncolliders, d.xbase + k, d.v + k, P->touch, P->heff, &d.released[i],
-                                    nrm, &d.cdist[i], &d.cmu[i]))
+        if (!tw_contact_mark_vertex(d.colliders, P->ncolliders, d.xbase + k, d.v + k, P->touch, nrm, &d.cdist[i],
+                                    &d.cmu[i])) {
+            d.cimpulse[i] = 0;
             continue;
+        }
         d.fcons[i] = TW_FILTER_NORMAL;
         tw_contact_land(d.vnew + k, nrm, d.cdist[i], P->heff);
         /* this thread's row only: the diagonal block is no other vertex's */
-        tw_contact_friction_block(d.A + 9 * (size_t)d.diag[i], nrm, d.v + k, d.cmu[i], d.cimpulse[i], P->vt_min);
+        tw_contact_friction_block(d.A + 9 * (size_t)d.diag[i], nrm, d.v + k, d.cmu[i], d.cimpulse[i], P->vt_min,
+                                  &d.cfric[i]);
         s[0] += 1;
     }
     tw_block_partials<1>(s, partial);
@@ -59,18 +65,46 @@ __global__ void contact_count_kernel(tw_cuda_status *st, const double *scalars)
     st->contacts = (int)scalars[TW_S_CONTACTS];
 }
 
-/* tw_contact_impulses */
-__global__ void contact_impulse_kernel(tw_cuda_data d)
+/* tw_contact_update for one vertex each (the tolerances are host/contact.c's);
+ * sums the active vertices, the changed ones and those with friction off
+ * Coulomb's. The impulse reads the row of A and vnew: no vertex's update
+ * writes what another's impulse reads (its own diagonal block only, after
+ * its impulse; the joined vertices land in contact_land_kernel, after). */
+__global__ void contact_update_kernel(tw_cuda_data d, double *partial)
+{
+    const tw_cuda_params *P = d.P;
+    double gn = sqrt(P->gravity[0] * P->gravity[0] + P->gravity[1] * P->gravity[1] + P->gravity[2] * P->gravity[2]);
+    double s[3] = {0, 0, 0};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x) {
+        if (d.cons[i] || !(d.cdist[i] < INFINITY)) continue;
+        size_t k = 3 * (size_t)i;
+        double J = 0;
+        if (d.fcons[i] == TW_FILTER_NORMAL) J = tw_contact_impulse(d.row_ptr, d.col, d.A, d.vnew, d.rhs, d.cnormal + k, i);
+        int r = tw_contact_update_vertex(&d.fcons[i], d.A + 9 * (size_t)d.diag[i], &d.cfric[i], &d.cimpulse[i],
+                                         d.vnew + k, d.cnormal + k, d.cdist[i], d.cmu[i], J, P->heff,
+                                         TW_CONTACT_JTOL * d.mass[i] * gn * P->heff, P->gtol, P->vt_min, TW_CONTACT_FTOL);
+        s[0] += d.fcons[i] == TW_FILTER_NORMAL;
+        s[1] += (r & TW_CONTACT_CHANGED) != 0;
+        s[2] += (r & TW_CONTACT_FRICTION) != 0;
+    }
+    tw_block_partials<3>(s, partial);
+}
+
+/* the landing loop after tw_contact_update's: every active vertex's normal
+ * velocity lands it (the joined ones; the others keep theirs) */
+__global__ void contact_land_kernel(tw_cuda_data d)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= d.n) return;
-    if (d.fcons[i] != TW_FILTER_NORMAL) {
-        d.cimpulse[i] = 0;
-        return;
-    }
-    double J = tw_contact_impulse(d.row_ptr, d.col, d.A, d.vnew, d.rhs, d.cnormal + 3 * (size_t)i, i);
-    if (J < 0) d.released[i] = 1; /* the floor would have to pull: let go next step */
-    d.cimpulse[i] = (tw_real)fmax(J, 0.0);
+    if (i >= d.n || d.fcons[i] != TW_FILTER_NORMAL) return;
+    size_t k = 3 * (size_t)i;
+    tw_contact_land(d.vnew + k, d.cnormal + k, d.cdist[i], d.P->heff);
+}
+
+__global__ void contact_update_count_kernel(tw_cuda_status *st, const double *scalars)
+{
+    st->contacts = (int)scalars[TW_S_CONTACTS];
+    st->contact_changed = (int)scalars[TW_S_CONTACTS + 1];
+    st->contact_friction = (int)scalars[TW_S_CONTACTS + 2];
 }
 
 /* tw_contact_project (positions, then the projected vertices' velocities) */
@@ -133,10 +167,21 @@ tw_status tw_cuda_contact_mark(tw_cuda_world *cw)
     return count_contacts(cw, nb);
 }
 
-tw_status tw_cuda_contact_impulses(tw_cuda_world *cw)
+tw_status tw_cuda_contact_update(tw_cuda_world *cw, int *changed, int *friction)
 {
-    contact_impulse_kernel<<<tw_cuda_grid(cw->d.n), TW_CUDA_THREADS, 0, cw->stream>>>(cw->d);
+    const tw_cuda_data &d = cw->d;
+    unsigned nb = tw_cuda_reduce_grid(d.n);
+    contact_update_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(d, cw->partial);
     TW_CUDA_LAUNCHED();
+    contact_land_kernel<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d);
+    TW_CUDA_LAUNCHED();
+    tw_status s = tw_cuda_reduce_finish(cw, 3, (int)nb, TW_S_CONTACTS);
+    if (s != TW_OK) return s;
+    contact_update_count_kernel<<<1, 1, 0, cw->stream>>>(cw->d.st, cw->scalars);
+    TW_CUDA_LAUNCHED();
+    if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
+    *changed = cw->hstatus.contact_changed;
+    *friction = cw->hstatus.contact_friction;
     return TW_OK;
 }
 

@@ -31,8 +31,9 @@ enum {
     TW_S_RZ_PREV = 4, /* r . z of the previous iteration (beta's denominator) */
     TW_S_NET = 5,     /* 3: net elastic force (ghost-force correction) */
     TW_S_MOM = 8,     /* 3: momentum excess (conserve_momentum) */
-    TW_S_CONTACTS = 11, /* contact vertices marked this step (cuda_contact.cu) */
-    TW_S_COUNT = 12
+    TW_S_CONTACTS = 11, /* 3: active contact vertices, those that joined or left the active set,
+                           those with friction off Coulomb's (cuda_contact.cu) */
+    TW_S_COUNT = 14
 };
 
 /* The per-step numbers, in device memory (tw_cuda_world.params), written by
@@ -56,6 +57,7 @@ typedef struct tw_cuda_params {
     int ncolliders;      /* colliders in tw_cuda_data.colliders (the shape says whether any) */
     double touch;        /* 1e-6 x size, m: a vertex this close is touching (tw_contact_detect) */
     double vt_min;       /* 1e-6 x size / heff, m/s: the smallest |v_t| implicit friction divides by */
+    double gtol;         /* TW_CONTACT_GTOL x size, m: how far inside a landing is noise (tw_contact_update) */
     int history;         /* BDF2: 1 when the step uses the previous one (heff = 2h/3, xbase and vbase from
                             xprev, vprev); 0 on its first step (implicit Euler: heff = h, xbase = x, vbase = v) */
     double alpha;        /* mass-proportional damping, 1/s (explicit Newmark) */
@@ -76,6 +78,8 @@ typedef struct tw_cuda_status {
     double residual;        /* rn / bnorm */
     double vmax;            /* max |v+|, m/s */
     int contacts;           /* contact vertices marked this step (0 without colliders) */
+    int contact_changed;    /* the last active-set update: vertices that joined or left */
+    int contact_friction;   /* ... and those whose friction was off Coulomb's */
 } tw_cuda_status;
 
 /* The device arrays every kernel reads, passed by value (one argument). The
@@ -94,11 +98,12 @@ typedef struct tw_cuda_data {
     tw_real *R, *S, *fe, *f, *rhs, *vnew, *A;
     /* contact (cuda_contact.cu, host/contact.c): the colliders (TW_MAX_COLLIDERS,
      * P->ncolliders of them used) and per vertex the step's filter (cons plus
-     * TW_FILTER_NORMAL for contacts), normal, distance, friction, and the state
-     * kept between steps: the last normal impulse and released */
+     * TW_FILTER_NORMAL for contacts), normal, distance, friction, the friction
+     * damping in A this step, and the state kept between steps: the last
+     * normal impulse */
     const tw_collider_def *colliders;
-    unsigned char *fcons, *released;
-    tw_real *cnormal, *cdist, *cmu, *cimpulse;
+    unsigned char *fcons;
+    tw_real *cnormal, *cdist, *cmu, *cimpulse, *cfric;
     /* the integrators (cuda_integrators.cu). xbase, vbase: what the implicit
      * kernels step from (x+ = xbase + heff v+, rhs M vbase + ...): x and v
      * themselves for implicit Euler, xb and vb for BDF2 (written each step
@@ -286,14 +291,17 @@ tw_status tw_cuda_newmark_update(tw_cuda_world *cw);
  * (a failed step leaves the state as it was). */
 tw_status tw_cuda_newmark_commit(tw_cuda_world *cw);
 
-/* cuda_contact.cu: host/contact.c for implicit Euler, in implicit_solve's
- * order. After prescribe: marks the contacts (fcons, normal, distance,
- * friction; released cleared), sets their normal velocity in vnew, adds the
- * implicit friction to A's diagonal blocks, and counts them (st->contacts). */
+/* cuda_contact.cu: host/contact.c for implicit Euler and BDF2, in
+ * implicit_solve's order. After prescribe: the nearest collider of every free
+ * vertex, the first active set (fcons), their landing normal velocity in
+ * vnew, the first pass's implicit friction on A's diagonal blocks, counted
+ * (st->contacts). */
 tw_status tw_cuda_contact_mark(tw_cuda_world *cw);
-/* After the PCG: each contact's normal impulse (A vnew - rhs) . n into
- * cimpulse (0 elsewhere); a pulling one is released. */
-tw_status tw_cuda_contact_impulses(tw_cuda_world *cw);
+/* After each PCG solve: the active-set update of host/contact.c
+ * tw_contact_update (release, join, friction; cimpulse); waits for the
+ * stream and returns how many joined or left (*changed) and how many had
+ * friction off Coulomb's (*friction); st->contacts is the new active count. */
+tw_status tw_cuda_contact_update(tw_cuda_world *cw, int *changed, int *friction);
 /* After integrate, when st->ok: free vertices inside a collider are
  * projected onto it, their approaching normal velocity removed, friction. */
 tw_status tw_cuda_contact_project(tw_cuda_world *cw);

@@ -105,6 +105,7 @@
 #include <string.h>
 
 #include "cuda_internal.h"
+#include "hd/contact.h" /* TW_CONTACT_PASSES, TW_CONTACT_GTOL */
 #include "hd/element.h" /* TW_GREEN_PACK */
 
 tw_status tw_cuda_check(cudaError_t e, const char *call, const char *file, int line)
@@ -225,11 +226,11 @@ static tw_status create_all(tw_cuda_world *cw, const tw_cuda_world_init *f)
     TW_UP(cons, f->cons, n, "constraints");
     TW_UP(colliders, f->colliders, (size_t)TW_MAX_COLLIDERS, "colliders");
     TW_UP(d.fcons, f->cons, n, "contact filter");
-    TW_UP(d.released, f->released, n, "contact releases");
     TW_UP(d.cnormal, f->cnormal, 3 * n, "contact normals");
     TW_UP(d.cdist, f->cdist, n, "contact distances");
     TW_UP(d.cmu, f->cmu, n, "contact friction");
     TW_UP(d.cimpulse, f->cimpulse, n, "contact impulses");
+    TW_UP(d.cfric, f->cfric, n, "contact friction damping");
 #undef TW_UP
     cw->ncolliders_up = f->ncolliders;
     /* scratch */
@@ -315,7 +316,7 @@ extern "C" void tw_cuda_world_destroy(tw_cuda_world *cw)
         for (int k = 0; k < 4; k++) cudaEventDestroy(cw->ev[k]);
     if (cw->have_stream) cudaStreamDestroy(cw->stream);
     void *ptrs[] = {cw->d.xstart, cw->d.anew, cw->d.acc, cw->d.vprev, cw->d.xprev, cw->d.vb, cw->d.xb,
-                    cw->d.cimpulse, cw->d.cmu, cw->d.cdist, cw->d.cnormal, cw->d.released, cw->d.fcons, cw->colliders,
+                    cw->d.cimpulse, cw->d.cmu, cw->d.cdist, cw->d.cnormal, cw->d.cfric, cw->d.fcons, cw->colliders,
                     cw->status, cw->params, cw->scalars, cw->partial, cw->dinv, cw->q, cw->p, cw->z, cw->r, cw->d.A, cw->d.vnew, cw->d.rhs,
                     cw->d.f, cw->d.fe, cw->d.S, cw->d.R, cw->cons, cw->d.target, cw->d.fext, cw->d.v, cw->d.x,
                     cw->block_row, cw->edge_nbr, cw->X, cw->mass, cw->K, cw->vt, cw->vt_ptr, cw->contrib,
@@ -432,6 +433,7 @@ static void fill_params(const tw_cuda_step_in *in, tw_cuda_params *p)
     p->ncolliders = in->ncolliders;
     p->touch = 1e-6 * in->size;               /* tw_contact_detect */
     p->vt_min = 1e-6 * in->size / p->heff;    /* tw_contact_friction_implicit */
+    p->gtol = TW_CONTACT_GTOL * in->size;     /* tw_contact_update */
 }
 
 static tw_cuda_shape step_shape(const tw_cuda_world *cw, const tw_cuda_step_in *in)
@@ -488,8 +490,7 @@ static tw_status enqueue_after_loop(tw_cuda_world *cw, const tw_cuda_shape *sh)
 {
     tw_status s;
     if ((s = record(cw, 3)) != TW_OK) return s;
-    /* the impulses before the check, as on the CPU (a failed step keeps them) */
-    if (sh->colliders && (s = tw_cuda_contact_impulses(cw)) != TW_OK) return s;
+    /* with colliders, the contact passes (contact_passes) left the impulses */
     if ((s = tw_cuda_check_divergence(cw)) != TW_OK) return s;
     /* vnew only: harmless on failure; nothing with a contact (st->contacts) */
     if (sh->conserve && (s = tw_cuda_conserve_momentum(cw)) != TW_OK) return s;
@@ -662,6 +663,40 @@ static float elapsed(tw_cuda_world *cw, int from, int to)
     return 0;
 }
 
+/* Did the solve just read stop at the cap above the tolerance? */
+static int capped(const tw_cuda_status *hs, const tw_cuda_params *hp)
+{
+    return !hp->fixed && hs->iterations >= hp->limit && !(hs->residual <= hp->tol);
+}
+
+/* host/step.c's contact passes after the first solve (host-driven: each
+ * update's counts are read back): the active-set update, and another solve
+ * while it changed the normal set, or friction alone at most twice. */
+static tw_status contact_passes(tw_cuda_world *cw, const tw_cuda_params *hp, tw_step_stats *st)
+{
+    tw_status s;
+    if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
+    int iterations = cw->hstatus.iterations, cap = capped(&cw->hstatus, hp);
+    int changed = 0, friction = 0, friction_passes = 0;
+    st->contact_passes = 1;
+    for (;;) {
+        if ((s = tw_cuda_contact_update(cw, &changed, &friction)) != TW_OK) return s;
+        if (!(changed || (friction && friction_passes < 2)) || st->contact_passes >= TW_CONTACT_PASSES) break;
+        friction_passes += !changed;
+        if ((s = tw_cuda_pcg_begin(cw)) != TW_OK) return s;
+        if ((s = tw_cuda_pcg_host_loop(cw, hp)) != TW_OK) return s;
+        if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
+        iterations += cw->hstatus.iterations;
+        cap |= capped(&cw->hstatus, hp);
+        st->contact_passes++;
+        changed = 0;
+    }
+    st->contacts_unresolved = changed;
+    st->cg_iterations = iterations;
+    st->cg_capped = cap;
+    return TW_OK;
+}
+
 /* The step on the device: implicit_solve and what follows it (implicit
  * Euler, BDF2), or newmark_step (host/step.c). */
 static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cuda_step_out *out)
@@ -686,7 +721,8 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
         TW_CUDA_TRY(cudaMemsetAsync(&cw->status->contacts, 0, sizeof(int), cw->stream));
         cw->contact_live = 0;
     }
-    int graph = graph_ready(cw, &sh);
+    int passes = sh.colliders && !explicit_step; /* host-driven: the contact passes read counts back */
+    int graph = !passes && graph_ready(cw, &sh);
     if (explicit_step && !in->has_acc) { /* newmark_step's acceleration at the start, outside the graph */
         if ((s = tw_cuda_newmark_start(cw, (tw_method)sh.method, sh.ghost)) != TW_OK) return s;
         out->acc_computed = 1; /* as on the CPU, whether the step then passes or not */
@@ -698,12 +734,16 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
     } else {
         if ((s = enqueue_before_loop(cw, &sh)) != TW_OK) return s;
         if ((s = tw_cuda_pcg_host_loop(cw, &hp)) != TW_OK) return s;
+        if (passes && (s = contact_passes(cw, &hp, &out->stats)) != TW_OK) return s;
         if ((s = enqueue_after_loop(cw, &sh)) != TW_OK) return s;
     }
     if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
     const tw_cuda_status *hs = &cw->hstatus;
     tw_step_stats *st = &out->stats;
-    st->cg_iterations = hs->iterations;
+    if (!passes) {
+        st->cg_iterations = hs->iterations;
+        st->cg_capped = capped(hs, &hp);
+    }
     st->residual = hs->residual;
     st->newton_iterations = explicit_step ? 0 : 1;
     st->contacts = sh.colliders ? hs->contacts : 0;

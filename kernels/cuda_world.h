@@ -30,8 +30,8 @@ typedef struct tw_cuda_world_init {
     const int *edge_nbr; /* 2n: warp-edge frame neighbours */
     const tw_real *g, *vol, *lam, *mu, *K, *mass, *X;
     const tw_real *x, *v, *fext, *target; /* 3n each */
-    const unsigned char *cons, *released; /* n each */
-    const tw_real *cnormal, *cdist, *cmu, *cimpulse;
+    const unsigned char *cons;            /* n */
+    const tw_real *cnormal, *cdist, *cmu, *cimpulse, *cfric; /* contact arrays, n (cnormal 3n) */
     const tw_collider_def *colliders;     /* TW_MAX_COLLIDERS of them, ncolliders in use */
     int ncolliders;
     tw_integrator integrator;             /* which integrator's arrays to allocate */

@@ -128,6 +128,175 @@ TW_TEST(frictionless_block_keeps_sliding)
     return 0;
 }
 
+/* Kinetic + elastic + gravity energy, J. */
+static double mech_energy(const tw_world *w)
+{
+    return tw_world_kinetic_energy(w) + tw_world_elastic_energy(w) + tw_world_gravity_energy(w);
+}
+
+static double total_mass(const tw_world *w)
+{
+    double m = 0;
+    for (int i = 0; i < tw_world_vertex_count(w); i++) m += tw_world_vertex_mass(w)[i];
+    return m;
+}
+
+/* The cube dropped from 0.1 m onto the floor at a real-time dt, with and
+ * without friction, for 1 s: the energy never rises above its start plus 1 %
+ * of the drop's (nothing but gravity does work), it ends at rest with less
+ * than 1 % of the drop's energy stored and its volume within 1 %, and no
+ * vertex is ever 0.5 mm inside the floor; no step warns. */
+static int drop_checks(tw_integrator integ, double dt)
+{
+    for (int k = 0; k < 2; k++) {
+        double mu = k ? 0.5 : 0;
+        tw_mesh *m;
+        tw_world *w = cube_world(&m, 0.1, 1e5, integ, dt, mu);
+        CHECK(w);
+        double e0 = mech_energy(w), drop = total_mass(w) * 9.81 * 0.1, vol0 = tw_world_volume(w);
+        double gain = -INFINITY, deepest = INFINITY;
+        int steps = (int)ceil(1.0 / dt - 1e-9), warnings = 0;
+        for (int s = 0; s < steps; s++) {
+            tw_step_stats st;
+            CHECK_OK(tw_world_step(w, &st));
+            warnings += st.cg_capped + st.energy_rise + st.contacts_unresolved;
+            gain = fmax(gain, (mech_energy(w) - e0) / drop);
+            deepest = fmin(deepest, min_z(w));
+        }
+        double strain = tw_world_elastic_energy(w) / drop, dvol = tw_world_volume(w) / vol0 - 1;
+        double ke = tw_world_kinetic_energy(w) / total_mass(w);
+        printf("%s dt %.4g mu %g: max energy gain %.3g of the drop's, rest strain %.3g, volume %+.3f %%, "
+               "deepest %.3g mm, kinetic %.3g J/kg, warnings %d\n",
+               tw_integrator_name(integ), dt, mu, gain, strain, 100 * dvol, -1e3 * deepest, ke, warnings);
+        CHECK(gain <= 0.01);
+        CHECK(strain < 0.01);
+        CHECK(fabs(dvol) < 0.01);
+        CHECK(deepest >= -0.5e-3);
+        CHECK(ke < 1e-6);
+        CHECK(warnings == 0);
+        tw_world_destroy(w);
+        tw_mesh_destroy(m);
+    }
+    return 0;
+}
+
+TW_TEST(drop_dt_1_30) { return drop_checks(TW_IMPLICIT_EULER, 1.0 / 30); }
+TW_TEST(drop_dt_1_60) { return drop_checks(TW_IMPLICIT_EULER, 1.0 / 60); }
+TW_TEST(drop_dt_1_100) { return drop_checks(TW_IMPLICIT_EULER, 1.0 / 100); }
+TW_TEST(drop_dt_0_001) { return drop_checks(TW_IMPLICIT_EULER, 0.001); }
+TW_TEST(drop_bdf2_dt_1_30) { return drop_checks(TW_BDF2, 1.0 / 30); }
+TW_TEST(drop_bdf2_dt_1_60) { return drop_checks(TW_BDF2, 1.0 / 60); }
+
+/* A 0.2 m block resting on a plane tilted by theta about y (normal
+ * (-sin, 0, cos)), gravity down, friction mu = 0.5, for 0.5 s at dt 0.01:
+ * the distance it moves along the slope. */
+static int slope_distance(double theta, double *dist)
+{
+    tw_mesh *m = tw_mesh_bar(0.2, 0.2, 0.2, 4, 4, 4);
+    CHECK(m);
+    tw_world_def d = tw_default_world_def();
+    d.youngs_modulus = 1e6;
+    d.dt = 0.01;
+    tw_world *w = tw_world_create(m, &d);
+    CHECK(w);
+    int n = tw_world_vertex_count(w);
+    const double *X = tw_mesh_positions(m);
+    double c = cos(theta), s = sin(theta);
+    tw_real *x = malloc(sizeof(tw_real) * 3 * n);
+    for (int i = 0; i < n; i++) { /* rotated by -theta about y: the bottom face on the plane */
+        x[3 * i] = (tw_real)(X[3 * i] * c - X[3 * i + 2] * s);
+        x[3 * i + 1] = (tw_real)X[3 * i + 1];
+        x[3 * i + 2] = (tw_real)(X[3 * i] * s + X[3 * i + 2] * c);
+    }
+    CHECK_OK(tw_world_set_positions(w, x));
+    tw_collider_def pl = tw_default_collider_def();
+    pl.normal[0] = -s;
+    pl.normal[2] = c;
+    pl.friction = 0.5;
+    CHECK_OK(tw_world_add_collider(w, &pl));
+    double m0 = 0, m1 = 0;
+    for (int i = 0; i < n; i++) m0 += (x[3 * i] * c + x[3 * i + 2] * s) / n;
+    for (int k = 0; k < 50; k++) CHECK_OK(tw_world_step(w, NULL));
+    const tw_real *p = tw_world_positions(w);
+    for (int i = 0; i < n; i++) m1 += (p[3 * i] * c + p[3 * i + 2] * s) / n;
+    *dist = m0 - m1; /* downhill is -x along the slope */
+    free(x);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* tan(theta) = 0.4 < mu: it sticks (moves less than 1 mm in 0.5 s). */
+TW_TEST(slope_sticks_below_friction_angle)
+{
+    double dist;
+    CHECK(slope_distance(atan(0.4), &dist) == 0);
+    printf("tan 0.4, mu 0.5: moved %.3g mm down the slope\n", 1e3 * dist);
+    CHECK(fabs(dist) < 1e-3);
+    return 0;
+}
+
+/* tan(theta) = 0.8 > mu: it slides g (sin - mu cos) t^2 / 2 down the slope. */
+TW_TEST(slope_slides_above_friction_angle)
+{
+    double dist, th = atan(0.8);
+    CHECK(slope_distance(th, &dist) == 0);
+    double analytic = 0.5 * 9.81 * (sin(th) - 0.5 * cos(th)) * 0.25;
+    printf("tan 0.8, mu 0.5: slid %.4f m, analytic %.4f m\n", dist, analytic);
+    CHECK(fabs(dist / analytic - 1) < 0.05);
+    return 0;
+}
+
+/* The cube resting on the floor for 10 s at dt 1/60: after the first second
+ * its kinetic energy stays below 1e-8 J per kg (no jitter). */
+TW_TEST(resting_body_does_not_jitter)
+{
+    tw_mesh *m;
+    tw_world *w = cube_world(&m, 0, 1e5, TW_IMPLICIT_EULER, 1.0 / 60, 0.5);
+    CHECK(w);
+    double mass = total_mass(w), worst = 0;
+    for (int s = 0; s < 600; s++) {
+        CHECK_OK(tw_world_step(w, NULL));
+        if (s >= 60) worst = fmax(worst, tw_world_kinetic_energy(w) / mass);
+    }
+    printf("kinetic energy after settling: at most %.3g J/kg\n", worst);
+    CHECK(worst < 1e-8);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* The warnings count what they say: a CG cap of 3 iterations is hit, and a
+ * cube started 1 cm inside the floor is pushed out, its energy rising with
+ * nothing doing work. */
+TW_TEST(step_warnings_counted)
+{
+    tw_mesh *m;
+    tw_world *w = cube_world(&m, -0.01, 1e5, TW_IMPLICIT_EULER, 0.01, 0);
+    CHECK(w);
+    tw_step_stats st;
+    CHECK_OK(tw_world_step(w, &st));
+    printf("pushed out: energy_rise %d, contacts_unresolved %d, cg_capped %d\n", st.energy_rise,
+           st.contacts_unresolved, st.cg_capped);
+    CHECK(st.energy_rise == 1);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    w = cube_world(&m, 0.1, 1e5, TW_IMPLICIT_EULER, 0.01, 0);
+    CHECK(w);
+    tw_world_def d = *tw_world_get_def(w);
+    tw_world_destroy(w);
+    d.cg_max_iterations = 3;
+    d.gravity[0] = 3; /* a solve that needs more than three */
+    w = tw_world_create(m, &d);
+    CHECK(w);
+    CHECK_OK(tw_world_step(w, &st));
+    printf("cap of 3: cg_capped %d (%d iterations, residual %.3g)\n", st.cg_capped, st.cg_iterations, st.residual);
+    CHECK(st.cg_capped == 1);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
 TW_TEST(collider_distances)
 {
     double n[3];

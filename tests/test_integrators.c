@@ -212,7 +212,7 @@ TW_TEST(bdf2_newton_converges_on_green)
 }
 
 /* BDF2 on an undamped corotated cantilever (8x1x1 cells, gravity, dt 0.01)
- * over 1e4 steps: the total mechanical energy (0 at the start) never rises
+ * over thousands of steps: the total mechanical energy (0 at the start) never rises
  * above its start. With one linearisation per step (newton 1) the same bar
  * gains energy and blows up near step 2600; the automatic setting takes two
  * Newton iterations for BDF2. Returns the largest total energy seen, NaN
@@ -251,13 +251,13 @@ static double bdf2_undamped_max_energy(tw_method method, int newton, int steps)
 
 TW_TEST(bdf2_undamped_corot_energy_never_rises)
 {
-    CHECK(bdf2_undamped_max_energy(TW_COROT_ELEMENT, 0, 10000) <= 0);
+    CHECK(bdf2_undamped_max_energy(TW_COROT_ELEMENT, 0, 5000) <= 0); /* bench/soak.sh: 1e4 steps */
     return 0;
 }
 
 TW_TEST(bdf2_undamped_hybrid_energy_never_rises)
 {
-    CHECK(bdf2_undamped_max_energy(TW_HYBRID, 0, 4000) <= 0); /* past where newton 1 blows up */
+    CHECK(bdf2_undamped_max_energy(TW_HYBRID, 0, 3000) <= 0); /* past where newton 1 blows up */
     return 0;
 }
 

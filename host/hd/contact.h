@@ -3,7 +3,7 @@
  * each. TW_HD inline, C11 and nvcc alike (see hd.h); the design is at the top
  * of host/contact.c.
  *
- * Distances, normals and the speculative test are in double (the colliders
+ * Distances, normals and the contact test are in double (the colliders
  * are double); what is stored per contact (normal, distance, friction) is
  * tw_real, and every expression here keeps the CPU's exact types, so the
  * CPU's results are those it had before these were shared. */
@@ -71,36 +71,36 @@ TW_HD double tw_contact_nearest(const tw_collider_def *cs, int nc, const tw_real
     return best;
 }
 
-/* Is a free vertex in contact this step (tw_contact_detect)? Inside; or,
- * unless its constraint pulled last step (released), touching (d <= touch)
- * and not separating, or arriving within heff at its normal velocity vn (a
- * speculative contact). */
-TW_HD int tw_contact_is_in(double d, double vn, double touch, double heff, int released)
+/* The contact passes of an implicit step (host/step.c): at most this many
+ * solves, each followed by the active-set update below. */
+#define TW_CONTACT_PASSES 8
+
+/* Is a free vertex in the first pass's active set (tw_contact_detect)?
+ * Inside, or touching (d <= touch) and not separating. A vertex that is still
+ * away from the surface joins only once a solve shows it would cross it. */
+TW_HD int tw_contact_is_in(double d, double vn, double touch)
 {
-    return d < 0 || (!released && ((d <= touch && vn <= 0) || (vn < 0 && d + heff * vn < 0)));
+    return d < 0 || (d <= touch && vn <= 0);
 }
 
-/* Marks vertex i (free) of a step from x: writes the contact's normal,
- * distance and friction and returns 1 when it is in contact; clears
- * released either way (the body of tw_contact_detect's loop). */
+/* Vertex i (free) at the start of an implicit step: writes the nearest
+ * collider's normal, distance and friction (distance +inf, normal z, no
+ * friction when there is none: such a vertex never joins) and returns 1 when
+ * it starts in the active set (the body of tw_contact_detect's loop). */
 TW_HD int tw_contact_mark_vertex(const tw_collider_def *cs, int nc, const tw_real *xi, const tw_real *vi,
-                                 double touch, double heff, unsigned char *released, tw_real nrm[3], tw_real *dist,
-                                 tw_real *fric)
+                                 double touch, tw_real nrm[3], tw_real *dist, tw_real *fric)
 {
     double nn[3] = {0, 0, 1}, mu = 0;
     double d = tw_contact_nearest(cs, nc, xi, nn, &mu);
     double vn = vi[0] * nn[0] + vi[1] * nn[1] + vi[2] * nn[2];
-    int in = tw_contact_is_in(d, vn, touch, heff, *released);
-    *released = 0;
-    if (!in) return 0;
     *fric = (tw_real)mu;
     for (int a = 0; a < 3; a++) nrm[a] = (tw_real)nn[a];
     *dist = (tw_real)d;
-    return 1;
+    return tw_contact_is_in(d, vn, touch);
 }
 
-/* A contact's prescribed normal velocity (implicit_solve): -dist / heff, so
- * x + heff v lands on the surface (or leaves a penetration) this step; the
+/* A contact's prescribed normal velocity (the contact passes): -dist / heff,
+ * so x + heff v lands on the surface (or leaves a penetration) this step; the
  * tangential part of vi is kept. */
 TW_HD void tw_contact_land(tw_real *vi, const tw_real *nn, tw_real dist, double heff)
 {
@@ -109,21 +109,102 @@ TW_HD void tw_contact_land(tw_real *vi, const tw_real *nn, tw_real dist, double 
     for (int c = 0; c < 3; c++) vi[c] += (tw_real)((target - vn) * nn[c]);
 }
 
-/* Implicit friction (tw_contact_friction_implicit): adds d (I - n n^T) to the
- * vertex's diagonal block D with d |v_t| = mu J (J the last step's normal
- * impulse, N s; v the velocity at the start of the step); |v_t| is at least
- * vt_min (1e-6 size / heff: a stuck vertex gets a very large d). Nothing
- * unless J > 0. */
-TW_HD void tw_contact_friction_block(tw_real *D, const tw_real *nn, const tw_real *vi, tw_real mu, tw_real J,
-                                     double vt_min)
+/* |v_t|, the tangential speed of vi on the plane of nn (m/s). */
+TW_HD double tw_contact_tangential_speed(const tw_real *vi, const tw_real *nn)
 {
-    if (!(J > 0)) return;
     double vn = vi[0] * nn[0] + vi[1] * nn[1] + vi[2] * nn[2], vt2 = 0;
     for (int a = 0; a < 3; a++) vt2 += (vi[a] - vn * nn[a]) * (vi[a] - vn * nn[a]);
-    double vt = fmax(sqrt(vt2), vt_min);
-    double d = mu * J / vt;
+    return sqrt(vt2);
+}
+
+/* Implicit friction: adds (cf_new - *cf) (I - n n^T) to the vertex's
+ * diagonal block D, so that D holds the tangential damping cf_new (N s/m),
+ * and stores cf_new in *cf. */
+TW_HD void tw_contact_set_damping(tw_real *D, const tw_real *nn, tw_real *cf, double cf_new)
+{
+    double dd = cf_new - *cf;
+    *cf = (tw_real)cf_new;
+    if (dd == 0) return;
     for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) D[3 * r + c] += (tw_real)(d * ((r == c) - nn[r] * nn[c]));
+        for (int c = 0; c < 3; c++) D[3 * r + c] += (tw_real)(dd * ((r == c) - nn[r] * nn[c]));
+}
+
+/* The first pass's implicit friction (tw_contact_friction_implicit): damping
+ * d with d |v_t| = mu J, J the last step's normal impulse (N s), v the
+ * velocity at the start of the step; |v_t| is at least vt_min (1e-6 size /
+ * heff: a stuck vertex gets a very large d). Nothing unless J > 0. */
+TW_HD void tw_contact_friction_block(tw_real *D, const tw_real *nn, const tw_real *vi, tw_real mu, tw_real J,
+                                     double vt_min, tw_real *cf)
+{
+    if (!(J > 0) || !(mu > 0)) return;
+    double vt = fmax(tw_contact_tangential_speed(vi, nn), vt_min);
+    tw_contact_set_damping(D, nn, cf, mu * J / vt);
+}
+
+/* tw_contact_update_vertex's tolerances (host/contact.c, the CUDA kernels):
+ * a pull below TW_CONTACT_JTOL x the vertex's weight impulse m g heff is noise
+ * of the inexact solve, and so is a landing TW_CONTACT_GTOL x the body's size
+ * inside; friction within TW_CONTACT_FTOL (relative) of Coulomb's is
+ * Coulomb's. */
+#define TW_CONTACT_JTOL 1e-3
+#define TW_CONTACT_GTOL 1e-5
+#define TW_CONTACT_FTOL 0.02
+
+/* Results of tw_contact_update_vertex, or-ed. */
+#define TW_CONTACT_CHANGED 1  /* joined or released: the solve broke the normal conditions (pull, penetration) */
+#define TW_CONTACT_FRICTION 2 /* its friction was off Coulomb's by more than ftol: the damping changed */
+
+/* The active-set update of one free vertex after a contact pass's solve
+ * (tw_contact_update): a primal-dual active-set step (Hintermueller, Ito and
+ * Kunisch 2002) on the complementarity J >= 0, gap >= 0, J gap = 0, with the
+ * linearised gap g = dist + heff v.n at the end of the step, and Coulomb's
+ * law by a lagged tangential damping.
+ *   active (*fc == TW_FILTER_NORMAL), J its impulse of this solve:
+ *     J < -jtol (the collider pulls): released (*fc = 0, damping removed);
+ *     else, when the friction impulse cf |v_t| is off Coulomb's mu J by more
+ *     than ftol (relative), the damping is set again (see below);
+ *   inactive: joins (*fc = TW_FILTER_NORMAL) when the solve puts it more
+ *     than gtol inside (g < -gtol); the caller lands it once every vertex's
+ *     impulse has been read from the solve's velocities.
+ * D: the vertex's diagonal block of A. Returns TW_CONTACT_* bits. */
+TW_HD int tw_contact_update_vertex(unsigned char *fc, tw_real *D, tw_real *cf, tw_real *cimp, const tw_real *vi,
+                                   const tw_real *nn, tw_real dist, tw_real mu, double J, double heff, double jtol,
+                                   double gtol, double vt_min, double ftol)
+{
+    if (*fc != TW_FILTER_NORMAL) {
+        double g = dist + heff * (vi[0] * nn[0] + vi[1] * nn[1] + vi[2] * nn[2]);
+        if (!(g < -gtol)) return 0;
+        *fc = TW_FILTER_NORMAL;
+        *cimp = 0;
+        return TW_CONTACT_CHANGED;
+    }
+    if (J < -jtol) {
+        *fc = 0;
+        *cimp = 0;
+        tw_contact_set_damping(D, nn, cf, 0);
+        return TW_CONTACT_CHANGED;
+    }
+    *cimp = (tw_real)fmax(J, 0.0);
+    double coulomb = mu * fmax(J, 0.0), vt = tw_contact_tangential_speed(vi, nn), fr = *cf * vt;
+    int too_strong = fr > coulomb * (1 + ftol) + 1e-300;
+    int too_weak = vt > vt_min && fr < coulomb * (1 - ftol);
+    if (!too_strong && !too_weak) return 0;
+    /* the vertex's own tangential stiffness a (its diagonal block on the
+     * tangent plane, less the damping) and the force that moves it,
+     * f = |v_t| (a + cf): within Coulomb's cone it sticks (the stuck
+     * damping); else it slides with d f / (a + d) = mu J. A stuck vertex that
+     * must slide (too strong) gets d = mu J / |v_t|, exact when it moves with
+     * the body around it. */
+    double stuck = coulomb / vt_min, d = coulomb / fmax(vt, vt_min);
+    if (too_weak) {
+        double tr = D[0] + D[4] + D[8], dn = 0;
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) dn += nn[r] * D[3 * r + c] * nn[c];
+        double a = fmax(0.5 * (tr - dn) - *cf, 0.0), f = vt * (a + *cf);
+        d = f > coulomb ? coulomb * a / (f - coulomb) : stuck;
+    }
+    tw_contact_set_damping(D, nn, cf, fmin(d, stuck));
+    return TW_CONTACT_FRICTION;
 }
 
 /* The contact's normal impulse after the solve (tw_contact_impulses):
