@@ -5,7 +5,7 @@
 # each column is and how each scene is set up).
 #
 # Usage: bench/contact_report.sh BUILD_DIR OUT_CSV
-#   e.g. bench/contact_report.sh build bench/results/cpu-2core-amd-epyc/contact_report.csv
+#   e.g. bench/contact_report.sh build bench/results/cpu-2core-intel-xeon/contact_report.csv
 #
 # Kept under about 10 minutes on 2 shared cores by trimming the matrix:
 # the cube and the tube run every dt x method x friction; the armadillo runs
