@@ -353,6 +353,14 @@ typedef enum tw_warp_system {
     TW_WARP_SYSTEM_BICGSTAB       /* BiCGStab on the exact blocks R_i K_ij R_i^T */
 } tw_warp_system;
 
+/* The PCG's preconditioner for the step's system (CPU backend; the CUDA
+ * backend uses block-Jacobi). */
+typedef enum tw_preconditioner {
+    TW_PRECOND_JACOBI = 0, /* 3x3 block-Jacobi */
+    TW_PRECOND_MG          /* a smoothed-aggregation multigrid V-cycle (rigid-body modes as the near-null
+                              space), rebuilt from each step's matrix */
+} tw_preconditioner;
+
 typedef struct tw_world_def {
     tw_method method;
     tw_backend backend;
@@ -378,6 +386,7 @@ typedef struct tw_world_def {
     int warm_start;                 /* 1: start CG from the last velocity */
     int ghost_force_correction;     /* 1: remove net elastic force (vertex methods) */
     tw_warp_system warp_system;
+    tw_preconditioner precond;      /* of the implicit steps' PCG (BiCGStab keeps block-Jacobi) */
     int threads;                    /* OpenMP threads of this world's loops, 0 = the OpenMP default */
 } tw_world_def;
 tw_world_def tw_default_world_def(void);

@@ -1,0 +1,129 @@
+/* The smoothed-aggregation multigrid preconditioner (host/amg.c): its
+ * prolongators carry the rigid-body modes, its V-cycle is SPD, and the PCG
+ * it preconditions reaches the tolerance in few iterations. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "amg.h"
+#include "tw_test.h"
+#include "world.h"
+
+/* a world after one implicit step, so w->A holds a step's system */
+static tw_world *stepped_world(tw_mesh *m, tw_preconditioner pc, int pin_bar)
+{
+    tw_world_def d = tw_default_world_def();
+    d.precond = pc;
+    tw_world *w = tw_world_create(m, &d);
+    if (!w) return NULL;
+    if (pin_bar) tw_world_pin_where(w, 0, 1, 1e-6);
+    tw_step_stats st;
+    if (tw_world_step(w, &st) != TW_OK) { tw_world_destroy(w); return NULL; }
+    return w;
+}
+
+static double rnd(unsigned *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return (double)(*s >> 8) / 16777216.0 - 0.5;
+}
+
+static void random_filtered(tw_world *w, tw_real *x, unsigned *seed)
+{
+    for (int i = 0; i < 3 * w->fem.n; i++) x[i] = (tw_real)rnd(seed);
+    for (int i = 0; i < w->fem.n; i++)
+        if (w->fcons[i]) x[3 * i] = x[3 * i + 1] = x[3 * i + 2] = 0;
+}
+
+static double dotr(int n3, const tw_real *a, const tw_real *b)
+{
+    double s = 0;
+    for (int i = 0; i < n3; i++) s += (double)a[i] * b[i];
+    return s;
+}
+
+/* P0 B_{l+1} == B_l on every level pair, with more levels than the default
+ * (a small coarsest size), on a free bar and on a pinned one */
+TW_TEST(rigid_modes_reproduced)
+{
+    for (int pin = 0; pin < 2; pin++) {
+        tw_mesh *m = tw_mesh_bar(1, 0.15, 0.15, 20, 3, 3);
+        tw_world *w = stepped_world(m, TW_PRECOND_JACOBI, pin);
+        CHECK(w);
+        tw_amg_def def = tw_default_amg_def();
+        def.max_coarse = 12;
+        tw_bsr A = tw_world_bsr(w);
+        tw_filter f = {w->fcons, w->cnormal};
+        tw_amg *g = tw_amg_create(&A, w->fem.X, &f, &def);
+        CHECK(g);
+        int levels = tw_amg_levels(g);
+        printf("pinned %d: %d levels:", pin, levels);
+        for (int l = 0; l < levels; l++) printf(" %d", tw_amg_level_size(g, l));
+        printf("\n");
+        CHECK(levels >= 3);
+        for (int l = 0; l + 1 < levels; l++) {
+            double e = tw_amg_rigid_mode_error(g, l);
+            printf("  level %d: |P0 B_c - B| / |B| = %.3g\n", l, e);
+            CHECK(e <= 1e-12);
+        }
+        tw_amg_free(g);
+        tw_world_destroy(w);
+        tw_mesh_destroy(m);
+    }
+    return 0;
+}
+
+/* x^T V y == y^T V x and x^T V x > 0 for random filtered vectors, V the
+ * filtered V-cycle S V S as the PCG applies it */
+static int check_spd(tw_world *w, tw_amg *g, const char *what)
+{
+    int n3 = 3 * w->fem.n;
+    tw_real *x = malloc(sizeof(tw_real) * n3), *y = malloc(sizeof(tw_real) * n3);
+    tw_real *vx = malloc(sizeof(tw_real) * n3), *vy = malloc(sizeof(tw_real) * n3);
+    if (!x || !y || !vx || !vy) return 1;
+    unsigned seed = 7;
+    double worst_sym = 0, min_pos = INFINITY;
+    for (int t = 0; t < 8; t++) {
+        random_filtered(w, x, &seed);
+        random_filtered(w, y, &seed);
+        tw_amg_apply(g, x, vx);
+        tw_amg_apply(g, y, vy);
+        for (int i = 0; i < w->fem.n; i++) /* S V S: the filter after the cycle */
+            if (w->fcons[i]) vx[3 * i] = vx[3 * i + 1] = vx[3 * i + 2] = vy[3 * i] = vy[3 * i + 1] = vy[3 * i + 2] = 0;
+        double xy = dotr(n3, x, vy), yx = dotr(n3, y, vx);
+        double scale = sqrt(dotr(n3, x, vx) * dotr(n3, y, vy));
+        worst_sym = tw_test_max(worst_sym, fabs(xy - yx) / scale);
+        double q = dotr(n3, x, vx) / dotr(n3, x, x);
+        if (!(q >= min_pos)) min_pos = q; /* NaN stays */
+    }
+    printf("%s: symmetry error %.3g (relative), min x^T V x / x^T x %.3g\n", what, worst_sym, min_pos);
+    free(x); free(y); free(vx); free(vy);
+    CHECK(worst_sym <= 1e-5); /* float vectors in and out */
+    CHECK(min_pos > 0);
+    return 0;
+}
+
+TW_TEST(vcycle_spd)
+{
+    tw_mesh *m = tw_mesh_bar(1, 0.15, 0.15, 20, 3, 3);
+    tw_world *w = stepped_world(m, TW_PRECOND_MG, 1);
+    CHECK(w && w->amg);
+    CHECK(tw_amg_levels(w->amg) >= 2);
+    if (check_spd(w, w->amg, "pinned bar")) return 1;
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+TW_TEST(vcycle_spd_bunny)
+{
+    tw_mesh_load_def ld = tw_default_mesh_load_def();
+    ld.quiet = 1;
+    tw_mesh *m = tw_mesh_load(tw_test_mesh_path("bunny_closed_3485v.tet.node"), &ld, NULL);
+    CHECK(m);
+    tw_world *w = stepped_world(m, TW_PRECOND_MG, 0);
+    CHECK(w && w->amg);
+    if (check_spd(w, w->amg, "bunny")) return 1;
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
