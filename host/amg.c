@@ -43,7 +43,6 @@
 #include "amg.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +60,10 @@ typedef struct csr {
     int nr, nc;
     int *ptr, *col;
     double *val;
+    /* when set: the rows of each node (node_ptr, nnode of them) list the
+     * same columns in the same order, so a product reads them once */
+    const int *node_ptr;
+    int nnode;
 } csr;
 
 typedef struct level {
@@ -88,6 +91,7 @@ struct tw_amg {
     level lev[TW_AMG_MAX_LEVELS];
     double *L;            /* the coarsest level's dense Cholesky factor, row-major */
     double update_ms;
+    int since_galerkin;   /* updates since the coarse operators were last recomputed */
 };
 
 tw_amg_def tw_default_amg_def(void)
@@ -98,10 +102,7 @@ tw_amg_def tw_default_amg_def(void)
     d.max_coarse = 300;
     d.max_levels = 10;
     d.distance2_levels = 1;
-    if (getenv("TW_AMG_D2")) d.distance2_levels = atoi(getenv("TW_AMG_D2"));
-    if (getenv("TW_AMG_THETA")) d.strength = atof(getenv("TW_AMG_THETA"));
-    if (getenv("TW_AMG_SMOOTH")) d.smooth_steps = atoi(getenv("TW_AMG_SMOOTH"));
-    if (getenv("TW_AMG_COARSE")) d.max_coarse = atoi(getenv("TW_AMG_COARSE"));
+    d.galerkin_interval = 4;
     return d;
 }
 
@@ -113,6 +114,34 @@ static void csr_free(csr *a)
 
 static void csr_spmv(const csr *A, const double *x, double *y, int threads)
 {
+    if (A->node_ptr) {
+#pragma omp parallel for if (TW_PAR(A->nr)) num_threads(TW_THREADS(threads)) schedule(static)
+        for (int i = 0; i < A->nnode; i++) {
+            int s0 = A->node_ptr[i], bs = A->node_ptr[i + 1] - s0;
+            if (bs == 0) continue;
+            int p0 = A->ptr[s0], len = A->ptr[s0 + 1] - p0;
+            const int *col = A->col + p0;
+            if (bs == 3) {
+                const double *v0 = A->val + p0, *v1 = A->val + A->ptr[s0 + 1], *v2 = A->val + A->ptr[s0 + 2];
+                double y0 = 0, y1 = 0, y2 = 0;
+                for (int k = 0; k < len; k++) {
+                    double xv = x[col[k]];
+                    y0 += v0[k] * xv; y1 += v1[k] * xv; y2 += v2[k] * xv;
+                }
+                y[s0] = y0; y[s0 + 1] = y1; y[s0 + 2] = y2;
+            } else {
+                double acc[6] = {0, 0, 0, 0, 0, 0};
+                const double *v[6];
+                for (int r = 0; r < bs; r++) v[r] = A->val + A->ptr[s0 + r];
+                for (int k = 0; k < len; k++) {
+                    double xv = x[col[k]];
+                    for (int r = 0; r < bs; r++) acc[r] += v[r][k] * xv;
+                }
+                for (int r = 0; r < bs; r++) y[s0 + r] = acc[r];
+            }
+        }
+        return;
+    }
 #pragma omp parallel for if (TW_PAR(A->nr)) num_threads(TW_THREADS(threads)) schedule(static)
     for (int i = 0; i < A->nr; i++) {
         double s = 0;
@@ -191,6 +220,23 @@ static tw_status csr_matmul_numeric(const csr *A, const csr *B, csr *C, int thre
         }
     }
     return bad ? tw_fail(TW_ERR_NOMEM, "amg.c: out of memory in a sparse product (%d x %d)", nr, nc) : TW_OK;
+}
+
+/* sets M's node blocking when its rows per node share their columns */
+static void csr_try_nodes(csr *M, const int *node_ptr, int nnode)
+{
+    M->node_ptr = NULL;
+    for (int i = 0; i < nnode; i++) {
+        int s0 = node_ptr[i], bs = node_ptr[i + 1] - s0;
+        if (bs > 6) return;
+        int len = bs ? M->ptr[s0 + 1] - M->ptr[s0] : 0;
+        for (int r = 1; r < bs; r++) {
+            if (M->ptr[s0 + r + 1] - M->ptr[s0 + r] != len) return;
+            if (memcmp(M->col + M->ptr[s0], M->col + M->ptr[s0 + r], sizeof(int) * (size_t)len)) return;
+        }
+    }
+    M->node_ptr = node_ptr;
+    M->nnode = nnode;
 }
 
 static tw_status csr_transpose_symbolic(const csr *P, csr *T, int **map)
@@ -297,26 +343,6 @@ static void level_dinv(const level *l, const double *x, double *y, int threads)
     }
 }
 
-static void level_smoothing_operator_abs_rowsum(const level *l, double *g)
-{
-    double *row = calloc((size_t)l->n, sizeof(double));
-    for (int i = 0; i < l->nnode; i++) {
-        int s0 = l->node_ptr[i], bs = level_bs(l, i);
-        const double *d = l->dinv + l->dinv_off[i];
-        for (int r = 0; r < bs; r++) {
-            double sum = 0;
-            for (int k = l->A.ptr[s0 + r]; k < l->A.ptr[s0 + r + 1]; k++) {
-                (void)k;
-            }
-            /* |D^-1 A| row: sum over columns of |sum_q d[r][q] A[s0+q][col]| <= sum_q |d||A| */
-            for (int q = 0; q < bs; q++)
-                for (int k = l->A.ptr[s0 + q]; k < l->A.ptr[s0 + q + 1]; k++) sum += fabs(d[r * bs + q] * l->A.val[k]);
-            if (sum > *g) *g = sum;
-        }
-    }
-    free(row);
-}
-
 /* lambda_max(D^-1 A) by power iteration from the last step's vector; a 10 %
  * margin because the estimate approaches it from below */
 static void level_lambda(level *l, int threads, int iterations)
@@ -331,11 +357,6 @@ static void level_lambda(level *l, int threads, int iterations)
         ratio = sqrt(yy / xx);
         double s = 1 / sqrt(yy);
         for (int i = 0; i < l->n; i++) x[i] = y[i] * s;
-    }
-    if (getenv("TW_AMG_DEBUG")) {
-        double g = 0;
-        level_smoothing_operator_abs_rowsum(l, &g);
-        fprintf(stderr, "  power %g gershgorin %g\n", ratio, g);
     }
     l->lambda = 1.1 * ratio;
     l->omega = 4.0 / (3.0 * l->lambda);
@@ -606,7 +627,7 @@ static tw_status level_galerkin(tw_amg *m, int li, int first)
     int th = m->threads;
     tw_status st = TW_OK;
     level_block_inverses(l, th);
-    level_lambda(l, th, first ? (getenv("TW_AMG_POWER") ? atoi(getenv("TW_AMG_POWER")) : 20) : 6);
+    level_lambda(l, th, first ? 20 : 6);
     if (first) {
         l->T.nr = l->T.nc = l->n;
         l->T.ptr = l->A.ptr; l->T.col = l->A.col; /* shared with A; freed with A */
@@ -615,14 +636,17 @@ static tw_status level_galerkin(tw_amg *m, int li, int first)
     }
     level_smoothing_operator(l, th);
     if (first && (st = csr_matmul_symbolic(&l->T, &l->P0, &l->P, th)) != TW_OK) return st;
+    if (first) csr_try_nodes(&l->P, l->node_ptr, l->nnode);
     if ((st = csr_matmul_numeric(&l->T, &l->P0, &l->P, th)) != TW_OK) return st;
     if (first && (st = csr_transpose_symbolic(&l->P, &l->Pt, &l->pt_map)) != TW_OK) return st;
+    if (first) csr_try_nodes(&l->Pt, c->node_ptr, c->nnode);
     size_t nnz = (size_t)l->P.ptr[l->P.nr];
 #pragma omp parallel for if (TW_PAR((int)nnz)) num_threads(TW_THREADS(th)) schedule(static)
     for (size_t q = 0; q < nnz; q++) l->Pt.val[q] = l->P.val[l->pt_map[q]];
     if (first && (st = csr_matmul_symbolic(&l->A, &l->P, &l->AP, th)) != TW_OK) return st;
     if ((st = csr_matmul_numeric(&l->A, &l->P, &l->AP, th)) != TW_OK) return st;
     if (first && (st = csr_matmul_symbolic(&l->Pt, &l->AP, &c->A, th)) != TW_OK) return st;
+    if (first) csr_try_nodes(&c->A, c->node_ptr, c->nnode);
     return csr_matmul_numeric(&l->Pt, &l->AP, &c->A, th);
 }
 
@@ -705,6 +729,12 @@ tw_status tw_amg_update(tw_amg *m, const tw_bsr *A, const tw_filter *f)
     double t0 = tw_now_ms();
     m->threads = A->threads;
     fine_operator(m, A, f);
+    if (m->nlev > 1 && ++m->since_galerkin < m->def.galerkin_interval) {
+        level_block_inverses(&m->lev[0], m->threads);
+        m->update_ms = tw_now_ms() - t0;
+        return TW_OK;
+    }
+    m->since_galerkin = 0;
     for (int li = 0; li + 1 < m->nlev; li++) {
         tw_status st = level_galerkin(m, li, 0);
         if (st != TW_OK) return st;
@@ -770,6 +800,7 @@ tw_amg *tw_amg_create(const tw_bsr *A, const tw_real *X, const tw_filter *f, con
         b[6 * 0 + 5] = -p[1]; b[6 * 1 + 5] = p[0];
     }
     if (level_alloc_vectors(l0) != TW_OK) goto fail;
+    csr_try_nodes(&l0->A, l0->node_ptr, l0->nnode);
     fine_operator(m, A, f);
     m->nlev = 1;
     for (int li = 0; li + 1 < m->def.max_levels; li++) {
@@ -788,14 +819,6 @@ tw_amg *tw_amg_create(const tw_bsr *A, const tw_real *X, const tw_filter *f, con
     }
     level_block_inverses(&m->lev[m->nlev - 1], m->threads);
     if (coarsest_factor(m) != TW_OK) goto fail;
-    if (getenv("TW_AMG_DEBUG"))
-        for (int li = 0; li < m->nlev; li++) {
-            level *l = &m->lev[li];
-            fprintf(stderr, "level %d: n %d nodes %d nnz(A) %d", li, l->n, l->nnode, l->A.ptr[l->n]);
-            if (li + 1 < m->nlev)
-                fprintf(stderr, " nnz(P) %d nnz(AP) %d lambda %g", l->P.ptr[l->n], l->AP.ptr[l->n], l->lambda);
-            fprintf(stderr, "\n");
-        }
     return m;
 fail:
     tw_amg_free(m);

@@ -15,6 +15,9 @@ typedef struct tw_amg_def {
     int max_levels;
     int distance2_levels; /* the first this many levels aggregate a seed's two rings of strong
                              neighbours (larger aggregates, sparser coarse operators), the rest one */
+    int galerkin_interval; /* recompute the smoothed prolongators and coarse operators every this many
+                              updates; in between only the finest operator and its smoother follow
+                              the step's matrix (the cycle stays SPD with stale coarse levels) */
 } tw_amg_def;
 tw_amg_def tw_default_amg_def(void);
 

@@ -127,3 +127,62 @@ TW_TEST(vcycle_spd_bunny)
     tw_mesh_destroy(m);
     return 0;
 }
+
+/* CG iterations per step with mg on a scene (each step must reach the
+ * tolerance) and the worst over steps; jacobi's mean too unless
+ * jacobi_mean is NULL */
+static int mg_iterations(tw_mesh *m, int pin_bar, int steps, double *mean, int *worst, double *jacobi_mean)
+{
+    for (int pc = jacobi_mean ? 0 : 1; pc < 2; pc++) {
+        tw_world_def d = tw_default_world_def();
+        d.precond = pc ? TW_PRECOND_MG : TW_PRECOND_JACOBI;
+        tw_world *w = tw_world_create(m, &d);
+        if (!w) return 1;
+        if (pin_bar) tw_world_pin_where(w, 0, 1, 1e-6);
+        double sum = 0;
+        for (int s = 0; s < steps; s++) {
+            tw_step_stats st;
+            if (tw_world_step(w, &st) != TW_OK) { tw_world_destroy(w); return 1; }
+            sum += st.cg_iterations;
+            if (pc && st.cg_iterations > *worst) *worst = st.cg_iterations;
+            if (pc && !(st.residual <= d.cg_tolerance)) {
+                printf("step %d: residual %g after %d iterations\n", s, st.residual, st.cg_iterations);
+                tw_world_destroy(w);
+                return 1;
+            }
+        }
+        *(pc ? mean : jacobi_mean) = sum / steps;
+        tw_world_destroy(w);
+    }
+    return 0;
+}
+
+/* the 10k-tet bar of bench/bench_cpu.c, pinned at x = 0: <= 25 per step */
+TW_TEST(pcg_bar_10k)
+{
+    tw_mesh *m = tw_mesh_bar(1, 6.0 / 40, 7.0 / 40, 40, 6, 7);
+    double mean = 0, jmean = 0;
+    int worst = 0;
+    CHECK(m);
+    CHECK(mg_iterations(m, 1, 6, &mean, &worst, &jmean) == 0);
+    printf("bar 10k: mg %.1f CG iterations per step (max %d), jacobi %.1f\n", mean, worst, jmean);
+    CHECK(worst <= 25);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* the shipped sliver bunny in free fall: <= 40 per step */
+TW_TEST(pcg_bunny)
+{
+    tw_mesh_load_def ld = tw_default_mesh_load_def();
+    ld.quiet = 1;
+    tw_mesh *m = tw_mesh_load(tw_test_mesh_path("bunny_closed_3485v.tet.node"), &ld, NULL);
+    double mean = 0;
+    int worst = 0;
+    CHECK(m);
+    CHECK(mg_iterations(m, 0, 4, &mean, &worst, NULL) == 0);
+    printf("bunny: mg %.1f CG iterations per step (max %d); block-Jacobi hits the cap of 1000 here\n", mean, worst);
+    CHECK(worst <= 40);
+    tw_mesh_destroy(m);
+    return 0;
+}
