@@ -64,6 +64,7 @@ typedef struct csr {
      * same columns in the same order, so a product reads them once */
     const int *node_ptr;
     int nnode;
+    float *fval; /* the values the V-cycle's products read (csr_shadow), or NULL: val */
 } csr;
 
 typedef struct level {
@@ -102,18 +103,71 @@ tw_amg_def tw_default_amg_def(void)
     d.max_coarse = 300;
     d.max_levels = 10;
     d.distance2_levels = 1;
-    d.galerkin_interval = 4;
+    d.galerkin_interval = 8;
     return d;
 }
 
 static void csr_free(csr *a)
 {
-    free(a->ptr); free(a->col); free(a->val);
+    free(a->ptr); free(a->col); free(a->val); free(a->fval);
     memset(a, 0, sizeof *a);
+}
+
+/* the V-cycle's copy of the values in float: half the bytes its
+ * memory-bound products read; the rounded matrices are still symmetric and
+ * used alike before and after the coarse correction, so the cycle stays
+ * symmetric */
+static tw_status csr_shadow(csr *a, int threads)
+{
+    size_t nnz = (size_t)a->ptr[a->nr];
+    if (!a->fval && !(a->fval = tw_malloc(sizeof(float) * (nnz ? nnz : 1), "AMG float values"))) return TW_ERR_NOMEM;
+#pragma omp parallel for if (TW_PAR((int)nnz)) num_threads(TW_THREADS(threads)) schedule(static)
+    for (size_t k = 0; k < nnz; k++) a->fval[k] = (float)a->val[k];
+    return TW_OK;
+}
+
+/* csr_spmv on the float values */
+static void csr_spmv_f(const csr *A, const double *x, double *y, int threads)
+{
+    if (A->node_ptr) {
+#pragma omp parallel for if (TW_PAR(A->nr)) num_threads(TW_THREADS(threads)) schedule(static)
+        for (int i = 0; i < A->nnode; i++) {
+            int s0 = A->node_ptr[i], bs = A->node_ptr[i + 1] - s0;
+            if (bs == 0) continue;
+            int p0 = A->ptr[s0], len = A->ptr[s0 + 1] - p0;
+            const int *col = A->col + p0;
+            if (bs == 3) {
+                const float *v0 = A->fval + p0, *v1 = A->fval + A->ptr[s0 + 1], *v2 = A->fval + A->ptr[s0 + 2];
+                double y0 = 0, y1 = 0, y2 = 0;
+                for (int k = 0; k < len; k++) {
+                    double xv = x[col[k]];
+                    y0 += v0[k] * xv; y1 += v1[k] * xv; y2 += v2[k] * xv;
+                }
+                y[s0] = y0; y[s0 + 1] = y1; y[s0 + 2] = y2;
+            } else {
+                double acc[6] = {0, 0, 0, 0, 0, 0};
+                const float *v[6];
+                for (int r = 0; r < bs; r++) v[r] = A->fval + A->ptr[s0 + r];
+                for (int k = 0; k < len; k++) {
+                    double xv = x[col[k]];
+                    for (int r = 0; r < bs; r++) acc[r] += v[r][k] * xv;
+                }
+                for (int r = 0; r < bs; r++) y[s0 + r] = acc[r];
+            }
+        }
+        return;
+    }
+#pragma omp parallel for if (TW_PAR(A->nr)) num_threads(TW_THREADS(threads)) schedule(static)
+    for (int i = 0; i < A->nr; i++) {
+        double s = 0;
+        for (int k = A->ptr[i]; k < A->ptr[i + 1]; k++) s += A->fval[k] * x[A->col[k]];
+        y[i] = s;
+    }
 }
 
 static void csr_spmv(const csr *A, const double *x, double *y, int threads)
 {
+    if (A->fval) { csr_spmv_f(A, x, y, threads); return; }
     if (A->node_ptr) {
 #pragma omp parallel for if (TW_PAR(A->nr)) num_threads(TW_THREADS(threads)) schedule(static)
         for (int i = 0; i < A->nnode; i++) {
@@ -348,6 +402,8 @@ static void level_dinv(const level *l, const double *x, double *y, int threads)
 static void level_lambda(level *l, int threads, int iterations)
 {
     double *x = l->eig, *y = l->r, *t = l->x, ratio = 1;
+    float *shadow = l->A.fval; /* the double values: the float copy is the last update's */
+    l->A.fval = NULL;
     for (int it = 0; it < iterations; it++) {
         csr_spmv(&l->A, x, t, threads);
         level_dinv(l, t, y, threads);
@@ -358,6 +414,7 @@ static void level_lambda(level *l, int threads, int iterations)
         double s = 1 / sqrt(yy);
         for (int i = 0; i < l->n; i++) x[i] = y[i] * s;
     }
+    l->A.fval = shadow;
     l->lambda = 1.1 * ratio;
     l->omega = 4.0 / (3.0 * l->lambda);
 }
@@ -715,6 +772,20 @@ static void fine_operator(tw_amg *m, const tw_bsr *A, const tw_filter *f)
     }
 }
 
+/* the float copies the V-cycle reads: the finest operator after every
+ * update, the rest after a Galerkin update */
+static tw_status refresh_shadows(tw_amg *m, int all)
+{
+    tw_status st = csr_shadow(&m->lev[0].A, m->threads);
+    for (int li = 0; all && st == TW_OK && li + 1 < m->nlev; li++) {
+        level *l = &m->lev[li];
+        if (li > 0) st = csr_shadow(&l->A, m->threads);
+        if (st == TW_OK) st = csr_shadow(&l->P, m->threads);
+        if (st == TW_OK) st = csr_shadow(&l->Pt, m->threads);
+    }
+    return st;
+}
+
 int tw_amg_matches(const tw_amg *m, const tw_filter *f)
 {
     for (int i = 0; i < m->nv; i++) {
@@ -732,7 +803,7 @@ tw_status tw_amg_update(tw_amg *m, const tw_bsr *A, const tw_filter *f)
     if (m->nlev > 1 && ++m->since_galerkin < m->def.galerkin_interval) {
         level_block_inverses(&m->lev[0], m->threads);
         m->update_ms = tw_now_ms() - t0;
-        return TW_OK;
+        return refresh_shadows(m, 0);
     }
     m->since_galerkin = 0;
     for (int li = 0; li + 1 < m->nlev; li++) {
@@ -741,6 +812,7 @@ tw_status tw_amg_update(tw_amg *m, const tw_bsr *A, const tw_filter *f)
     }
     level_block_inverses(&m->lev[m->nlev - 1], m->threads);
     tw_status st = coarsest_factor(m);
+    if (st == TW_OK) st = refresh_shadows(m, 1);
     m->update_ms = tw_now_ms() - t0;
     return st;
 }
@@ -818,7 +890,7 @@ tw_amg *tw_amg_create(const tw_bsr *A, const tw_real *X, const tw_filter *f, con
         if (level_galerkin(m, li, 1) != TW_OK) goto fail;
     }
     level_block_inverses(&m->lev[m->nlev - 1], m->threads);
-    if (coarsest_factor(m) != TW_OK) goto fail;
+    if (coarsest_factor(m) != TW_OK || refresh_shadows(m, 1) != TW_OK) goto fail;
     return m;
 fail:
     tw_amg_free(m);
