@@ -20,9 +20,15 @@
  * - One damped-Jacobi smoothing of P0 (P = (I - w D^-1 A) P0, w = 4/(3
  *   lambda_max(D^-1 A))) gives the energy-minimising prolongator; the coarse
  *   operators are Galerkin products P^T A P, so the coarse levels see the
- *   step's warped / corotated matrix, not a rest-state approximation. The
- *   products' patterns are fixed with the aggregates and computed once; each
- *   step redoes only their values.
+ *   warped / corotated matrix, not a rest-state approximation. The
+ *   products' patterns are fixed with the aggregates and computed once;
+ *   their values are redone every def.galerkin_interval steps (they cost
+ *   about as much as the cycles of several steps, and the iteration count
+ *   barely moves when they lag a few steps behind the rotations), while the
+ *   finest operator and its smoother follow every step's matrix.
+ * - The cycle's products read float copies of the matrices (it is
+ *   memory-bound); the vectors, the Galerkin products and the smoother's
+ *   block inverses stay in double.
  * - Everything below the fine matrix is scalar CSR in double: coarse
  *   unknowns per node vary (up to six), and double keeps the Galerkin
  *   products and the coarsest Cholesky away from float's rounding.
