@@ -99,6 +99,8 @@ struct tw_amg {
     double *L;            /* the coarsest level's dense Cholesky factor, row-major */
     double update_ms;
     int since_galerkin;   /* updates since the coarse operators were last recomputed */
+    unsigned char *contact; /* fine vertices with a contact filter at the last Galerkin update */
+    double *p0_rest;      /* the finest P0's values before the contact projection */
 };
 
 tw_amg_def tw_default_amg_def(void)
@@ -778,6 +780,38 @@ static void fine_operator(tw_amg *m, const tw_bsr *A, const tw_filter *f)
     }
 }
 
+/* The finest P0 on the filtered subspace: a contact vertex's rows lose
+ * their normal component, so the coarse spaces do not fight the
+ * constraint (a direction the filter removes would otherwise be a coarse
+ * unknown the decoupled normal diagonal penalises). Records the contact set. */
+static void project_tentative(tw_amg *m, const tw_filter *f)
+{
+    level *l = &m->lev[0];
+    memcpy(l->P0.val, m->p0_rest, sizeof(double) * (size_t)l->P0.ptr[l->n]);
+    for (int i = 0; i < m->nv; i++) {
+        int c = f && f->cons ? f->cons[i] : 0;
+        m->contact[i] = c == TW_FILTER_NORMAL;
+        if (!m->contact[i]) continue;
+        const tw_real *nn = f->normal + 3 * (size_t)i;
+        int p0 = l->P0.ptr[3 * i], len = l->P0.ptr[3 * i + 1] - p0; /* the three rows list the same columns */
+        double *v0 = l->P0.val + p0, *v1 = l->P0.val + l->P0.ptr[3 * i + 1], *v2 = l->P0.val + l->P0.ptr[3 * i + 2];
+        for (int q = 0; q < len; q++) {
+            double d = nn[0] * v0[q] + nn[1] * v1[q] + nn[2] * v2[q];
+            v0[q] -= d * nn[0]; v1[q] -= d * nn[1]; v2[q] -= d * nn[2];
+        }
+    }
+}
+
+/* 1 when the contact set differs from the last Galerkin update's */
+static int contacts_changed(const tw_amg *m, const tw_filter *f)
+{
+    for (int i = 0; i < m->nv; i++) {
+        int c = f && f->cons ? f->cons[i] : 0;
+        if ((c == TW_FILTER_NORMAL) != (m->contact[i] != 0)) return 1;
+    }
+    return 0;
+}
+
 /* the float copies the V-cycle reads: the finest operator after every
  * update, the rest after a Galerkin update */
 static tw_status refresh_shadows(tw_amg *m, int all)
@@ -806,12 +840,14 @@ tw_status tw_amg_update(tw_amg *m, const tw_bsr *A, const tw_filter *f)
     double t0 = tw_now_ms();
     m->threads = A->threads;
     fine_operator(m, A, f);
-    if (m->nlev > 1 && ++m->since_galerkin < m->def.galerkin_interval) {
+    int changed = m->nlev > 1 && contacts_changed(m, f);
+    if (m->nlev > 1 && ++m->since_galerkin < m->def.galerkin_interval && !changed) {
         level_block_inverses(&m->lev[0], m->threads);
         m->update_ms = tw_now_ms() - t0;
         return refresh_shadows(m, 0);
     }
     m->since_galerkin = 0;
+    if (m->nlev > 1) project_tentative(m, f);
     for (int li = 0; li + 1 < m->nlev; li++) {
         tw_status st = level_galerkin(m, li, 0);
         if (st != TW_OK) return st;
@@ -834,7 +870,8 @@ tw_amg *tw_amg_create(const tw_bsr *A, const tw_real *X, const tw_filter *f, con
     m->nv = A->n;
     int nv = A->n;
     m->fixed = tw_calloc((size_t)nv + 1, 1, "AMG");
-    if (!m->fixed) goto fail;
+    m->contact = tw_calloc((size_t)nv + 1, 1, "AMG");
+    if (!m->fixed || !m->contact) goto fail;
     for (int i = 0; i < nv; i++) {
         int c = f && f->cons ? f->cons[i] : 0;
         m->fixed[i] = c && c != TW_FILTER_NORMAL;
@@ -891,6 +928,13 @@ tw_amg *tw_amg_create(const tw_bsr *A, const tw_real *X, const tw_filter *f, con
         if (nagg < 0) goto fail;
         if (nagg == 0 || nagg * 6 >= l->n * 9 / 10) break; /* no useful coarsening: this is the coarsest */
         if (level_tentative(l, nagg, &m->lev[li + 1]) != TW_OK) goto fail;
+        if (li == 0) {
+            size_t nnz = (size_t)l->P0.ptr[l->n];
+            m->p0_rest = tw_malloc(sizeof(double) * (nnz + 1), "AMG prolongator");
+            if (!m->p0_rest) goto fail;
+            memcpy(m->p0_rest, l->P0.val, sizeof(double) * nnz);
+            project_tentative(m, f);
+        }
         if (level_alloc_vectors(&m->lev[li + 1]) != TW_OK) goto fail;
         m->nlev = li + 2;
         if (level_galerkin(m, li, 1) != TW_OK) goto fail;
@@ -913,7 +957,7 @@ void tw_amg_free(tw_amg *m)
         free(l->T.val); /* T's pattern is A's */
         csr_free(&l->A); csr_free(&l->P0); csr_free(&l->P); csr_free(&l->Pt); csr_free(&l->AP);
     }
-    free(m->L); free(m->fixed);
+    free(m->L); free(m->fixed); free(m->contact); free(m->p0_rest);
     free(m);
 }
 
