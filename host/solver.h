@@ -40,6 +40,10 @@ typedef struct tw_solve_result {
     typedef struct S(tw_solver_work) {                                                                      \
         int n;                                                                                              \
         REAL *r, *z, *p, *q, *s, *t, *rhat, *dinv;                                                          \
+        /* tw_pcg's preconditioner z = M r when set (M SPD; the filter is applied after it), \
+         * else block-Jacobi */                                                                             \
+        void (*precond)(void *ctx, const REAL *r, REAL *z);                                                 \
+        void *precond_ctx;                                                                                  \
     } S(tw_solver_work);                                                                                    \
     tw_status S(tw_solver_work_init)(S(tw_solver_work) * w, int n);                                         \
     void S(tw_solver_work_free)(S(tw_solver_work) * w);                                                     \

@@ -79,6 +79,15 @@ static void TW_S(precondition)(int n, const TW_S_REAL *dinv, const TW_S_REAL *r,
     TW_S(filter)(n, f, z, threads);
 }
 
+/* z = S M r: the work's preconditioner M when one is set, else block-Jacobi */
+static void TW_S(pcg_precondition)(const TW_S(tw_bsr) *A, TW_S(tw_solver_work) *w, const TW_S_REAL *r, TW_S_REAL *z,
+                                   const tw_filter *f)
+{
+    if (!w->precond) { TW_S(precondition)(A->n, w->dinv, r, z, f, A->threads); return; }
+    w->precond(w->precond_ctx, r, z);
+    TW_S(filter)(A->n, f, z, A->threads);
+}
+
 /* r = S(b - A x); returns |S b| */
 static double TW_S(initial_residual)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, const TW_S_REAL *x, const tw_filter *f,
                                      TW_S_REAL *r)
@@ -110,10 +119,10 @@ tw_solve_result TW_S(tw_pcg)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, TW_S_REA
     tw_solve_result res = {0, 0, 0};
     int n = A->n, n3 = 3 * n;
     TW_S_REAL *r = w->r, *z = w->z, *p = w->p, *q = w->q;
-    TW_S(tw_bsr_block_jacobi)(A, w->dinv);
+    if (!w->precond) TW_S(tw_bsr_block_jacobi)(A, w->dinv);
     double bnorm = TW_S(initial_residual)(A, b, x, cons, r);
     if (bnorm < 1e-300) bnorm = 1;
-    TW_S(precondition)(n, w->dinv, r, z, cons, A->threads);
+    TW_S(pcg_precondition)(A, w, r, z, cons);
     memcpy(p, z, sizeof(TW_S_REAL) * (size_t)n3);
     double rz = TW_S(dot)(n3, r, z, A->threads);
     double rn = sqrt(TW_S(dot)(n3, r, r, A->threads));
@@ -132,7 +141,7 @@ tw_solve_result TW_S(tw_pcg)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, TW_S_REA
             x[i] += (TW_S_REAL)alpha * p[i];
             r[i] -= (TW_S_REAL)alpha * q[i];
         }
-        TW_S(precondition)(n, w->dinv, r, z, cons, A->threads);
+        TW_S(pcg_precondition)(A, w, r, z, cons);
         double rz_new = TW_S(dot)(n3, r, z, A->threads);
         double beta = rz_new / rz;
         rz = rz_new;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "amg.h"
 #include "hd/contact.h"
 #include "hd/element.h"
 #include "error.h"
@@ -75,6 +76,17 @@ static void prescribe_constrained(tw_world *w, const tw_real *xbase, double heff
     for (int i = 0; i < s.n; i++) tw_prescribe_vertex(&s, i, xbase, heff, v);
 }
 
+/* The multigrid preconditioner for this solve: the hierarchy built at the
+ * first solve (again when the constrained vertices change), its operators
+ * from this A. On failure (out of memory) the solve falls back to
+ * block-Jacobi. */
+static tw_status mg_prepare(tw_world *w, const tw_bsr *A, const tw_filter *filter)
+{
+    if (w->amg && !tw_amg_matches(w->amg, filter)) { tw_amg_free(w->amg); w->amg = NULL; }
+    if (!w->amg) return (w->amg = tw_amg_create(A, w->fem.X, filter, NULL)) ? TW_OK : TW_ERR_NOMEM;
+    return tw_amg_update(w->amg, A, filter);
+}
+
 /* w->A x = b on the filtered directions: PCG, or BiCGStab for warp-vertex's
  * exact non-symmetric system when the world def asks for it. */
 static tw_solve_result solve_system(tw_world *w, const tw_real *b, tw_real *x, const tw_filter *filter)
@@ -83,8 +95,14 @@ static tw_solve_result solve_system(tw_world *w, const tw_real *b, tw_real *x, c
     int vertex_method = w->def.method == TW_WARP_VERTEX || w->def.method == TW_WARP_EDGE;
     if (vertex_method && w->def.warp_system == TW_WARP_SYSTEM_BICGSTAB)
         return tw_bicgstab(&A, b, x, filter, w->def.cg_tolerance, w->def.cg_max_iterations, &w->work);
-    return tw_pcg(&A, b, x, filter, w->def.cg_tolerance, w->def.cg_max_iterations, w->def.cg_fixed_iterations,
-                  &w->work);
+    if (w->def.precond == TW_PRECOND_MG && mg_prepare(w, &A, filter) == TW_OK) {
+        w->work.precond = tw_amg_apply;
+        w->work.precond_ctx = w->amg;
+    }
+    tw_solve_result r = tw_pcg(&A, b, x, filter, w->def.cg_tolerance, w->def.cg_max_iterations,
+                               w->def.cg_fixed_iterations, &w->work);
+    w->work.precond = NULL;
+    return r;
 }
 
 /* NaN or a blow-up in the new velocities (hd/step.h tw_divergence, found

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amg.h"
 #include "hd/element.h"
 #include "error.h"
 #include "hd/math3.h"
@@ -155,6 +156,7 @@ static tw_status check_def(const tw_world_def *d)
     if (!(d->damping_mass >= 0) || !(d->damping_stiffness >= 0))
         return tw_fail(TW_ERR_INVALID, "Rayleigh damping (%g, %g) must be finite and >= 0", d->damping_mass, d->damping_stiffness);
     if (!(d->cg_tolerance > 0)) return tw_fail(TW_ERR_INVALID, "CG tolerance %g must be > 0", d->cg_tolerance);
+    if ((unsigned)d->precond > TW_PRECOND_MG) return tw_fail(TW_ERR_INVALID, "unknown preconditioner %d", (int)d->precond);
     if (d->cg_max_iterations < 1) return tw_fail(TW_ERR_INVALID, "CG iteration cap %d must be >= 1", d->cg_max_iterations);
     if (d->newton_iterations < 0 || !(d->newton_tolerance > 0))
         return tw_fail(TW_ERR_INVALID, "Newton iterations %d must be >= 0 (0: automatic) and tolerance %g > 0",
@@ -370,6 +372,7 @@ void tw_world_destroy(tw_world *w)
     free(w->fcons); free(w->cnormal); free(w->cdist); free(w->cimpulse); free(w->cmu); free(w->cfric); free(w->newton);
     tw_hanging_free(w);
     tw_solver_work_free(&w->work);
+    tw_amg_free(w->amg);
     free(w);
 }
 

@@ -71,6 +71,7 @@ struct tw_world {
     int nhang, *hang_vertex, *hang_ptr, *hang_idx;
     double *hang_w;
     tw_solver_work work;
+    struct tw_amg *amg; /* def.precond mg: the multigrid hierarchy (amg.h), built at the first solve */
 };
 
 /* Makes w->x (positions) and / or w->v (velocities) current before the host

@@ -358,6 +358,14 @@ typedef enum tw_warp_system {
 } tw_warp_system;
 
 #define TW_MAX_THREADS 1024
+/* The PCG's preconditioner for the step's system (CPU backend; the CUDA
+ * backend uses block-Jacobi). */
+typedef enum tw_preconditioner {
+    TW_PRECOND_JACOBI = 0, /* 3x3 block-Jacobi */
+    TW_PRECOND_MG          /* a smoothed-aggregation multigrid V-cycle (rigid-body modes as the near-null
+                              space), rebuilt from each step's matrix */
+} tw_preconditioner;
+
 typedef struct tw_world_def {
     tw_method method;
     tw_backend backend;
@@ -385,6 +393,7 @@ typedef struct tw_world_def {
     int warm_start;                 /* 1: start CG from the last velocity */
     int ghost_force_correction;     /* 1: remove net elastic force (vertex methods) */
     tw_warp_system warp_system;
+    tw_preconditioner precond;      /* of the implicit steps' PCG (BiCGStab keeps block-Jacobi) */
     int threads;                    /* OpenMP threads of this world's loops, 0 = the OpenMP default,
                                        at most TW_MAX_THREADS */
     int energy_check;               /* 1: each step compares the mechanical energy before and after

@@ -20,6 +20,7 @@ typedef struct run_opts {
     int cg_max;
     int cg_fixed;       /* > 0: exactly this many CG iterations per step */
     tw_warp_system warp_system;
+    tw_preconditioner precond;
     tw_integrator integrator;
     int newton;
     tw_collider_def colliders[TW_MAX_COLLIDERS];
@@ -46,6 +47,7 @@ static run_opts run_defaults(void)
     o.cg_max = w.cg_max_iterations;
     o.cg_fixed = w.cg_fixed_iterations;
     o.warp_system = w.warp_system;
+    o.precond = w.precond;
     o.integrator = w.integrator;
     o.newton = w.newton_iterations;
     o.ncolliders = 0;
@@ -95,6 +97,9 @@ void cli_run_help(FILE *f)
             "  --warp-system NAME      how warp-vertex/warp-edge's non-symmetric system is solved:\n"
             "                          symmetric (PCG on R_i K_ij R_j^T) or bicgstab (BiCGStab on\n"
             "                          R_i K_ij R_i^T; ignores --cg-fixed) (default %s)\n"
+            "  --precond NAME          the implicit solve's preconditioner: jacobi (3x3 block-Jacobi) or\n"
+            "                          mg (smoothed-aggregation multigrid V-cycle; CPU backend)\n"
+            "                          (default %s)\n"
             "  --floor Z,MU            a floor: the plane z = Z m, Coulomb friction MU >= 0 (repeatable\n"
             "                          with the other colliders, %d at most)\n"
             "  --sphere X,Y,Z,R,MU     a static sphere collider: centre m, radius m > 0, friction\n"
@@ -114,7 +119,8 @@ void cli_run_help(FILE *f)
             "                          DEG_S degrees per second; the skin follows dynamically\n"
             "  --verbose               say in full why the CUDA backend was not used\n",
             tw_integrator_name(d.integrator), d.newton, d.dt, d.steps, d.damping[0], d.damping[1], d.cg_tol, d.cg_max,
-            d.warp_system == TW_WARP_SYSTEM_BICGSTAB ? "bicgstab" : "symmetric", TW_MAX_COLLIDERS, d.obj_dir);
+            d.warp_system == TW_WARP_SYSTEM_BICGSTAB ? "bicgstab" : "symmetric",
+            d.precond == TW_PRECOND_MG ? "mg" : "jacobi", TW_MAX_COLLIDERS, d.obj_dir);
 }
 
 /* The embedded render surface at the current positions as OBJ. */
@@ -206,6 +212,12 @@ static int run_parse(cli_args *a, cli_scene_opts *so, run_opts *o)
             if (v && strcmp(v, "symmetric") == 0) o->warp_system = TW_WARP_SYSTEM_SYMMETRIC;
             else if (v && strcmp(v, "bicgstab") == 0) o->warp_system = TW_WARP_SYSTEM_BICGSTAB;
             else if (v) bad = cli_require(a, 0, "symmetric or bicgstab");
+        } else if (cli_is(a, "--precond")) {
+            const char *v = cli_value(a, "jacobi|mg");
+            bad = !v;
+            if (v && strcmp(v, "jacobi") == 0) o->precond = TW_PRECOND_JACOBI;
+            else if (v && strcmp(v, "mg") == 0) o->precond = TW_PRECOND_MG;
+            else if (v) bad = cli_require(a, 0, "jacobi or mg");
         } else if (cli_is(a, "--floor") || cli_is(a, "--sphere") || cli_is(a, "--box")) {
             int kind = cli_is(a, "--floor") ? 0 : cli_is(a, "--sphere") ? 1 : 2;
             double v[7];
@@ -475,6 +487,7 @@ int cli_cmd_run(int argc, char **argv)
     def.cg_max_iterations = o.cg_max;
     def.cg_fixed_iterations = o.cg_fixed;
     def.warp_system = o.warp_system;
+    def.precond = o.precond;
     def.integrator = o.integrator;
     def.newton_iterations = o.newton;
     cli_scene sc;

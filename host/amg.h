@@ -1,0 +1,53 @@
+/* Smoothed-aggregation algebraic multigrid (AMG) on the step's 3x3-block
+ * system: a V-cycle used as the PCG's preconditioner (tw_pcg through
+ * tw_solver_work.precond). The design note is at the top of amg.c. */
+#ifndef TW_AMG_H
+#define TW_AMG_H
+#include "solver.h"
+
+typedef struct tw_amg tw_amg;
+
+typedef struct tw_amg_def {
+    double strength;      /* strength of connection theta on the finest level, halved per level: a
+                             block ij is strong when |A_ij|_F >= theta sqrt(|A_ii|_F |A_jj|_F) */
+    int smooth_steps;     /* pre- and post-smoothing sweeps (the cycle stays symmetric) */
+    int max_coarse;       /* the coarsest level is factored densely at or below this many unknowns */
+    int max_levels;
+    int distance2_levels; /* the first this many levels aggregate a seed's two rings of strong
+                             neighbours (larger aggregates, sparser coarse operators), the rest one */
+    int galerkin_interval; /* recompute the smoothed prolongators and coarse operators every this many
+                              updates; in between only the finest operator and its smoother follow
+                              the step's matrix (the cycle stays SPD with stale coarse levels) */
+} tw_amg_def;
+tw_amg_def tw_default_amg_def(void);
+
+/* The hierarchy's fixed part from the rest positions X (3 per vertex), the
+ * system's block pattern and values (A: the strength of connection) and the
+ * filter (fully constrained vertices are left out of the aggregates). NULL
+ * with tw_last_error set on failure. */
+tw_amg *tw_amg_create(const tw_bsr *A, const tw_real *X, const tw_filter *filter, const tw_amg_def *def);
+void tw_amg_free(tw_amg *m);
+
+/* 1 when the filter's fully constrained vertices are those m was built for
+ * (else build a new one: the aggregates leave those vertices out). */
+int tw_amg_matches(const tw_amg *m, const tw_filter *filter);
+
+/* The step's part: the filtered fine operator, the smoothed prolongators and
+ * the Galerkin coarse operators P^T A P from A's values, the smoothers'
+ * damping, the coarsest level's Cholesky factor. A has m's pattern. */
+tw_status tw_amg_update(tw_amg *m, const tw_bsr *A, const tw_filter *filter);
+
+/* z = V r: one V-cycle from zero (SPD); ctx is the tw_amg. The signature of
+ * tw_solver_work.precond. */
+void tw_amg_apply(void *ctx, const tw_real *r, tw_real *z);
+
+/* Inspection for tests and benchmarks. */
+int tw_amg_levels(const tw_amg *m);
+int tw_amg_level_size(const tw_amg *m, int level); /* unknowns on that level */
+/* The tentative prolongator's reproduction error on level l (0 = finest):
+ * max |P0 B_{l+1} - B_l| / max |B_l| over free rows, B_l the rigid-body modes
+ * carried to level l (B_0 the six rigid modes of X). */
+double tw_amg_rigid_mode_error(const tw_amg *m, int level);
+/* Milliseconds of the last tw_amg_update. */
+double tw_amg_update_ms(const tw_amg *m);
+#endif
