@@ -56,6 +56,7 @@ tw_world_def tw_default_world_def(void)
     d.newton_tolerance = 1e-3;
     d.threads = 0;
     d.energy_check = 1;
+    d.precond = TW_PRECOND_AUTO;
     return d;
 }
 
@@ -156,7 +157,7 @@ static tw_status check_def(const tw_world_def *d)
     if (!(d->damping_mass >= 0) || !(d->damping_stiffness >= 0))
         return tw_fail(TW_ERR_INVALID, "Rayleigh damping (%g, %g) must be finite and >= 0", d->damping_mass, d->damping_stiffness);
     if (!(d->cg_tolerance > 0)) return tw_fail(TW_ERR_INVALID, "CG tolerance %g must be > 0", d->cg_tolerance);
-    if ((unsigned)d->precond > TW_PRECOND_MG) return tw_fail(TW_ERR_INVALID, "unknown preconditioner %d", (int)d->precond);
+    if ((unsigned)d->precond > TW_PRECOND_AUTO) return tw_fail(TW_ERR_INVALID, "unknown preconditioner %d", (int)d->precond);
     if (d->cg_max_iterations < 1) return tw_fail(TW_ERR_INVALID, "CG iteration cap %d must be >= 1", d->cg_max_iterations);
     if (d->newton_iterations < 0 || !(d->newton_tolerance > 0))
         return tw_fail(TW_ERR_INVALID, "Newton iterations %d must be >= 0 (0: automatic) and tolerance %g > 0",
@@ -287,6 +288,13 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     if (!w) return NULL;
     w->mesh = mesh;
     w->def = d;
+    /* multigrid pays from about 20k tets on (and on sliver meshes, which
+     * are larger); below, a V-cycle's set-up and cost exceed the block-Jacobi
+     * iterations it saves. tw_world_get_def shows the choice. */
+    if (w->def.precond == TW_PRECOND_AUTO)
+        w->def.precond = tw_mesh_tet_count(mesh) >= TW_PRECOND_MG_MIN_TETS && w->def.backend != TW_BACKEND_CUDA
+                             ? TW_PRECOND_MG
+                             : TW_PRECOND_JACOBI; /* the device runs block-Jacobi */
     w->def.element_youngs = w->def.element_poisson = w->def.element_density = NULL; /* not kept */
     w->spring_vertex = -1;
     tw_fem_pattern_fn pattern = NULL; /* on the CPU */

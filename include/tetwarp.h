@@ -362,9 +362,12 @@ typedef enum tw_warp_system {
  * backend uses block-Jacobi). */
 typedef enum tw_preconditioner {
     TW_PRECOND_JACOBI = 0, /* 3x3 block-Jacobi */
-    TW_PRECOND_MG          /* a smoothed-aggregation multigrid V-cycle (rigid-body modes as the near-null
+    TW_PRECOND_MG,         /* a smoothed-aggregation multigrid V-cycle (rigid-body modes as the near-null
                               space), rebuilt from each step's matrix */
+    TW_PRECOND_AUTO        /* the default: mg from TW_PRECOND_MG_MIN_TETS tets on, where it pays
+                              (bench/results/<machine>/multigrid.csv), block-Jacobi below */
 } tw_preconditioner;
+#define TW_PRECOND_MG_MIN_TETS 20000
 
 typedef struct tw_world_def {
     tw_method method;

@@ -97,9 +97,9 @@ void cli_run_help(FILE *f)
             "  --warp-system NAME      how warp-vertex/warp-edge's non-symmetric system is solved:\n"
             "                          symmetric (PCG on R_i K_ij R_j^T) or bicgstab (BiCGStab on\n"
             "                          R_i K_ij R_i^T; ignores --cg-fixed) (default %s)\n"
-            "  --precond NAME          the implicit solve's preconditioner: jacobi (3x3 block-Jacobi) or\n"
-            "                          mg (smoothed-aggregation multigrid V-cycle; CPU backend)\n"
-            "                          (default %s)\n"
+            "  --precond NAME          the implicit solve's preconditioner: jacobi (3x3 block-Jacobi),\n"
+            "                          mg (smoothed-aggregation multigrid V-cycle; CPU backend) or auto\n"
+            "                          (mg from 20000 tets on, jacobi below) (default %s)\n"
             "  --floor Z,MU            a floor: the plane z = Z m, Coulomb friction MU >= 0 (repeatable\n"
             "                          with the other colliders, %d at most)\n"
             "  --sphere X,Y,Z,R,MU     a static sphere collider: centre m, radius m > 0, friction\n"
@@ -120,7 +120,8 @@ void cli_run_help(FILE *f)
             "  --verbose               say in full why the CUDA backend was not used\n",
             tw_integrator_name(d.integrator), d.newton, d.dt, d.steps, d.damping[0], d.damping[1], d.cg_tol, d.cg_max,
             d.warp_system == TW_WARP_SYSTEM_BICGSTAB ? "bicgstab" : "symmetric",
-            d.precond == TW_PRECOND_MG ? "mg" : "jacobi", TW_MAX_COLLIDERS, d.obj_dir);
+            d.precond == TW_PRECOND_MG ? "mg" : d.precond == TW_PRECOND_AUTO ? "auto" : "jacobi", TW_MAX_COLLIDERS,
+            d.obj_dir);
 }
 
 /* The embedded render surface at the current positions as OBJ. */
@@ -213,11 +214,12 @@ static int run_parse(cli_args *a, cli_scene_opts *so, run_opts *o)
             else if (v && strcmp(v, "bicgstab") == 0) o->warp_system = TW_WARP_SYSTEM_BICGSTAB;
             else if (v) bad = cli_require(a, 0, "symmetric or bicgstab");
         } else if (cli_is(a, "--precond")) {
-            const char *v = cli_value(a, "jacobi|mg");
+            const char *v = cli_value(a, "jacobi|mg|auto");
             bad = !v;
             if (v && strcmp(v, "jacobi") == 0) o->precond = TW_PRECOND_JACOBI;
             else if (v && strcmp(v, "mg") == 0) o->precond = TW_PRECOND_MG;
-            else if (v) bad = cli_require(a, 0, "jacobi or mg");
+            else if (v && strcmp(v, "auto") == 0) o->precond = TW_PRECOND_AUTO;
+            else if (v) bad = cli_require(a, 0, "jacobi, mg or auto");
         } else if (cli_is(a, "--floor") || cli_is(a, "--sphere") || cli_is(a, "--box")) {
             int kind = cli_is(a, "--floor") ? 0 : cli_is(a, "--sphere") ? 1 : 2;
             double v[7];
