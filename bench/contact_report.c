@@ -20,6 +20,7 @@
  * (armadillo_4k, scaled to 0.3 m tall), E 1e5; density 1000, Rayleigh beta
  * 0.01 s, the lowest vertex 0.1 m above the floor, gravity -9.81 along the
  * floor's normal (y for the bunny and the armadillo, z otherwise). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,6 +11,7 @@
  * cubic cells of 6 tets, the end x = 0 pinned), or a mesh path (nothing pinned: a free fall). dt 0.01, E
  * 1e6, tolerance 1e-4 (the world def's defaults). Reads host/world.h and
  * host/amg.h for the multigrid's levels and per-step rebuild time. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
