@@ -134,83 +134,52 @@ static tw_status csr_shadow(csr *a, int threads)
     return TW_OK;
 }
 
-/* csr_spmv on the float values */
-static void csr_spmv_f(const csr *A, const double *x, double *y, int threads)
-{
-    if (A->node_ptr) {
-#pragma omp parallel for if (TW_PAR(A->nr)) num_threads(TW_THREADS(threads)) schedule(static)
-        for (int i = 0; i < A->nnode; i++) {
-            int s0 = A->node_ptr[i], bs = A->node_ptr[i + 1] - s0;
-            if (bs == 0) continue;
-            int p0 = A->ptr[s0], len = A->ptr[s0 + 1] - p0;
-            const int *col = A->col + p0;
-            if (bs == 3) {
-                const float *v0 = A->fval + p0, *v1 = A->fval + A->ptr[s0 + 1], *v2 = A->fval + A->ptr[s0 + 2];
-                double y0 = 0, y1 = 0, y2 = 0;
-                for (int k = 0; k < len; k++) {
-                    double xv = x[col[k]];
-                    y0 += v0[k] * xv; y1 += v1[k] * xv; y2 += v2[k] * xv;
-                }
-                y[s0] = y0; y[s0 + 1] = y1; y[s0 + 2] = y2;
-            } else {
-                double acc[6] = {0, 0, 0, 0, 0, 0};
-                const float *v[6];
-                for (int r = 0; r < bs; r++) v[r] = A->fval + A->ptr[s0 + r];
-                for (int k = 0; k < len; k++) {
-                    double xv = x[col[k]];
-                    for (int r = 0; r < bs; r++) acc[r] += v[r][k] * xv;
-                }
-                for (int r = 0; r < bs; r++) y[s0 + r] = acc[r];
-            }
-        }
-        return;
-    }
-#pragma omp parallel for if (TW_PAR(A->nr)) num_threads(TW_THREADS(threads)) schedule(static)
-    for (int i = 0; i < A->nr; i++) {
-        double s = 0;
-        for (int k = A->ptr[i]; k < A->ptr[i + 1]; k++) s += A->fval[k] * x[A->col[k]];
-        y[i] = s;
-    }
-}
+/* y = A x over the values V (A->val in double, or the cycle's float copy
+ * A->fval), one body for both: a node's rows share their columns, so the
+ * three rows of a vertex are read in one pass. */
+#define CSR_SPMV_BODY(V)                                                                                  \
+    do {                                                                                                 \
+        if (A->node_ptr) {                                                                               \
+            _Pragma("omp parallel for if (TW_PAR(A->nr)) num_threads(TW_THREADS(threads)) schedule(static)") \
+            for (int i = 0; i < A->nnode; i++) {                                                         \
+                int s0 = A->node_ptr[i], bs = A->node_ptr[i + 1] - s0;                                   \
+                if (bs == 0) continue;                                                                   \
+                int p0 = A->ptr[s0], len = A->ptr[s0 + 1] - p0;                                          \
+                const int *col = A->col + p0;                                                            \
+                if (bs == 3) {                                                                           \
+                    double y0 = 0, y1 = 0, y2 = 0;                                                       \
+                    for (int k = 0; k < len; k++) {                                                     \
+                        double xv = x[col[k]];                                                           \
+                        y0 += (V)[p0 + k] * xv;                                                          \
+                        y1 += (V)[A->ptr[s0 + 1] + k] * xv;                                              \
+                        y2 += (V)[A->ptr[s0 + 2] + k] * xv;                                              \
+                    }                                                                                    \
+                    y[s0] = y0; y[s0 + 1] = y1; y[s0 + 2] = y2;                                          \
+                } else {                                                                                 \
+                    double acc[6] = {0, 0, 0, 0, 0, 0};                                                  \
+                    for (int k = 0; k < len; k++) {                                                      \
+                        double xv = x[col[k]];                                                           \
+                        for (int r = 0; r < bs; r++) acc[r] += (V)[A->ptr[s0 + r] + k] * xv;             \
+                    }                                                                                    \
+                    for (int r = 0; r < bs; r++) y[s0 + r] = acc[r];                                     \
+                }                                                                                        \
+            }                                                                                            \
+        } else {                                                                                         \
+            _Pragma("omp parallel for if (TW_PAR(A->nr)) num_threads(TW_THREADS(threads)) schedule(static)") \
+            for (int i = 0; i < A->nr; i++) {                                                            \
+                double s = 0;                                                                            \
+                for (int k = A->ptr[i]; k < A->ptr[i + 1]; k++) s += (V)[k] * x[A->col[k]];              \
+                y[i] = s;                                                                                \
+            }                                                                                            \
+        }                                                                                                \
+    } while (0)
 
 static void csr_spmv(const csr *A, const double *x, double *y, int threads)
 {
-    if (A->fval) { csr_spmv_f(A, x, y, threads); return; }
-    if (A->node_ptr) {
-#pragma omp parallel for if (TW_PAR(A->nr)) num_threads(TW_THREADS(threads)) schedule(static)
-        for (int i = 0; i < A->nnode; i++) {
-            int s0 = A->node_ptr[i], bs = A->node_ptr[i + 1] - s0;
-            if (bs == 0) continue;
-            int p0 = A->ptr[s0], len = A->ptr[s0 + 1] - p0;
-            const int *col = A->col + p0;
-            if (bs == 3) {
-                const double *v0 = A->val + p0, *v1 = A->val + A->ptr[s0 + 1], *v2 = A->val + A->ptr[s0 + 2];
-                double y0 = 0, y1 = 0, y2 = 0;
-                for (int k = 0; k < len; k++) {
-                    double xv = x[col[k]];
-                    y0 += v0[k] * xv; y1 += v1[k] * xv; y2 += v2[k] * xv;
-                }
-                y[s0] = y0; y[s0 + 1] = y1; y[s0 + 2] = y2;
-            } else {
-                double acc[6] = {0, 0, 0, 0, 0, 0};
-                const double *v[6];
-                for (int r = 0; r < bs; r++) v[r] = A->val + A->ptr[s0 + r];
-                for (int k = 0; k < len; k++) {
-                    double xv = x[col[k]];
-                    for (int r = 0; r < bs; r++) acc[r] += v[r][k] * xv;
-                }
-                for (int r = 0; r < bs; r++) y[s0 + r] = acc[r];
-            }
-        }
-        return;
-    }
-#pragma omp parallel for if (TW_PAR(A->nr)) num_threads(TW_THREADS(threads)) schedule(static)
-    for (int i = 0; i < A->nr; i++) {
-        double s = 0;
-        for (int k = A->ptr[i]; k < A->ptr[i + 1]; k++) s += A->val[k] * x[A->col[k]];
-        y[i] = s;
-    }
+    if (A->fval) CSR_SPMV_BODY(A->fval);
+    else CSR_SPMV_BODY(A->val);
 }
+#undef CSR_SPMV_BODY
 
 /* C = A B: the pattern (once) */
 static tw_status csr_matmul_symbolic(const csr *A, const csr *B, csr *C, int threads)

@@ -3,10 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef TW_HAVE_CUDA
-#include "cuda_world.h" /* tw_cuda_usable */
-#endif
-
 #define TW_MAX_TESTS 256
 static struct { const char *name; tw_test_fn fn; } tw_tests[TW_MAX_TESTS];
 static int tw_test_count;
@@ -40,17 +36,12 @@ const char *tw_test_tmp_path(const char *file)
 
 int tw_test_gpu_skip(void)
 {
-#ifndef TW_HAVE_CUDA
-    printf("built without CUDA (nvcc not found): skipped\n");
-    return 1;
-#else
     char why[256] = "";
-    if (!tw_cuda_usable(why, sizeof why)) {
+    if (!tw_backend_usable(TW_BACKEND_CUDA, why, sizeof why)) {
         printf("%s: skipped\n", why);
         return 1;
     }
     return 0;
-#endif
 }
 
 int main(int argc, char **argv)
