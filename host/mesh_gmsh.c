@@ -89,11 +89,8 @@ static int gmsh_alloc_nodes(gmsh *g, int n)
 static int gmsh_nodes_v12(tw_reader *r, gmsh *g, const char *end_name)
 {
     long long c;
-    char *s = tw_reader_line(r);
-    if (!s || !tw_reader_fields(r, s, "i", &c, NULL, "the node count")) {
-        if (!s) tw_reader_expected(r, NULL, "the node count");
-        return 0;
-    }
+    if (!tw_reader_header(r, "i", &c, "the node count")) return 0;
+    char *s;
     if (g->X) {
         tw_fail(TW_ERR_PARSE, "%s:%d: expected one node section, found a second", r->path, r->line);
         return 0;
@@ -118,13 +115,8 @@ static int gmsh_nodes_v12(tw_reader *r, gmsh *g, const char *end_name)
 static int gmsh_nodes_v4(tw_reader *r, gmsh *g, int minor)
 {
     long long h[4];
-    char *s = tw_reader_line(r);
-    const char *hw = "a header 'blocks nodes min_tag max_tag'";
-    if (!s) {
-        tw_reader_expected(r, NULL, "%s", hw);
-        return 0;
-    }
-    if (!tw_reader_fields(r, s, minor >= 1 ? "iiii" : "ii", h, NULL, hw)) return 0;
+    if (!tw_reader_header(r, minor >= 1 ? "iiii" : "ii", h, "a header 'blocks nodes min_tag max_tag'")) return 0;
+    char *s;
     if (g->X) {
         tw_fail(TW_ERR_PARSE, "%s:%d: expected one node section, found a second", r->path, r->line);
         return 0;
@@ -197,11 +189,8 @@ static int gmsh_nodes_v4(tw_reader *r, gmsh *g, int minor)
 static int gmsh_elements_v12(tw_reader *r, gmsh *g, int v1)
 {
     long long c;
-    char *s = tw_reader_line(r);
-    if (!s || !tw_reader_fields(r, s, "i", &c, NULL, "the element count")) {
-        if (!s) tw_reader_expected(r, NULL, "the element count");
-        return 0;
-    }
+    if (!tw_reader_header(r, "i", &c, "the element count")) return 0;
+    char *s;
     if (!tw_reader_count(r, c, "elements")) return 0;
     for (long long i = 0; i < c; i++) {
         long long hv[5];
@@ -262,13 +251,8 @@ static int gmsh_elements_v12(tw_reader *r, gmsh *g, int v1)
 static int gmsh_elements_v4(tw_reader *r, gmsh *g, int minor)
 {
     long long h[4];
-    char *s = tw_reader_line(r);
-    const char *hw = "a header 'blocks elements min_tag max_tag'";
-    if (!s) {
-        tw_reader_expected(r, NULL, "%s", hw);
-        return 0;
-    }
-    if (!tw_reader_fields(r, s, minor >= 1 ? "iiii" : "ii", h, NULL, hw)) return 0;
+    if (!tw_reader_header(r, minor >= 1 ? "iiii" : "ii", h, "a header 'blocks elements min_tag max_tag'")) return 0;
+    char *s;
     if (!tw_reader_count(r, h[0], "element blocks") || !tw_reader_count(r, h[1], "elements")) return 0;
     long long seen = 0;
     for (long long b = 0; b < h[0]; b++) {

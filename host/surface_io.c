@@ -18,34 +18,36 @@ typedef struct surf_build {
     size_t nv, cap_v, nt, cap_t;
 } surf_build;
 
+/* items (n used, *cap held, `size` bytes each) with room for one more,
+ * doubling from `first`: the same or a reallocated pointer, or NULL with the
+ * message naming path and what (items is then still valid). */
+static void *grow(void *items, size_t n, size_t *cap, size_t size, size_t first, const char *path, const char *what)
+{
+    if (n < *cap) return items;
+    size_t c = *cap ? 2 * *cap : first;
+    void *p = realloc(items, c * size);
+    if (!p) {
+        tw_fail(TW_ERR_NOMEM, "%s: out of memory %s", path, what);
+        return NULL;
+    }
+    *cap = c;
+    return p;
+}
+
 static int sb_vertex(surf_build *b, const double *p, const char *path)
 {
-    if (b->nv == b->cap_v) {
-        size_t cap = b->cap_v ? 2 * b->cap_v : 1024;
-        double *x = realloc(b->X, 3 * cap * sizeof *x);
-        if (!x) {
-            tw_fail(TW_ERR_NOMEM, "%s: out of memory storing vertices", path);
-            return 0;
-        }
-        b->X = x;
-        b->cap_v = cap;
-    }
+    double *x = grow(b->X, b->nv, &b->cap_v, 3 * sizeof *b->X, 1024, path, "storing vertices");
+    if (!x) return 0;
+    b->X = x;
     memcpy(b->X + 3 * b->nv++, p, 3 * sizeof *p);
     return 1;
 }
 
 static int sb_triangle(surf_build *b, int i, int j, int k, const char *path)
 {
-    if (b->nt == b->cap_t) {
-        size_t cap = b->cap_t ? 2 * b->cap_t : 1024;
-        int *t = realloc(b->tri, 3 * cap * sizeof *t);
-        if (!t) {
-            tw_fail(TW_ERR_NOMEM, "%s: out of memory storing triangles", path);
-            return 0;
-        }
-        b->tri = t;
-        b->cap_t = cap;
-    }
+    int *t = grow(b->tri, b->nt, &b->cap_t, 3 * sizeof *b->tri, 1024, path, "storing triangles");
+    if (!t) return 0;
+    b->tri = t;
     b->tri[3 * b->nt] = i;
     b->tri[3 * b->nt + 1] = j;
     b->tri[3 * b->nt + 2] = k;
@@ -56,21 +58,15 @@ static int sb_triangle(surf_build *b, int i, int j, int k, const char *path)
 /* One polygon's vertex list, grown as needed. */
 typedef struct poly {
     int *v;
-    int n, cap;
+    int n;
+    size_t cap;
 } poly;
 
 static int poly_push(poly *p, int v, const char *path)
 {
-    if (p->n == p->cap) {
-        int cap = p->cap ? 2 * p->cap : 16;
-        int *nv = realloc(p->v, (size_t)cap * sizeof *nv);
-        if (!nv) {
-            tw_fail(TW_ERR_NOMEM, "%s: out of memory reading a polygon", path);
-            return 0;
-        }
-        p->v = nv;
-        p->cap = cap;
-    }
+    int *grown = grow(p->v, (size_t)p->n, &p->cap, sizeof *p->v, 16, path, "reading a polygon");
+    if (!grown) return 0;
+    p->v = grown;
     p->v[p->n++] = v;
     return 1;
 }
