@@ -17,6 +17,11 @@
 
 char *tw_read_file(const char *path, size_t *size)
 {
+    return tw_read_file_max(path, size, TW_READ_STREAM_MAX);
+}
+
+char *tw_read_file_max(const char *path, size_t *size, size_t stream_max)
+{
     FILE *f = fopen(path, "rb");
     if (!f) {
         tw_fail(TW_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
@@ -24,11 +29,13 @@ char *tw_read_file(const char *path, size_t *size)
     }
     /* fopen opens a directory, whose size ftell gives as LONG_MAX */
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    const int have_stat = fstat(fileno(f), &st) == 0;
+    if (have_stat && S_ISDIR(st.st_mode)) {
         fclose(f);
         tw_fail(TW_ERR_IO, "%s: is a directory, not a file", path);
         return NULL;
     }
+    const int stream = !have_stat || !S_ISREG(st.st_mode);
     size_t cap = 1 << 20, n = 0;
     char *buf = malloc(cap + 1);
     if (buf && fseek(f, 0, SEEK_END) == 0) {
@@ -47,6 +54,15 @@ char *tw_read_file(const char *path, size_t *size)
     }
     rewind(f);
     while (buf) {
+        if (stream && n > stream_max) {
+            free(buf);
+            fclose(f);
+            tw_fail(TW_ERR_IO,
+                    "%s: not a regular file (a pipe or a device) and still sending data after %zu "
+                    "bytes; give a regular file",
+                    path, stream_max);
+            return NULL;
+        }
         if (n == cap) {
             char *nb = realloc(buf, 2 * cap + 1);
             if (!nb) {
@@ -57,7 +73,10 @@ char *tw_read_file(const char *path, size_t *size)
             buf = nb;
             cap *= 2;
         }
-        size_t got = fread(buf + n, 1, cap - n, f);
+        size_t want = cap - n;
+        if (stream && want > stream_max + 1 - n)
+            want = stream_max + 1 - n; /* one byte past the limit tells "more" from "exactly" */
+        size_t got = fread(buf + n, 1, want, f);
         n += got;
         if (got == 0) break;
     }

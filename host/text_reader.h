@@ -14,8 +14,14 @@
 #include "tetwarp.h"
 
 /* The whole file, NUL-terminated (malloc'd, caller frees); NULL with
- * tw_last_error() naming the path on failure. */
+ * tw_last_error() naming the path on failure. A regular file is read at its
+ * size; anything else (a pipe, a FIFO, a device) until its end or
+ * TW_READ_STREAM_MAX bytes, past which it is refused: /dev/zero or a
+ * forgotten `mkfifo` would otherwise grow the buffer until memory runs out. */
+#define TW_READ_STREAM_MAX ((size_t)1 << 30)
 char *tw_read_file(const char *path, size_t *size);
+/* tw_read_file with another limit for what is not a regular file. */
+char *tw_read_file_max(const char *path, size_t *size, size_t stream_max);
 
 typedef struct tw_reader {
     const char *path;

@@ -7,6 +7,7 @@
 
 #include "mesh.h"
 #include "mesher.h"
+#include "text_reader.h"
 #include "tw_test.h"
 
 static double mesh_volume(const tw_mesh *m)
@@ -751,5 +752,24 @@ TW_TEST(bad_control_bytes_in_section_names)
     CHECK(failed_at(load_quiet(path, NULL), "escape.mesh", 2));
     CHECK(message_has("'\?\?\?\?'"));
     CHECK(message_printable());
+    return 0;
+}
+
+/* A device or a pipe that never ends is refused at the stream limit, with the
+ * path in the message, instead of growing the buffer until memory runs out;
+ * a regular file of the same size as the limit is read whole. */
+TW_TEST(stream_without_end_refused_at_limit)
+{
+    size_t n = 12345;
+    char *buf = tw_read_file_max("/dev/zero", &n, (size_t)1 << 20);
+    CHECK(buf == NULL);
+    CHECK(message_has("/dev/zero"));
+    CHECK(message_has("not a regular file"));
+    char path[1024];
+    write_noise(path, sizeof path, "limit.bin", 5, 1 << 20);
+    buf = tw_read_file_max(path, &n, (size_t)1 << 10);
+    CHECK(buf != NULL);
+    CHECK(n == (size_t)1 << 20);
+    free(buf);
     return 0;
 }
