@@ -146,3 +146,39 @@ TW_TEST(transfer_random_matches_cpu)
 #endif
     return 0;
 }
+
+/* Nested levels: a bar refined 1:8 twice, both level pairs. */
+TW_TEST(transfer_nested_matches_cpu)
+{
+    if (tw_test_gpu_skip()) return TW_SKIP;
+#ifdef TW_HAVE_CUDA
+    tw_mesh *base = tw_mesh_bar(2, 1, 1, 4, 2, 2);
+    CHECK(base);
+    tw_hierarchy *h = tw_hier_nested(base, 3);
+    CHECK(h);
+    int fail = 0;
+    for (int l = 0; l + 1 < h->n_levels && !fail; l++) fail = check_transfer(&h->P[l]);
+    tw_hier_free(h);
+    tw_mesh_destroy(base);
+    CHECK(!fail);
+#endif
+    return 0;
+}
+
+/* Non-nested levels: a coarse and a finer bar of the same box. */
+TW_TEST(transfer_nonnested_matches_cpu)
+{
+    if (tw_test_gpu_skip()) return TW_SKIP;
+#ifdef TW_HAVE_CUDA
+    tw_mesh *c = tw_mesh_bar(1, 0.5, 0.5, 3, 2, 2), *f = tw_mesh_bar(1, 0.5, 0.5, 13, 7, 6);
+    CHECK(c && f);
+    tw_transfer P;
+    CHECK_OK(tw_transfer_locate(c, f, &P));
+    int fail = check_transfer(&P);
+    tw_transfer_free(&P);
+    tw_mesh_destroy(c);
+    tw_mesh_destroy(f);
+    CHECK(!fail);
+#endif
+    return 0;
+}

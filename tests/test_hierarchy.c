@@ -392,3 +392,39 @@ TW_TEST(lattice_bunny_reproduces_linear_fields)
     tw_mesh_destroy(f);
     return 0;
 }
+
+/* Nested levels: the coarse level's linear shape functions are fine-level
+ * functions, so the Galerkin product of the fine stiffness is the coarse
+ * stiffness itself (the variational property), block for block. */
+TW_TEST(galerkin_nested_is_coarse_stiffness)
+{
+    tw_mesh *base = tw_mesh_bar(2, 1, 1, 2, 1, 1);
+    CHECK(base);
+    tw_hierarchy *h = tw_hier_nested(base, 3);
+    CHECK(h && h->n_levels == 3);
+    tw_fem fc, ff;
+    CHECK_OK(tw_fem_build(&fc, h->level[1], 1e5, 0.3, 1000, NULL, NULL, NULL));
+    CHECK_OK(tw_fem_build(&ff, h->level[2], 1e5, 0.3, 1000, NULL, NULL, NULL));
+    tw_bsr Af = fem_bsr(&ff), Ac0 = fem_bsr(&fc);
+    tw_hier_matrix Ac;
+    CHECK_OK(tw_transfer_galerkin(&h->P[1], &Af, &Ac));
+    tw_bsr C = tw_hier_matrix_bsr(&Ac);
+    double *G = dense_of(&C), *K = dense_of(&Ac0), err = 0, scale = 0;
+    int N = 3 * fc.n;
+    for (int q = 0; q < N * N; q++) {
+        err = tw_test_max(err, fabs(G[q] - K[q]));
+        scale = tw_test_max(scale, fabs(K[q]));
+    }
+    printf("nested levels of %d and %d vertices: max |P^T K_f P - K_c| / max |K_c| = %.3g\n", fc.n, ff.n,
+           err / scale);
+    CHECK(scale > 0);
+    CHECK(err / scale <= 1e-5);
+    free(G);
+    free(K);
+    tw_hier_matrix_free(&Ac);
+    tw_fem_free(&fc);
+    tw_fem_free(&ff);
+    tw_hier_free(h);
+    tw_mesh_destroy(base);
+    return 0;
+}
