@@ -15,10 +15,10 @@
  * its values are recomputed at each solve (A changes with the rotations, and
  * within a step with the contacts' friction).
  *
- * The explicit step and the CUDA backend still move a hanging vertex as a
- * kinematic vertex (its target: the average of its constrainers' predicted
- * positions x + h v). After every step the vertices are set exactly to the
- * average, with the average velocity. */
+ * The explicit step moves a hanging vertex as a kinematic vertex (its
+ * target: the average of its constrainers' predicted positions x + h v);
+ * the CUDA backend refuses hanging vertices. After every step the vertices
+ * are set exactly to the average, with the average velocity. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -124,9 +124,9 @@ int tw_contact_project_positions(tw_world *w, tw_real *x);
 void tw_contact_project_velocities(tw_world *w, tw_real *v, tw_real *acc);
 
 /* Hanging vertices (hanging.c): before a step, their kinematic targets from
- * the constraining vertices' predicted positions (the explicit step and the
- * CUDA backend move them so); after it, positions and velocities set exactly
- * to the weighted averages. No-ops when none. */
+ * the constraining vertices' predicted positions (the explicit step moves
+ * them so); after it, positions and velocities set exactly to the weighted
+ * averages. No-ops when none. */
 void tw_hanging_before_step(tw_world *w, double h);
 void tw_hanging_after_step(tw_world *w);
 void tw_hanging_free(tw_world *w);
