@@ -10,7 +10,7 @@
  * --fixed N: the real-time mode, exactly N CG iterations a step (no
  * tolerance test); residual_mean and residual_max are then the relative
  * residual |r| / |b| those iterations leave, the step's distance from its
- * solution.
+ * solution. The scene column is quoted: a bar's name has commas.
  *
  * SCENE: bar:NX,NY,NZ (the bar of bench/bench_cpu.c: 1 x NY/NX x NZ/NX m,
  * cubic cells of 6 tets, the end x = 0 pinned), or a mesh path (nothing pinned: a free fall). dt 0.01, E
@@ -76,7 +76,7 @@ static int run(const char *scene, tw_mesh *mesh, int is_bar, tw_preconditioner p
         for (int l = 0; l < tw_amg_levels(w->amg); l++)
             snprintf(levels + strlen(levels), sizeof levels - strlen(levels), "%s%d", l ? "/" : "",
                      tw_amg_level_size(w->amg, l));
-    printf("%s,%d,%d,%s,%d,%.1f,%d,%.2e,%.1f,%.1f,%.1f,%.1f,%.1f,%s,%d,%.2e\n", scene, tw_world_vertex_count(w),
+    printf("\"%s\",%d,%d,%s,%d,%.1f,%d,%.2e,%.1f,%.1f,%.1f,%.1f,%.1f,%s,%d,%.2e\n", scene, tw_world_vertex_count(w),
            tw_world_tet_count(w), pc == TW_PRECOND_MG ? "mg" : "jacobi", threads, it_sum / n, it_max, res_max,
            ms_sum / n, cpu_sum / n, solve_sum / n, amg_sum / n, first_ms, levels, fixed, res_sum / n);
     fflush(stdout);
