@@ -115,7 +115,7 @@ static tw_solve_result solve_system(tw_world *w, const tw_real *b, tw_real *x, c
     }
     tw_filter reduced;
     if (tw_hanging_reduce(w, b, x, filter, &reduced) != TW_OK) {
-        tw_solve_result failed = {0, NAN, 0}; /* the step reports it (the message is in tw_last_error) */
+        tw_solve_result failed = {0, NAN, 0}; /* out of memory: the step fails on the non-finite residual */
         return failed;
     }
     tw_hanging_system *r = w->hsys;
