@@ -4,11 +4,14 @@
  * gravity (y up): the vertices within `pin` of the lowest y are pinned, the
  * body settles with corot-element, implicit Euler and mass damping until its
  * largest speed has stayed below 1e-5 m/s for 30 steps (or 1500 steps), and the top vertex's drop
- * and the mean drop of the vertices in the top 1 cm are reported.
+ * and the mean drop of the vertices in the top 1 cm are reported. The
+ * graded mesh's hanging vertices are rows of the step's reduced system
+ * (host/hanging.c): its steps to rest are to match the uniform mesh's.
  *
- *   tw_bench_graded SURFACE [SAG_FINE_SIZES...] [--counts FINE_SIZES...]
+ *   tw_bench_graded SURFACE [SAG_FINE_SIZES...] [--counts FINE_SIZES...] [--trace FILE]
  *
- * CSV on stdout, progress on stderr. */
+ * CSV on stdout, progress on stderr; --trace writes every step's largest
+ * speed and CG iterations (fine_size_m,levels,step,max_speed,cg_iterations). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <math.h>
 #include <stdio.h>
@@ -26,11 +29,11 @@ static double now_s(void)
 }
 
 typedef struct sag_result {
-    double top_sag, top_band_sag, seconds, ms_per_step, hang_err, max_speed;
-    int steps, pinned;
+    double top_sag, top_band_sag, seconds, ms_per_step, hang_err, max_speed, cg_mean;
+    int steps, pinned, max_row;
 } sag_result;
 
-static int sag(const tw_graded_mesh *g, sag_result *r)
+static int sag(const tw_graded_mesh *g, double h, int levels, FILE *trace, sag_result *r)
 {
     const tw_mesh *m = g->mesh;
     tw_mesh_stats st = tw_mesh_compute_stats(m);
@@ -66,7 +69,8 @@ static int sag(const tw_graded_mesh *g, sag_result *r)
     double t0 = now_s();
     int max_steps = 1500, quiet_steps = 0;
     for (r->steps = 0; r->steps < max_steps;) {
-        if (tw_world_step(w, NULL) != TW_OK) {
+        tw_step_stats ss;
+        if (tw_world_step(w, &ss) != TW_OK) {
             fprintf(stderr, "step %d: %s\n", r->steps, tw_last_error());
             return 1;
         }
@@ -76,11 +80,16 @@ static int sag(const tw_graded_mesh *g, sag_result *r)
         for (int i = 0; i < 3 * n; i++)
             if (fabs(v[i]) > vmax) vmax = fabs(v[i]);
         r->max_speed = vmax;
+        r->cg_mean += ss.cg_iterations;
+        if (trace) fprintf(trace, "%g,%d,%d,%.6g,%d\n", h, levels, r->steps, vmax, ss.cg_iterations);
         quiet_steps = vmax < 1e-5 ? quiet_steps + 1 : 0;
         if (quiet_steps >= 30) break; /* not a turning point of an oscillation */
     }
     r->seconds = now_s() - t0;
     r->ms_per_step = 1e3 * r->seconds / r->steps;
+    r->cg_mean /= r->steps;
+    for (int k = 0; k < g->hanging_count; k++)
+        if (g->hanging_ptr[k + 1] - g->hanging_ptr[k] > r->max_row) r->max_row = g->hanging_ptr[k + 1] - g->hanging_ptr[k];
     const tw_real *x = tw_world_positions(w);
     r->top_sag = X[3 * top + 1] - x[3 * top + 1];
     double sum = 0;
@@ -115,11 +124,25 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("fine_size_m,levels,tets,vertices,hanging,leaves_l0,leaves_l1,leaves_l2,leaves_l3,volume_m3,build_s,"
-           "pinned,steps,ms_per_step,top_sag_m,top_1cm_mean_sag_m,max_speed_end,max_hanging_err_m\n");
+           "pinned,steps,ms_per_step,cg_iterations_mean,top_sag_m,top_1cm_mean_sag_m,max_speed_end,max_hanging_err_m,"
+           "max_constrainers\n");
+    FILE *trace = NULL;
+    for (int a = 2; a + 1 < argc; a++)
+        if (!strcmp(argv[a], "--trace")) {
+            if (!(trace = fopen(argv[a + 1], "w"))) {
+                fprintf(stderr, "cannot write %s\n", argv[a + 1]);
+                return 1;
+            }
+            fprintf(trace, "fine_size_m,levels,step,max_speed,cg_iterations\n");
+        }
     int counts_only = 0;
     for (int a = 2; a < argc; a++) {
         if (!strcmp(argv[a], "--counts")) {
             counts_only = 1;
+            continue;
+        }
+        if (!strcmp(argv[a], "--trace")) {
+            a++;
             continue;
         }
         double h = atof(argv[a]);
@@ -138,19 +161,21 @@ int main(int argc, char **argv)
             fprintf(stderr, "fine %g m, levels %d: %d tets, %d vertices, %d hanging, built in %.3f s\n", h, levels,
                     st.tets, st.vertices, g->hanging_count, g->seconds);
             if (!counts_only) {
-                if (sag(g, &r)) return 1;
-                fprintf(stderr, "  %d pinned, %d steps (%.1f ms/step), top sag %.4g mm, top-1cm mean %.4g mm, "
-                        "end speed %.2g m/s, hanging err %.2g m\n", r.pinned, r.steps, r.ms_per_step,
-                        1e3 * r.top_sag, 1e3 * r.top_band_sag, r.max_speed, r.hang_err);
+                if (sag(g, h, levels, trace, &r)) return 1;
+                fprintf(stderr, "  %d pinned, %d steps (%.1f ms/step, %.1f CG iterations), top sag %.4g mm, top-1cm "
+                        "mean %.4g mm, end speed %.2g m/s, hanging err %.2g m, up to %d constrainers\n", r.pinned,
+                        r.steps, r.ms_per_step, r.cg_mean, 1e3 * r.top_sag, 1e3 * r.top_band_sag, r.max_speed,
+                        r.hang_err, r.max_row);
             }
-            printf("%g,%d,%d,%d,%d,%d,%d,%d,%d,%.9g,%.4f,%d,%d,%.2f,%.6g,%.6g,%.3g,%.3g\n", h, levels, st.tets,
-                   st.vertices, g->hanging_count, g->leaves[0], g->leaves[1], g->leaves[2], g->leaves[3],
-                   st.volume, g->seconds, r.pinned, r.steps, r.ms_per_step, r.top_sag, r.top_band_sag,
-                   r.max_speed, r.hang_err);
+            printf("%g,%d,%d,%d,%d,%d,%d,%d,%d,%.9g,%.4f,%d,%d,%.2f,%.2f,%.6g,%.6g,%.3g,%.3g,%d\n", h, levels,
+                   st.tets, st.vertices, g->hanging_count, g->leaves[0], g->leaves[1], g->leaves[2], g->leaves[3],
+                   st.volume, g->seconds, r.pinned, r.steps, r.ms_per_step, r.cg_mean, r.top_sag, r.top_band_sag,
+                   r.max_speed, r.hang_err, r.max_row);
             fflush(stdout);
             tw_graded_mesh_destroy(g);
         }
     }
     tw_surface_destroy(s);
+    if (trace) fclose(trace);
     return 0;
 }

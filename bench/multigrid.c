@@ -5,7 +5,12 @@
  * multigrid hierarchy; its time is ms_first_step), cpu_ms_step the process's
  * CPU time (all threads), ms_mg_update the multigrid's per-step update:
  *
- *   tw_bench_multigrid [--steps N] [--threads-list 1,0] SCENE...
+ *   tw_bench_multigrid [--steps N] [--threads-list 1,0] [--fixed N] SCENE...
+ *
+ * --fixed N: the real-time mode, exactly N CG iterations a step (no
+ * tolerance test); residual_mean and residual_max are then the relative
+ * residual |r| / |b| those iterations leave, the step's distance from its
+ * solution. The scene column is quoted: a bar's name has commas.
  *
  * SCENE: bar:NX,NY,NZ (the bar of bench/bench_cpu.c: 1 x NY/NX x NZ/NX m,
  * cubic cells of 6 tets, the end x = 0 pinned), or a mesh path (nothing pinned: a free fall). dt 0.01, E
@@ -40,15 +45,16 @@ static double cpu_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
-static int run(const char *scene, tw_mesh *mesh, int is_bar, tw_preconditioner pc, int threads, int steps)
+static int run(const char *scene, tw_mesh *mesh, int is_bar, tw_preconditioner pc, int threads, int steps, int fixed)
 {
     tw_world_def def = tw_default_world_def();
     def.precond = pc;
     def.threads = threads;
+    def.cg_fixed_iterations = fixed;
     tw_world *w = tw_world_create(mesh, &def);
     if (!w) { fprintf(stderr, "%s: %s\n", scene, tw_last_error()); return 1; }
     if (is_bar) tw_world_pin_where(w, 0, 1, 1e-6);
-    double it_sum = 0, ms_sum = 0, cpu_sum = 0, solve_sum = 0, amg_sum = 0, first_ms = 0, res_max = 0;
+    double it_sum = 0, ms_sum = 0, cpu_sum = 0, solve_sum = 0, amg_sum = 0, first_ms = 0, res_max = 0, res_sum = 0;
     int it_max = 0;
     for (int s = 0; s < steps; s++) {
         tw_step_stats st;
@@ -58,6 +64,7 @@ static int run(const char *scene, tw_mesh *mesh, int is_bar, tw_preconditioner p
         it_sum += st.cg_iterations;
         if (st.cg_iterations > it_max) it_max = st.cg_iterations;
         if (st.residual > res_max) res_max = st.residual;
+        res_sum += st.residual;
         ms_sum += st.ms_total;
         cpu_sum += cpu_ms() - c0;
         solve_sum += st.ms_solve;
@@ -69,9 +76,9 @@ static int run(const char *scene, tw_mesh *mesh, int is_bar, tw_preconditioner p
         for (int l = 0; l < tw_amg_levels(w->amg); l++)
             snprintf(levels + strlen(levels), sizeof levels - strlen(levels), "%s%d", l ? "/" : "",
                      tw_amg_level_size(w->amg, l));
-    printf("%s,%d,%d,%s,%d,%.1f,%d,%.2e,%.1f,%.1f,%.1f,%.1f,%.1f,%s\n", scene, tw_world_vertex_count(w),
+    printf("\"%s\",%d,%d,%s,%d,%.1f,%d,%.2e,%.1f,%.1f,%.1f,%.1f,%.1f,%s,%d,%.2e\n", scene, tw_world_vertex_count(w),
            tw_world_tet_count(w), pc == TW_PRECOND_MG ? "mg" : "jacobi", threads, it_sum / n, it_max, res_max,
-           ms_sum / n, cpu_sum / n, solve_sum / n, amg_sum / n, first_ms, levels);
+           ms_sum / n, cpu_sum / n, solve_sum / n, amg_sum / n, first_ms, levels, fixed, res_sum / n);
     fflush(stdout);
     tw_world_destroy(w);
     return 0;
@@ -79,28 +86,29 @@ static int run(const char *scene, tw_mesh *mesh, int is_bar, tw_preconditioner p
 
 int main(int argc, char **argv)
 {
-    int steps = 11, tl[8] = {1, 0}, ntl = 2;
+    int steps = 11, tl[8] = {1, 0}, ntl = 2, fixed = 0;
     int a = 1;
     for (; a < argc && argv[a][0] == '-'; a++) {
         if (!strcmp(argv[a], "--steps") && a + 1 < argc) steps = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--fixed") && a + 1 < argc) fixed = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--threads-list") && a + 1 < argc) {
             ntl = 0;
             for (char *p = argv[++a]; *p && ntl < 8;) {
                 tl[ntl++] = (int)strtol(p, &p, 10);
                 if (*p == ',') p++;
             }
-        } else { fprintf(stderr, "usage: %s [--steps N] [--threads-list 1,0] SCENE...\n", argv[0]); return 2; }
+        } else { fprintf(stderr, "usage: %s [--steps N] [--threads-list 1,0] [--fixed N] SCENE...\n", argv[0]); return 2; }
     }
     if (steps < 2) steps = 2;
     printf("scene,vertices,tets,precond,threads,cg_mean,cg_max,residual_max,ms_step,cpu_ms_step,ms_solve,ms_mg_update,"
-           "ms_first_step,mg_levels\n");
+           "ms_first_step,mg_levels,cg_fixed,residual_mean\n");
     for (; a < argc; a++) {
         int is_bar;
         tw_mesh *m = scene_mesh(argv[a], &is_bar);
         if (!m) { fprintf(stderr, "%s: %s\n", argv[a], tw_last_error()); return 1; }
         for (int t = 0; t < ntl; t++)
             for (int pc = 0; pc < 2; pc++)
-                if (run(argv[a], m, is_bar, (tw_preconditioner)pc, tl[t], steps)) return 1;
+                if (run(argv[a], m, is_bar, (tw_preconditioner)pc, tl[t], steps, fixed)) return 1;
         tw_mesh_destroy(m);
     }
     return 0;

@@ -1,15 +1,161 @@
 /* Hanging (geometrically constrained) vertices of graded meshes (Zhuang &
  * Canny sec. 5): a vertex on the edge or face of a larger neighbour cell is
- * kept at the weighted average of the vertices that constrain it. It is moved
- * as a kinematic vertex during the step (its target: the average of its
- * constraining vertices' predicted positions x + h v), then set exactly to
- * the average, with the average velocity, after the step. */
+ * kept at the weighted average of the vertices that constrain it.
+ *
+ * Implicit step: the hanging vertices are not unknowns. P (n x nr, nr the
+ * non-hanging vertices) writes every vertex's velocity as a combination of
+ * the non-hanging ones: the identity on those, the constraint's weights on a
+ * hanging one. The step's system A v = b becomes P^T A P v_r = P^T b, the
+ * same PCG (and preconditioner) on the reduced unknowns, and v = P v_r: the
+ * hanging vertices' mass and elastic force act on their constrainers (the
+ * minimiser of the step's energy over the constrained velocities), and they
+ * stay on their edges and faces exactly. P's rows are a mesh hierarchy's
+ * transfer (hierarchy.h) with rows of any length: a chain of constraints
+ * expands to more than four constrainers. Ar = P^T A P keeps its pattern;
+ * its values are recomputed at each solve (A changes with the rotations, and
+ * within a step with the contacts' friction).
+ *
+ * The explicit step moves a hanging vertex as a kinematic vertex (its
+ * target: the average of its constrainers' predicted positions x + h v);
+ * the CUDA backend refuses hanging vertices. After every step the vertices
+ * are set exactly to the average, with the average velocity. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "amg.h"
 #include "error.h"
 #include "world.h"
+
+static void system_free(tw_hanging_system *r)
+{
+    if (!r) return;
+    free(r->vertex_of);
+    free(r->ptr);
+    free(r->idx);
+    free(r->wt);
+    tw_hier_matrix_free(&r->Ar);
+    free(r->b);
+    free(r->x);
+    free(r->normal);
+    free(r->X);
+    free(r->cons);
+    tw_solver_work_free(&r->work);
+    tw_amg_free(r->amg);
+    free(r);
+}
+
+/* P's rows from the world's constraints: reduced unknowns numbered in
+ * vertex order. */
+static tw_status system_build(tw_world *w)
+{
+    int n = w->fem.n;
+    tw_hanging_system *r = tw_calloc(1, sizeof *r, "hanging system");
+    int *red = tw_malloc(sizeof(int) * ((size_t)n + 1), "hanging system");
+    if (!r || !red) {
+        free(r);
+        free(red);
+        return TW_ERR_NOMEM;
+    }
+    for (int i = 0; i < n; i++) red[i] = 0;
+    for (int k = 0; k < w->nhang; k++) red[w->hang_vertex[k]] = -1;
+    int nr = 0;
+    for (int i = 0; i < n; i++)
+        if (red[i] == 0) red[i] = nr++;
+    /* hanging rows first in a scratch CSR by vertex */
+    int *row_of = tw_malloc(sizeof(int) * ((size_t)n + 1), "hanging system");
+    size_t nnz = (size_t)(n - w->nhang) + (size_t)w->hang_ptr[w->nhang];
+    r->nr = nr;
+    r->vertex_of = tw_malloc(sizeof(int) * ((size_t)nr + 1), "hanging system");
+    r->ptr = tw_malloc(sizeof(int) * ((size_t)n + 1), "hanging system");
+    r->idx = tw_malloc(sizeof(int) * (nnz + 1), "hanging system");
+    r->wt = tw_malloc(sizeof(double) * (nnz + 1), "hanging system");
+    r->b = tw_malloc(sizeof(tw_real) * 3 * ((size_t)nr + 1), "hanging system");
+    r->x = tw_malloc(sizeof(tw_real) * 3 * ((size_t)nr + 1), "hanging system");
+    r->normal = tw_malloc(sizeof(tw_real) * 3 * ((size_t)nr + 1), "hanging system");
+    r->X = tw_malloc(sizeof(tw_real) * 3 * ((size_t)nr + 1), "hanging system");
+    r->cons = tw_malloc((size_t)nr + 1, "hanging system");
+    tw_status st = TW_OK;
+    if (!row_of || !r->vertex_of || !r->ptr || !r->idx || !r->wt || !r->b || !r->x || !r->normal || !r->X ||
+        !r->cons)
+        st = TW_ERR_NOMEM;
+    else
+        st = tw_solver_work_init(&r->work, nr);
+    if (st == TW_OK) {
+        for (int i = 0; i < n; i++) row_of[i] = -1;
+        for (int k = 0; k < w->nhang; k++) row_of[w->hang_vertex[k]] = k;
+        size_t q = 0;
+        for (int i = 0; i < n; i++) {
+            r->ptr[i] = (int)q;
+            if (row_of[i] < 0) {
+                r->vertex_of[red[i]] = i;
+                for (int c = 0; c < 3; c++) r->X[3 * (size_t)red[i] + c] = w->fem.X[3 * (size_t)i + c];
+                r->idx[q] = red[i];
+                r->wt[q++] = 1;
+                continue;
+            }
+            for (int j = w->hang_ptr[row_of[i]]; j < w->hang_ptr[row_of[i] + 1]; j++) {
+                r->idx[q] = red[w->hang_idx[j]]; /* a constrainer is never hanging */
+                r->wt[q++] = w->hang_w[j];
+            }
+        }
+        r->ptr[n] = (int)q;
+    }
+    free(row_of);
+    free(red);
+    if (st != TW_OK) {
+        system_free(r);
+        return st;
+    }
+    w->hsys = r;
+    return TW_OK;
+}
+
+static tw_transfer_rows system_rows(const tw_world *w)
+{
+    const tw_hanging_system *r = w->hsys;
+    tw_transfer_rows P = {w->fem.n, r->nr, r->ptr, r->idx, r->wt};
+    return P;
+}
+
+tw_status tw_hanging_reduce(tw_world *w, const tw_real *b, const tw_real *x, const tw_filter *filter,
+                            tw_filter *reduced)
+{
+    tw_hanging_system *r = w->hsys;
+    tw_transfer_rows P = system_rows(w);
+    tw_bsr A = tw_world_bsr(w);
+    tw_status st = r->Ar.row_ptr ? tw_transfer_rows_galerkin_values(&P, &A, &r->Ar)
+                                 : tw_transfer_rows_galerkin(&P, &A, &r->Ar);
+    if (st != TW_OK) return st;
+    /* P^T b: a scatter in vertex order (deterministic) */
+    memset(r->b, 0, sizeof(tw_real) * 3 * (size_t)r->nr);
+    for (int i = 0; i < P.n_fine; i++)
+        for (int k = r->ptr[i]; k < r->ptr[i + 1]; k++)
+            for (int c = 0; c < 3; c++)
+                r->b[3 * (size_t)r->idx[k] + c] += (tw_real)(r->wt[k] * (double)b[3 * (size_t)i + c]);
+    for (int J = 0; J < r->nr; J++) {
+        int i = r->vertex_of[J];
+        r->cons[J] = filter->cons[i];
+        for (int c = 0; c < 3; c++) {
+            r->x[3 * (size_t)J + c] = x[3 * (size_t)i + c];
+            r->normal[3 * (size_t)J + c] = filter->normal ? filter->normal[3 * (size_t)i + c] : 0;
+        }
+    }
+    reduced->cons = r->cons;
+    reduced->normal = r->normal;
+    return TW_OK;
+}
+
+void tw_hanging_expand(const tw_world *w, tw_real *x)
+{
+    const tw_hanging_system *r = w->hsys;
+    for (int i = 0; i < w->fem.n; i++) {
+        double s[3] = {0, 0, 0};
+        for (int k = r->ptr[i]; k < r->ptr[i + 1]; k++)
+            for (int c = 0; c < 3; c++) s[c] += r->wt[k] * (double)r->x[3 * (size_t)r->idx[k] + c];
+        for (int c = 0; c < 3; c++) x[3 * (size_t)i + c] = (tw_real)s[c];
+    }
+}
 
 tw_status tw_world_set_hanging(tw_world *w, int count, const int *vertex, const int *ptr,
                                const int *idx, const double *weights)
@@ -100,7 +246,7 @@ tw_status tw_world_set_hanging(tw_world *w, int count, const int *vertex, const 
     w->hang_w = hw;
     tw_hanging_after_step(w); /* at their averages now */
     for (int k = 0; k < count; k++) tw_world_set_constraint(w, hv[k], TW_KINEMATIC);
-    return TW_OK;
+    return count > 0 ? system_build(w) : TW_OK;
 }
 
 void tw_hanging_before_step(tw_world *w, double h)
@@ -142,4 +288,6 @@ void tw_hanging_free(tw_world *w)
     w->hang_vertex = w->hang_ptr = w->hang_idx = NULL;
     w->hang_w = NULL;
     w->nhang = 0;
+    system_free(w->hsys);
+    w->hsys = NULL;
 }

@@ -94,4 +94,36 @@ void tw_hier_matrix_free(tw_hier_matrix *M);
 /* The Galerkin product Ac = P^T A P of a 3x3-block matrix A on the fine
  * level into a new block matrix on the coarse level (allocated). */
 tw_status tw_transfer_galerkin(const tw_transfer *P, const tw_bsr *A, tw_hier_matrix *Ac);
+/* ---- hier: transfers with rows of any length, and the Galerkin product's parts */
+
+/* A transfer's rows as CSR: the form the Galerkin product reads. A tw_transfer
+ * is the case ptr == NULL (row i is entries [TW_HIER_ROW i, TW_HIER_ROW (i+1)));
+ * the graded lattice's hanging vertices have longer rows (a chain of
+ * constraints expands to up to 64 free vertices). Entries of weight 0 are
+ * skipped. A view: the arrays belong to the caller. */
+typedef struct tw_transfer_rows {
+    int n_fine, n_coarse;
+    const int *ptr;  /* n_fine + 1, or NULL for TW_HIER_ROW entries per row */
+    const int *idx;  /* coarse vertex of each entry */
+    const double *w; /* its weight */
+} tw_transfer_rows;
+tw_transfer_rows tw_transfer_rows_of(const tw_transfer *P);
+
+/* Ac = P^T A P for P with rows of any length (A: n_fine block rows): the
+ * pattern (sorted columns, a diagonal block in every row, zero where no
+ * product reaches it) and the values, into a new Ac (allocated). */
+tw_status tw_transfer_rows_galerkin(const tw_transfer_rows *P, const tw_bsr *A, tw_hier_matrix *Ac);
+/* The values only, into Ac's pattern from an earlier tw_transfer_rows_galerkin
+ * with the same P and A's pattern (the step's matrix changes, its pattern does
+ * not). Each coarse row is summed in a fixed order: the result does not depend
+ * on the thread count. */
+tw_status tw_transfer_rows_galerkin_values(const tw_transfer_rows *P, const tw_bsr *A, tw_hier_matrix *Ac);
+
+/* The covering-lattice kind: the transfer from a lattice (coarse) to the mesh
+ * embedded in it (fine), each mesh vertex as the barycentric weights of the
+ * lattice tet that contains it (host/embed.c's search; the nearest tet's,
+ * extrapolated, for a vertex outside the lattice), recomputed in double from
+ * the rest positions. Fills *P (allocating). */
+tw_status tw_transfer_lattice(const tw_mesh *lattice, const tw_mesh *m, tw_transfer *P);
+/* ---- end hier */
 #endif

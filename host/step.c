@@ -78,31 +78,52 @@ static void prescribe_constrained(tw_world *w, const tw_real *xbase, double heff
 
 /* The multigrid preconditioner for this solve: the hierarchy built at the
  * first solve (again when the constrained vertices change), its operators
- * from this A. On failure (out of memory) the solve falls back to
- * block-Jacobi. */
-static tw_status mg_prepare(tw_world *w, const tw_bsr *A, const tw_filter *filter)
+ * from this A (X: the unknowns' rest positions). On failure (out of memory)
+ * the solve falls back to block-Jacobi. */
+static tw_status mg_prepare(struct tw_amg **amg, const tw_bsr *A, const tw_real *X, const tw_filter *filter)
 {
-    if (w->amg && !tw_amg_matches(w->amg, filter)) { tw_amg_free(w->amg); w->amg = NULL; }
-    if (!w->amg) return (w->amg = tw_amg_create(A, w->fem.X, filter, NULL)) ? TW_OK : TW_ERR_NOMEM;
-    return tw_amg_update(w->amg, A, filter);
+    if (*amg && !tw_amg_matches(*amg, filter)) { tw_amg_free(*amg); *amg = NULL; }
+    if (!*amg) return (*amg = tw_amg_create(A, X, filter, NULL)) ? TW_OK : TW_ERR_NOMEM;
+    return tw_amg_update(*amg, A, filter);
 }
 
-/* w->A x = b on the filtered directions: PCG, or BiCGStab for warp-vertex's
+/* A x = b on the filtered directions: PCG, or BiCGStab for warp-vertex's
  * exact non-symmetric system when the world def asks for it. */
-static tw_solve_result solve_system(tw_world *w, const tw_real *b, tw_real *x, const tw_filter *filter)
+static tw_solve_result solve_on(const tw_world *w, const tw_bsr *A, const tw_real *X, struct tw_amg **amg,
+                                tw_solver_work *work, const tw_real *b, tw_real *x, const tw_filter *filter)
 {
-    tw_bsr A = tw_world_bsr(w);
     int vertex_method = w->def.method == TW_WARP_VERTEX || w->def.method == TW_WARP_EDGE;
     if (vertex_method && w->def.warp_system == TW_WARP_SYSTEM_BICGSTAB)
-        return tw_bicgstab(&A, b, x, filter, w->def.cg_tolerance, w->def.cg_max_iterations, &w->work);
-    if (w->def.precond == TW_PRECOND_MG && mg_prepare(w, &A, filter) == TW_OK) {
-        w->work.precond = tw_amg_apply;
-        w->work.precond_ctx = w->amg;
+        return tw_bicgstab(A, b, x, filter, w->def.cg_tolerance, w->def.cg_max_iterations, work);
+    if (w->def.precond == TW_PRECOND_MG && mg_prepare(amg, A, X, filter) == TW_OK) {
+        work->precond = tw_amg_apply;
+        work->precond_ctx = *amg;
     }
-    tw_solve_result r = tw_pcg(&A, b, x, filter, w->def.cg_tolerance, w->def.cg_max_iterations,
-                               w->def.cg_fixed_iterations, &w->work);
-    w->work.precond = NULL;
+    tw_solve_result r = tw_pcg(A, b, x, filter, w->def.cg_tolerance, w->def.cg_max_iterations,
+                               w->def.cg_fixed_iterations, work);
+    work->precond = NULL;
     return r;
+}
+
+/* w->A x = b on the filtered directions; with hanging vertices, the reduced
+ * system P^T A P x_r = P^T b and x = P x_r (hanging.c). */
+static tw_solve_result solve_system(tw_world *w, const tw_real *b, tw_real *x, const tw_filter *filter)
+{
+    if (!w->hsys) {
+        tw_bsr A = tw_world_bsr(w);
+        return solve_on(w, &A, w->fem.X, &w->amg, &w->work, b, x, filter);
+    }
+    tw_filter reduced;
+    if (tw_hanging_reduce(w, b, x, filter, &reduced) != TW_OK) {
+        tw_solve_result failed = {0, NAN, 0}; /* out of memory: the step fails on the non-finite residual */
+        return failed;
+    }
+    tw_hanging_system *r = w->hsys;
+    tw_bsr Ar = tw_hier_matrix_bsr(&r->Ar);
+    Ar.threads = w->def.threads;
+    tw_solve_result sr = solve_on(w, &Ar, r->X, &r->amg, &r->work, r->b, r->x, &reduced);
+    tw_hanging_expand(w, x);
+    return sr;
 }
 
 /* NaN or a blow-up in the new velocities (hd/step.h tw_divergence, found

@@ -5,6 +5,7 @@
 #ifndef TW_WORLD_H
 #define TW_WORLD_H
 #include "fem.h"
+#include "hierarchy.h"
 #include "hd/step.h"
 #include "solver.h"
 #include "tetwarp.h"
@@ -70,6 +71,7 @@ struct tw_world {
      * j in [hang_ptr[k], hang_ptr[k+1]) */
     int nhang, *hang_vertex, *hang_ptr, *hang_idx;
     double *hang_w;
+    struct tw_hanging_system *hsys; /* the implicit step's reduced system, when nhang > 0 */
     tw_solver_work work;
     struct tw_amg *amg; /* def.precond mg: the multigrid hierarchy (amg.h), built at the first solve */
 };
@@ -122,11 +124,36 @@ int tw_contact_project_positions(tw_world *w, tw_real *x);
 void tw_contact_project_velocities(tw_world *w, tw_real *v, tw_real *acc);
 
 /* Hanging vertices (hanging.c): before a step, their kinematic targets from
- * the constraining vertices' predicted positions; after it, positions and
- * velocities set exactly to the weighted averages. No-ops when none. */
+ * the constraining vertices' predicted positions (the explicit step moves
+ * them so); after it, positions and velocities set exactly to the weighted
+ * averages. No-ops when none. */
 void tw_hanging_before_step(tw_world *w, double h);
 void tw_hanging_after_step(tw_world *w);
 void tw_hanging_free(tw_world *w);
+
+/* The implicit step's system on the non-hanging vertices (hanging.c's design
+ * note): P writes every vertex as a combination of non-hanging ones (the
+ * identity for those), the step solves P^T A P v_r = P^T b and sets v = P v_r. */
+typedef struct tw_hanging_system {
+    int nr;             /* non-hanging vertices: the reduced unknowns */
+    int *vertex_of;     /* nr: the vertex of each reduced unknown */
+    int *ptr, *idx;     /* P's rows (n + 1, then its entries: reduced unknowns) */
+    double *wt;         /* P's weights */
+    tw_hier_matrix Ar;  /* P^T A P (pattern from the first solve) */
+    tw_real *b, *x, *normal; /* 3 nr: P^T b, the unknowns, the filter's contact normals */
+    tw_real *X;         /* 3 nr: rest positions (multigrid's rigid modes) */
+    unsigned char *cons; /* nr: the filter */
+    tw_solver_work work;
+    struct tw_amg *amg; /* multigrid on Ar when def.precond is mg */
+} tw_hanging_system;
+/* The reduced system of A x = b (A: w->A, filter over all vertices): Ar's
+ * values, P^T b, x's non-hanging values as the start, the filter's reduced
+ * copy in *reduced. TW_OK, or an error (memory) with tw_last_error set. */
+tw_status tw_hanging_reduce(tw_world *w, const tw_real *b, const tw_real *x, const tw_filter *filter,
+                            tw_filter *reduced);
+/* x = P x_r after the reduced solve: every vertex, the hanging ones exactly
+ * at their combinations. */
+void tw_hanging_expand(const tw_world *w, tw_real *x);
 
 /* The plain view of w's arrays and loads the per-item loop bodies read
  * (hd/step.h); pointers into w, valid while w is. */

@@ -428,9 +428,16 @@ tw_constraint tw_world_get_constraint(const tw_world *w, int vertex);
  * must sum to 1, a constrainer must not be hanging itself. The arrays are
  * copied; each hanging vertex becomes TW_KINEMATIC and is placed at its
  * average at once. Replaces an earlier set (those vertices become TW_FREE);
- * count 0 clears. Before each step its target is the average of the
- * constrainers' predicted positions, after it the exact average (Zhuang &
- * Canny sec. 5: its own elastic force is not passed on to the constrainers). */
+ * count 0 clears. The implicit step (CPU backend) solves for the
+ * non-hanging vertices only, with each hanging vertex's mass and elastic
+ * force passed to its constrainers (the reduced system P^T A P), and sets the
+ * hanging ones to the averages of their velocities and positions (a
+ * hanging vertex follows its constrainers there whatever constraint is set
+ * on it later: pin its constrainers instead). The explicit step moves a
+ * hanging vertex kinematically: before each step its target is the average
+ * of the constrainers' predicted positions, after it the exact average
+ * (Zhuang & Canny sec. 5). The CUDA backend refuses hanging vertices (the
+ * step says so). */
 tw_status tw_world_set_hanging(tw_world *w, int count, const int *vertex, const int *ptr,
                                const int *idx, const double *weights);
 tw_status tw_world_set_target(tw_world *w, int vertex, const double pos[3]);
