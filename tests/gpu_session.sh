@@ -224,7 +224,8 @@ phase_first() {
         fail "first: nvcc not found by the configure step: no GPU test executables"
         return 1
     fi
-    local exes=(test_gpu_backend test_gpu_stages test_gpu_svd)
+    local exes=()
+    for f in tests/test_gpu_*.c; do exes+=("$(basename "$f" .c)"); done
     build_targets $((b - ($(date +%s) - PH0))) "${exes[@]}"
     local part=/tmp/gpu_session_first.$$ v rest
     for v in "" "TW_CUDA_GRAPH=0 TW_CUDA_SPMV=own"; do
