@@ -105,6 +105,25 @@ static tw_solve_result solve_system(tw_world *w, const tw_real *b, tw_real *x, c
     return r;
 }
 
+/* A contact pass's solve of w->A v = b: solve_system, for v - s when a
+ * contact is on a moving collider (tw_contact_shift; s in w->newton, free
+ * until newton_refine). */
+static tw_solve_result solve_contacts(tw_world *w, const tw_real *b, tw_real *v, const tw_filter *filter)
+{
+    size_t n3 = 3 * (size_t)w->fem.n;
+    tw_real *s = w->newton, *bs = w->newton + n3;
+    if (!w->ncolliders || !tw_colliders_moving(w) || !tw_contact_shift(w, s)) return solve_system(w, b, v, filter);
+    tw_bsr A = tw_world_bsr(w);
+    tw_bsr_spmv(&A, s, bs);
+    for (size_t i = 0; i < n3; i++) {
+        bs[i] = b[i] - bs[i];
+        v[i] -= s[i];
+    }
+    tw_solve_result r = solve_system(w, bs, v, filter);
+    for (size_t i = 0; i < n3; i++) v[i] += s[i];
+    return r;
+}
+
 /* NaN or a blow-up in the new velocities (hd/step.h tw_divergence, found
  * by the loop below or by the CUDA world's device reduction): the verdict is
  * tw_divergence_ok's for both backends, and the message says which step and
@@ -202,7 +221,7 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
         tw_contact_friction_implicit(w, heff);
     }
     tw_filter filter = {w->fcons, w->cnormal};
-    tw_solve_result sr = solve_system(w, w->rhs, w->vnew, &filter);
+    tw_solve_result sr = solve_contacts(w, w->rhs, w->vnew, &filter);
     int capped = sr.iterations >= w->def.cg_max_iterations && !(sr.residual <= w->def.cg_tolerance);
     if (w->ncolliders) {
         /* again while the normal set changes, and at most twice more for
@@ -214,7 +233,7 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
                 (friction && friction_passes < 2)) &&
                st->contact_passes < TW_CONTACT_PASSES) {
             friction_passes += !changed;
-            sr = solve_system(w, w->rhs, w->vnew, &filter);
+            sr = solve_contacts(w, w->rhs, w->vnew, &filter);
             capped |= sr.iterations >= w->def.cg_max_iterations && !(sr.residual <= w->def.cg_tolerance);
             iterations += sr.iterations;
             st->contact_passes++;
@@ -224,6 +243,7 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
         st->contacts_unresolved = changed;
         st->contacts = 0;
         for (int i = 0; i < n; i++) st->contacts += w->fcons[i] == TW_FILTER_NORMAL;
+        tw_contact_forces(w, w->rhs, w->vnew, heff);
     }
     st->cg_capped = capped && w->def.cg_fixed_iterations <= 0;
     double t3 = tw_now_ms();
@@ -368,7 +388,7 @@ static tw_status newmark_step(tw_world *w, double h, tw_step_stats *st)
             }
             tw_newmark_velocity(w->f[k] + w->rhs[k], f->mass[i], w->v[k], w->acc[k], h, alpha, &w->vnew[k], &anew[k]);
         }
-    if (st->contacts) tw_contact_project_velocities(w, w->vnew, anew);
+    if (st->contacts) tw_contact_project_velocities(w, w->vnew, anew, h);
     double t3 = tw_now_ms();
     st->ms_rotations = t2 - t1;
     st->ms_assembly = t3 - t2 + (t1 - t0);
@@ -468,11 +488,11 @@ static double mechanical_energy(tw_world *w, double *scale)
 }
 
 /* Does anything do work on the body this step: a point force, the spring, a
- * kinematic (driven) vertex? Gravity is in the energy, Rayleigh damping and
- * static colliders take energy out. */
+ * kinematic (driven) vertex, a moving collider? Gravity is in the energy,
+ * Rayleigh damping and static colliders take energy out. */
 static int work_done(const tw_world *w)
 {
-    if (w->spring_vertex >= 0) return 1;
+    if (w->spring_vertex >= 0 || tw_colliders_moving(w)) return 1;
     for (int i = 0; i < w->fem.n; i++)
         if (w->cons[i] == TW_KINEMATIC) return 1;
     for (size_t i = 0; i < 3 * (size_t)w->fem.n; i++)
@@ -499,7 +519,15 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
         else e0 = mechanical_energy(w, &scale);
     }
     tw_hanging_before_step(w, h);
+    tw_collider_def start[TW_MAX_COLLIDERS]; /* restored when the step fails */
+    unsigned char moved[TW_MAX_COLLIDERS];
+    memcpy(start, w->colliders, sizeof(tw_collider_def) * (size_t)w->ncolliders);
+    memcpy(moved, w->cmoved, sizeof moved);
+    memset(w->cforce, 0, sizeof w->cforce);
     if (w->def.integrator == TW_EXPLICIT_NEWMARK) {
+        /* the projection of the predicted positions meets the colliders
+         * where the step leaves them */
+        tw_colliders_advance(w, h);
         s = newmark_step(w, h, &st);
         if (s == TW_OK) memcpy(w->v, w->vnew, sizeof(tw_real) * n3);
     } else {
@@ -528,8 +556,13 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
             memcpy(w->v, w->vnew, sizeof(tw_real) * n3);
 #pragma omp parallel for if (TW_PAR(n3)) num_threads(tw_world_threads(w)) schedule(static)
             for (size_t i = 0; i < n3; i++) w->x[i] = xbase[i] + (tw_real)heff * w->v[i];
-            st.contacts_unresolved += tw_contact_project(w, w->x, w->v);
+            tw_colliders_advance(w, h);
+            st.contacts_unresolved += tw_contact_project(w, w->x, w->v, h);
         }
+    }
+    if (s != TW_OK) { /* the state is as before the step */
+        memcpy(w->colliders, start, sizeof(tw_collider_def) * (size_t)w->ncolliders);
+        memcpy(w->cmoved, moved, sizeof moved);
     }
     if (s == TW_OK) {
         tw_hanging_after_step(w);
