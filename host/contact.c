@@ -165,8 +165,7 @@ tw_status tw_world_move_collider(tw_world *w, int index, const double center[3],
         t[3 + a] = end ? end[a] : c->end[a] + (center[a] - from[a]);
         c->end_velocity[a] = (t[3 + a] - c->end[a]) / h;
     }
-    w->cmoved[index] = 1;
-    w->host_dirty = 1;
+    w->cmoved[index] = 1; /* (the CUDA step uploads the colliders every step) */
     return TW_OK;
 }
 
@@ -188,17 +187,17 @@ int tw_colliders_moving(const tw_world *w)
     return 0;
 }
 
-void tw_colliders_advance(tw_world *w, double h)
+void tw_colliders_advanced(const tw_world *w, double h, tw_collider_def *out)
 {
     for (int k = 0; k < w->ncolliders; k++) {
-        tw_collider_def *c = &w->colliders[k];
+        tw_collider_def *c = &out[k];
+        *c = w->colliders[k];
         double *p = c->kind == TW_COLLIDER_PLANE ? c->point : c->center;
         if (w->cmoved[k]) { /* exactly on the path */
             for (int a = 0; a < 3; a++) {
                 p[a] = w->ctarget[k][a];
                 c->end[a] = w->ctarget[k][3 + a];
             }
-            w->cmoved[k] = 0;
             continue;
         }
         for (int a = 0; a < 3; a++) {
@@ -206,6 +205,12 @@ void tw_colliders_advance(tw_world *w, double h)
             if (c->end_velocity[a] != 0) c->end[a] += h * c->end_velocity[a];
         }
     }
+}
+
+void tw_colliders_advance(tw_world *w, double h)
+{
+    tw_colliders_advanced(w, h, w->colliders);
+    memset(w->cmoved, 0, sizeof w->cmoved);
 }
 
 double tw_collider_distance(const tw_collider_def *c, const double x[3], double n[3])

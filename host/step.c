@@ -231,7 +231,7 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
         st->contact_passes = 1;
         while (((changed = tw_contact_update(w, w->rhs, w->vnew, heff, &friction)) ||
                 (friction && friction_passes < 2)) &&
-               st->contact_passes < TW_CONTACT_PASSES) {
+               st->contact_passes < (w->def.contact_passes > 0 ? w->def.contact_passes : TW_CONTACT_PASSES)) {
             friction_passes += !changed;
             sr = solve_contacts(w, w->rhs, w->vnew, &filter);
             capped |= sr.iterations >= w->def.cg_max_iterations && !(sr.residual <= w->def.cg_tolerance);
@@ -425,6 +425,10 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
     in.cons = w->cons;
     in.colliders = w->colliders;
     in.ncolliders = w->ncolliders;
+    tw_collider_def end[TW_MAX_COLLIDERS];
+    tw_colliders_advanced(w, w->def.dt, end);
+    in.colliders_end = end;
+    in.colliders_moving = tw_colliders_moving(w);
     tw_cuda_step_out out;
     double t0 = tw_now_ms();
     tw_status s = tw_cuda_world_step(w->cuda, &in, &out);
@@ -438,6 +442,8 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
         s = divergence_status(w, &d, out.stats.cg_iterations, out.stats.residual, w->def.dt);
     }
     if (s == TW_OK) {
+        memcpy(w->cforce, out.collider_force, sizeof w->cforce);
+        tw_colliders_advance(w, w->def.dt);
         w->host_x_stale = w->host_v_stale = 1;
         if (w->def.integrator == TW_BDF2) w->has_history = 1; /* the device kept x, v in its history */
         w->step++;

@@ -158,6 +158,9 @@ static tw_status check_def(const tw_world_def *d)
     if (!(d->damping_mass >= 0) || !(d->damping_stiffness >= 0))
         return tw_fail(TW_ERR_INVALID, "Rayleigh damping (%g, %g) must be finite and >= 0", d->damping_mass, d->damping_stiffness);
     if (!(d->cg_tolerance > 0)) return tw_fail(TW_ERR_INVALID, "CG tolerance %g must be > 0", d->cg_tolerance);
+    if (d->contact_passes < 0)
+        return tw_fail(TW_ERR_INVALID, "contact passes %d must be >= 0 (0: the default, %d)", d->contact_passes,
+                       TW_CONTACT_PASSES);
     if ((unsigned)d->precond > TW_PRECOND_AUTO) return tw_fail(TW_ERR_INVALID, "unknown preconditioner %d", (int)d->precond);
     if (d->cg_max_iterations < 1) return tw_fail(TW_ERR_INVALID, "CG iteration cap %d must be >= 1", d->cg_max_iterations);
     if (d->newton_iterations < 0 || !(d->newton_tolerance > 0))

@@ -135,6 +135,9 @@ void tw_contact_forces(tw_world *w, const tw_real *b, const tw_real *v, double h
 /* The colliders' motion over a step of h: each moves by h x its velocity,
  * or onto its tw_world_move_collider target. Nothing for static ones. */
 void tw_colliders_advance(tw_world *w, double h);
+/* The same into out (ncolliders), w unchanged (the CUDA step's colliders at
+ * the end of the step). */
+void tw_colliders_advanced(const tw_world *w, double h, tw_collider_def *out);
 /* 1 when a collider moves (does work on the body). */
 int tw_colliders_moving(const tw_world *w);
 /* The two halves: positions (marking the projected vertices in w->fcons with

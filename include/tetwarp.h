@@ -402,6 +402,11 @@ typedef struct tw_world_def {
     int energy_check;               /* 1: each step compares the mechanical energy before and after
                                        (tw_step_stats.energy_rise; CPU backend); costs one elastic
                                        energy evaluation a step, about a rotation pass. 0: off */
+    int contact_passes;             /* implicit, with colliders: solves of the contact active set per step at
+                                       most (each after the first follows an update of the set); 0, the
+                                       default = 8. Fewer trade accuracy (penetration left to the end-of-step
+                                       projection, friction off Coulomb's) for a cheaper step (a tool's
+                                       force at a haptic rate: bench/tool_rate.c) */
 } tw_world_def;
 tw_world_def tw_default_world_def(void);
 

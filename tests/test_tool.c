@@ -48,13 +48,14 @@ static tw_world_def press_def(tw_integrator integ, double dt)
     return d;
 }
 
-/* A sphere (4 cm, friction mu) moved down into the middle of the fixed
- * block's top, `depth` m deep over `ramp` s along the path the test drives
+/* A sphere (4 cm, friction mu; capsule: a capsule of that radius lying
+ * along x, 10 cm long) moved down into the middle of the fixed block's top,
+ * `depth` m deep over `ramp` s along the path the test drives
  * (tw_world_move_collider), then held there for 1.5 s. F: the force on the
  * tool at the end, R: the pins' reaction, deepest: the deepest a vertex ended
  * a step inside the tool, m. */
-static int press(double depth, double ramp, double mu, tw_integrator integ, double dt, double F[3], double R[3],
-                 double *deepest)
+static int press(int capsule, double depth, double ramp, double mu, tw_integrator integ, double dt, double F[3],
+                 double R[3], double *deepest)
 {
     tw_mesh *m = demo_tool_block_mesh(8);
     CHECK(m);
@@ -62,6 +63,11 @@ static int press(double depth, double ramp, double mu, tw_integrator integ, doub
     tw_world *w = demo_tool_block_world(m, &d, 1);
     CHECK(w);
     tw_collider_def tool = demo_tool_sphere(0.04, 0, mu);
+    if (capsule) {
+        tool.kind = TW_COLLIDER_CAPSULE;
+        tool.center[0] -= 0.05;
+        tool.end[0] += 0.05;
+    }
     CHECK_OK(tw_world_add_collider(w, &tool));
     double c0[3] = {tool.center[0], tool.center[1], tool.center[2]};
     int steps = (int)((ramp + 1.5) / dt + 0.5);
@@ -75,9 +81,9 @@ static int press(double depth, double ramp, double mu, tw_integrator integ, doub
     }
     CHECK_OK(tw_world_collider_force(w, 0, F));
     pin_reaction(w, R);
-    printf("%s dt %g, depth %g mm over %g s, mu %g: force on the tool (%.4g, %.4g, %.4g) N, pins' reaction "
+    printf("%s%s dt %g, depth %g mm over %g s, mu %g: force on the tool (%.4g, %.4g, %.4g) N, pins' reaction "
            "(%.4g, %.4g, %.4g) N; deepest %.3g mm inside\n",
-           tw_integrator_name(integ), dt, 1e3 * depth, ramp, mu, F[0], F[1], F[2], R[0], R[1], R[2], 1e3 * *deepest);
+           capsule ? "capsule, " : "", tw_integrator_name(integ), dt, 1e3 * depth, ramp, mu, F[0], F[1], F[2], R[0], R[1], R[2], 1e3 * *deepest);
     tw_world_destroy(w);
     tw_mesh_destroy(m);
     return 0;
@@ -100,7 +106,7 @@ static double rel_diff(const double F[3], const double R[3])
 TW_TEST(press_force_equals_reaction)
 {
     double F[3], R[3], deepest;
-    CHECK(press(0.01, 0.2, 0, TW_IMPLICIT_EULER, 0.01, F, R, &deepest) == 0);
+    CHECK(press(0, 0.01, 0.2, 0, TW_IMPLICIT_EULER, 0.01, F, R, &deepest) == 0);
     double e = rel_diff(F, R);
     printf("relative difference %.3g\n", e);
     CHECK(R[2] > 1);  /* the press loads the block (about 10 N) */
@@ -115,7 +121,7 @@ TW_TEST(press_force_equals_reaction)
 TW_TEST(press_force_friction_bdf2)
 {
     double F[3], R[3], deepest;
-    CHECK(press(0.01, 0.2, 0.5, TW_BDF2, 1.0 / 60, F, R, &deepest) == 0);
+    CHECK(press(0, 0.01, 0.2, 0.5, TW_BDF2, 1.0 / 60, F, R, &deepest) == 0);
     double e = rel_diff(F, R);
     printf("relative difference %.3g\n", e);
     CHECK(R[2] > 1);
@@ -130,7 +136,7 @@ TW_TEST(press_force_friction_bdf2)
 TW_TEST(fast_press_no_penetration)
 {
     double F[3], R[3], deepest;
-    CHECK(press(0.01, 0.02, 0.5, TW_IMPLICIT_EULER, 0.01, F, R, &deepest) == 0);
+    CHECK(press(0, 0.01, 0.02, 0.5, TW_IMPLICIT_EULER, 0.01, F, R, &deepest) == 0);
     CHECK(!(deepest > 0.5e-3));
     CHECK(F[2] > 0);
     return 0;
@@ -142,6 +148,21 @@ static double momentum_x(const tw_world *w)
     double p = 0;
     for (int i = 0; i < tw_world_vertex_count(w); i++) p += tw_world_vertex_mass(w)[i] * tw_world_velocities(w)[3 * i];
     return p;
+}
+
+/* A capsule pressed 5 mm in along its length at dt 1/30 s: the force on it
+ * balances the pins' reaction too. */
+TW_TEST(capsule_press_force)
+{
+    double F[3], R[3], deepest;
+    CHECK(press(1, 0.005, 0.2, 0.5, TW_IMPLICIT_EULER, 1.0 / 30, F, R, &deepest) == 0);
+    double e = rel_diff(F, R);
+    printf("relative difference %.3g\n", e);
+    CHECK(R[2] > 1);
+    CHECK(F[2] > 0);
+    CHECK(!(e > 0.03));
+    CHECK(!(deepest > 0.5e-3));
+    return 0;
 }
 
 /* A free block resting on a frictionless floor under gravity; the sphere
@@ -254,6 +275,31 @@ TW_TEST(tool_path_followed_exactly)
     return 0;
 }
 
+/* A static collider's force too: a block resting on the floor (dt 1/60 s)
+ * presses on it with its weight, within 1 %. */
+TW_TEST(floor_force_is_weight)
+{
+    tw_mesh *m = demo_tool_block_mesh(4);
+    CHECK(m);
+    tw_world_def d = tw_default_world_def();
+    d.youngs_modulus = 1e5;
+    d.dt = 1.0 / 60;
+    tw_world *w = demo_tool_block_world(m, &d, 0);
+    CHECK(w);
+    tw_collider_def floor = tw_default_collider_def();
+    CHECK_OK(tw_world_add_collider(w, &floor));
+    for (int s = 0; s < 120; s++) CHECK_OK(tw_world_step(w, NULL));
+    double f[3], mass = 0;
+    CHECK_OK(tw_world_collider_force(w, 0, f));
+    for (int i = 0; i < tw_world_vertex_count(w); i++) mass += tw_world_vertex_mass(w)[i];
+    printf("force on the floor (%.4g, %.4g, %.4g) N, weight %.4g N\n", f[0], f[1], f[2], mass * 9.81);
+    CHECK(!(fabs(f[2] / (-mass * 9.81) - 1) > 0.01));
+    CHECK(!(fabs(f[0]) + fabs(f[1]) > 1e-3 * mass * 9.81));
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
 TW_TEST(capsule_distance)
 {
     tw_collider_def c = tw_default_collider_def();
@@ -289,6 +335,10 @@ TW_TEST(bad_tool_rejected)
     p[0] = INFINITY;
     CHECK(tw_world_move_collider(w, 0, p, NULL) == TW_ERR_INVALID);
     tw_world_destroy(w);
+    tw_world_def d = tw_default_world_def();
+    d.contact_passes = -1;
+    CHECK(tw_world_create(m, &d) == NULL);
+    CHECK(strstr(tw_last_error(), "contact passes -1") != NULL);
     tw_mesh_destroy(m);
     return 0;
 }
