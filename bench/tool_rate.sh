@@ -1,0 +1,36 @@
+#!/bin/sh
+# The rate the force on a tool can be computed at (bench/tool_rate.c): the
+# 10,800-tet block (cells 15) fixed at its base, a sphere pressed in and
+# moved, dt 1 ms; one CSV row per method x preconditioner x CG budget x
+# threads, then the plot (bench/plot_tool_rate.py).
+#
+# Usage: bench/tool_rate.sh BUILD_DIR OUT_DIR
+#   e.g. bench/tool_rate.sh build bench/results/cpu-2core-intel-xeon
+# writes OUT_DIR/tool_rate.csv, tool_rate.log (the rows as they came, with
+# the machine's load) and tool_rate.png. Runs one at a time (the timings
+# are the point); 200 timed steps after 100 of press-in each, plus one
+# reference run (CG to 1e-6) per method and thread count that the rows'
+# force errors are measured against.
+set -e
+B=${1:?usage: $0 BUILD_DIR OUT_DIR}
+OUT=${2:?usage: $0 BUILD_DIR OUT_DIR}
+R=$B/bench/tw_bench_tool_rate
+export OMP_WAIT_POLICY=PASSIVE
+CSV=$OUT/tool_rate.csv
+LOG=$OUT/tool_rate.log
+{
+    echo "# bench/tool_rate.sh $B $OUT at commit $(git rev-parse --short HEAD 2>/dev/null || echo ?)"
+    echo "# $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; load at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+} > "$LOG"
+$R --header > "$CSV"
+for method in linear corot-element; do
+    for threads in 1 2; do
+        $R 15 "$method" "$threads" 0.001 300 100 jacobi:0 jacobi:20 jacobi:10 jacobi:5 jacobi:3 mg:0 mg:5 mg:2 |
+        while read -r row; do
+            echo "$row" >> "$CSV"
+            echo "$row  # load $(cut -d' ' -f1 /proc/loadavg)" >> "$LOG"
+        done
+    done
+done
+echo "# load at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$LOG"
+python3 "$(dirname "$0")/plot_tool_rate.py" "$CSV" "$OUT/tool_rate.png"
