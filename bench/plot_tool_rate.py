@@ -20,6 +20,8 @@ def main(src, dst):
     for r in rows:
         key = (r["method"], r["threads"])
         budget = "tol 1e-4" if r["cg_fixed"] == "0" else r["cg_fixed"] + " it"
+        if r["max_passes"] != "8":
+            budget += ", " + r["max_passes"] + " pass" + ("es" if r["max_passes"] != "1" else "")
         color = "tab:blue" if r["precond"] == "jacobi" else "tab:orange"
         y = max(float(r["force_error_rel"]), 1e-4)
         ax.scatter(float(r["ms_step_median"]), y, marker=marks.get(key, "x"), color=color, alpha=0.9)

@@ -2,7 +2,8 @@
 # The rate the force on a tool can be computed at (bench/tool_rate.c): the
 # 10,800-tet block (cells 15) fixed at its base, a sphere pressed in and
 # moved, dt 1 ms; one CSV row per method x preconditioner x CG budget x
-# threads, then the plot (bench/plot_tool_rate.py).
+# contact passes x threads (CONFIG PRECOND:CG_FIXED[:PASSES], see
+# bench/tool_rate.c), then the plot (bench/plot_tool_rate.py).
 #
 # Usage: bench/tool_rate.sh BUILD_DIR OUT_DIR
 #   e.g. bench/tool_rate.sh build bench/results/cpu-2core-intel-xeon
@@ -25,7 +26,8 @@ LOG=$OUT/tool_rate.log
 $R --header > "$CSV"
 for method in linear corot-element; do
     for threads in 1 2; do
-        $R 15 "$method" "$threads" 0.001 300 100 jacobi:0 jacobi:20 jacobi:10 jacobi:5 jacobi:3 mg:0 mg:5 mg:2 |
+        $R 15 "$method" "$threads" 0.001 300 100 jacobi:0 jacobi:10 jacobi:5 jacobi:3 jacobi:5:2 jacobi:3:2 \
+            jacobi:3:1 mg:0 mg:3 mg:2:2 |
         while read -r row; do
             echo "$row" >> "$CSV"
             echo "$row  # load $(cut -d' ' -f1 /proc/loadavg)" >> "$LOG"
