@@ -562,6 +562,7 @@ size_t tw_world_memory_bytes(const tw_world *w)
 {
     size_t n = (size_t)w->fem.n, nt = (size_t)w->fem.nt, r = sizeof(tw_real), rn = n > nt ? n : nt;
     return tw_fem_memory_bytes(&w->fem) + n * (3 * 7 * r + 1 + 2 * sizeof(int) + 7 * 3 * r + 9 * r) +
+           n * (1 + 3 * r) + /* the contacts' colliders and their velocities */
            9 * rn * r + (TW_GREEN_PACK + 12) * nt * r + 9 * (size_t)w->fem.nnzb * r + sizeof *w;
 }
 

@@ -496,7 +496,11 @@ tw_status tw_world_move_collider(tw_world *w, int index, const double center[3],
 /* The force the body exerted on collider `index` during the last step, N
  * (the contacts' normal and friction impulses, and what the end-of-step
  * projection gave, divided by the step; a tool pressed into a body is pushed
- * back: the force points out of the body). Zero before the first step. */
+ * back: the force points out of the body). Zero before the first step.
+ * Implicit integrators: BDF2 divides by its effective step 2 dt / 3, and
+ * with Newton iterations (BDF2 on the CPU) it is the first solve's. Explicit
+ * Newmark: the projection's momentum alone, which a resting contact gives
+ * every other step or so: average it over steps. */
 tw_status tw_world_collider_force(const tw_world *w, int index, double f[3]);
 /* Signed distance of point x to collider c (m, negative inside) and the
  * outward normal there. */
