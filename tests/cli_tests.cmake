@@ -255,3 +255,6 @@ tw_cli_exits(tool_needs_position 2 "--tool needs a position" run ${TW_CLI_BAR} -
 tw_cli_exits(tool_bad_shape 2 "must be sphere:R or capsule:R:HX,HY,HZ" run ${TW_CLI_BAR} --tool cube:1 --tool-at 0,0,0)
 tw_cli_exits(tool_path_bad_line 2 "tw_test.h:1: expected 't x y z'" run ${TW_CLI_BAR} --tool sphere:0.1
              --tool-path ${CMAKE_CURRENT_SOURCE_DIR}/tw_test.h)
+tw_cli_prints(run_tool_keyframes "^tool: force at the end \\([^)]*\\) N, at most [1-9]"
+              run ${TW_CLI_BAR} --gravity 0,0,0 --tool capsule:0.06:0,0.02,0 --tool-path ${CMAKE_CURRENT_SOURCE_DIR}/tool_path.txt
+              --tool-osc 0,0,0.002:5 --steps 10)
