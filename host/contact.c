@@ -1,4 +1,4 @@
-/* Contact with static colliders (Zhuang & Canny sec. 4), CPU side.
+/* Contact with colliders (Zhuang & Canny sec. 4), CPU side.
  *
  * Implicit integrators: non-penetration is an inequality on the step's
  * velocity, g_i = d_i + heff n_i . v_i >= 0 (d the signed distance at the
@@ -34,6 +34,19 @@
  * applied in proportion to that velocity change (explicit Newmark's contact;
  * for the implicit ones a safety net, counted as unresolved beyond 1e-4 size).
  *
+ * Moving colliders (a tool): a kinematic collider with velocity vc moves by
+ * h vc in the step, so the gap is g_i = d_i + heff n_i . v_i - h n_i . vc
+ * and a landed vertex's normal velocity follows the surface; friction is
+ * damping of the velocity relative to the collider, -cf (I - n n^T)(v - vc),
+ * whose vc part is a right-hand-side term. The force on a collider is what
+ * its contacts received, with the sign turned: over its active contacts the
+ * impulse the body's own rows need at the solved velocity, (A0 v - b0)_i
+ * (A0, b0 without the friction damping: normal J_i n_i plus the friction
+ * impulse, read from the rows rather than from the damping, which the last
+ * update may have changed after the last solve), over heff; plus the
+ * momentum the end-of-step projection gave, over h. The end-of-step
+ * projection uses the collider where the step leaves it.
+ *
  * The per-vertex math (distances, the contact test, landing, friction, the
  * impulse, the active-set update, the projection) is in hd/contact.h, shared
  * with the CUDA kernels (kernels/cuda_contact.cu); this file holds the loops
@@ -58,16 +71,29 @@ tw_collider_def tw_default_collider_def(void)
 }
 
 static int finite3(const double v[3]) { return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]); }
+static tw_status check_collider(const tw_collider_def *c);
 
 tw_status tw_world_add_collider(tw_world *w, const tw_collider_def *c)
 {
     w->host_dirty = 1; /* the device copy re-uploads */
-    static const char *kinds[] = {"plane", "box", "sphere"};
-    if (!c || (unsigned)c->kind > TW_COLLIDER_SPHERE)
-        return tw_fail(TW_ERR_INVALID, "collider: unknown kind %d", c ? (int)c->kind : -1);
-    const char *k = kinds[c->kind];
     if (w->ncolliders == TW_MAX_COLLIDERS)
         return tw_fail(TW_ERR_INVALID, "collider: at most %d colliders", TW_MAX_COLLIDERS);
+    tw_status s = check_collider(c);
+    if (s != TW_OK) return s;
+    w->cmoved[w->ncolliders] = 0;
+    memset(w->cforce[w->ncolliders], 0, sizeof w->cforce[0]);
+    w->colliders[w->ncolliders++] = *c;
+    return TW_OK;
+}
+
+static tw_status check_collider(const tw_collider_def *c)
+{
+    static const char *kinds[] = {"plane", "box", "sphere", "capsule"};
+    if (!c || (unsigned)c->kind > TW_COLLIDER_CAPSULE)
+        return tw_fail(TW_ERR_INVALID, "collider: unknown kind %d", c ? (int)c->kind : -1);
+    const char *k = kinds[c->kind];
+    if (!finite3(c->velocity) || (c->kind == TW_COLLIDER_CAPSULE && !finite3(c->end_velocity)))
+        return tw_fail(TW_ERR_INVALID, "%s collider: the velocity is not finite", k);
     if (!(c->friction >= 0) || !isfinite(c->friction))
         return tw_fail(TW_ERR_INVALID, "%s collider: friction %g must be finite and >= 0", k, c->friction);
     if (c->kind == TW_COLLIDER_PLANE) {
@@ -83,10 +109,11 @@ tw_status tw_world_add_collider(tw_world *w, const tw_collider_def *c)
         if (!finite3(c->center)) return tw_fail(TW_ERR_INVALID, "box collider: the centre is not finite");
     } else {
         if (!(c->radius > 0) || !isfinite(c->radius))
-            return tw_fail(TW_ERR_INVALID, "sphere collider: radius %g m must be finite and > 0", c->radius);
-        if (!finite3(c->center)) return tw_fail(TW_ERR_INVALID, "sphere collider: the centre is not finite");
+            return tw_fail(TW_ERR_INVALID, "%s collider: radius %g m must be finite and > 0", k, c->radius);
+        if (!finite3(c->center)) return tw_fail(TW_ERR_INVALID, "%s collider: the centre is not finite", k);
+        if (c->kind == TW_COLLIDER_CAPSULE && !finite3(c->end))
+            return tw_fail(TW_ERR_INVALID, "capsule collider: the end is not finite");
     }
-    w->colliders[w->ncolliders++] = *c;
     return TW_OK;
 }
 
@@ -94,6 +121,96 @@ void tw_world_clear_colliders(tw_world *w)
 {
     w->host_dirty = 1;
     w->ncolliders = 0;
+}
+
+int tw_world_collider_count(const tw_world *w) { return w->ncolliders; }
+
+static tw_status check_index(const tw_world *w, int index)
+{
+    if (index < 0 || index >= w->ncolliders)
+        return tw_fail(TW_ERR_INVALID, "collider %d: no such collider (the world has %d)", index, w->ncolliders);
+    return TW_OK;
+}
+
+tw_status tw_world_get_collider(const tw_world *w, int index, tw_collider_def *c)
+{
+    tw_status s = check_index(w, index);
+    if (s == TW_OK && c) *c = w->colliders[index];
+    return s;
+}
+
+tw_status tw_world_set_collider(tw_world *w, int index, const tw_collider_def *c)
+{
+    tw_status s = check_index(w, index);
+    if (s == TW_OK) s = check_collider(c);
+    if (s != TW_OK) return s;
+    w->host_dirty = 1;
+    w->colliders[index] = *c;
+    w->cmoved[index] = 0;
+    return TW_OK;
+}
+
+tw_status tw_world_move_collider(tw_world *w, int index, const double center[3], const double end[3])
+{
+    tw_status s = check_index(w, index);
+    if (s != TW_OK) return s;
+    if (!center || !finite3(center) || (end && !finite3(end)))
+        return tw_fail(TW_ERR_INVALID, "collider %d: the target position is missing or not finite", index);
+    tw_collider_def *c = &w->colliders[index];
+    double h = w->def.dt, *t = w->ctarget[index];
+    double *from = c->kind == TW_COLLIDER_PLANE ? c->point : c->center;
+    for (int a = 0; a < 3; a++) {
+        t[a] = center[a];
+        c->velocity[a] = (center[a] - from[a]) / h;
+        t[3 + a] = end ? end[a] : c->end[a] + (center[a] - from[a]);
+        c->end_velocity[a] = (t[3 + a] - c->end[a]) / h;
+    }
+    w->cmoved[index] = 1; /* (the CUDA step uploads the colliders every step) */
+    return TW_OK;
+}
+
+tw_status tw_world_collider_force(const tw_world *w, int index, double f[3])
+{
+    tw_status s = check_index(w, index);
+    if (s == TW_OK)
+        for (int a = 0; a < 3; a++) f[a] = w->cforce[index][a];
+    return s;
+}
+
+int tw_colliders_moving(const tw_world *w)
+{
+    for (int k = 0; k < w->ncolliders; k++) {
+        const tw_collider_def *c = &w->colliders[k];
+        for (int a = 0; a < 3; a++)
+            if (c->velocity[a] != 0 || (c->kind == TW_COLLIDER_CAPSULE && c->end_velocity[a] != 0)) return 1;
+    }
+    return 0;
+}
+
+void tw_colliders_advanced(const tw_world *w, double h, tw_collider_def *out)
+{
+    for (int k = 0; k < w->ncolliders; k++) {
+        tw_collider_def *c = &out[k];
+        *c = w->colliders[k];
+        double *p = c->kind == TW_COLLIDER_PLANE ? c->point : c->center;
+        if (w->cmoved[k]) { /* exactly on the path */
+            for (int a = 0; a < 3; a++) {
+                p[a] = w->ctarget[k][a];
+                c->end[a] = w->ctarget[k][3 + a];
+            }
+            continue;
+        }
+        for (int a = 0; a < 3; a++) {
+            if (c->velocity[a] != 0) p[a] += h * c->velocity[a];
+            if (c->end_velocity[a] != 0) c->end[a] += h * c->end_velocity[a];
+        }
+    }
+}
+
+void tw_colliders_advance(tw_world *w, double h)
+{
+    tw_colliders_advanced(w, h, w->colliders);
+    memset(w->cmoved, 0, sizeof w->cmoved);
 }
 
 double tw_collider_distance(const tw_collider_def *c, const double x[3], double n[3])
@@ -111,7 +228,8 @@ int tw_contact_detect(tw_world *w, const tw_real *x)
         w->cfric[i] = 0; /* A is freshly assembled */
         if (w->cons[i]) continue;
         if (!tw_contact_mark_vertex(w->colliders, w->ncolliders, x + 3 * (size_t)i, w->v + 3 * (size_t)i, touch,
-                                    w->cnormal + 3 * (size_t)i, &w->cdist[i], &w->cmu[i])) {
+                                    w->cnormal + 3 * (size_t)i, &w->cdist[i], &w->cmu[i], &w->ccol[i],
+                                    w->cvel + 3 * (size_t)i)) {
             w->cimpulse[i] = 0; /* a contact that left: its next first pass has no friction */
             continue;
         }
@@ -127,16 +245,20 @@ void tw_contact_friction_implicit(tw_world *w, double heff)
     double vt_min = 1e-6 * w->size / heff;
     for (int i = 0; i < f->n; i++) {
         if (w->fcons[i] != TW_FILTER_NORMAL) continue;
-        tw_contact_friction_block(w->A + 9 * (size_t)f->diag[i], w->cnormal + 3 * (size_t)i, w->v + 3 * (size_t)i,
+        size_t k = 3 * (size_t)i;
+        tw_contact_friction_block(w->A + 9 * (size_t)f->diag[i], w->rhs + k, w->cnormal + k, w->v + k, w->cvel + k,
                                   w->cmu[i], w->cimpulse[i], vt_min, &w->cfric[i]);
     }
 }
 
 void tw_contact_land_all(tw_world *w, tw_real *v, double heff)
 {
-    for (int i = 0; i < w->fem.n; i++)
-        if (w->fcons[i] == TW_FILTER_NORMAL)
-            tw_contact_land(v + 3 * (size_t)i, w->cnormal + 3 * (size_t)i, w->cdist[i], heff);
+    double h = w->def.dt;
+    for (int i = 0; i < w->fem.n; i++) {
+        if (w->fcons[i] != TW_FILTER_NORMAL) continue;
+        size_t k = 3 * (size_t)i;
+        tw_contact_land(v + k, w->cnormal + k, w->cdist[i], heff, tw_contact_reach(w->cvel + k, w->cnormal + k, h));
+    }
 }
 
 int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, int *friction)
@@ -144,22 +266,60 @@ int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, in
     const tw_fem *f = &w->fem;
     double g = sqrt(w->def.gravity[0] * w->def.gravity[0] + w->def.gravity[1] * w->def.gravity[1] +
                     w->def.gravity[2] * w->def.gravity[2]);
-    double gtol = TW_CONTACT_GTOL * w->size, vt_min = 1e-6 * w->size / heff;
+    double gtol = TW_CONTACT_GTOL * w->size, vt_min = 1e-6 * w->size / heff, h = w->def.dt;
     int changed = 0, fr = 0;
     for (int i = 0; i < f->n; i++) {
         if (w->cons[i] || !(w->cdist[i] < INFINITY)) continue;
+        size_t k = 3 * (size_t)i;
         double J = 0;
-        if (w->fcons[i] == TW_FILTER_NORMAL)
-            J = tw_contact_impulse(f->row_ptr, f->col, w->A, v, b, w->cnormal + 3 * (size_t)i, i);
-        int r = tw_contact_update_vertex(&w->fcons[i], w->A + 9 * (size_t)f->diag[i], &w->cfric[i], &w->cimpulse[i],
-                                         v + 3 * (size_t)i, w->cnormal + 3 * (size_t)i, w->cdist[i], w->cmu[i], J,
-                                         heff, TW_CONTACT_JTOL * f->mass[i] * g * heff, gtol, vt_min, TW_CONTACT_FTOL);
+        if (w->fcons[i] == TW_FILTER_NORMAL) J = tw_contact_impulse(f->row_ptr, f->col, w->A, v, b, w->cnormal + k, i);
+        /* b is w->rhs: the friction of a moving collider writes its row */
+        int r = tw_contact_update_vertex(&w->fcons[i], w->A + 9 * (size_t)f->diag[i], w->rhs + k, &w->cfric[i],
+                                         &w->cimpulse[i], v + k, w->cvel + k, w->cnormal + k, w->cdist[i],
+                                         tw_contact_reach(w->cvel + k, w->cnormal + k, h), w->cmu[i], J, heff,
+                                         TW_CONTACT_JTOL * f->mass[i] * g * heff, gtol, vt_min, TW_CONTACT_FTOL);
         changed += (r & TW_CONTACT_CHANGED) != 0;
         fr += (r & TW_CONTACT_FRICTION) != 0;
     }
     tw_contact_land_all(w, v, heff); /* the joined ones, after every impulse was read */
     if (friction) *friction = fr;
     return changed;
+}
+
+void tw_contact_forces(tw_world *w, const tw_real *b, const tw_real *v, double heff)
+{
+    const tw_fem *f = &w->fem;
+    for (int i = 0; i < f->n; i++) {
+        if (w->fcons[i] != TW_FILTER_NORMAL || w->ccol[i] >= w->ncolliders) continue;
+        size_t k = 3 * (size_t)i;
+        double p[3];
+        tw_contact_vertex_impulse(f->row_ptr, f->col, w->A, v, b, w->cnormal + k, w->cfric[i], w->cvel + k, i, p);
+        for (int a = 0; a < 3; a++) w->cforce[w->ccol[i]][a] -= p[a] / heff;
+    }
+}
+
+int tw_contact_shift(const tw_world *w, tw_real *s)
+{
+    int any = 0;
+    for (int i = 0; i < w->fem.n; i++) {
+        tw_real *si = s + 3 * (size_t)i;
+        const tw_real *vc = w->cvel + 3 * (size_t)i, *nn = w->cnormal + 3 * (size_t)i;
+        si[0] = si[1] = si[2] = 0;
+        if (w->fcons[i] != TW_FILTER_NORMAL || !tw_contact_moving(vc)) continue;
+        double vcn = (double)vc[0] * nn[0] + (double)vc[1] * nn[1] + (double)vc[2] * nn[2];
+        for (int a = 0; a < 3; a++) si[a] = (tw_real)(vc[a] - vcn * nn[a]);
+        any = 1;
+    }
+    return any;
+}
+
+/* The momentum a projection gave vertex i (its velocity went from v0 to vi)
+ * onto its collider's force, over h. */
+static void projection_force(tw_world *w, int i, const tw_real *v0, const tw_real *vi, double h)
+{
+    if (w->ccol[i] >= w->ncolliders) return;
+    double m = w->fem.mass[i];
+    for (int a = 0; a < 3; a++) w->cforce[w->ccol[i]][a] -= m * ((double)vi[a] - v0[a]) / h;
 }
 
 int tw_contact_project_positions(tw_world *w, tw_real *x)
@@ -170,7 +330,7 @@ int tw_contact_project_positions(tw_world *w, tw_real *x)
     for (int i = 0; i < w->fem.n; i++) {
         if (w->cons[i]) continue;
         if (!tw_contact_project_vertex(w->colliders, w->ncolliders, x + 3 * (size_t)i, w->cnormal + 3 * (size_t)i,
-                                       &w->cmu[i]))
+                                       &w->cmu[i], &w->ccol[i], w->cvel + 3 * (size_t)i))
             continue;
         w->fcons[i] = TW_FILTER_NORMAL;
         count++;
@@ -178,17 +338,20 @@ int tw_contact_project_positions(tw_world *w, tw_real *x)
     return count;
 }
 
-void tw_contact_project_velocities(tw_world *w, tw_real *v, tw_real *acc)
+void tw_contact_project_velocities(tw_world *w, tw_real *v, tw_real *acc, double h)
 {
     for (int i = 0; i < w->fem.n; i++) {
         if (w->fcons[i] != TW_FILTER_NORMAL) continue;
-        const tw_real *nn = w->cnormal + 3 * (size_t)i;
-        tw_contact_project_velocity(v + 3 * (size_t)i, nn, w->cmu[i]);
-        if (acc) tw_contact_project_acceleration(acc + 3 * (size_t)i, nn);
+        size_t k = 3 * (size_t)i;
+        const tw_real *nn = w->cnormal + k;
+        tw_real v0[3] = {v[k], v[k + 1], v[k + 2]};
+        tw_contact_project_velocity(v + k, nn, w->cmu[i], w->cvel + k);
+        projection_force(w, i, v0, v + k, h);
+        if (acc) tw_contact_project_acceleration(acc + k, nn);
     }
 }
 
-int tw_contact_project(tw_world *w, tw_real *x, tw_real *v)
+int tw_contact_project(tw_world *w, tw_real *x, tw_real *v, double h)
 {
     int n = w->fem.n, deep = 0;
     memcpy(w->fcons, w->cons, (size_t)n);
@@ -196,13 +359,17 @@ int tw_contact_project(tw_world *w, tw_real *x, tw_real *v)
     double tol = 1e-4 * w->size;
     for (int i = 0; i < n; i++) {
         if (w->cons[i]) continue;
-        tw_real *xi = x + 3 * (size_t)i, x0[3] = {xi[0], xi[1], xi[2]};
-        if (!tw_contact_project_vertex(w->colliders, w->ncolliders, xi, w->cnormal + 3 * (size_t)i, &w->cmu[i]))
+        size_t k = 3 * (size_t)i;
+        tw_real *xi = x + k, x0[3] = {xi[0], xi[1], xi[2]};
+        if (!tw_contact_project_vertex(w->colliders, w->ncolliders, xi, w->cnormal + k, &w->cmu[i], &w->ccol[i],
+                                       w->cvel + k))
             continue;
         double m2 = 0;
         for (int a = 0; a < 3; a++) m2 += ((double)xi[a] - x0[a]) * ((double)xi[a] - x0[a]);
         deep += m2 > tol * tol;
-        tw_contact_project_velocity(v + 3 * (size_t)i, w->cnormal + 3 * (size_t)i, w->cmu[i]);
+        tw_real v0[3] = {v[k], v[k + 1], v[k + 2]};
+        tw_contact_project_velocity(v + k, w->cnormal + k, w->cmu[i], w->cvel + k);
+        projection_force(w, i, v0, v + k, h);
     }
     return deep;
 }

@@ -126,6 +126,25 @@ static tw_solve_result solve_system(tw_world *w, const tw_real *b, tw_real *x, c
     return sr;
 }
 
+/* A contact pass's solve of w->A v = b: solve_system, for v - s when a
+ * contact is on a moving collider (tw_contact_shift; s in w->newton, free
+ * until newton_refine). */
+static tw_solve_result solve_contacts(tw_world *w, const tw_real *b, tw_real *v, const tw_filter *filter)
+{
+    size_t n3 = 3 * (size_t)w->fem.n;
+    tw_real *s = w->newton, *bs = w->newton + n3;
+    if (!w->ncolliders || !tw_colliders_moving(w) || !tw_contact_shift(w, s)) return solve_system(w, b, v, filter);
+    tw_bsr A = tw_world_bsr(w);
+    tw_bsr_spmv(&A, s, bs);
+    for (size_t i = 0; i < n3; i++) {
+        bs[i] = b[i] - bs[i];
+        v[i] -= s[i];
+    }
+    tw_solve_result r = solve_system(w, bs, v, filter);
+    for (size_t i = 0; i < n3; i++) v[i] += s[i];
+    return r;
+}
+
 /* NaN or a blow-up in the new velocities (hd/step.h tw_divergence, found
  * by the loop below or by the CUDA world's device reduction): the verdict is
  * tw_divergence_ok's for both backends, and the message says which step and
@@ -223,7 +242,7 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
         tw_contact_friction_implicit(w, heff);
     }
     tw_filter filter = {w->fcons, w->cnormal};
-    tw_solve_result sr = solve_system(w, w->rhs, w->vnew, &filter);
+    tw_solve_result sr = solve_contacts(w, w->rhs, w->vnew, &filter);
     int capped = sr.iterations >= w->def.cg_max_iterations && !(sr.residual <= w->def.cg_tolerance);
     if (w->ncolliders) {
         /* again while the normal set changes, and at most twice more for
@@ -233,9 +252,9 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
         st->contact_passes = 1;
         while (((changed = tw_contact_update(w, w->rhs, w->vnew, heff, &friction)) ||
                 (friction && friction_passes < 2)) &&
-               st->contact_passes < TW_CONTACT_PASSES) {
+               st->contact_passes < (w->def.contact_passes > 0 ? w->def.contact_passes : TW_CONTACT_PASSES)) {
             friction_passes += !changed;
-            sr = solve_system(w, w->rhs, w->vnew, &filter);
+            sr = solve_contacts(w, w->rhs, w->vnew, &filter);
             capped |= sr.iterations >= w->def.cg_max_iterations && !(sr.residual <= w->def.cg_tolerance);
             iterations += sr.iterations;
             st->contact_passes++;
@@ -245,6 +264,7 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
         st->contacts_unresolved = changed;
         st->contacts = 0;
         for (int i = 0; i < n; i++) st->contacts += w->fcons[i] == TW_FILTER_NORMAL;
+        tw_contact_forces(w, w->rhs, w->vnew, heff);
     }
     st->cg_capped = capped && w->def.cg_fixed_iterations <= 0;
     double t3 = tw_now_ms();
@@ -389,7 +409,7 @@ static tw_status newmark_step(tw_world *w, double h, tw_step_stats *st)
             }
             tw_newmark_velocity(w->f[k] + w->rhs[k], f->mass[i], w->v[k], w->acc[k], h, alpha, &w->vnew[k], &anew[k]);
         }
-    if (st->contacts) tw_contact_project_velocities(w, w->vnew, anew);
+    if (st->contacts) tw_contact_project_velocities(w, w->vnew, anew, h);
     double t3 = tw_now_ms();
     st->ms_rotations = t2 - t1;
     st->ms_assembly = t3 - t2 + (t1 - t0);
@@ -426,6 +446,10 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
     in.cons = w->cons;
     in.colliders = w->colliders;
     in.ncolliders = w->ncolliders;
+    tw_collider_def end[TW_MAX_COLLIDERS];
+    tw_colliders_advanced(w, w->def.dt, end);
+    in.colliders_end = end;
+    in.colliders_moving = tw_colliders_moving(w);
     tw_cuda_step_out out;
     double t0 = tw_now_ms();
     tw_status s = tw_cuda_world_step(w->cuda, &in, &out);
@@ -439,6 +463,8 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
         s = divergence_status(w, &d, out.stats.cg_iterations, out.stats.residual, w->def.dt);
     }
     if (s == TW_OK) {
+        memcpy(w->cforce, out.collider_force, sizeof w->cforce);
+        tw_colliders_advance(w, w->def.dt);
         w->host_x_stale = w->host_v_stale = 1;
         if (w->def.integrator == TW_BDF2) w->has_history = 1; /* the device kept x, v in its history */
         w->step++;
@@ -489,11 +515,11 @@ static double mechanical_energy(tw_world *w, double *scale)
 }
 
 /* Does anything do work on the body this step: a point force, the spring, a
- * kinematic (driven) vertex? Gravity is in the energy, Rayleigh damping and
- * static colliders take energy out. */
+ * kinematic (driven) vertex, a moving collider? Gravity is in the energy,
+ * Rayleigh damping and static colliders take energy out. */
 static int work_done(const tw_world *w)
 {
-    if (w->spring_vertex >= 0) return 1;
+    if (w->spring_vertex >= 0 || tw_colliders_moving(w)) return 1;
     for (int i = 0; i < w->fem.n; i++)
         if (w->cons[i] == TW_KINEMATIC) return 1;
     for (size_t i = 0; i < 3 * (size_t)w->fem.n; i++)
@@ -520,7 +546,15 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
         else e0 = mechanical_energy(w, &scale);
     }
     tw_hanging_before_step(w, h);
+    tw_collider_def start[TW_MAX_COLLIDERS]; /* restored when the step fails */
+    unsigned char moved[TW_MAX_COLLIDERS];
+    memcpy(start, w->colliders, sizeof(tw_collider_def) * (size_t)w->ncolliders);
+    memcpy(moved, w->cmoved, sizeof moved);
+    memset(w->cforce, 0, sizeof w->cforce);
     if (w->def.integrator == TW_EXPLICIT_NEWMARK) {
+        /* the projection of the predicted positions meets the colliders
+         * where the step leaves them */
+        tw_colliders_advance(w, h);
         s = newmark_step(w, h, &st);
         if (s == TW_OK) memcpy(w->v, w->vnew, sizeof(tw_real) * n3);
     } else {
@@ -549,8 +583,13 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
             memcpy(w->v, w->vnew, sizeof(tw_real) * n3);
 #pragma omp parallel for if (TW_PAR(n3)) num_threads(tw_world_threads(w)) schedule(static)
             for (size_t i = 0; i < n3; i++) w->x[i] = xbase[i] + (tw_real)heff * w->v[i];
-            st.contacts_unresolved += tw_contact_project(w, w->x, w->v);
+            tw_colliders_advance(w, h);
+            st.contacts_unresolved += tw_contact_project(w, w->x, w->v, h);
         }
+    }
+    if (s != TW_OK) { /* the state is as before the step */
+        memcpy(w->colliders, start, sizeof(tw_collider_def) * (size_t)w->ncolliders);
+        memcpy(w->cmoved, moved, sizeof moved);
     }
     if (s == TW_OK) {
         tw_hanging_after_step(w);

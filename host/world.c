@@ -17,6 +17,7 @@
  *   kernels/ kernel calls on one thread; the kernels never see tw_world, the
  *   CUDA world gets plain structs per step (kernels/cuda_world.h). */
 #include "world.h"
+#include "hd/contact.h" /* TW_CONTACT_NONE */
 
 #include <math.h>
 #include <stdio.h>
@@ -157,6 +158,9 @@ static tw_status check_def(const tw_world_def *d)
     if (!(d->damping_mass >= 0) || !(d->damping_stiffness >= 0))
         return tw_fail(TW_ERR_INVALID, "Rayleigh damping (%g, %g) must be finite and >= 0", d->damping_mass, d->damping_stiffness);
     if (!(d->cg_tolerance > 0)) return tw_fail(TW_ERR_INVALID, "CG tolerance %g must be > 0", d->cg_tolerance);
+    if (d->contact_passes < 0)
+        return tw_fail(TW_ERR_INVALID, "contact passes %d must be >= 0 (0: the default, %d)", d->contact_passes,
+                       TW_CONTACT_PASSES);
     if ((unsigned)d->precond > TW_PRECOND_AUTO) return tw_fail(TW_ERR_INVALID, "unknown preconditioner %d", (int)d->precond);
     if (d->cg_max_iterations < 1) return tw_fail(TW_ERR_INVALID, "CG iteration cap %d must be >= 1", d->cg_max_iterations);
     if (d->newton_iterations < 0 || !(d->newton_tolerance > 0))
@@ -336,16 +340,19 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     w->cimpulse = tw_calloc(n, sizeof(tw_real), "contact impulses");
     w->cmu = tw_calloc(n, sizeof(tw_real), "contact friction");
     w->cfric = tw_calloc(n, sizeof(tw_real), "contact friction damping");
+    w->ccol = tw_malloc(n, "contact colliders");
+    w->cvel = tw_calloc(3 * n, sizeof(tw_real), "contact collider velocities");
     w->energy_step = -1;
     w->newton = tw_calloc(4 * 3 * n, sizeof(tw_real), "Newton vectors");
     if (!w->x || !w->v || !w->fext || !w->target || !w->cons || !w->R || !w->S || !w->fe || !w->f || !w->rhs ||
         !w->vnew || !w->A || !w->edge_nbr || !w->acc || !w->xprev || !w->vprev || !w->xbase || !w->vbase ||
-        !w->fcons || !w->cnormal || !w->cdist || !w->cimpulse || !w->cmu || !w->cfric || !w->newton || tw_solver_work_init(&w->work, (int)n) != TW_OK) {
+        !w->fcons || !w->cnormal || !w->cdist || !w->cimpulse || !w->cmu || !w->cfric || !w->ccol || !w->cvel || !w->newton || tw_solver_work_init(&w->work, (int)n) != TW_OK) {
         tw_world_destroy(w);
         return NULL;
     }
     memcpy(w->x, w->fem.X, sizeof(tw_real) * 3 * n);
     memcpy(w->target, w->fem.X, sizeof(tw_real) * 3 * n);
+    memset(w->ccol, TW_CONTACT_NONE, n);
     double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
     for (size_t i = 0; i < n; i++) {
         if (mesh->unused && mesh->unused[i]) w->cons[i] = TW_PINNED; /* no mass, no stiffness */
@@ -377,7 +384,7 @@ void tw_world_destroy(tw_world *w)
     free(w->x); free(w->v); free(w->fext); free(w->target); free(w->cons); free(w->R); free(w->S);
     free(w->fe); free(w->f); free(w->rhs); free(w->vnew); free(w->A); free(w->edge_nbr);
     free(w->acc); free(w->xprev); free(w->vprev); free(w->xbase); free(w->vbase);
-    free(w->fcons); free(w->cnormal); free(w->cdist); free(w->cimpulse); free(w->cmu); free(w->cfric); free(w->newton);
+    free(w->fcons); free(w->cnormal); free(w->cdist); free(w->cimpulse); free(w->cmu); free(w->cfric); free(w->ccol); free(w->cvel); free(w->newton);
     tw_hanging_free(w);
     tw_solver_work_free(&w->work);
     tw_amg_free(w->amg);
@@ -555,6 +562,7 @@ size_t tw_world_memory_bytes(const tw_world *w)
 {
     size_t n = (size_t)w->fem.n, nt = (size_t)w->fem.nt, r = sizeof(tw_real), rn = n > nt ? n : nt;
     return tw_fem_memory_bytes(&w->fem) + n * (3 * 7 * r + 1 + 2 * sizeof(int) + 7 * 3 * r + 9 * r) +
+           n * (1 + 3 * r) + /* the contacts' colliders and their velocities */
            9 * rn * r + (TW_GREEN_PACK + 12) * nt * r + 9 * (size_t)w->fem.nnzb * r + sizeof *w;
 }
 

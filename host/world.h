@@ -61,6 +61,11 @@ struct tw_world {
     tw_real *cimpulse;    /* contact normal impulses of the last step, N s (n) */
     tw_real *cmu;         /* contact friction coefficients, set when a contact is marked (n) */
     tw_real *cfric;       /* implicit friction: the tangential damping in A's diagonal block this step, N s/m (n) */
+    unsigned char *ccol;  /* the contact's collider (index, TW_CONTACT_NONE when none) (n) */
+    tw_real *cvel;        /* the contact's collider surface velocity, m/s (3n; 0 for static colliders) */
+    double cforce[TW_MAX_COLLIDERS][3]; /* the force the body exerted on each collider in the last step, N */
+    double ctarget[TW_MAX_COLLIDERS][6]; /* tw_world_move_collider: center and end after the next step */
+    unsigned char cmoved[TW_MAX_COLLIDERS]; /* 1: ctarget holds the collider's next position */
     tw_real *newton;      /* Newton iterations: 4 vectors of 3n */
     /* the energy check of tw_world_step (step.c): the mechanical energy after
      * step energy_step, valid while the state's fingerprint is energy_key */
@@ -113,15 +118,35 @@ void tw_contact_land_all(tw_world *w, tw_real *v, double heff);
  * *friction (when not NULL) gets how many had friction off Coulomb's (their
  * damping is updated; see tw_contact_update_vertex). */
 int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, int *friction);
+/* The shift of a contact solve on moving colliders: s_i the collider's
+ * tangential velocity at each active contact on one, 0 elsewhere; returns 1
+ * when any is not 0. The implicit step solves for v - s: the friction
+ * damping's right-hand side cf (I - n n^T) vc (large for a stuck contact)
+ * then cancels in b - A s, so the solve's relative tolerance is measured
+ * against the body's own forces, as for a static collider. */
+int tw_contact_shift(const tw_world *w, tw_real *s);
 /* Projects vertices inside a collider out, removes approaching normal
- * velocity and applies Coulomb friction from that velocity change. Returns
- * how many were more than 1e-4 x size inside. */
-int tw_contact_project(tw_world *w, tw_real *x, tw_real *v);
+ * velocity and applies Coulomb friction from that velocity change (relative
+ * to a moving collider); the momentum it gives goes into w->cforce over h.
+ * Returns how many were more than 1e-4 x size inside. */
+int tw_contact_project(tw_world *w, tw_real *x, tw_real *v, double h);
+/* After the contact passes of an implicit step (w->A v = b): the active
+ * contacts' impulses (normal and friction) over heff added to w->cforce
+ * (zeroed at the start of each step). */
+void tw_contact_forces(tw_world *w, const tw_real *b, const tw_real *v, double heff);
+/* The colliders' motion over a step of h: each moves by h x its velocity,
+ * or onto its tw_world_move_collider target. Nothing for static ones. */
+void tw_colliders_advance(tw_world *w, double h);
+/* The same into out (ncolliders), w unchanged (the CUDA step's colliders at
+ * the end of the step). */
+void tw_colliders_advanced(const tw_world *w, double h, tw_collider_def *out);
+/* 1 when a collider moves (does work on the body). */
+int tw_colliders_moving(const tw_world *w);
 /* The two halves: positions (marking the projected vertices in w->fcons with
  * their normals; returns how many), then velocities (and accelerations, when
  * acc is not NULL, lose their component into the collider). */
 int tw_contact_project_positions(tw_world *w, tw_real *x);
-void tw_contact_project_velocities(tw_world *w, tw_real *v, tw_real *acc);
+void tw_contact_project_velocities(tw_world *w, tw_real *v, tw_real *acc, double h);
 
 /* Hanging vertices (hanging.c): before a step, their kinematic targets from
  * the constraining vertices' predicted positions (the explicit step moves

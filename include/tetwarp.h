@@ -402,6 +402,11 @@ typedef struct tw_world_def {
     int energy_check;               /* 1: each step compares the mechanical energy before and after
                                        (tw_step_stats.energy_rise; CPU backend); costs one elastic
                                        energy evaluation a step, about a rotation pass. 0: off */
+    int contact_passes;             /* implicit, with colliders: solves of the contact active set per step at
+                                       most (each after the first follows an update of the set); 0, the
+                                       default = 8. Fewer trade accuracy (penetration left to the end-of-step
+                                       projection, friction off Coulomb's) for a cheaper step (a tool's
+                                       force at a haptic rate: bench/tool_rate.c) */
 } tw_world_def;
 tw_world_def tw_default_world_def(void);
 
@@ -452,26 +457,58 @@ void tw_world_clear_forces(tw_world *w);
  * treated implicitly. vertex < 0 releases it. */
 tw_status tw_world_set_spring(tw_world *w, int vertex, const double anchor[3], double k);
 
-/* Static colliders (Zhuang & Canny sec. 4): a vertex that touches or
- * penetrates one is projected out, loses its approaching normal velocity,
- * and Coulomb friction removes tangential velocity in proportion to the
- * normal impulse. In the implicit integrators a resting contact is a
- * constrained direction in the PCG filter. */
-typedef enum tw_collider_kind { TW_COLLIDER_PLANE = 0, TW_COLLIDER_BOX, TW_COLLIDER_SPHERE } tw_collider_kind;
+/* Colliders (Zhuang & Canny sec. 4): a vertex that touches or penetrates
+ * one is projected out, loses its approaching normal velocity, and Coulomb
+ * friction removes tangential velocity in proportion to the normal impulse.
+ * In the implicit integrators a resting contact is a constrained direction in
+ * the PCG filter. A collider may move (a tool): with a velocity, the contact
+ * constrains the vertex's normal velocity relative to the collider's and
+ * friction acts on the relative tangential velocity; the collider advances
+ * by dt x velocity each step (kinematic: nothing the body does moves it). */
+typedef enum tw_collider_kind {
+    TW_COLLIDER_PLANE = 0,
+    TW_COLLIDER_BOX,
+    TW_COLLIDER_SPHERE,
+    TW_COLLIDER_CAPSULE  /* the points within radius of the segment center..end */
+} tw_collider_kind;
 typedef struct tw_collider_def {
     tw_collider_kind kind;
     double point[3];        /* plane: a point on it, m */
     double normal[3];       /* plane: the side the body stays on (need not be unit) */
-    double center[3];       /* box, sphere: m */
+    double center[3];       /* box, sphere: m; capsule: the segment's first end, m */
     double half_extents[3]; /* box: axis-aligned half sizes, m, > 0 */
-    double radius;          /* sphere: m, > 0 */
+    double radius;          /* sphere, capsule: m, > 0 */
     double friction;        /* Coulomb coefficient, >= 0 */
+    double end[3];          /* capsule: the segment's second end, m (equal to center: a sphere) */
+    double velocity[3];     /* m/s: of center (plane: of point); 0 for a static collider */
+    double end_velocity[3]; /* capsule: of end, m/s (a capsule may turn); the surface between the ends
+                               moves with the velocity interpolated along the segment */
 } tw_collider_def;
-/* The floor z = 0 with friction 0.5. */
+/* The floor z = 0 with friction 0.5, at rest. */
 tw_collider_def tw_default_collider_def(void);
 #define TW_MAX_COLLIDERS 16
 tw_status tw_world_add_collider(tw_world *w, const tw_collider_def *c);
 void tw_world_clear_colliders(tw_world *w);
+int tw_world_collider_count(const tw_world *w);
+/* Collider `index` as it is now (its position at tw_world_time). */
+tw_status tw_world_get_collider(const tw_world *w, int index, tw_collider_def *c);
+/* Replaces collider `index` (checked as tw_world_add_collider): the state at
+ * the start of the next step, its velocity included. */
+tw_status tw_world_set_collider(tw_world *w, int index, const tw_collider_def *c);
+/* Drives collider `index` along a path: where it is at the end of the next
+ * step (center; for a capsule also end, or NULL to translate end with
+ * center). Its velocity becomes (target - now) / dt, and after the step it is
+ * exactly at the target (and moves on at that velocity unless moved again). */
+tw_status tw_world_move_collider(tw_world *w, int index, const double center[3], const double end[3]);
+/* The force the body exerted on collider `index` during the last step, N
+ * (the contacts' normal and friction impulses, and what the end-of-step
+ * projection gave, divided by the step; a tool pressed into a body is pushed
+ * back: the force points out of the body). Zero before the first step.
+ * Implicit integrators: BDF2 divides by its effective step 2 dt / 3, and
+ * with Newton iterations (BDF2 on the CPU) it is the first solve's. Explicit
+ * Newmark: the projection's momentum alone, which a resting contact gives
+ * every other step or so: average it over steps. */
+tw_status tw_world_collider_force(const tw_world *w, int index, double f[3]);
 /* Signed distance of point x to collider c (m, negative inside) and the
  * outward normal there. */
 double tw_collider_distance(const tw_collider_def *c, const double x[3], double normal[3]);

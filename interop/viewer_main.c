@@ -25,6 +25,7 @@
 #include "gl_view.h"
 #include "png_io.h"
 #include "scenes.h"
+#include "viewer_tool.h"
 
 #include <epoxy/gl.h>
 #include <GLFW/glfw3.h>
@@ -46,7 +47,9 @@ static const char *const key_help =
     "       g  gravity on / off (recreates the worlds, keeping the state)\n"
     "       + / -  Young's modulus x2 / /2 (recreates the worlds)   [ / ]  time step /1.5 / x1.5\n"
     "       a  bone core: timed spin on / off (off: held where it is; a core drag holds it too)\n"
-    "       w  wireframe              h  this help                   q, Esc  quit\n";
+    "       w  wireframe              h  this help                   q, Esc  quit\n"
+    "       t  tool: then left-drag on a body puts a sphere there and moves it (in the plane facing\n"
+    "          you; the wheel pushes it in or out), the force on it in the title; t again removes it\n";
 
 enum { GL_USE_EGL = 1, GL_USE_GLX = 2 };
 enum { UPLOAD_AUTO = 0, UPLOAD_HOST, UPLOAD_INTEROP }; /* --upload */
@@ -84,6 +87,8 @@ typedef struct viewer {
     long steps_done;
     /* mouse */
     int orbiting, dragging, drag_body, drag_vertex, turning; /* turning: the bone core, by a drag */
+    int tool_mode;            /* t: the left drag moves the tool (viewer_tool.h) */
+    viewer_tool tool;
     double help_until;        /* glfwGetTime() until which the title shows the keys (h) */
     double last_x, last_y, drag_plane_point[3], drag_plane_normal[3], drag_k;
     GLFWwindow *win;
@@ -500,6 +505,7 @@ static void draw(viewer *v, int width, int height)
     static const float zero[3] = {0, 0, 0};
     if (v->have_floor) gl_view_draw(&v->gl, &v->floor, zero);
     for (int i = 0; i < v->scene.body_count; i++) gl_view_draw(&v->gl, &v->surf[i], v->scene.body[i].offset);
+    if (v->tool.body >= 0) viewer_tool_draw(&v->tool, &v->gl, v->scene.body[v->tool.body].offset);
 }
 
 static int make_surfaces(viewer *v)
@@ -562,6 +568,7 @@ static int advance(viewer *v, int steps)
     for (int k = 0; k < steps; k++) {
         demo_body *b0 = &s->body[0];
         demo_scene_drive(s, tw_world_time(b0->world) + tw_world_dt(b0->world));
+        if (v->tool.body >= 0) viewer_tool_drive(&v->tool, &s->body[v->tool.body]);
         double t0 = tw_world_time(b0->world);
         int cg;
         tw_status rc = demo_scene_step(s, &cg);
@@ -719,6 +726,8 @@ static void rebuild_all(viewer *v, double youngs_factor, int gravity_toggle)
             fprintf(stderr, PROG ": recreating %s: %s\n", b->name, tw_last_error());
     }
     v->dragging = 0;
+    v->tool.body = v->tool.index = -1; /* the new worlds have the bodies' own colliders only */
+    v->tool.dragging = 0;
     printf("E %g Pa, gravity %s\n", v->scene.body[0].def.youngs_modulus, v->gravity_on ? "on" : "off");
 }
 
@@ -776,6 +785,14 @@ static void on_char(GLFWwindow *w, unsigned int c)
             printf("bone core: held at %.0f degrees (right-drag or shift+left-drag turns it)\n",
                    s->body[core].core_angle * 180 / 3.14159265358979);
         }
+    } else if (c == 't') {
+        if (v->tool.body >= 0) {
+            viewer_tool_remove(&v->tool, &s->body[v->tool.body]);
+            v->tool_mode = 0;
+        } else {
+            v->tool_mode = !v->tool_mode;
+        }
+        printf("tool: %s\n", v->tool_mode ? "on (left-drag on a body)" : "off");
     } else if (c == 'w') {
         v->wireframe = !v->wireframe;
     } else if (c == 'h') {
@@ -893,7 +910,7 @@ static void on_button(GLFWwindow *w, int button, int action, int mods)
     v->last_y = my;
     if (action == GLFW_RELEASE) {
         if (v->dragging) tw_world_set_spring(v->scene.body[v->drag_body].world, -1, NULL, 0);
-        v->dragging = v->orbiting = v->turning = 0;
+        v->dragging = v->orbiting = v->turning = v->tool.dragging = 0;
         return;
     }
     if (demo_scene_core_body(&v->scene) >= 0 &&
@@ -906,7 +923,23 @@ static void on_button(GLFWwindow *w, int button, int action, int mods)
         double o[3], d[3], hit[3];
         int body, tri;
         camera_ray(&v->cam, mx, my, v->win_w, v->win_h, o, d);
-        if (pick(v, o, d, &body, hit, &tri)) {
+        int picked = pick(v, o, d, &body, hit, &tri);
+        if (v->tool_mode && (picked || v->tool.body >= 0)) {
+            double eye[3], f[3], r[3], u[3], p[3];
+            camera_frame(&v->cam, eye, f, r, u);
+            if (!picked) { /* a drag off the body takes the tool where it is */
+                body = v->tool.body;
+                for (int k = 0; k < 3; k++) p[k] = v->tool.pos[k];
+            } else {
+                for (int k = 0; k < 3; k++) p[k] = hit[k] - v->scene.body[body].offset[k];
+            }
+            if (v->tool.body >= 0 && v->tool.body != body) viewer_tool_remove(&v->tool, &v->scene.body[v->tool.body]);
+            if (viewer_tool_grab(&v->tool, &v->scene.body[body], body, p, f) == 0) {
+                if (picked && v->tool.body == body) viewer_tool_aim(&v->tool, o, d, v->scene.body[body].offset);
+                return;
+            }
+        }
+        if (picked) {
             demo_body *b = &v->scene.body[body];
             double p[3];
             for (int k = 0; k < 3; k++) p[k] = hit[k] - b->offset[k];
@@ -935,7 +968,11 @@ static void on_button(GLFWwindow *w, int button, int action, int mods)
 static void on_move(GLFWwindow *w, double mx, double my)
 {
     viewer *v = glfwGetWindowUserPointer(w);
-    if (v->dragging) drag_to(v, mx, my);
+    if (v->tool.dragging) {
+        double o[3], d[3];
+        camera_ray(&v->cam, mx, my, v->win_w, v->win_h, o, d);
+        viewer_tool_aim(&v->tool, o, d, v->scene.body[v->tool.body].offset);
+    } else if (v->dragging) drag_to(v, mx, my);
     else if (v->turning) { /* 0.01 rad per pixel of horizontal motion */
         demo_scene *s = &v->scene;
         for (int i = 0; i < s->body_count; i++)
@@ -953,6 +990,10 @@ static void on_move(GLFWwindow *w, double mx, double my)
 static void on_scroll(GLFWwindow *w, double dx, double dy)
 {
     viewer *v = glfwGetWindowUserPointer(w);
+    if (v->tool_mode && v->tool.body >= 0) { /* pushes the tool along the view */
+        viewer_tool_push(&v->tool, 0.25 * v->tool.radius * dy);
+        return;
+    }
     v->cam.distance *= pow(0.9, dy);
 }
 
@@ -990,12 +1031,18 @@ static int run_window(viewer *v)
         frames++;
         double now = glfwGetTime();
         if (now - t_title > 0.5 && now > v->help_until) {
-            char core[48] = "";
+            char core[128] = "";
             int cb = demo_scene_core_body(&v->scene);
             if (cb >= 0 && v->scene.body[cb].core_held)
                 snprintf(core, sizeof core, " | core held %.0f deg", v->scene.body[cb].core_angle * 180 / 3.14159265358979);
             else if (cb >= 0)
                 snprintf(core, sizeof core, " | core spinning");
+            if (v->tool.body >= 0) {
+                double tf[3] = {0, 0, 0};
+                tw_world_collider_force(v->scene.body[v->tool.body].world, v->tool.index, tf);
+                size_t l = strlen(core);
+                snprintf(core + l, sizeof core - l, " | tool F (%.2g, %.2g, %.2g) N", tf[0], tf[1], tf[2]);
+            }
             snprintf(title, sizeof title,
                      PROG " %s | %.0f fps | %.0f steps/s | %s | %s, %s | %d tets | CG %d | E %.3g Pa | dt %.3g s | "
                           "gravity %s%s%s | h: help",
@@ -1027,6 +1074,7 @@ int main(int argc, char **argv)
     }
     static viewer v;
     v.o = &o;
+    viewer_tool_init(&v.tool);
     if (build_scene(&v)) return CLI_EXIT_FAIL;
     demo_scene *s = &v.scene;
     for (int i = 0; i < s->body_count; i++) {
@@ -1085,6 +1133,7 @@ int main(int argc, char **argv)
         gl_surface_destroy(&v.surf[i]);
     }
     if (v.have_floor) gl_surface_destroy(&v.floor);
+    viewer_tool_destroy(&v.tool);
     gl_view_destroy(&v.gl);
     if (v.win) glfwDestroyWindow(v.win);
     glfwTerminate(); /* a no-op when GLFW was not started (EGL) */

@@ -1,5 +1,6 @@
-// Contact with static colliders on the device: host/contact.c's loops, one
-// thread per vertex, calling the same per-vertex math (host/hd/contact.h).
+// Contact with colliders (static or moving) on the device: host/contact.c's
+// loops, one thread per vertex, calling the same per-vertex math
+// (host/hd/contact.h).
 // For the implicit integrators (implicit Euler, BDF2: contacts detected at
 // xbase), in implicit_solve's order (cuda_world.cu launches them):
 //
@@ -19,13 +20,23 @@
 //
 // The state kept between steps (each contact's last normal impulse) lives
 // only on the device, as on the CPU it lives only in the world. Colliders are
-// a small device array uploaded when they change (cuda_world.cu
-// upload_state); their count is a step parameter (tw_cuda_params.ncolliders).
+// two small device arrays uploaded every step with colliders (cuda_world.cu
+// upload_colliders): where the step starts (detection, landing, friction)
+// and where it leaves them (the end-of-step projection); their count is a
+// step parameter (tw_cuda_params.ncolliders).
+//
+// Moving colliders (host/contact.c's design note): the contact solves run
+// for vnew - s (contact_shift_*: s the colliders' tangential velocity at
+// their active contacts, rhs - A s by the PCG's own SpMV, the rhs saved and
+// restored), and the force on each collider is a per-vertex array (cpush:
+// contact_impulse_kernel after the passes, the projections' momentum added)
+// summed per collider by a deterministic reduction (contact_force_kernel).
 //
 // NEVER RUN ON A GPU: written and compiled (nvcc 13, sm_90) on a machine
 // without one; tests/test_gpu_backend.c's contact cases (cube on a floor
 // against the CPU, bar on a sphere) are what a session with a device runs
-// first.
+// first. The moving colliders and the force are compiled only: no GPU
+// test covers them yet.
 #include "hd/contact.h"
 #include "cuda_internal.h"
 #include "cuda_reduce.cuh"
@@ -46,15 +57,15 @@ __global__ void contact_mark_kernel(tw_cuda_data d, double *partial)
         size_t k = 3 * (size_t)i;
         tw_real *nrm = d.cnormal + k;
         if (!tw_contact_mark_vertex(d.colliders, P->ncolliders, d.xbase + k, d.v + k, P->touch, nrm, &d.cdist[i],
-                                    &d.cmu[i])) {
+                                    &d.cmu[i], &d.ccol[i], d.cvel + k)) {
             d.cimpulse[i] = 0;
             continue;
         }
         d.fcons[i] = TW_FILTER_NORMAL;
-        tw_contact_land(d.vnew + k, nrm, d.cdist[i], P->heff);
-        /* this thread's row only: the diagonal block is no other vertex's */
-        tw_contact_friction_block(d.A + 9 * (size_t)d.diag[i], nrm, d.v + k, d.cmu[i], d.cimpulse[i], P->vt_min,
-                                  &d.cfric[i]);
+        tw_contact_land(d.vnew + k, nrm, d.cdist[i], P->heff, tw_contact_reach(d.cvel + k, nrm, P->h));
+        /* this thread's row only: the diagonal block and rhs row are no other vertex's */
+        tw_contact_friction_block(d.A + 9 * (size_t)d.diag[i], d.rhs + k, nrm, d.v + k, d.cvel + k, d.cmu[i],
+                                  d.cimpulse[i], P->vt_min, &d.cfric[i]);
         s[0] += 1;
     }
     tw_block_partials<1>(s, partial);
@@ -80,9 +91,12 @@ __global__ void contact_update_kernel(tw_cuda_data d, double *partial)
         size_t k = 3 * (size_t)i;
         double J = 0;
         if (d.fcons[i] == TW_FILTER_NORMAL) J = tw_contact_impulse(d.row_ptr, d.col, d.A, d.vnew, d.rhs, d.cnormal + k, i);
-        int r = tw_contact_update_vertex(&d.fcons[i], d.A + 9 * (size_t)d.diag[i], &d.cfric[i], &d.cimpulse[i],
-                                         d.vnew + k, d.cnormal + k, d.cdist[i], d.cmu[i], J, P->heff,
-                                         TW_CONTACT_JTOL * d.mass[i] * gn * P->heff, P->gtol, P->vt_min, TW_CONTACT_FTOL);
+        /* its rhs row only, after its own impulse read it */
+        int r = tw_contact_update_vertex(&d.fcons[i], d.A + 9 * (size_t)d.diag[i], d.rhs + k, &d.cfric[i],
+                                         &d.cimpulse[i], d.vnew + k, d.cvel + k, d.cnormal + k, d.cdist[i],
+                                         tw_contact_reach(d.cvel + k, d.cnormal + k, P->h), d.cmu[i], J, P->heff,
+                                         TW_CONTACT_JTOL * d.mass[i] * gn * P->heff, P->gtol, P->vt_min,
+                                         TW_CONTACT_FTOL);
         s[0] += d.fcons[i] == TW_FILTER_NORMAL;
         s[1] += (r & TW_CONTACT_CHANGED) != 0;
         s[2] += (r & TW_CONTACT_FRICTION) != 0;
@@ -97,7 +111,7 @@ __global__ void contact_land_kernel(tw_cuda_data d)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= d.n || d.fcons[i] != TW_FILTER_NORMAL) return;
     size_t k = 3 * (size_t)i;
-    tw_contact_land(d.vnew + k, d.cnormal + k, d.cdist[i], d.P->heff);
+    tw_contact_land(d.vnew + k, d.cnormal + k, d.cdist[i], d.P->heff, tw_contact_reach(d.cvel + k, d.cnormal + k, d.P->h));
 }
 
 __global__ void contact_update_count_kernel(tw_cuda_status *st, const double *scalars)
@@ -107,15 +121,90 @@ __global__ void contact_update_count_kernel(tw_cuda_status *st, const double *sc
     st->contact_friction = (int)scalars[TW_S_CONTACTS + 2];
 }
 
-/* tw_contact_project (positions, then the projected vertices' velocities) */
+/* The momentum a projection gave vertex i (velocity v0 -> vi), over h, off
+ * its collider's force (projection_force in host/contact.c). */
+__device__ void contact_push(const tw_cuda_data &d, int i, const tw_real *v0, const tw_real *vi)
+{
+    if (d.ccol[i] >= d.P->ncolliders) return;
+    double m = d.mass[i];
+    for (int a = 0; a < 3; a++) d.cpush[3 * (size_t)i + a] -= (tw_real)(m * ((double)vi[a] - v0[a]) / d.P->h);
+}
+
+/* tw_contact_project (positions, then the projected vertices' velocities),
+ * against the colliders where the step leaves them */
 __global__ void contact_project_kernel(tw_cuda_data d)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= d.n || !d.st->ok || d.cons[i]) return; /* a failed step changed nothing */
     size_t k = 3 * (size_t)i;
     tw_real nrm[3], mu;
-    if (tw_contact_project_vertex(d.colliders, d.P->ncolliders, d.x + k, nrm, &mu))
-        tw_contact_project_velocity(d.v + k, nrm, mu);
+    if (tw_contact_project_vertex(d.colliders_end, d.P->ncolliders, d.x + k, nrm, &mu, &d.ccol[i], d.cvel + k)) {
+        tw_real v0[3] = {d.v[k], d.v[k + 1], d.v[k + 2]};
+        tw_contact_project_velocity(d.v + k, nrm, mu, d.cvel + k);
+        contact_push(d, i, v0, d.v + k);
+    }
+}
+
+/* After the contact passes: each active contact's impulse over heff, with
+ * the sign turned, in cpush (tw_contact_forces); 0 elsewhere. Reads the
+ * rows of A and vnew; writes only its own cpush. */
+__global__ void contact_impulse_kernel(tw_cuda_data d)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= d.n) return;
+    size_t k = 3 * (size_t)i;
+    double p[3] = {0, 0, 0};
+    if (d.fcons[i] == TW_FILTER_NORMAL && !d.cons[i] && d.ccol[i] < d.P->ncolliders)
+        tw_contact_vertex_impulse(d.row_ptr, d.col, d.A, d.vnew, d.rhs, d.cnormal + k, d.cfric[i], d.cvel + k, i, p);
+    for (int a = 0; a < 3; a++) d.cpush[k + a] = (tw_real)(-p[a] / d.P->heff);
+}
+
+/* The force on collider c: cpush summed over the vertices whose contact is
+ * on it (deterministic partial sums) */
+__global__ void contact_force_kernel(tw_cuda_data d, int c, double *partial)
+{
+    double s[3] = {0, 0, 0};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x) {
+        if (d.ccol[i] != c) continue;
+        for (int a = 0; a < 3; a++) s[a] += d.cpush[3 * (size_t)i + a];
+    }
+    tw_block_partials<3>(s, partial);
+}
+
+/* The shift of a contact solve (host/step.c solve_contacts): p = s, the
+ * colliders' tangential velocity at the active contacts on moving ones
+ * (tw_contact_shift), kept in shift */
+__global__ void contact_shift_kernel(tw_cuda_data d, tw_real *p, tw_real *shift)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= d.n) return;
+    size_t k = 3 * (size_t)i;
+    const tw_real *vc = d.cvel + k, *nn = d.cnormal + k;
+    double s[3] = {0, 0, 0};
+    if (d.fcons[i] == TW_FILTER_NORMAL && !d.cons[i] && tw_contact_moving(vc)) {
+        double vcn = (double)vc[0] * nn[0] + (double)vc[1] * nn[1] + (double)vc[2] * nn[2];
+        for (int a = 0; a < 3; a++) s[a] = vc[a] - vcn * nn[a];
+    }
+    for (int a = 0; a < 3; a++) p[k + a] = shift[k + a] = (tw_real)s[a];
+}
+
+/* q = A s: the rhs saved, rhs - A s and vnew - s for the solve */
+__global__ void contact_shift_apply_kernel(tw_cuda_data d, const tw_real *q, const tw_real *shift, tw_real *saved)
+{
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= 3 * d.n) return;
+    saved[j] = d.rhs[j];
+    d.rhs[j] -= q[j];
+    d.vnew[j] -= shift[j];
+}
+
+/* after the solve: rhs restored, vnew + s */
+__global__ void contact_shift_end_kernel(tw_cuda_data d, const tw_real *shift, const tw_real *saved)
+{
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= 3 * d.n) return;
+    d.rhs[j] = saved[j];
+    d.vnew[j] += shift[j];
 }
 
 /* explicit Newmark: tw_contact_project_positions on the predicted x (marks
@@ -126,9 +215,12 @@ __global__ void contact_project_predicted_kernel(tw_cuda_data d, double *partial
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x) {
         unsigned char c = d.cons[i];
         d.fcons[i] = c;
-        if (c) continue;
         size_t k = 3 * (size_t)i;
-        if (!tw_contact_project_vertex(d.colliders, d.P->ncolliders, d.x + k, d.cnormal + k, &d.cmu[i])) continue;
+        d.cpush[k] = d.cpush[k + 1] = d.cpush[k + 2] = 0;
+        if (c) continue;
+        if (!tw_contact_project_vertex(d.colliders_end, d.P->ncolliders, d.x + k, d.cnormal + k, &d.cmu[i], &d.ccol[i],
+                                       d.cvel + k))
+            continue;
         d.fcons[i] = TW_FILTER_NORMAL;
         s[0] += 1;
     }
@@ -141,7 +233,9 @@ __global__ void contact_project_newmark_kernel(tw_cuda_data d)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= d.n || d.fcons[i] != TW_FILTER_NORMAL) return;
     size_t k = 3 * (size_t)i;
-    tw_contact_project_velocity(d.vnew + k, d.cnormal + k, d.cmu[i]);
+    tw_real v0[3] = {d.vnew[k], d.vnew[k + 1], d.vnew[k + 2]};
+    tw_contact_project_velocity(d.vnew + k, d.cnormal + k, d.cmu[i], d.cvel + k);
+    contact_push(d, i, v0, d.vnew + k);
     tw_contact_project_acceleration(d.anew + k, d.cnormal + k);
 }
 
@@ -204,6 +298,49 @@ tw_status tw_cuda_contact_project_predicted(tw_cuda_world *cw)
 tw_status tw_cuda_contact_project_newmark(tw_cuda_world *cw)
 {
     contact_project_newmark_kernel<<<tw_cuda_grid(cw->d.n), TW_CUDA_THREADS, 0, cw->stream>>>(cw->d);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_contact_impulses(tw_cuda_world *cw)
+{
+    contact_impulse_kernel<<<tw_cuda_grid(cw->d.n), TW_CUDA_THREADS, 0, cw->stream>>>(cw->d);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_contact_forces(tw_cuda_world *cw, int nc, double force[][3])
+{
+    const tw_cuda_data &d = cw->d;
+    unsigned nb = tw_cuda_reduce_grid(d.n);
+    for (int c = 0; c < nc; c++) {
+        contact_force_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(d, c, cw->partial);
+        TW_CUDA_LAUNCHED();
+        tw_status s = tw_cuda_reduce_finish(cw, 3, (int)nb, TW_S_FORCE);
+        if (s != TW_OK) return s;
+        TW_CUDA_TRY(cudaMemcpyAsync(force[c], cw->scalars + TW_S_FORCE, 3 * sizeof(double), cudaMemcpyDeviceToHost,
+                                    cw->stream));
+    }
+    TW_CUDA_TRY(cudaStreamSynchronize(cw->stream));
+    return TW_OK;
+}
+
+tw_status tw_cuda_contact_shift_begin(tw_cuda_world *cw)
+{
+    unsigned g = tw_cuda_grid(cw->d.n), g3 = tw_cuda_grid(3 * (long)cw->d.n);
+    contact_shift_kernel<<<g, TW_CUDA_THREADS, 0, cw->stream>>>(cw->d, cw->p, cw->shift);
+    TW_CUDA_LAUNCHED();
+    tw_status s = tw_cuda_spmv_pq(cw); /* q = A s: p and q are free between solves */
+    if (s != TW_OK) return s;
+    contact_shift_apply_kernel<<<g3, TW_CUDA_THREADS, 0, cw->stream>>>(cw->d, cw->q, cw->shift, cw->shift_rhs);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_contact_shift_end(tw_cuda_world *cw)
+{
+    contact_shift_end_kernel<<<tw_cuda_grid(3 * (long)cw->d.n), TW_CUDA_THREADS, 0, cw->stream>>>(cw->d, cw->shift,
+                                                                                                 cw->shift_rhs);
     TW_CUDA_LAUNCHED();
     return TW_OK;
 }

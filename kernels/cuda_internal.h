@@ -33,7 +33,8 @@ enum {
     TW_S_MOM = 8,     /* 3: momentum excess (conserve_momentum) */
     TW_S_CONTACTS = 11, /* 3: active contact vertices, those that joined or left the active set,
                            those with friction off Coulomb's (cuda_contact.cu) */
-    TW_S_COUNT = 14
+    TW_S_FORCE = 14,    /* 3: the force on one collider (tw_cuda_contact_forces) */
+    TW_S_COUNT = 17
 };
 
 /* The per-step numbers, in device memory (tw_cuda_world.params), written by
@@ -102,8 +103,14 @@ typedef struct tw_cuda_data {
      * damping in A this step, and the state kept between steps: the last
      * normal impulse */
     const tw_collider_def *colliders;
+    const tw_collider_def *colliders_end; /* where the step leaves them: the end-of-step projection's */
     unsigned char *fcons;
     tw_real *cnormal, *cdist, *cmu, *cimpulse, *cfric;
+    /* moving colliders: per vertex the contact's collider (TW_CONTACT_NONE:
+     * none) and its surface velocity (3n), and what the vertex gave its
+     * collider this step, N (3n: the force's per-vertex terms) */
+    unsigned char *ccol;
+    tw_real *cvel, *cpush;
     /* the integrators (cuda_integrators.cu). xbase, vbase: what the implicit
      * kernels step from (x+ = xbase + heff v+, rhs M vbase + ...): x and v
      * themselves for implicit Euler, xb and vb for BDF2 (written each step
@@ -177,6 +184,10 @@ struct tw_cuda_world {
     tw_real *g, *vol, *lam, *mu, *K, *mass, *X;
     unsigned char *cons;
     tw_collider_def *colliders; /* TW_MAX_COLLIDERS */
+    tw_collider_def *colliders_end; /* TW_MAX_COLLIDERS: at the end of the step */
+    tw_real *shift, *shift_rhs; /* the contact solve's shift on moving colliders and the saved rhs (3n) */
+    int colliders_moving;       /* this step: the contact solves run shifted */
+    int contact_passes;         /* this step: contact solves at most (tw_world_def.contact_passes) */
     int ncolliders_up;          /* how many were uploaded */
     int contact_live;           /* a step with colliders ran since the contact state was last cleared */
     const unsigned char *pcg_filter; /* what the PCG filters by: cons, or fcons when the shape has colliders */
@@ -313,6 +324,18 @@ tw_status tw_cuda_contact_project_predicted(tw_cuda_world *cw);
  * marked vertices' approaching normal velocity (vnew) and acceleration
  * (anew) removed, friction. */
 tw_status tw_cuda_contact_project_newmark(tw_cuda_world *cw);
+/* After the last contact pass (implicit): each active contact's impulse
+ * (tw_contact_vertex_impulse) over heff into cpush, the others 0. The
+ * projections then add their momentum over h. */
+tw_status tw_cuda_contact_impulses(tw_cuda_world *cw);
+/* The force on each of the nc colliders (cpush summed over its contacts,
+ * sign turned) into force; waits for the stream. */
+tw_status tw_cuda_contact_forces(tw_cuda_world *cw, int nc, double force[][3]);
+/* Around a contact pass's PCG on moving colliders (host/step.c
+ * solve_contacts): begin solves for vnew - s with rhs - A s (rhs saved),
+ * end restores rhs and adds s back. */
+tw_status tw_cuda_contact_shift_begin(tw_cuda_world *cw);
+tw_status tw_cuda_contact_shift_end(tw_cuda_world *cw);
 
 /* cuda_pcg.cu: the filtered block-Jacobi PCG of host/solver_impl.h on
  * A vnew = rhs, from vnew; the filter is cw->pcg_filter (pinned, kinematic: fully

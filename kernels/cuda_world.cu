@@ -225,6 +225,7 @@ static tw_status create_all(tw_cuda_world *cw, const tw_cuda_world_init *f)
     TW_UP(d.target, f->target, 3 * n, "kinematic targets");
     TW_UP(cons, f->cons, n, "constraints");
     TW_UP(colliders, f->colliders, (size_t)TW_MAX_COLLIDERS, "colliders");
+    TW_UP(colliders_end, f->colliders, (size_t)TW_MAX_COLLIDERS, "colliders");
     TW_UP(d.fcons, f->cons, n, "contact filter");
     TW_UP(d.cnormal, f->cnormal, 3 * n, "contact normals");
     TW_UP(d.cdist, f->cdist, n, "contact distances");
@@ -249,6 +250,13 @@ static tw_status create_all(tw_cuda_world *cw, const tw_cuda_world_init *f)
     if ((s = alloc_zero(cw, &cw->partial, (size_t)TW_CUDA_REDUCE_VALUES * TW_CUDA_REDUCE_BLOCKS, "reduction partials")) != TW_OK)
         return s;
     if ((s = alloc_zero(cw, &cw->scalars, (size_t)TW_S_COUNT, "solver scalars")) != TW_OK) return s;
+    /* moving colliders and the force on them */
+    if ((s = alloc_zero(cw, &d.ccol, n, "contact colliders")) != TW_OK) return s;
+    TW_CUDA_TRY(cudaMemset(d.ccol, TW_CONTACT_NONE, n ? n : 1));
+    if ((s = alloc_zero(cw, &d.cvel, 3 * n, "contact collider velocities")) != TW_OK) return s;
+    if ((s = alloc_zero(cw, &d.cpush, 3 * n, "contact forces")) != TW_OK) return s;
+    if ((s = alloc_zero(cw, &cw->shift, 3 * n, "contact shift")) != TW_OK) return s;
+    if ((s = alloc_zero(cw, &cw->shift_rhs, 3 * n, "contact shift")) != TW_OK) return s;
     /* the integrator's state (cuda_integrators.cu): only its own arrays */
     d.xbase = d.x;
     d.vbase = d.v;
@@ -271,6 +279,7 @@ static tw_status create_all(tw_cuda_world *cw, const tw_cuda_world_init *f)
     d.g = cw->g; d.vol = cw->vol; d.lam = cw->lam; d.mu = cw->mu; d.K = cw->K; d.mass = cw->mass; d.X = cw->X;
     d.cons = cw->cons;
     d.colliders = cw->colliders;
+    d.colliders_end = cw->colliders_end;
     cw->pcg_filter = cw->cons;
     double mt = 0; /* the CPU's order (ghost forces, conserve_momentum) */
     for (int i = 0; i < f->n; i++) mt += f->mass[i];
@@ -317,6 +326,7 @@ extern "C" void tw_cuda_world_destroy(tw_cuda_world *cw)
     if (cw->have_stream) cudaStreamDestroy(cw->stream);
     void *ptrs[] = {cw->d.xstart, cw->d.anew, cw->d.acc, cw->d.vprev, cw->d.xprev, cw->d.vb, cw->d.xb,
                     cw->d.cimpulse, cw->d.cmu, cw->d.cdist, cw->d.cnormal, cw->d.cfric, cw->d.fcons, cw->colliders,
+                    cw->colliders_end, cw->d.ccol, cw->d.cvel, cw->d.cpush, cw->shift, cw->shift_rhs,
                     cw->status, cw->params, cw->scalars, cw->partial, cw->dinv, cw->q, cw->p, cw->z, cw->r, cw->d.A, cw->d.vnew, cw->d.rhs,
                     cw->d.f, cw->d.fe, cw->d.S, cw->d.R, cw->cons, cw->d.target, cw->d.fext, cw->d.v, cw->d.x,
                     cw->block_row, cw->edge_nbr, cw->X, cw->mass, cw->K, cw->vt, cw->vt_ptr, cw->contrib,
@@ -371,11 +381,20 @@ static tw_status upload_state(tw_cuda_world *cw, const tw_cuda_step_in *in)
     cw->any_constrained = 0;
     for (size_t i = 0; i < n; i++)
         if (in->cons[i]) { cw->any_constrained = 1; break; }
-    if (in->ncolliders > 0)
-        TW_CUDA_TRY(cudaMemcpyAsync(cw->colliders, in->colliders, sizeof(tw_collider_def) * (size_t)in->ncolliders,
-                                    cudaMemcpyHostToDevice, st));
-    cw->ncolliders_up = in->ncolliders;
+    cw->ncolliders_up = in->ncolliders; /* the colliders go up every step (upload_colliders) */
     /* the numbers (spring, method, dt, ...) go up with the params every step */
+    return TW_OK;
+}
+
+/* The colliders where the step starts and where it leaves them, every step
+ * with colliders (a few hundred bytes: a moving one changes every step). */
+static tw_status upload_colliders(tw_cuda_world *cw, const tw_cuda_step_in *in)
+{
+    size_t bytes = sizeof(tw_collider_def) * (size_t)in->ncolliders;
+    if (!bytes) return TW_OK;
+    TW_CUDA_TRY(cudaMemcpyAsync(cw->colliders, in->colliders, bytes, cudaMemcpyHostToDevice, cw->stream));
+    TW_CUDA_TRY(cudaMemcpyAsync(cw->colliders_end, in->colliders_end ? in->colliders_end : in->colliders, bytes,
+                                cudaMemcpyHostToDevice, cw->stream));
     return TW_OK;
 }
 
@@ -482,6 +501,7 @@ static tw_status enqueue_before_loop(tw_cuda_world *cw, const tw_cuda_shape *sh)
     if ((s = record(cw, 2)) != TW_OK) return s;
     if ((s = tw_cuda_prescribe(cw)) != TW_OK) return s;
     if (sh->colliders && (s = tw_cuda_contact_mark(cw)) != TW_OK) return s;
+    if (sh->colliders && cw->colliders_moving && (s = tw_cuda_contact_shift_begin(cw)) != TW_OK) return s;
     return tw_cuda_pcg_begin(cw);
 }
 
@@ -681,10 +701,12 @@ static tw_status contact_passes(tw_cuda_world *cw, const tw_cuda_params *hp, tw_
     st->contact_passes = 1;
     for (;;) {
         if ((s = tw_cuda_contact_update(cw, &changed, &friction)) != TW_OK) return s;
-        if (!(changed || (friction && friction_passes < 2)) || st->contact_passes >= TW_CONTACT_PASSES) break;
+        if (!(changed || (friction && friction_passes < 2)) || st->contact_passes >= cw->contact_passes) break;
         friction_passes += !changed;
+        if (cw->colliders_moving && (s = tw_cuda_contact_shift_begin(cw)) != TW_OK) return s;
         if ((s = tw_cuda_pcg_begin(cw)) != TW_OK) return s;
         if ((s = tw_cuda_pcg_host_loop(cw, hp)) != TW_OK) return s;
+        if (cw->colliders_moving && (s = tw_cuda_contact_shift_end(cw)) != TW_OK) return s;
         if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
         iterations += cw->hstatus.iterations;
         cap |= capped(&cw->hstatus, hp);
@@ -694,7 +716,7 @@ static tw_status contact_passes(tw_cuda_world *cw, const tw_cuda_params *hp, tw_
     st->contacts_unresolved = changed;
     st->cg_iterations = iterations;
     st->cg_capped = cap;
-    return TW_OK;
+    return tw_cuda_contact_impulses(cw);
 }
 
 /* The step on the device: implicit_solve and what follows it (implicit
@@ -706,6 +728,9 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
         if ((s = upload_state(cw, in)) != TW_OK) return s;
         out->uploaded = 1;
     }
+    if ((s = upload_colliders(cw, in)) != TW_OK) return s;
+    cw->colliders_moving = in->colliders_moving;
+    cw->contact_passes = in->def->contact_passes > 0 ? in->def->contact_passes : TW_CONTACT_PASSES;
     tw_cuda_params hp;
     fill_params(in, &hp);
     TW_CUDA_TRY(cudaMemcpyAsync(cw->params, &hp, sizeof hp, cudaMemcpyHostToDevice, cw->stream));
@@ -734,10 +759,12 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
     } else {
         if ((s = enqueue_before_loop(cw, &sh)) != TW_OK) return s;
         if ((s = tw_cuda_pcg_host_loop(cw, &hp)) != TW_OK) return s;
+        if (passes && cw->colliders_moving && (s = tw_cuda_contact_shift_end(cw)) != TW_OK) return s;
         if (passes && (s = contact_passes(cw, &hp, &out->stats)) != TW_OK) return s;
         if ((s = enqueue_after_loop(cw, &sh)) != TW_OK) return s;
     }
     if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
+    if (sh.colliders && (s = tw_cuda_contact_forces(cw, in->ncolliders, out->collider_force)) != TW_OK) return s;
     const tw_cuda_status *hs = &cw->hstatus;
     tw_step_stats *st = &out->stats;
     if (!passes) {

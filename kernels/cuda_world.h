@@ -54,7 +54,9 @@ typedef struct tw_cuda_step_in {
     const tw_real *fext, *target;
     const unsigned char *cons;
     const tw_collider_def *colliders;
+    const tw_collider_def *colliders_end; /* where the step leaves them (moving colliders; the projection) */
     int ncolliders;
+    int colliders_moving;    /* a collider has a velocity: uploaded every step, the contact solves shifted */
 } tw_cuda_step_in;
 
 /* What a step reports, for host/step.c to apply. */
@@ -68,6 +70,7 @@ typedef struct tw_cuda_step_out {
     int vmax_vertex;       /* the fastest vertex (the first of equal maxima) */
     double vmax;           /* its speed, m/s */
     int committed;         /* the device's own verdict passed: x and v there are the new state */
+    double collider_force[TW_MAX_COLLIDERS][3]; /* the force the body exerted on each collider, N */
 } tw_cuda_step_out;
 
 /* 1 when a CUDA device can be used; else 0 with the reason in why. */

@@ -246,3 +246,15 @@ tw_cli_prints(run_huge_step_warns "warning: step 1 .*times the body's size; a st
               run --dt 10 --steps 1) # the default 20x2x2 bar: +90 % volume in that step
 tw_cli_exits(threads_out_of_range 2 "--threads 2147483647: must be from 0 \\(all threads\\) to 1024"
              run ${TW_CLI_BAR} --threads 2147483647 --steps 1)
+
+# the tool (--tool, cli_tool.c): a sphere pressed onto the free end's top edge, the
+# force on it in the summary; bad tool options
+tw_cli_prints(run_tool_sphere "^tool: force at the end \\([^)]*\\) N, at most [1-9]"
+              run ${TW_CLI_BAR} --gravity 0,0,0 --tool sphere:0.06 --tool-path 1,0.05,0.16:1,0.05,0.12:0.05 --steps 10)
+tw_cli_exits(tool_needs_position 2 "--tool needs a position" run ${TW_CLI_BAR} --tool sphere:0.1)
+tw_cli_exits(tool_bad_shape 2 "must be sphere:R or capsule:R:HX,HY,HZ" run ${TW_CLI_BAR} --tool cube:1 --tool-at 0,0,0)
+tw_cli_exits(tool_path_bad_line 2 "tw_test.h:1: expected 't x y z'" run ${TW_CLI_BAR} --tool sphere:0.1
+             --tool-path ${CMAKE_CURRENT_SOURCE_DIR}/tw_test.h)
+tw_cli_prints(run_tool_keyframes "^tool: force at the end \\([^)]*\\) N, at most [1-9]"
+              run ${TW_CLI_BAR} --gravity 0,0,0 --tool capsule:0.06:0,0.02,0 --tool-path ${CMAKE_CURRENT_SOURCE_DIR}/tool_path.txt
+              --tool-osc 0,0,0.002:5 --steps 10)

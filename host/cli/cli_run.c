@@ -10,6 +10,7 @@
 #include "cli_args.h"
 #include "cli_commands.h"
 #include "cli_scene.h"
+#include "cli_tool.h"
 #include "tetwarp.h"
 
 typedef struct run_opts {
@@ -33,6 +34,7 @@ typedef struct run_opts {
     int spin_axis;      /* bone core rotation about its centroid: axis 0..2 (-1 none) */
     double spin_rate;   /* degrees per second */
     const char *obj_dir;
+    cli_tool tool;      /* --tool: a moving collider and the force on it */
 } run_opts;
 
 static run_opts run_defaults(void)
@@ -59,6 +61,7 @@ static run_opts run_defaults(void)
     o.spin_axis = -1;
     o.spin_rate = 0;
     o.obj_dir = "frames";
+    o.tool = cli_default_tool();
     return o;
 }
 
@@ -122,6 +125,7 @@ void cli_run_help(FILE *f)
             d.warp_system == TW_WARP_SYSTEM_BICGSTAB ? "bicgstab" : "symmetric",
             d.precond == TW_PRECOND_MG ? "mg" : d.precond == TW_PRECOND_AUTO ? "auto" : "jacobi", TW_MAX_COLLIDERS,
             d.obj_dir);
+    cli_tool_help(f);
 }
 
 /* The embedded render surface at the current positions as OBJ. */
@@ -180,6 +184,10 @@ static int run_parse(cli_args *a, cli_scene_opts *so, run_opts *o)
         if (r < 0) return -1;
         if (r > 0) continue;
         int bad = 0;
+        if ((r = cli_tool_option(&o->tool, a)) != 0) {
+            if (r < 0) return -1;
+            continue;
+        }
         if (cli_is_help(a)) {
             cli_run_help(stdout);
             return 1;
@@ -279,8 +287,7 @@ static int run_parse(cli_args *a, cli_scene_opts *so, run_opts *o)
         }
         if (bad) return -1;
     }
-
-    return 0;
+    return cli_tool_check(&o->tool, a->prog);
 }
 
 /* What a run holds besides the scene: the output files, the embedded render
@@ -307,7 +314,7 @@ static void run_state_free(run_state *r)
 
 /* Colliders, render surface, bone core, probe, CSV header and frame 0.
  * Returns CLI_EXIT_OK or the exit status of the failure (message printed). */
-static int run_setup(const cli_args *a, const cli_scene_opts *so, const run_opts *o, cli_scene *sc, run_state *r)
+static int run_setup(const cli_args *a, const cli_scene_opts *so, run_opts *o, cli_scene *sc, run_state *r)
 {
     memset(r, 0, sizeof *r);
     for (int k = 0; k < o->ncolliders; k++)
@@ -315,6 +322,10 @@ static int run_setup(const cli_args *a, const cli_scene_opts *so, const run_opts
             fprintf(stderr, "%s: %s\n", a->prog, tw_last_error());
             return CLI_EXIT_USAGE;
         }
+    if (o->tool.on && cli_tool_add(&o->tool, sc->world) != TW_OK) {
+        fprintf(stderr, "%s: --tool: %s\n", a->prog, tw_last_error());
+        return CLI_EXIT_USAGE;
+    }
     int nv = tw_mesh_vertex_count(sc->mesh);
     if (o->render_surface) {
         tw_embed_report er;
@@ -366,7 +377,8 @@ static int run_setup(const cli_args *a, const cli_scene_opts *so, const run_opts
             return CLI_EXIT_FAIL;
         }
         fprintf(r->csv, "step,time,volume,kinetic_energy,elastic_energy,gravity_energy,"
-                        "cg_iterations,residual,step_ms,probe_ux,probe_uy,probe_uz\n");
+                        "cg_iterations,residual,step_ms,probe_ux,probe_uy,probe_uz%s\n",
+                o->tool.on ? ",tool_x,tool_y,tool_z,tool_fx,tool_fy,tool_fz" : "");
     }
     if (o->obj_every > 0) {
         if (mkdir(o->obj_dir, 0777) != 0 && errno != EEXIST) {
@@ -384,6 +396,8 @@ typedef struct run_totals {
     long cg_sum;
     int cg_max_seen;
     int cg_capped;   /* steps whose CG stopped at --cg-max above --cg-tol */
+    double tool_fmax; /* the largest force on the tool, N */
+    double tool_f[3]; /* the last one, N */
 } run_totals;
 
 /* CG stopped at its cap short of the tolerance (not under --cg-fixed, where
@@ -404,7 +418,11 @@ static int run_steps(const cli_args *a, const run_opts *o, cli_scene *sc, run_st
         tw_step_stats st;
         memset(&st, 0, sizeof st);
         double t0 = cli_now_ms();
-        tw_status s = tw_world_step(sc->world, &st);
+        tw_status s = o->tool.on ? cli_tool_drive(&o->tool, sc->world, tw_world_time(sc->world) + tw_world_dt(sc->world))
+                                 : TW_OK;
+        if (s == TW_OK) s = tw_world_step(sc->world, &st);
+        double tf[3] = {0, 0, 0};
+        if (s == TW_OK && o->tool.on) tw_world_collider_force(sc->world, o->tool.index, tf);
         double ms = cli_now_ms() - t0;
         if (s != TW_OK) {
             cli_error(a, "%s", tw_last_error());
@@ -416,14 +434,25 @@ static int run_steps(const cli_args *a, const run_opts *o, cli_scene *sc, run_st
         if (st.cg_iterations > tot->cg_max_seen) tot->cg_max_seen = st.cg_iterations;
         tot->cg_capped += run_cg_capped(o, &st);
         const tw_real *x = tw_world_positions(sc->world);
-        if (r->csv)
-            fprintf(r->csv, "%ld,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%.9g,%.6g,%.9g,%.9g,%.9g\n",
+        if (o->tool.on) {
+            memcpy(tot->tool_f, tf, sizeof tf);
+            tot->tool_fmax = fmax(tot->tool_fmax, sqrt(tf[0] * tf[0] + tf[1] * tf[1] + tf[2] * tf[2]));
+        }
+        if (r->csv) {
+            fprintf(r->csv, "%ld,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%.9g,%.6g,%.9g,%.9g,%.9g",
                     tw_world_step_index(sc->world), tw_world_time(sc->world),
                     tw_world_volume(sc->world), tw_world_kinetic_energy(sc->world),
                     tw_world_elastic_energy(sc->world), tw_world_gravity_energy(sc->world),
                     st.cg_iterations, st.residual, ms, (double)x[3 * probe] - X[3 * probe],
                     (double)x[3 * probe + 1] - X[3 * probe + 1],
                     (double)x[3 * probe + 2] - X[3 * probe + 2]);
+            if (o->tool.on) {
+                double p[3];
+                cli_tool_position(&o->tool, tw_world_time(sc->world), p);
+                fprintf(r->csv, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g", p[0], p[1], p[2], tf[0], tf[1], tf[2]);
+            }
+            fputc('\n', r->csv);
+        }
         if (r->core) drive_core(o, sc, r->core, r->center, tw_world_time(sc->world) + tw_world_dt(sc->world));
         if (o->obj_every > 0 && n % o->obj_every == 0 && write_frame(o, sc, n, a->prog, r->emb, r->emb_xyz))
             return CLI_EXIT_FAIL;
@@ -435,6 +464,7 @@ static int run_steps(const cli_args *a, const run_opts *o, cli_scene *sc, run_st
             if (tot->cg_capped)
                 fprintf(stderr, "  CG cap %d hit in %d of %d steps (residual %.2g > --cg-tol %g)", o->cg_max,
                         tot->cg_capped, n, st.residual, o->cg_tol);
+            if (o->tool.on) fprintf(stderr, "  tool force (%.3g, %.3g, %.3g) N", tf[0], tf[1], tf[2]);
             fputc('\n', stderr);
         }
     }
@@ -470,6 +500,9 @@ static void run_summary(const run_opts *o, const cli_scene *sc, const run_state 
     printf("probe vertex %d displacement (%.6g, %.6g, %.6g) m\n", probe,
            (double)x[3 * probe] - X[3 * probe], (double)x[3 * probe + 1] - X[3 * probe + 1],
            (double)x[3 * probe + 2] - X[3 * probe + 2]);
+    if (o->tool.on)
+        printf("tool: force at the end (%.6g, %.6g, %.6g) N, at most %.6g N\n", tot->tool_f[0], tot->tool_f[1],
+               tot->tool_f[2], tot->tool_fmax);
     if (o->csv) printf("wrote %s (%d rows)\n", o->csv, o->steps);
 }
 
@@ -479,7 +512,10 @@ int cli_cmd_run(int argc, char **argv)
     cli_scene_opts so = cli_default_scene_opts();
     run_opts o = run_defaults();
     int parsed = run_parse(&a, &so, &o);
-    if (parsed) return parsed > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    if (parsed) {
+        cli_tool_free(&o.tool);
+        return parsed > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    }
 
     tw_world_def def = tw_default_world_def();
     def.dt = o.dt;
@@ -493,16 +529,21 @@ int cli_cmd_run(int argc, char **argv)
     def.integrator = o.integrator;
     def.newton_iterations = o.newton;
     cli_scene sc;
-    if (cli_scene_build(&so, def, a.prog, &sc)) return CLI_EXIT_FAIL;
+    if (cli_scene_build(&so, def, a.prog, &sc)) {
+        cli_tool_free(&o.tool);
+        return CLI_EXIT_FAIL;
+    }
     run_state r;
     int rc = run_setup(&a, &so, &o, &sc, &r);
     if (rc == CLI_EXIT_OK) {
-        run_totals tot = {0, 0, 0, 0};
+        run_totals tot;
+        memset(&tot, 0, sizeof tot);
         double volume0 = tw_world_volume(sc.world), t_start = cli_now_ms();
         rc = run_steps(&a, &o, &sc, &r, &tot);
         if (rc == CLI_EXIT_OK) run_summary(&o, &sc, &r, &tot, volume0, cli_now_ms() - t_start);
     }
     run_state_free(&r);
     cli_scene_destroy(&sc);
+    cli_tool_free(&o.tool);
     return rc;
 }

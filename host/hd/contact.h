@@ -1,4 +1,4 @@
-/* Contact with static colliders, per vertex: the math host/contact.c runs in
+/* Contact with colliders (static or moving), per vertex: the math host/contact.c runs in
  * its loops and the CUDA kernels (kernels/cuda_contact.cu) run on one thread
  * each. TW_HD inline, C11 and nvcc alike (see hd.h); the design is at the top
  * of host/contact.c.
@@ -6,13 +6,28 @@
  * Distances, normals and the contact test are in double (the colliders
  * are double); what is stored per contact (normal, distance, friction) is
  * tw_real, and every expression here keeps the CPU's exact types, so the
- * CPU's results are those it had before these were shared. */
+ * CPU's results are those it had before these were shared. A moving
+ * collider's velocity (vc, per contact) enters through the relative
+ * velocity; where vc is zero each function runs the static collider's
+ * arithmetic unchanged, so static contacts give the same bits. */
 #ifndef TW_CONTACT_HD_H
 #define TW_CONTACT_HD_H
 #include <math.h>
 
 #include "hd/hd.h"
 #include "solver.h" /* TW_FILTER_NORMAL */
+
+/* A capsule's segment parameter in [0, 1] of the point nearest x. */
+TW_HD double tw_capsule_param(const tw_collider_def *c, const double x[3])
+{
+    double ab = 0, ax = 0;
+    for (int a = 0; a < 3; a++) {
+        double e = c->end[a] - c->center[a];
+        ab += e * e;
+        ax += (x[a] - c->center[a]) * e;
+    }
+    return ab > 0 ? fmin(fmax(ax / ab, 0.0), 1.0) : 0.0;
+}
 
 /* Signed distance of x to c (m, negative inside) and the outward unit normal
  * there (tw_collider_distance). */
@@ -37,6 +52,16 @@ TW_HD double tw_collider_distance_hd(const tw_collider_def *c, const double x[3]
         for (int a = 0; a < 3; a++) n[a] = l > 0 ? r[a] / l : (a == 2);
         return l - c->radius;
     }
+    if (c->kind == TW_COLLIDER_CAPSULE) {
+        double t = tw_capsule_param(c, x), r[3], l = 0;
+        for (int a = 0; a < 3; a++) {
+            r[a] = x[a] - (c->center[a] + t * (c->end[a] - c->center[a]));
+            l += r[a] * r[a];
+        }
+        l = sqrt(l);
+        for (int a = 0; a < 3; a++) n[a] = l > 0 ? r[a] / l : (a == 2);
+        return l - c->radius;
+    }
     /* box: outside, the distance to the nearest point; inside, minus the
      * distance to the nearest face */
     double q[3], out = 0, inside = -INFINITY;
@@ -55,9 +80,22 @@ TW_HD double tw_collider_distance_hd(const tw_collider_def *c, const double x[3]
     return inside;
 }
 
-/* The deepest of the nc colliders at xi: its distance, normal and friction
- * coefficient; +inf (n and mu untouched) when there is none. */
-TW_HD double tw_contact_nearest(const tw_collider_def *cs, int nc, const tw_real *xi, double n[3], double *mu)
+/* The velocity of c's surface nearest x, m/s: c->velocity, for a capsule
+ * interpolated between its ends' velocities. */
+TW_HD void tw_collider_velocity_hd(const tw_collider_def *c, const double x[3], double v[3])
+{
+    double t = c->kind == TW_COLLIDER_CAPSULE ? tw_capsule_param(c, x) : 0;
+    for (int a = 0; a < 3; a++) v[a] = c->velocity[a] + t * (c->end_velocity[a] - c->velocity[a]);
+}
+
+/* No contact with a collider (tw_contact_nearest's *which). */
+#define TW_CONTACT_NONE 255
+
+/* The deepest of the nc colliders at xi: its distance, normal, friction
+ * coefficient, index (*which) and surface velocity (vc); +inf (n, mu, which
+ * and vc untouched) when there is none. */
+TW_HD double tw_contact_nearest(const tw_collider_def *cs, int nc, const tw_real *xi, double n[3], double *mu,
+                                int *which, double vc[3])
 {
     double x[3] = {xi[0], xi[1], xi[2]}, best = INFINITY, m[3];
     for (int k = 0; k < nc; k++) {
@@ -66,9 +104,20 @@ TW_HD double tw_contact_nearest(const tw_collider_def *cs, int nc, const tw_real
             best = d;
             n[0] = m[0]; n[1] = m[1]; n[2] = m[2];
             *mu = cs[k].friction;
+            *which = k;
         }
     }
+    if (best < INFINITY) tw_collider_velocity_hd(&cs[*which], x, vc);
     return best;
+}
+
+/* 1 when vc (a contact's collider velocity) is not zero. */
+TW_HD int tw_contact_moving(const tw_real *vc) { return vc[0] != 0 || vc[1] != 0 || vc[2] != 0; }
+
+/* How far the collider's surface moves along nn in a step of h: h vc.n (m). */
+TW_HD double tw_contact_reach(const tw_real *vc, const tw_real *nn, double h)
+{
+    return tw_contact_moving(vc) ? h * ((double)vc[0] * nn[0] + (double)vc[1] * nn[1] + (double)vc[2] * nn[2]) : 0;
 }
 
 /* The contact passes of an implicit step (host/step.c): at most this many
@@ -84,28 +133,40 @@ TW_HD int tw_contact_is_in(double d, double vn, double touch)
 }
 
 /* Vertex i (free) at the start of an implicit step: writes the nearest
- * collider's normal, distance and friction (distance +inf, normal z, no
- * friction when there is none: such a vertex never joins) and returns 1 when
- * it starts in the active set (the body of tw_contact_detect's loop). */
+ * collider's normal, distance, friction, index and surface velocity
+ * (distance +inf, normal z, no friction, TW_CONTACT_NONE, velocity 0 when
+ * there is none: such a vertex never joins) and returns 1 when it starts in
+ * the active set (the body of tw_contact_detect's loop); the normal velocity
+ * tested is the one relative to the collider. */
 TW_HD int tw_contact_mark_vertex(const tw_collider_def *cs, int nc, const tw_real *xi, const tw_real *vi,
-                                 double touch, tw_real nrm[3], tw_real *dist, tw_real *fric)
+                                 double touch, tw_real nrm[3], tw_real *dist, tw_real *fric, unsigned char *col,
+                                 tw_real vel[3])
 {
-    double nn[3] = {0, 0, 1}, mu = 0;
-    double d = tw_contact_nearest(cs, nc, xi, nn, &mu);
-    double vn = vi[0] * nn[0] + vi[1] * nn[1] + vi[2] * nn[2];
+    double nn[3] = {0, 0, 1}, mu = 0, vc[3] = {0, 0, 0};
+    int k = TW_CONTACT_NONE;
+    double d = tw_contact_nearest(cs, nc, xi, nn, &mu, &k, vc);
+    tw_real r[3];
+    for (int a = 0; a < 3; a++) {
+        vel[a] = (tw_real)vc[a];
+        r[a] = vi[a] - vel[a];
+    }
+    double vn = r[0] * nn[0] + r[1] * nn[1] + r[2] * nn[2];
     *fric = (tw_real)mu;
+    *col = (unsigned char)k;
     for (int a = 0; a < 3; a++) nrm[a] = (tw_real)nn[a];
     *dist = (tw_real)d;
     return tw_contact_is_in(d, vn, touch);
 }
 
-/* A contact's prescribed normal velocity (the contact passes): -dist / heff,
- * so x + heff v lands on the surface (or leaves a penetration) this step; the
- * tangential part of vi is kept. */
-TW_HD void tw_contact_land(tw_real *vi, const tw_real *nn, tw_real dist, double heff)
+/* A contact's prescribed normal velocity (the contact passes):
+ * (reach - dist) / heff, so x + heff v lands on the surface (or leaves a
+ * penetration) this step, where the surface has moved by reach along the
+ * normal (tw_contact_reach; 0 for a static collider); the tangential part of
+ * vi is kept. */
+TW_HD void tw_contact_land(tw_real *vi, const tw_real *nn, tw_real dist, double heff, double reach)
 {
     double vn = vi[0] * nn[0] + vi[1] * nn[1] + vi[2] * nn[2];
-    double target = -dist / heff;
+    double target = reach != 0 ? (reach - dist) / heff : -dist / heff;
     for (int c = 0; c < 3; c++) vi[c] += (tw_real)((target - vn) * nn[c]);
 }
 
@@ -119,26 +180,46 @@ TW_HD double tw_contact_tangential_speed(const tw_real *vi, const tw_real *nn)
 
 /* Implicit friction: adds (cf_new - *cf) (I - n n^T) to the vertex's
  * diagonal block D, so that D holds the tangential damping cf_new (N s/m),
- * and stores cf_new in *cf. */
-TW_HD void tw_contact_set_damping(tw_real *D, const tw_real *nn, tw_real *cf, double cf_new)
+ * and stores cf_new in *cf. On a moving collider the damping acts on the
+ * velocity relative to it, -cf (I - n n^T)(v - vc): its vc part goes to the
+ * vertex's right-hand side bi. */
+TW_HD void tw_contact_set_damping(tw_real *D, tw_real *bi, const tw_real *nn, const tw_real *vc, tw_real *cf,
+                                  double cf_new)
 {
     double dd = cf_new - *cf;
     *cf = (tw_real)cf_new;
     if (dd == 0) return;
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++) D[3 * r + c] += (tw_real)(dd * ((r == c) - nn[r] * nn[c]));
+    if (!tw_contact_moving(vc)) return;
+    double vcn = (double)vc[0] * nn[0] + (double)vc[1] * nn[1] + (double)vc[2] * nn[2];
+    for (int r = 0; r < 3; r++) bi[r] += (tw_real)(dd * (vc[r] - vcn * nn[r]));
+}
+
+/* vi - vc: the velocity relative to the contact's collider (vi itself, to
+ * the bit, for a static one). */
+TW_HD void tw_contact_relative(const tw_real *vi, const tw_real *vc, tw_real r[3])
+{
+    if (!tw_contact_moving(vc)) {
+        r[0] = vi[0]; r[1] = vi[1]; r[2] = vi[2];
+        return;
+    }
+    for (int a = 0; a < 3; a++) r[a] = vi[a] - vc[a];
 }
 
 /* The first pass's implicit friction (tw_contact_friction_implicit): damping
- * d with d |v_t| = mu J, J the last step's normal impulse (N s), v the
- * velocity at the start of the step; |v_t| is at least vt_min (1e-6 size /
- * heff: a stuck vertex gets a very large d). Nothing unless J > 0. */
-TW_HD void tw_contact_friction_block(tw_real *D, const tw_real *nn, const tw_real *vi, tw_real mu, tw_real J,
-                                     double vt_min, tw_real *cf)
+ * d with d |v_t| = mu J, J the last step's normal impulse (N s), v_t the
+ * tangential velocity relative to the collider (vc) at the start of the
+ * step; |v_t| is at least vt_min (1e-6 size / heff: a stuck vertex gets a
+ * very large d). Nothing unless J > 0. bi: the vertex's right-hand side. */
+TW_HD void tw_contact_friction_block(tw_real *D, tw_real *bi, const tw_real *nn, const tw_real *vi,
+                                     const tw_real *vc, tw_real mu, tw_real J, double vt_min, tw_real *cf)
 {
     if (!(J > 0) || !(mu > 0)) return;
-    double vt = fmax(tw_contact_tangential_speed(vi, nn), vt_min);
-    tw_contact_set_damping(D, nn, cf, mu * J / vt);
+    tw_real r[3];
+    tw_contact_relative(vi, vc, r);
+    double vt = fmax(tw_contact_tangential_speed(r, nn), vt_min);
+    tw_contact_set_damping(D, bi, nn, vc, cf, mu * J / vt);
 }
 
 /* tw_contact_update_vertex's tolerances (host/contact.c, the CUDA kernels):
@@ -164,15 +245,18 @@ TW_HD void tw_contact_friction_block(tw_real *D, const tw_real *nn, const tw_rea
  *     else, when the friction impulse cf |v_t| is off Coulomb's mu J by more
  *     than ftol (relative), the damping is set again (see below);
  *   inactive: joins (*fc = TW_FILTER_NORMAL) when the solve puts it more
- *     than gtol inside (g < -gtol); the caller lands it once every vertex's
+ *     than gtol inside (g < -gtol, the surface having moved by reach along
+ *     the normal: tw_contact_reach); the caller lands it once every vertex's
  *     impulse has been read from the solve's velocities.
- * D: the vertex's diagonal block of A. Returns TW_CONTACT_* bits. */
-TW_HD int tw_contact_update_vertex(unsigned char *fc, tw_real *D, tw_real *cf, tw_real *cimp, const tw_real *vi,
-                                   const tw_real *nn, tw_real dist, tw_real mu, double J, double heff, double jtol,
-                                   double gtol, double vt_min, double ftol)
+ * D: the vertex's diagonal block of A, bi its right-hand side, vc the
+ * collider's velocity (friction acts on vi - vc). Returns TW_CONTACT_* bits. */
+TW_HD int tw_contact_update_vertex(unsigned char *fc, tw_real *D, tw_real *bi, tw_real *cf, tw_real *cimp,
+                                   const tw_real *vi, const tw_real *vc, const tw_real *nn, tw_real dist,
+                                   double reach, tw_real mu, double J, double heff, double jtol, double gtol,
+                                   double vt_min, double ftol)
 {
     if (*fc != TW_FILTER_NORMAL) {
-        double g = dist + heff * (vi[0] * nn[0] + vi[1] * nn[1] + vi[2] * nn[2]);
+        double g = dist + heff * (vi[0] * nn[0] + vi[1] * nn[1] + vi[2] * nn[2]) - reach;
         if (!(g < -gtol)) return 0;
         *fc = TW_FILTER_NORMAL;
         *cimp = 0;
@@ -181,11 +265,13 @@ TW_HD int tw_contact_update_vertex(unsigned char *fc, tw_real *D, tw_real *cf, t
     if (J < -jtol) {
         *fc = 0;
         *cimp = 0;
-        tw_contact_set_damping(D, nn, cf, 0);
+        tw_contact_set_damping(D, bi, nn, vc, cf, 0);
         return TW_CONTACT_CHANGED;
     }
     *cimp = (tw_real)fmax(J, 0.0);
-    double coulomb = mu * fmax(J, 0.0), vt = tw_contact_tangential_speed(vi, nn), fr = *cf * vt;
+    tw_real rv[3];
+    tw_contact_relative(vi, vc, rv);
+    double coulomb = mu * fmax(J, 0.0), vt = tw_contact_tangential_speed(rv, nn), fr = *cf * vt;
     int too_strong = fr > coulomb * (1 + ftol) + 1e-300;
     int too_weak = vt > vt_min && fr < coulomb * (1 - ftol);
     if (!too_strong && !too_weak) return 0;
@@ -203,7 +289,7 @@ TW_HD int tw_contact_update_vertex(unsigned char *fc, tw_real *D, tw_real *cf, t
         double a = fmax(0.5 * (tr - dn) - *cf, 0.0), f = vt * (a + *cf);
         d = f > coulomb ? coulomb * a / (f - coulomb) : stuck;
     }
-    tw_contact_set_damping(D, nn, cf, fmin(d, stuck));
+    tw_contact_set_damping(D, bi, nn, vc, cf, fmin(d, stuck));
     return TW_CONTACT_FRICTION;
 }
 
@@ -238,13 +324,18 @@ TW_HD void tw_contact_apply_friction(tw_real *v, const tw_real *n, double dv_max
 
 /* Projection of a free vertex after the step (tw_contact_project_positions):
  * inside a collider, xi moves onto its surface and 1 is returned with the
- * normal and friction; else 0 and nothing changes. */
-TW_HD int tw_contact_project_vertex(const tw_collider_def *cs, int nc, tw_real *xi, tw_real nrm[3], tw_real *fric)
+ * normal, friction, the collider's index and its surface velocity there;
+ * else 0 and nothing changes. */
+TW_HD int tw_contact_project_vertex(const tw_collider_def *cs, int nc, tw_real *xi, tw_real nrm[3], tw_real *fric,
+                                    unsigned char *col, tw_real vel[3])
 {
-    double nn[3] = {0, 0, 1}, mu = 0;
-    double d = tw_contact_nearest(cs, nc, xi, nn, &mu);
+    double nn[3] = {0, 0, 1}, mu = 0, vc[3] = {0, 0, 0};
+    int k = TW_CONTACT_NONE;
+    double d = tw_contact_nearest(cs, nc, xi, nn, &mu, &k, vc);
     if (!(d < 0)) return 0;
     *fric = (tw_real)mu;
+    *col = (unsigned char)k;
+    for (int a = 0; a < 3; a++) vel[a] = (tw_real)vc[a];
     for (int a = 0; a < 3; a++) {
         xi[a] -= (tw_real)(d * nn[a]);
         nrm[a] = (tw_real)nn[a];
@@ -253,14 +344,43 @@ TW_HD int tw_contact_project_vertex(const tw_collider_def *cs, int nc, tw_real *
 }
 
 /* A projected vertex's velocity (tw_contact_project_velocities): its
- * approaching normal velocity removed, and friction in proportion to it. */
-TW_HD void tw_contact_project_velocity(tw_real *vi, const tw_real *nn, tw_real mu)
+ * approaching normal velocity relative to the collider (vc) removed, and
+ * friction on the relative tangential velocity in proportion to it. */
+TW_HD void tw_contact_project_velocity(tw_real *vi, const tw_real *nn, tw_real mu, const tw_real *vc)
 {
+    int moving = tw_contact_moving(vc);
+    if (moving)
+        for (int a = 0; a < 3; a++) vi[a] -= vc[a];
     double vn = vi[0] * nn[0] + vi[1] * nn[1] + vi[2] * nn[2];
     if (vn < 0) {
         for (int a = 0; a < 3; a++) vi[a] -= (tw_real)(vn * nn[a]);
         tw_contact_apply_friction(vi, nn, mu * -vn);
     }
+    if (moving)
+        for (int a = 0; a < 3; a++) vi[a] += vc[a];
+}
+
+/* The impulse (N s) the collider gives active contact vertex i in a step:
+ * what the body's own rows need at the solve's v, (A0 v - b0)_i, A0 and b0
+ * without the friction damping: (A v - b)_i less the damping's
+ * cf (I - n n^T)(v_i - vc). Its normal part is J; unlike J n plus the
+ * damping alone it holds whatever damping the last update left (a damping
+ * changed after the last solve changes A and b alike). */
+TW_HD void tw_contact_vertex_impulse(const int *row_ptr, const int *col, const tw_real *A, const tw_real *v,
+                                     const tw_real *b, const tw_real *nn, tw_real cf, const tw_real *vc, int i,
+                                     double p[3])
+{
+    double av[3] = {0, 0, 0}, r[3], rn = 0;
+    for (int k = row_ptr[i]; k < row_ptr[i + 1]; k++) {
+        const tw_real *a = A + 9 * (size_t)k, *vj = v + 3 * (size_t)col[k];
+        for (int q = 0; q < 3; q++) av[q] += a[3 * q] * vj[0] + a[3 * q + 1] * vj[1] + a[3 * q + 2] * vj[2];
+    }
+    const tw_real *vi = v + 3 * (size_t)i;
+    for (int a = 0; a < 3; a++) {
+        r[a] = (double)vi[a] - vc[a];
+        rn += r[a] * nn[a];
+    }
+    for (int a = 0; a < 3; a++) p[a] = av[a] - b[3 * (size_t)i + a] - (double)cf * (r[a] - rn * nn[a]);
 }
 
 /* A projected vertex's acceleration (tw_contact_project_velocities, explicit

@@ -1,0 +1,344 @@
+/* Moving kinematic colliders (a tool) and the force the body exerts on them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool_press.h"
+#include "tw_test.h"
+
+#define PI 3.14159265358979323846
+
+/* How far the deepest vertex is inside collider k where it is now, m
+ * (negative: none inside). */
+static double deepest_inside(const tw_world *w, int k)
+{
+    tw_collider_def c;
+    if (tw_world_get_collider(w, k, &c) != TW_OK) return NAN;
+    double worst = -INFINITY, n[3];
+    const tw_real *x = tw_world_positions(w);
+    for (int i = 0; i < tw_world_vertex_count(w); i++) {
+        double p[3] = {x[3 * i], x[3 * i + 1], x[3 * i + 2]};
+        worst = tw_test_max(worst, -tw_collider_distance(&c, p, n));
+    }
+    return worst;
+}
+
+/* The force the pins exert on the body: minus the elastic force on the
+ * pinned vertices (at rest it holds them against it), N. */
+static void pin_reaction(tw_world *w, double r[3])
+{
+    int n = tw_world_vertex_count(w);
+    tw_real *f = malloc(sizeof(tw_real) * 3 * (size_t)n);
+    r[0] = r[1] = r[2] = 0;
+    if (!f) { r[0] = NAN; return; }
+    tw_world_elastic_force(w, f);
+    for (int i = 0; i < n; i++)
+        if (tw_world_get_constraint(w, i) == TW_PINNED)
+            for (int a = 0; a < 3; a++) r[a] -= f[3 * i + a];
+    free(f);
+}
+
+static tw_world_def press_def(tw_integrator integ, double dt)
+{
+    tw_world_def d = tw_default_world_def();
+    d.youngs_modulus = 1e5;
+    d.gravity[2] = 0; /* the tool's force and the pins' alone */
+    d.damping_mass = 5;
+    d.integrator = integ;
+    d.dt = dt;
+    return d;
+}
+
+/* A sphere (4 cm, friction mu; capsule: a capsule of that radius lying
+ * along x, 10 cm long) moved down into the middle of the fixed block's top,
+ * `depth` m deep over `ramp` s along the path the test drives
+ * (tw_world_move_collider), then held there for 1.5 s. F: the force on the
+ * tool at the end, R: the pins' reaction, deepest: the deepest a vertex ended
+ * a step inside the tool, m. */
+static int press(int capsule, double depth, double ramp, double mu, tw_integrator integ, double dt, double F[3],
+                 double R[3], double *deepest)
+{
+    tw_mesh *m = demo_tool_block_mesh(8);
+    CHECK(m);
+    tw_world_def d = press_def(integ, dt);
+    tw_world *w = demo_tool_block_world(m, &d, 1);
+    CHECK(w);
+    tw_collider_def tool = demo_tool_sphere(0.04, 0, mu);
+    if (capsule) {
+        tool.kind = TW_COLLIDER_CAPSULE;
+        tool.center[0] -= 0.05;
+        tool.end[0] += 0.05;
+    }
+    CHECK_OK(tw_world_add_collider(w, &tool));
+    double c0[3] = {tool.center[0], tool.center[1], tool.center[2]};
+    int steps = (int)((ramp + 1.5) / dt + 0.5);
+    *deepest = -INFINITY;
+    for (int s = 0; s < steps; s++) {
+        double t = (s + 1) * dt, c[3] = {c0[0], c0[1], c0[2] - depth * fmin(t / ramp, 1.0)};
+        CHECK_OK(tw_world_move_collider(w, 0, c, NULL));
+        tw_step_stats st;
+        CHECK_OK(tw_world_step(w, &st));
+        *deepest = tw_test_max(*deepest, deepest_inside(w, 0));
+    }
+    CHECK_OK(tw_world_collider_force(w, 0, F));
+    pin_reaction(w, R);
+    printf("%s%s dt %g, depth %g mm over %g s, mu %g: force on the tool (%.4g, %.4g, %.4g) N, pins' reaction "
+           "(%.4g, %.4g, %.4g) N; deepest %.3g mm inside\n",
+           capsule ? "capsule, " : "", tw_integrator_name(integ), dt, 1e3 * depth, ramp, mu, F[0], F[1], F[2], R[0], R[1], R[2], 1e3 * *deepest);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* |F - R| / |R| */
+static double rel_diff(const double F[3], const double R[3])
+{
+    double d2 = 0, r2 = 0;
+    for (int a = 0; a < 3; a++) {
+        d2 += (F[a] - R[a]) * (F[a] - R[a]);
+        r2 += R[a] * R[a];
+    }
+    return sqrt(d2 / r2);
+}
+
+/* Pressed 1 cm into the block and held: the force on the tool balances the
+ * pins' reaction (the body is at rest, no gravity) within 3 %, and it
+ * pushes the tool up, out of the block. */
+TW_TEST(press_force_equals_reaction)
+{
+    double F[3], R[3], deepest;
+    CHECK(press(0, 0.01, 0.2, 0, TW_IMPLICIT_EULER, 0.01, F, R, &deepest) == 0);
+    double e = rel_diff(F, R);
+    printf("relative difference %.3g\n", e);
+    CHECK(R[2] > 1);  /* the press loads the block (about 10 N) */
+    CHECK(F[2] > 0);  /* the block pushes the tool back up */
+    CHECK(!(e > 0.03));
+    CHECK(!(deepest > 0.5e-3));
+    return 0;
+}
+
+/* The same with friction on the tool and with BDF2 (the impulse over its
+ * effective step 2 dt / 3). */
+TW_TEST(press_force_friction_bdf2)
+{
+    double F[3], R[3], deepest;
+    CHECK(press(0, 0.01, 0.2, 0.5, TW_BDF2, 1.0 / 60, F, R, &deepest) == 0);
+    double e = rel_diff(F, R);
+    printf("relative difference %.3g\n", e);
+    CHECK(R[2] > 1);
+    CHECK(F[2] > 0);
+    CHECK(!(e > 0.03));
+    CHECK(!(deepest > 0.5e-3));
+    return 0;
+}
+
+/* A fast press (1 cm in 0.02 s, 0.5 m/s): no vertex ends a step more than
+ * 0.5 mm inside the tool. */
+TW_TEST(fast_press_no_penetration)
+{
+    double F[3], R[3], deepest;
+    CHECK(press(0, 0.01, 0.02, 0.5, TW_IMPLICIT_EULER, 0.01, F, R, &deepest) == 0);
+    CHECK(!(deepest > 0.5e-3));
+    CHECK(F[2] > 0);
+    return 0;
+}
+
+/* The body's momentum along x, N s. */
+static double momentum_x(const tw_world *w)
+{
+    double p = 0;
+    for (int i = 0; i < tw_world_vertex_count(w); i++) p += tw_world_vertex_mass(w)[i] * tw_world_velocities(w)[3 * i];
+    return p;
+}
+
+/* A capsule pressed 5 mm in along its length at dt 1/30 s: the force on it
+ * balances the pins' reaction too. */
+TW_TEST(capsule_press_force)
+{
+    double F[3], R[3], deepest;
+    CHECK(press(1, 0.005, 0.2, 0.5, TW_IMPLICIT_EULER, 1.0 / 30, F, R, &deepest) == 0);
+    double e = rel_diff(F, R);
+    printf("relative difference %.3g\n", e);
+    CHECK(R[2] > 1);
+    CHECK(F[2] > 0);
+    CHECK(!(e > 0.03));
+    CHECK(!(deepest > 0.5e-3));
+    return 0;
+}
+
+/* A free block resting on a frictionless floor under gravity; the sphere
+ * (friction mu) pressed 3 mm into its top, then moved along x at 0.1 m/s for
+ * 0.6 s. *moved: how far the block's centre went along x while the tool
+ * moved, m; *fx: the mean x force on the tool while it moved, N; *dp: the
+ * block's momentum gained along x meanwhile, N s. */
+static int drag(double mu, double *moved, double *fx, double *dp, double *deepest)
+{
+    tw_mesh *m = demo_tool_block_mesh(8);
+    CHECK(m);
+    tw_world_def d = tw_default_world_def();
+    d.youngs_modulus = 1e5;
+    d.dt = 0.01;
+    tw_world *w = demo_tool_block_world(m, &d, 0);
+    CHECK(w);
+    tw_collider_def floor = tw_default_collider_def();
+    floor.friction = 0;
+    tw_collider_def tool = demo_tool_sphere(0.04, 0, mu);
+    CHECK_OK(tw_world_add_collider(w, &tool));
+    CHECK_OK(tw_world_add_collider(w, &floor));
+    int n = tw_world_vertex_count(w);
+    double c[3] = {tool.center[0], tool.center[1], tool.center[2]}, x0 = 0, x1 = 0, v = 0.1;
+    *fx = 0;
+    *deepest = -INFINITY;
+    for (int s = 0; s < 90; s++) {
+        if (s < 20) c[2] -= 0.003 / 20; /* press 3 mm in 0.2 s */
+        else if (s >= 30) c[0] += v * d.dt; /* then, after 0.1 s, along x */
+        if (s == 30) {
+            for (int i = 0; i < n; i++) x0 += tw_world_positions(w)[3 * i] / n;
+            *dp = -momentum_x(w);
+        }
+        CHECK_OK(tw_world_move_collider(w, 0, c, NULL));
+        CHECK_OK(tw_world_step(w, NULL));
+        *deepest = tw_test_max(*deepest, deepest_inside(w, 0));
+        double f[3];
+        CHECK_OK(tw_world_collider_force(w, 0, f));
+        if (s >= 30) *fx += f[0] / 60;
+    }
+    for (int i = 0; i < n; i++) x1 += tw_world_positions(w)[3 * i] / n;
+    *moved = x1 - x0;
+    *dp += momentum_x(w);
+    printf("tool friction %g: the block moved %.4g m of the tool's %.4g m and gained %.4g N s along x; mean force "
+           "on the tool along x %.4g N (x 0.6 s: %.4g N s); deepest %.3g mm inside\n",
+           mu, *moved, 0.6 * v, *dp, *fx, 0.6 * *fx, 1e3 * *deepest);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* With friction the moving tool drags the block along (most of the way: it
+ * sticks), and the block holds the tool back: the force on the tool along x
+ * is the block's momentum gain with the sign turned, within 5 % (nothing
+ * else pushes along x: the floor is frictionless); without friction the
+ * sphere slides over the top and the block moves far less. */
+TW_TEST(moving_tool_drags_block)
+{
+    double moved, fx, dp, deepest, moved0, fx0, dp0, deepest0;
+    CHECK(drag(0.8, &moved, &fx, &dp, &deepest) == 0);
+    CHECK(drag(0, &moved0, &fx0, &dp0, &deepest0) == 0);
+    CHECK(moved > 0.7 * 0.06);
+    CHECK(fx < 0);
+    CHECK(!(fabs(-0.6 * fx / dp - 1) > 0.05));
+    CHECK(moved0 < 0.5 * moved);
+    CHECK(!(deepest > 0.5e-3) && !(deepest0 > 0.5e-3));
+    return 0;
+}
+
+/* The path: a capsule driven along a line plus an oscillation
+ * (tw_world_move_collider each step) is exactly where the path puts it at
+ * each step's end; a sphere given only a velocity moves by dt x velocity a
+ * step. */
+TW_TEST(tool_path_followed_exactly)
+{
+    tw_mesh *m = demo_tool_block_mesh(4);
+    CHECK(m);
+    tw_world_def d = tw_default_world_def();
+    d.dt = 1.0 / 60;
+    tw_world *w = demo_tool_block_world(m, &d, 1);
+    CHECK(w);
+    tw_collider_def cap = tw_default_collider_def();
+    cap.kind = TW_COLLIDER_CAPSULE;
+    cap.radius = 0.02;
+    double a0[3] = {0.05, 0.1, 0.2}, b0[3] = {0.15, 0.1, 0.2};
+    for (int k = 0; k < 3; k++) { cap.center[k] = a0[k]; cap.end[k] = b0[k]; }
+    CHECK_OK(tw_world_add_collider(w, &cap));
+    tw_collider_def sph = demo_tool_sphere(0.03, -0.05, 0.5);
+    sph.velocity[1] = 0.25;
+    CHECK_OK(tw_world_add_collider(w, &sph));
+    double worst = 0, worst_v = 0;
+    for (int s = 1; s <= 60; s++) {
+        double t = s * d.dt, off[3] = {0.02 * sin(2 * PI * 3 * t), 0, -0.2 * t};
+        double a[3], b[3];
+        for (int k = 0; k < 3; k++) { a[k] = a0[k] + off[k]; b[k] = b0[k] + off[k]; }
+        b[1] += 0.01 * t; /* the capsule turns a little */
+        CHECK_OK(tw_world_move_collider(w, 0, a, b));
+        CHECK_OK(tw_world_step(w, NULL));
+        tw_collider_def c;
+        CHECK_OK(tw_world_get_collider(w, 0, &c));
+        for (int k = 0; k < 3; k++) worst = tw_test_max(worst, fmax(fabs(c.center[k] - a[k]), fabs(c.end[k] - b[k])));
+        CHECK_OK(tw_world_get_collider(w, 1, &c));
+        worst_v = tw_test_max(worst_v, fabs(c.center[1] - (sph.center[1] + 0.25 * t)));
+    }
+    printf("off the path by at most %.3g m (moved), %.3g m (velocity)\n", worst, worst_v);
+    CHECK(worst == 0);
+    CHECK(!(worst_v > 1e-12));
+    CHECK(fabs(tw_world_time(w) - 1) < 1e-9);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* A static collider's force too: a block resting on the floor (dt 1/60 s)
+ * presses on it with its weight, within 1 %. */
+TW_TEST(floor_force_is_weight)
+{
+    tw_mesh *m = demo_tool_block_mesh(4);
+    CHECK(m);
+    tw_world_def d = tw_default_world_def();
+    d.youngs_modulus = 1e5;
+    d.dt = 1.0 / 60;
+    tw_world *w = demo_tool_block_world(m, &d, 0);
+    CHECK(w);
+    tw_collider_def floor = tw_default_collider_def();
+    CHECK_OK(tw_world_add_collider(w, &floor));
+    for (int s = 0; s < 120; s++) CHECK_OK(tw_world_step(w, NULL));
+    double f[3], mass = 0;
+    CHECK_OK(tw_world_collider_force(w, 0, f));
+    for (int i = 0; i < tw_world_vertex_count(w); i++) mass += tw_world_vertex_mass(w)[i];
+    printf("force on the floor (%.4g, %.4g, %.4g) N, weight %.4g N\n", f[0], f[1], f[2], mass * 9.81);
+    CHECK(!(fabs(f[2] / (-mass * 9.81) - 1) > 0.01));
+    CHECK(!(fabs(f[0]) + fabs(f[1]) > 1e-3 * mass * 9.81));
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+TW_TEST(capsule_distance)
+{
+    tw_collider_def c = tw_default_collider_def();
+    c.kind = TW_COLLIDER_CAPSULE;
+    c.radius = 0.1;
+    c.end[0] = 1;
+    double n[3], mid[3] = {0.5, 0, 0.3}, beyond[3] = {1.3, 0.4, 0}, inside[3] = {0.2, 0.05, 0};
+    CHECK_NEAR(tw_collider_distance(&c, mid, n), 0.2, 1e-12);
+    CHECK_NEAR(n[2], 1, 1e-12);
+    CHECK_NEAR(tw_collider_distance(&c, beyond, n), 0.4, 1e-12); /* 0.5 from the end */
+    CHECK_NEAR(n[0], 0.6, 1e-12);
+    CHECK_NEAR(tw_collider_distance(&c, inside, n), -0.05, 1e-12);
+    CHECK_NEAR(n[1], 1, 1e-12);
+    return 0;
+}
+
+TW_TEST(bad_tool_rejected)
+{
+    tw_mesh *m = demo_tool_block_mesh(2);
+    CHECK(m);
+    tw_world *w = tw_world_create(m, NULL);
+    CHECK(w);
+    double p[3] = {0, 0, 0}, f[3];
+    CHECK(tw_world_move_collider(w, 0, p, NULL) == TW_ERR_INVALID);
+    CHECK(strstr(tw_last_error(), "collider 0") != NULL);
+    CHECK(tw_world_collider_force(w, 0, f) == TW_ERR_INVALID);
+    tw_collider_def c = demo_tool_sphere(0.02, 0, 0.5);
+    c.velocity[0] = NAN;
+    CHECK(tw_world_add_collider(w, &c) == TW_ERR_INVALID);
+    CHECK(strstr(tw_last_error(), "velocity") != NULL);
+    c = demo_tool_sphere(0.02, 0, 0.5);
+    CHECK_OK(tw_world_add_collider(w, &c));
+    p[0] = INFINITY;
+    CHECK(tw_world_move_collider(w, 0, p, NULL) == TW_ERR_INVALID);
+    tw_world_destroy(w);
+    tw_world_def d = tw_default_world_def();
+    d.contact_passes = -1;
+    CHECK(tw_world_create(m, &d) == NULL);
+    CHECK(strstr(tw_last_error(), "contact passes -1") != NULL);
+    tw_mesh_destroy(m);
+    return 0;
+}
