@@ -501,7 +501,7 @@ static void sync_dependent(tw_front *f)
 
 /* ------------------------------------------------------------- lifecycle */
 
-void tw_front_free(tw_front *f)
+void tw_front_destroy(tw_front *f)
 {
     if (!f)
         return;
@@ -607,7 +607,7 @@ tw_front *tw_front_create(const tw_tetra_tree *t, const unsigned char *pinned, c
         !f->since || !f->act || !f->used || !f->on_coarse || !f->valid || !f->rid || !f->free_list || !f->exp_n ||
         !f->exp_i || !f->exp_w || !f->exp_stamp || !f->el_n || !f->el_slot || !f->el_w || !f->mass || !f->rhs ||
         !f->vr || !f->fr || !f->cons) {
-        tw_front_free(f);
+        tw_front_destroy(f);
         return NULL;
     }
     memcpy(f->X, fm->X, 3 * (size_t)nv * sizeof *f->X);
@@ -642,7 +642,7 @@ tw_front *tw_front_create(const tw_tetra_tree *t, const unsigned char *pinned, c
     for (int u = 0; u < nv; u++)
         f->valid[u] = 1; /* at rest every vertex is where every level puts it */
     if (rebuild(f) != TW_OK) {
-        tw_front_free(f);
+        tw_front_destroy(f);
         return NULL;
     }
     return f;

@@ -547,28 +547,22 @@ static double seconds_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-tw_tetra_tree *tw_tetra_tree_build(const tw_mesh *base, const tw_tetra_tree_def *defp)
+tw_tetra_tree *tw_tetra_tree_create(const tw_mesh *base, int levels)
 {
-    const double t0 = seconds_now();
-    tw_tetra_tree_def def = defp ? *defp : tw_default_tetra_tree_def();
-    if (def.levels < 1 || def.levels > 8) {
-        tw_fail(TW_ERR_INVALID, "tetra tree: %d levels; 1 to 8 are possible", def.levels);
-        return NULL;
-    }
-    if (!(def.t1 > 0) || !(def.t2 >= 0)) {
-        tw_fail(TW_ERR_INVALID, "tetra tree: thresholds T1 %g (> 0) and T2 %g (>= 0)", def.t1, def.t2);
+    if (levels < 1 || levels > 8) {
+        tw_fail(TW_ERR_INVALID, "tetra tree: %d levels; 1 to 8 are possible", levels);
         return NULL;
     }
     tw_tetra_tree *t = tw_calloc(1, sizeof *t, "tetra tree");
     if (!t)
         return NULL;
-    t->h = tw_hier_nested(base, def.levels);
+    t->h = tw_hier_nested(base, levels);
     if (!t->h) {
         free(t);
         return NULL;
     }
     const tw_hierarchy *h = t->h;
-    t->levels = def.levels;
+    t->levels = levels;
     t->level_start = tw_malloc(((size_t)t->levels + 1) * sizeof *t->level_start, "tree levels");
     if (!t->level_start) {
         tw_tetra_tree_free(t);
@@ -583,14 +577,40 @@ tw_tetra_tree *tw_tetra_tree_build(const tw_mesh *base, const tw_tetra_tree_def 
     t->amax = tw_malloc(6 * (size_t)t->nt * sizeof *t->amax, "tree ranges");
     t->density = tw_malloc((size_t)t->nt * sizeof *t->density, "tree density");
     t->vol = tw_malloc((size_t)t->nt * sizeof *t->vol, "tree volumes");
+    if (!t->C || !t->amin || !t->amax || !t->density || !t->vol) {
+        tw_tetra_tree_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+const tw_mesh *tw_tetra_tree_mesh(const tw_tetra_tree *t, int level)
+{
+    if (!t || level < 0 || level >= t->levels)
+        return NULL;
+    return t->h->level[level];
+}
+
+int tw_tetra_tree_levels(const tw_tetra_tree *t) { return t ? t->levels : 0; }
+
+void tw_tetra_tree_destroy(tw_tetra_tree *t) { tw_tetra_tree_free(t); }
+
+tw_status tw_tetra_tree_estimate(tw_tetra_tree *t, const tw_tetra_tree_def *defp)
+{
+    const double t0 = seconds_now();
+    tw_tetra_tree_def def = defp ? *defp : tw_default_tetra_tree_def();
+    if (!t)
+        return tw_fail(TW_ERR_INVALID, "tetra tree: no tree");
+    if (!(def.t1 > 0) || !(def.t2 >= 0))
+        return tw_fail(TW_ERR_INVALID, "tetra tree: thresholds T1 %g (> 0) and T2 %g (>= 0)", def.t1, def.t2);
+    const tw_hierarchy *h = t->h;
     const tw_mesh *f = h->level[t->levels - 1];
     double *E = tw_malloc((size_t)f->nt * sizeof *E, "finest E");
     double *nu = tw_malloc((size_t)f->nt * sizeof *nu, "finest nu");
-    if (!t->C || !t->amin || !t->amax || !t->density || !t->vol || !E || !nu) {
+    if (!E || !nu) {
         free(E);
         free(nu);
-        tw_tetra_tree_free(t);
-        return NULL;
+        return TW_ERR_NOMEM;
     }
     for (int e = 0; e < f->nt; e++) {
         E[e] = def.element_youngs ? def.element_youngs[e] : def.youngs_modulus;
@@ -601,8 +621,7 @@ tw_tetra_tree *tw_tetra_tree_build(const tw_mesh *base, const tw_tetra_tree_def 
                                     "< 0.5, density > 0)", e, E[e], nu[e], rho);
             free(E);
             free(nu);
-            tw_tetra_tree_free(t);
-            return NULL;
+            return TW_ERR_INVALID;
         }
         const int id = t->level_start[t->levels - 1] + e;
         tw_isotropic_c(E[e], nu[e], t->C + 36 * (size_t)id);
@@ -653,12 +672,22 @@ tw_tetra_tree *tw_tetra_tree_build(const tw_mesh *base, const tw_tetra_tree_def 
     }
     free(E);
     free(nu);
-    if (nomem) {
-        tw_fail(TW_ERR_NOMEM, "tetra tree: out of memory in the estimation");
+    if (nomem)
+        return tw_fail(TW_ERR_NOMEM, "tetra tree: out of memory in the estimation");
+    t->samples_failed = failed;
+    t->seconds = seconds_now() - t0;
+    return TW_OK;
+}
+
+tw_tetra_tree *tw_tetra_tree_build(const tw_mesh *base, const tw_tetra_tree_def *defp)
+{
+    tw_tetra_tree_def def = defp ? *defp : tw_default_tetra_tree_def();
+    tw_tetra_tree *t = tw_tetra_tree_create(base, def.levels);
+    if (!t)
+        return NULL;
+    if (tw_tetra_tree_estimate(t, &def) != TW_OK) {
         tw_tetra_tree_free(t);
         return NULL;
     }
-    t->samples_failed = failed;
-    t->seconds = seconds_now() - t0;
     return t;
 }

@@ -15,24 +15,10 @@
 #define TW_TETRA_TREE_H
 #include "hierarchy.h"
 
-typedef struct tw_tetra_tree_def {
-    int levels;                    /* 1 .. 8: the base and levels - 1 refinements */
-    double t1;                     /* eq. 4: relative deviation from the fitted line, default 1e-2 */
-    double t2;                     /* eq. 5: absolute deviation, in units of the tet's largest
-                                      diagonal stiffness entry (so dimensionless), default 1e-4 */
-    double youngs_modulus;         /* Pa, where element_youngs is NULL */
-    double poisson_ratio;
-    double density;                /* kg/m^3 */
-    const double *element_youngs;  /* finest level, per element, Pa, or NULL */
-    const double *element_poisson; /* finest level, per element, or NULL */
-    const double *element_density; /* finest level, per element, kg/m^3, or NULL */
-} tw_tetra_tree_def;
-tw_tetra_tree_def tw_default_tetra_tree_def(void);
-
 /* The sampled strain magnitudes of the estimation (both signs of each). */
 #define TW_TREE_SAMPLES 12
 
-typedef struct tw_tetra_tree {
+struct tw_tetra_tree {
     tw_hierarchy *h;   /* nested levels, owned */
     int levels, nt;    /* levels, tree tets over all levels */
     int *level_start;  /* levels + 1 */
@@ -42,11 +28,10 @@ typedef struct tw_tetra_tree {
     double *vol;       /* per tree tet, m^3 */
     int samples_failed; /* samples whose relaxation did not converge (counted as outliers) */
     double seconds;    /* estimation time, s */
-} tw_tetra_tree;
+};
 
-/* The tree of base refined to def->levels, its finest level's material from
- * def, and the estimation of every coarser tet. NULL with tw_last_error set
- * on invalid input. */
+/* tw_tetra_tree_create and tw_tetra_tree_estimate in one (def->levels
+ * levels). NULL with tw_last_error set on invalid input. */
 tw_tetra_tree *tw_tetra_tree_build(const tw_mesh *base, const tw_tetra_tree_def *def);
 void tw_tetra_tree_free(tw_tetra_tree *t);
 

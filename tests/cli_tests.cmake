@@ -246,3 +246,12 @@ tw_cli_prints(run_huge_step_warns "warning: step 1 .*times the body's size; a st
               run --dt 10 --steps 1) # the default 20x2x2 bar: +90 % volume in that step
 tw_cli_exits(threads_out_of_range 2 "--threads 2147483647: must be from 0 \\(all threads\\) to 1024"
              run ${TW_CLI_BAR} --threads 2147483647 --steps 1)
+
+# ---- the adaptive tetra tree (run --tree-levels)
+tw_cli_writes_csv(run_tree_csv ${TW_CLI_TMP}/tree.csv 6
+  "step,time,active_tets,free_vertices,hanging_vertices,refined,coarsened,total_energy,cg_iterations,residual,step_ms,probe_ux,probe_uy,probe_uz"
+  run ${TW_CLI_BAR} --tree-levels 2 --steps 5 --csv ${TW_CLI_TMP}/tree.csv)
+tw_cli_prints(run_tree_adapt_off "active tets mean 192.0 .min 192, max 192, finest 192"
+  run ${TW_CLI_BAR} --tree-levels 2 --adapt off --steps 3)
+tw_cli_exits(run_tree_levels_range 2 "--tree-levels 9: must be 1 to 8" run --tree-levels 9)
+tw_cli_exits(run_tree_adapt_value 2 "--adapt 'maybe'" run --tree-levels 2 --adapt maybe)

@@ -60,7 +60,7 @@ TW_TEST(adapt_off_is_finest)
     CHECK_OK(tw_front_step(f, &s));
     CHECK(s.active_tets == 384 && s.hanging_vertices == 0 && s.refined == 0);
     CHECK(s.free_vertices == t->h->level[2]->nv);
-    tw_front_free(f);
+    tw_front_destroy(f);
     tw_tetra_tree_free(t);
     return 0;
 }
@@ -85,7 +85,7 @@ TW_TEST(refines_outside_range)
     CHECK_OK(tw_front_step(f, &s));
     CHECK(s.active_tets == 384);
     CHECK(s.refined == 6 + 48);
-    tw_front_free(f);
+    tw_front_destroy(f);
     tw_tetra_tree_free(t);
     return 0;
 }
@@ -123,7 +123,7 @@ TW_TEST(coarsens_with_hysteresis)
     CHECK(trace[0] == 48);  /* the finest have been there long enough */
     CHECK(trace[1] == 48);  /* level 1 has just arrived: held */
     CHECK(trace[11] == 6);
-    tw_front_free(f);
+    tw_front_destroy(f);
     tw_tetra_tree_free(t);
     return 0;
 }
@@ -165,7 +165,7 @@ TW_TEST(children_unlike_parent_stay)
         printf("t3 %g: %d parents restored\n", d.t3, coarsened);
         CHECK(pass == 0 ? coarsened == 0 : coarsened > 0);
         free(all);
-        tw_front_free(f);
+        tw_front_destroy(f);
     }
     tw_tetra_tree_free(t);
     return 0;
@@ -216,7 +216,7 @@ TW_TEST(tjunctions_on_coarse_field)
     CHECK(worst <= 1e-12);
     free(pin);
     free(act);
-    tw_front_free(f);
+    tw_front_destroy(f);
     tw_tetra_tree_free(t);
     tw_mesh_destroy(b);
     return 0;
@@ -261,7 +261,7 @@ TW_TEST(energy_at_switch_bounded)
     CHECK(switches > 0);
     CHECK(gain <= 1e-3 * scale);
     free(pin);
-    tw_front_free(f);
+    tw_front_destroy(f);
     tw_tetra_tree_free(t);
     tw_mesh_destroy(b);
     return 0;

@@ -9,6 +9,7 @@
 
 #include "cli_args.h"
 #include "cli_commands.h"
+#include "cli_run_tree.h"
 #include "cli_scene.h"
 #include "tetwarp.h"
 
@@ -33,6 +34,7 @@ typedef struct run_opts {
     int spin_axis;      /* bone core rotation about its centroid: axis 0..2 (-1 none) */
     double spin_rate;   /* degrees per second */
     const char *obj_dir;
+    cli_tree_opts tree; /* --tree-levels: the adaptive tetra tree instead of the world */
 } run_opts;
 
 static run_opts run_defaults(void)
@@ -59,6 +61,7 @@ static run_opts run_defaults(void)
     o.spin_axis = -1;
     o.spin_rate = 0;
     o.obj_dir = "frames";
+    o.tree = cli_default_tree_opts();
     return o;
 }
 
@@ -122,6 +125,7 @@ void cli_run_help(FILE *f)
             d.warp_system == TW_WARP_SYSTEM_BICGSTAB ? "bicgstab" : "symmetric",
             d.precond == TW_PRECOND_MG ? "mg" : d.precond == TW_PRECOND_AUTO ? "auto" : "jacobi", TW_MAX_COLLIDERS,
             d.obj_dir);
+    cli_tree_help(f);
 }
 
 /* The embedded render surface at the current positions as OBJ. */
@@ -177,6 +181,9 @@ static int run_parse(cli_args *a, cli_scene_opts *so, run_opts *o)
 {
     while (cli_next(a)) {
         int r = cli_scene_option(so, a);
+        if (r < 0) return -1;
+        if (r > 0) continue;
+        r = cli_tree_option(&o->tree, a);
         if (r < 0) return -1;
         if (r > 0) continue;
         int bad = 0;
@@ -480,6 +487,19 @@ int cli_cmd_run(int argc, char **argv)
     run_opts o = run_defaults();
     int parsed = run_parse(&a, &so, &o);
     if (parsed) return parsed > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    if (o.tree.levels > 0) {
+        cli_tree_run tr;
+        memset(&tr, 0, sizeof tr);
+        tr.dt = o.dt;
+        tr.damping[0] = o.damping[0];
+        tr.damping[1] = o.damping[1];
+        tr.cg_tol = o.cg_tol;
+        tr.steps = o.steps;
+        tr.cg_max = o.cg_max;
+        tr.probe = o.probe;
+        tr.csv = o.csv;
+        return cli_run_tree(a.prog, &so, &o.tree, &tr);
+    }
 
     tw_world_def def = tw_default_world_def();
     def.dt = o.dt;
