@@ -7,7 +7,7 @@
  *
  *   tw_bench_imai_box [--cells NX,NY,NZ] [--size LX,LY,LZ] [--levels L] [--steps N]
  *                     [--E PA] [--nu NU] [--rho RHO] [--dt S] [--t1 T1] [--t2 T2]
- *                     [--t3 T3] [--margin M] [--hold N] [--threads N]
+ *                     [--t3 T3] [--margin M] [--hold N] [--damping ALPHA,BETA] [--threads N]
  *
  * CSV on stdout, a summary on stderr. */
 #define _POSIX_C_SOURCE 200809L
@@ -56,6 +56,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--nu")) td.poisson_ratio = atof(b);
         else if (!strcmp(a, "--rho")) td.density = atof(b);
         else if (!strcmp(a, "--dt")) fd.dt = atof(b);
+        else if (!strcmp(a, "--damping")) ok = ok && sscanf(b, "%lf,%lf", &fd.damping_mass, &fd.damping_stiffness) == 2;
         else if (!strcmp(a, "--t1")) td.t1 = atof(b);
         else if (!strcmp(a, "--t2")) td.t2 = atof(b);
         else if (!strcmp(a, "--t3")) fd.t3 = atof(b);
@@ -143,8 +144,8 @@ int main(int argc, char **argv)
     fprintf(stderr, "steps %d: error mean %.4g %% (over steps and vertices), max %.4g %%; ms/step adaptive %.4f, "
                     "finest %.4f (ratio %.2f); largest energy gain at a switch %.3g J\n",
             steps, 100 * sum_mean / steps, 100 * worst, ms_a / steps, ms_f / steps, ms_f / ms_a, max_jump);
-    tw_front_free(A);
-    tw_front_free(F);
+    tw_front_destroy(A);
+    tw_front_destroy(F);
     tw_tetra_tree_free(t);
     tw_mesh_destroy(base);
     free(pin);

@@ -839,9 +839,11 @@ tw_status tw_front_step(tw_front *f, tw_front_stats *st)
     const double h = f->def.dt;
     double t0 = tw_now_ms();
     if (f->def.adapt) {
-        const double e0 = tw_front_energy(f);
         update_front(f, &s.refined, &s.coarsened);
         if (s.refined || s.coarsened) {
+            /* the old front's energy: its lists are unchanged until the
+             * rebuild, and the update only wrote vertices outside it */
+            const double e0 = tw_front_energy(f);
             tw_status r = rebuild(f);
             if (r != TW_OK)
                 return r;

@@ -172,9 +172,15 @@ static tw_status sub_build(sub_mesh *s, const tw_hierarchy *h, int l, int e, con
     const double *p0 = c->X + 3 * (size_t)pt[0], *p1 = c->X + 3 * (size_t)pt[1], *p2 = c->X + 3 * (size_t)pt[2],
                  *p3 = c->X + 3 * (size_t)pt[3];
     const double det = tw_tet_det(p0, p1, p2, p3);
+    /* positions relative to the parent's centroid: the strain does not see a
+     * translation, and F = sum x_p g_p^T loses less to cancellation */
+    double cen[3];
+    for (int d = 0; d < 3; d++)
+        cen[d] = 0.25 * (p0[d] + p1[d] + p2[d] + p3[d]);
     for (int i = 0; i < s->n; i++) {
         const double *x = f->X + 3 * (size_t)s->gv[i];
-        memcpy(s->X + 3 * i, x, 3 * sizeof *x);
+        for (int d = 0; d < 3; d++)
+            s->X[3 * i + d] = x[d] - cen[d];
         const double lam[4] = {tw_tet_det(x, p1, p2, p3) / det, tw_tet_det(p0, x, p2, p3) / det,
                                tw_tet_det(p0, p1, x, p3) / det, tw_tet_det(p0, p1, p2, x) / det};
         int inner = 1;
