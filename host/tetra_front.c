@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amg.h"
 #include "error.h"
 #include "fem.h"
 #include "hd/math3.h"
@@ -70,6 +71,8 @@ struct tw_front {
     double *elR, *elf, *elK; /* 9, 12, 144 per active tet */
     double *fr;            /* 3 nfree */
     int nhang;
+    tw_amg *amg;           /* the multigrid preconditioner of a large front (per pattern) */
+    tw_real *Xr;           /* 3 nfree: the free vertices' rest positions (its rigid modes) */
 };
 
 tw_front_def tw_default_front_def(void)
@@ -88,6 +91,7 @@ tw_front_def tw_default_front_def(void)
     d.t3 = 1e-3;
     d.hold_steps = 10;
     d.threads = 0;
+    d.precond = TW_PRECOND_AUTO;
     return d;
 }
 
@@ -463,8 +467,13 @@ static tw_status rebuild(tw_front *f)
             for (int s = 0; s < f->el_n[k]; s++)
                 f->mass[f->el_slot[MAX_SLOTS * (size_t)k + s]] += m4 * W[MAX_SLOTS * p + s];
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         f->cons[i] = f->pinned[f->free_list[i]] ? 1 : 0;
+        for (int d = 0; d < 3; d++)
+            f->Xr[3 * i + d] = (tw_real)f->X[3 * (size_t)f->free_list[i] + d];
+    }
+    tw_amg_free(f->amg); /* built on the old pattern */
+    f->amg = NULL;
     if (f->work_n != n) {
         tw_solver_work_free(&f->work);
         memset(&f->work, 0, sizeof f->work);
@@ -543,6 +552,8 @@ void tw_front_destroy(tw_front *f)
     free(f->elR);
     free(f->elf);
     free(f->elK);
+    free(f->Xr);
+    tw_amg_free(f->amg);
     tw_solver_work_free(&f->work);
     free(f);
 }
@@ -603,10 +614,11 @@ tw_front *tw_front_create(const tw_tetra_tree *t, const unsigned char *pinned, c
     f->vr = tw_malloc(3 * (size_t)nv * sizeof *f->vr, "front reduced velocity");
     f->fr = tw_malloc(3 * (size_t)nv * sizeof *f->fr, "front reduced force");
     f->cons = tw_malloc((size_t)nv, "front constraints");
+    f->Xr = tw_malloc(3 * (size_t)nv * sizeof *f->Xr, "front reduced rest positions");
     if (!f->par || !f->hkey || !f->hmid || !f->X || !f->x || !f->v || !f->pinned || !f->g || !f->Ke || !f->active ||
         !f->since || !f->act || !f->used || !f->on_coarse || !f->valid || !f->rid || !f->free_list || !f->exp_n ||
         !f->exp_i || !f->exp_w || !f->exp_stamp || !f->el_n || !f->el_slot || !f->el_w || !f->mass || !f->rhs ||
-        !f->vr || !f->fr || !f->cons) {
+        !f->vr || !f->fr || !f->cons || !f->Xr) {
         tw_front_destroy(f);
         return NULL;
     }
@@ -912,8 +924,22 @@ tw_status tw_front_step(tw_front *f, tw_front_stats *st)
     A.val = f->val;
     A.threads = f->def.threads;
     tw_filter filter = {f->cons, NULL};
+    /* multigrid as the engine chooses it (TW_PRECOND_AUTO: from
+     * TW_PRECOND_MG_MIN_TETS active tets on), rebuilt with the pattern */
+    const int mg = f->def.precond == TW_PRECOND_MG ||
+                   (f->def.precond == TW_PRECOND_AUTO && f->nact >= TW_PRECOND_MG_MIN_TETS);
+    f->work.precond = NULL;
+    if (mg) {
+        if (!f->amg)
+            f->amg = tw_amg_create(&A, f->Xr, &filter, NULL);
+        if (f->amg && tw_amg_update(f->amg, &A, &filter) == TW_OK) {
+            f->work.precond = tw_amg_apply;
+            f->work.precond_ctx = f->amg;
+        }
+    }
     const tw_solve_result r =
         tw_pcg(&A, f->rhs, f->vr, &filter, f->def.cg_tolerance, f->def.cg_max_iterations, 0, &f->work);
+    f->work.precond = NULL;
     s.cg_iterations = r.iterations;
     s.cg_residual = r.residual;
     s.ms_solve = tw_now_ms() - t2;

@@ -638,6 +638,8 @@ typedef struct tw_front_def {
                                    strain units) of the parent's, default 1e-3 */
     int hold_steps;             /* a tet refined less than this many steps ago is not coarsened, default 10 */
     int threads;                /* OpenMP threads, 0: the default */
+    tw_preconditioner precond;  /* of the step's PCG; auto (the default): multigrid from
+                                   TW_PRECOND_MG_MIN_TETS active tets on, block-Jacobi below */
 } tw_front_def;
 tw_front_def tw_default_front_def(void);
 
