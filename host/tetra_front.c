@@ -16,7 +16,10 @@
  *   corner-by-slot weights and the BSR block of every slot pair;
  * - the reduced lumped mass (row sums of Q^T M Q) and the BSR pattern.
  * A switch rebuilds these (the pattern by counting, O(active tets)); the
- * per-tet data (gradients, K_e) are the tree's and are never recomputed. */
+ * per-tet data (gradients, K_e) are the tree's and are never recomputed.
+ * The front runs on the CPU only: a device front would keep the tree's K_e
+ * on the device and rebuild the pattern on a switch by sort and scan, as
+ * kernels/thrust_fem.h builds the world's. */
 #include "tetra_front.h"
 
 #include <math.h>
