@@ -16,7 +16,8 @@
  * by the three conditions of sec. 5.2 with a hysteresis), the reduced system
  * is rebuilt when the front changed, and one implicit Euler step with
  * corotated forces (R K_e (R^T x - X), K_e = V B^T C B with the tree's C
- * per tet) is solved by block-Jacobi PCG. */
+ * per tet) is solved by PCG (block-Jacobi, or the engine's multigrid on a
+ * large front: tw_front_def.precond). */
 #ifndef TW_TETRA_FRONT_H
 #define TW_TETRA_FRONT_H
 #include "tetra_tree.h"

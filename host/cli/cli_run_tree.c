@@ -1,10 +1,14 @@
 /* `tetwarp run --tree-levels L`: see cli_run_tree.h. CSV columns:
  * step,time,active_tets,free_vertices,hanging_vertices,refined,coarsened,
- * total_energy,cg_iterations,residual,step_ms,probe_ux,probe_uy,probe_uz. */
+ * total_energy,cg_iterations,residual,step_ms,probe_ux,probe_uy,probe_uz.
+ * Frames: the finest level's boundary, or a render surface embedded in the
+ * finest level's tets (the paper's fig. 9), at the front's interpolated
+ * positions. */
 #include "cli_run_tree.h"
 
 #include <errno.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,7 +54,8 @@ void cli_tree_help(FILE *f)
 {
     cli_tree_opts d = cli_default_tree_opts();
     fprintf(f,
-            "\nAdaptive tetra tree (Imai et al. 2013; corot-element, implicit Euler, block-Jacobi PCG):\n"
+            "\nAdaptive tetra tree (Imai et al. 2013; corot-element, implicit Euler, PCG\n"
+            "as --precond auto chooses it):\n"
             "  --tree-levels L         refine the mesh 1:8 L-1 times; the material (--E, --E-gradient,\n"
             "                          --E-region) is set on the finest level and estimated upward;\n"
             "                          the CSV is then step,time,active_tets,free_vertices,\n"
@@ -92,6 +97,42 @@ static tw_mesh *load_base(const cli_scene_opts *so, const char *prog, char *desc
     return m;
 }
 
+/* Frame n: the render surface embedded in the finest tets, or the finest
+ * level's boundary, at positions x. */
+static int write_frame(const char *prog, const cli_tree_run *r, const tw_mesh *fm, const tw_embedding *emb,
+                       const double *x, tw_real *xr, float *xyz, int n)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/frame_%06d.obj", r->obj_dir, n);
+    const int nv = tw_mesh_vertex_count(fm);
+    for (int i = 0; i < 3 * nv; i++)
+        xr[i] = (tw_real)x[i];
+    if (!emb) {
+        if (tw_mesh_write_obj(fm, xr, path) != TW_OK) {
+            fprintf(stderr, "%s: --obj-dir %s: %s\n", prog, r->obj_dir, tw_last_error());
+            return -1;
+        }
+        return 0;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "%s: --obj-dir %s: cannot write %s: %s\n", prog, r->obj_dir, path, strerror(errno));
+        return -1;
+    }
+    tw_embedding_apply(emb, xr, xyz);
+    const int ev = tw_embedding_vertex_count(emb), et = tw_embedding_triangle_count(emb);
+    const int *t = tw_embedding_triangles(emb);
+    for (int i = 0; i < ev; i++)
+        fprintf(f, "v %.7g %.7g %.7g\n", xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]);
+    for (int i = 0; i < et; i++)
+        fprintf(f, "f %d %d %d\n", t[3 * i] + 1, t[3 * i + 1] + 1, t[3 * i + 2] + 1);
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    if (bad)
+        fprintf(stderr, "%s: --obj-dir %s: write failed\n", prog, path);
+    return bad ? -1 : 0;
+}
+
 int cli_run_tree(const char *prog, const cli_scene_opts *so, const cli_tree_opts *to, const cli_tree_run *r)
 {
     char desc[256];
@@ -102,6 +143,10 @@ int cli_run_tree(const char *prog, const cli_scene_opts *so, const cli_tree_opts
     double *E = NULL, *x = NULL;
     unsigned char *fixed = NULL;
     FILE *csv = NULL;
+    tw_surface *render = NULL;
+    tw_embedding *emb = NULL;
+    tw_real *xr = NULL;
+    float *xyz = NULL;
     if (!base)
         return CLI_EXIT_FAIL;
     double t0 = cli_now_ms();
@@ -194,6 +239,30 @@ int cli_run_tree(const char *prog, const cli_scene_opts *so, const cli_tree_opts
         fprintf(csv, "step,time,active_tets,free_vertices,hanging_vertices,refined,coarsened,total_energy,"
                      "cg_iterations,residual,step_ms,probe_ux,probe_uy,probe_uz\n");
     }
+    if (r->render_surface) {
+        tw_embed_report er;
+        if (!(render = tw_surface_load(r->render_surface)) || !(emb = tw_embed_surface(fm, render, 0, &er))) {
+            fprintf(stderr, "%s: --render-surface %s: %s\n", prog, r->render_surface, tw_last_error());
+            goto done;
+        }
+        xyz = malloc(3 * sizeof *xyz * (size_t)tw_embedding_vertex_count(emb));
+        if (!xyz)
+            goto done;
+        printf("render surface %s: %d vertices embedded in the finest level (%d inside, %d extrapolated)\n",
+               r->render_surface, er.vertices, er.inside, er.outside);
+    }
+    if (r->obj_every > 0) {
+        xr = malloc(3 * sizeof *xr * (size_t)nv);
+        if (!xr)
+            goto done;
+        if (mkdir(r->obj_dir, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "%s: --obj-dir %s: cannot create: %s\n", prog, r->obj_dir, strerror(errno));
+            goto done;
+        }
+        tw_front_positions(f, x);
+        if (write_frame(prog, r, fm, emb, x, xr, xyz, 0))
+            goto done;
+    }
     double ms_sum = 0;
     long cg_sum = 0, active_sum = 0;
     int active_min = 1 << 30, active_max = 0;
@@ -216,6 +285,11 @@ int cli_run_tree(const char *prog, const cli_scene_opts *so, const cli_tree_opts
                     st.free_vertices, st.hanging_vertices, st.refined, st.coarsened, tw_front_energy(f),
                     st.cg_iterations, st.cg_residual, ms, x[3 * probe] - X[3 * probe],
                     x[3 * probe + 1] - X[3 * probe + 1], x[3 * probe + 2] - X[3 * probe + 2]);
+        }
+        if (r->obj_every > 0 && n % r->obj_every == 0) {
+            tw_front_positions(f, x);
+            if (write_frame(prog, r, fm, emb, x, xr, xyz, n))
+                goto done;
         }
     }
     tw_front_positions(f, x);
@@ -244,5 +318,9 @@ done:
     free(E);
     free(x);
     free(fixed);
+    free(xr);
+    free(xyz);
+    tw_embedding_destroy(emb);
+    tw_surface_destroy(render);
     return rc;
 }
