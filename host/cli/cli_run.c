@@ -498,6 +498,9 @@ int cli_cmd_run(int argc, char **argv)
         tr.cg_max = o.cg_max;
         tr.probe = o.probe;
         tr.csv = o.csv;
+        tr.obj_every = o.obj_every;
+        tr.obj_dir = o.obj_dir;
+        tr.render_surface = o.render_surface;
         return cli_run_tree(a.prog, &so, &o.tree, &tr);
     }
 

@@ -27,6 +27,9 @@ typedef struct cli_tree_run {
     double dt, damping[2], cg_tol;
     int steps, cg_max, probe;
     const char *csv;
+    int obj_every;              /* 0: no frames */
+    const char *obj_dir;
+    const char *render_surface; /* embedded in the finest level, written as the frames */
 } cli_tree_run;
 
 /* Builds the tree, steps the front, writes the CSV and a summary. Returns
