@@ -255,3 +255,8 @@ tw_cli_prints(run_tree_adapt_off "active tets mean 192.0 .min 192, max 192, fine
   run ${TW_CLI_BAR} --tree-levels 2 --adapt off --steps 3)
 tw_cli_exits(run_tree_levels_range 2 "--tree-levels 9: must be 1 to 8" run --tree-levels 9)
 tw_cli_exits(run_tree_adapt_value 2 "--adapt 'maybe'" run --tree-levels 2 --adapt maybe)
+add_test(NAME cli.run_tree_frames
+         COMMAND sh -c "rm -rf '${TW_CLI_TMP}/tree_frames' && \"$0\" \"$@\" > /dev/null && test -s '${TW_CLI_TMP}/tree_frames/frame_000002.obj' || { echo 'FAIL: no frame_000002.obj'; exit 1; }"
+                 $<TARGET_FILE:tetwarp> run ${TW_CLI_BAR} --tree-levels 2 --steps 2 --obj-every 1
+                 --obj-dir ${TW_CLI_TMP}/tree_frames)
+set_tests_properties(cli.run_tree_frames PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW_CLI_ENV})
