@@ -36,6 +36,8 @@ for cfg in 1e-2,1e-4,1e-3 1e-2,1e-5,1e-3 1e-2,3e-6,1e-3 1e-2,1e-6,1e-3 1e-2,3e-6
         "$D/imai_box_tmp.csv" >> "$D/imai_box_sweep.csv"
 done
 rm -f "$D/imai_box_tmp.csv"
+echo "## fig. 3: one layered coarse tet's sampled stress (bench/imai_fig3.c)" >> "$LOG"
+"$B/bench/tw_bench_imai_fig3" > "$D/imai_fig3.csv" 2>> "$LOG"
 if [ "${BIG:-0}" = 1 ]; then
     echo "## big: base 15x4x4 cells = 1440 tets, 3 levels = 92160 finest tets, 40 steps" >> "$LOG"
     "$X" --cells 15,4,4 --size 0.3,0.1,0.1 --levels 3 --E 1e6 --damping 1,0.01 --threads 1 --steps 40 \

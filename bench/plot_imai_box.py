@@ -41,3 +41,25 @@ for name in ("imai_box", "imai_box_creep", "imai_box_big"):
     fig.tight_layout()
     fig.savefig(f"{d}/{name}.png", dpi=110)
     print(f"wrote {d}/{name}.png")
+
+# fig. 3: the sampled stress of one coarse tet against alpha, the fitted line
+# and the valid range
+path = f"{d}/imai_fig3.csv"
+if os.path.exists(path):
+    rows = list(csv.DictReader(open(path)))
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    for k, (basis, comp) in enumerate((("zz", "zz"), ("xy", "xy"))):
+        sel = [r for r in rows if r["basis"] == basis and r["component"] == comp]
+        a = [float(r["alpha"]) for r in sel]
+        ax[k].plot(a, [float(r["sigma"]) for r in sel], ".", label="sampled (relaxed finest tets)")
+        ax[k].plot(a, [float(r["fit"]) for r in sel], "-", label="fitted slope")
+        inr = [float(r["alpha"]) for r in sel if r["in_range"] == "1"]
+        if inr:
+            ax[k].axvspan(min(inr), max(inr), alpha=0.2, color="green", label="valid range")
+        ax[k].set_xlabel(f"alpha ({basis} basis)")
+        ax[k].set_ylabel(f"sigma_{comp}, Pa")
+        ax[k].set_title(f"fig. 3: basis {basis}, layered tet")
+        ax[k].legend()
+    fig.tight_layout()
+    fig.savefig(f"{d}/imai_fig3.png", dpi=110)
+    print(f"wrote {d}/imai_fig3.png")
