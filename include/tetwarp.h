@@ -629,6 +629,101 @@ typedef struct tw_static_stats {
  * The result is left in the world's positions (velocities zero). */
 tw_status tw_world_solve_static(tw_world *w, const tw_static_def *def, tw_static_stats *stats);
 
+/* ------------------------------------------------- adaptive tetra tree */
+
+/* Imai, Kanai, Yamaguchi and Hasegawa 2013, "Adaptive inhomogeneous
+ * simulation of elastic bodies on a tetra tree": a base mesh refined 1:8
+ * into levels, the finest carrying the material, every coarser tet an
+ * elasticity matrix estimated bottom-up with the valid range of each strain
+ * basis; at run time a front through the tree refines where a tet's strain
+ * leaves its range and coarsens back where its children agree. */
+typedef struct tw_tetra_tree tw_tetra_tree;
+typedef struct tw_tetra_tree_def {
+    int levels;                    /* 1 .. 8: the base and levels - 1 refinements */
+    double t1;                     /* eq. 4: relative deviation from the fitted line, default 1e-2 */
+    double t2;                     /* eq. 5: absolute deviation, in units of the tet's largest
+                                      diagonal stiffness entry (so dimensionless), default 1e-4 */
+    double youngs_modulus;         /* Pa, where element_youngs is NULL */
+    double poisson_ratio;
+    double density;                /* kg/m^3 */
+    const double *element_youngs;  /* finest level, per element, Pa, or NULL */
+    const double *element_poisson; /* finest level, per element, or NULL */
+    const double *element_density; /* finest level, per element, kg/m^3, or NULL */
+} tw_tetra_tree_def;
+tw_tetra_tree_def tw_default_tetra_tree_def(void);
+
+/* The tree's levels (base refined levels - 1 times, 1 .. 8), not yet
+ * estimated: set the finest level's material on tw_tetra_tree_mesh(t,
+ * levels - 1) (element order is the tree's), then tw_tetra_tree_estimate.
+ * NULL with tw_last_error set on failure. */
+tw_tetra_tree *tw_tetra_tree_create(const tw_mesh *base, int levels);
+int tw_tetra_tree_levels(const tw_tetra_tree *t);
+/* Level l's mesh (0 the base, levels - 1 the finest); owned by the tree.
+ * A vertex keeps its index on every finer level. */
+const tw_mesh *tw_tetra_tree_mesh(const tw_tetra_tree *t, int level);
+/* The estimation of every coarser tet from the finest level's material in
+ * def (def->levels is not read). */
+tw_status tw_tetra_tree_estimate(tw_tetra_tree *t, const tw_tetra_tree_def *def);
+void tw_tetra_tree_destroy(tw_tetra_tree *t);
+
+typedef struct tw_front tw_front;
+typedef struct tw_front_def {
+    double dt;                  /* s */
+    double gravity[3];          /* m/s^2 */
+    double damping_mass;        /* Rayleigh alpha, 1/s */
+    double damping_stiffness;   /* Rayleigh beta, s */
+    double cg_tolerance;        /* relative residual */
+    int cg_max_iterations;
+    int adapt;                  /* 1: the front moves; 0: the finest level throughout */
+    int start_level;            /* the front's level at the start (adapt), default 0 */
+    double coarsen_margin;      /* hysteresis: a parent returns only with every alpha inside this
+                                   fraction of its valid range, default 0.5 */
+    double t3;                  /* sec. 5.2 condition 3: every child's strain within t3 (max norm,
+                                   strain units) of the parent's, default 1e-3 */
+    int hold_steps;             /* a tet refined less than this many steps ago is not coarsened, default 10 */
+    int threads;                /* OpenMP threads, 0: the default */
+    tw_preconditioner precond;  /* of the step's PCG; auto (the default): multigrid from
+                                   TW_PRECOND_MG_MIN_TETS active tets on, block-Jacobi below */
+} tw_front_def;
+tw_front_def tw_default_front_def(void);
+
+typedef struct tw_front_stats {
+    int active_tets, free_vertices, hanging_vertices;
+    int refined, coarsened;     /* tets switched this step (parents refined, parents restored) */
+    int rebuilt;                /* 1 when the reduced system's pattern was rebuilt */
+    int cg_iterations;
+    double cg_residual;
+    double energy_jump;         /* J: total energy after the step's switch minus before (0 without one) */
+    double ms_front, ms_system, ms_solve; /* the step's parts, ms */
+} tw_front_stats;
+
+
+/* A front on tree t (which must outlive it), at rest, with vertices whose
+ * pinned[v] (finest level, may be NULL) is non-zero held fixed. */
+tw_front *tw_front_create(const tw_tetra_tree *t, const unsigned char *pinned, const tw_front_def *def);
+void tw_front_destroy(tw_front *f);
+
+/* One step: front update, then implicit Euler. TW_ERR_DIVERGED on NaN. */
+tw_status tw_front_step(tw_front *f, tw_front_stats *stats);
+
+int tw_front_active_tets(const tw_front *f);
+/* 1 where tree tet id is in the front. */
+int tw_front_is_active(const tw_front *f, int id);
+
+/* Every finest vertex's position (3 per vertex): the front's where it is a
+ * vertex of it, else the linear interpolation in the active tet holding it. */
+void tw_front_positions(const tw_front *f, double *x);
+
+/* Total energy: kinetic + elastic (corotated, at the current rotations) +
+ * gravity's potential, J. */
+double tw_front_energy(tw_front *f);
+
+/* The strain coordinates alpha (eq. 2) of tree tet id at the current
+ * positions: the Voigt components of the stretch U - I, F = R U, engineering
+ * shears; its corners must be vertices of the front or interpolated. */
+void tw_front_alpha(const tw_front *f, int id, double alpha[6]);
+
+
 #ifdef __cplusplus
 }
 #endif

@@ -258,3 +258,17 @@ tw_cli_exits(tool_path_bad_line 2 "tw_test.h:1: expected 't x y z'" run ${TW_CLI
 tw_cli_prints(run_tool_keyframes "^tool: force at the end \\([^)]*\\) N, at most [1-9]"
               run ${TW_CLI_BAR} --gravity 0,0,0 --tool capsule:0.06:0,0.02,0 --tool-path ${CMAKE_CURRENT_SOURCE_DIR}/tool_path.txt
               --tool-osc 0,0,0.002:5 --steps 10)
+
+# ---- the adaptive tetra tree (run --tree-levels)
+tw_cli_writes_csv(run_tree_csv ${TW_CLI_TMP}/tree.csv 6
+  "step,time,active_tets,free_vertices,hanging_vertices,refined,coarsened,total_energy,cg_iterations,residual,step_ms,probe_ux,probe_uy,probe_uz"
+  run ${TW_CLI_BAR} --tree-levels 2 --steps 5 --csv ${TW_CLI_TMP}/tree.csv)
+tw_cli_prints(run_tree_adapt_off "active tets mean 192.0 .min 192, max 192, finest 192"
+  run ${TW_CLI_BAR} --tree-levels 2 --adapt off --steps 3)
+tw_cli_exits(run_tree_levels_range 2 "--tree-levels 9: must be 1 to 8" run --tree-levels 9)
+tw_cli_exits(run_tree_adapt_value 2 "--adapt 'maybe'" run --tree-levels 2 --adapt maybe)
+add_test(NAME cli.run_tree_frames
+         COMMAND sh -c "rm -rf '${TW_CLI_TMP}/tree_frames' && \"$0\" \"$@\" > /dev/null && test -s '${TW_CLI_TMP}/tree_frames/frame_000002.obj' || { echo 'FAIL: no frame_000002.obj'; exit 1; }"
+                 $<TARGET_FILE:tetwarp> run ${TW_CLI_BAR} --tree-levels 2 --steps 2 --obj-every 1
+                 --obj-dir ${TW_CLI_TMP}/tree_frames)
+set_tests_properties(cli.run_tree_frames PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW_CLI_ENV})

@@ -9,6 +9,7 @@
 
 #include "cli_args.h"
 #include "cli_commands.h"
+#include "cli_run_tree.h"
 #include "cli_scene.h"
 #include "cli_tool.h"
 #include "tetwarp.h"
@@ -35,6 +36,7 @@ typedef struct run_opts {
     double spin_rate;   /* degrees per second */
     const char *obj_dir;
     cli_tool tool;      /* --tool: a moving collider and the force on it */
+    cli_tree_opts tree; /* --tree-levels: the adaptive tetra tree instead of the world */
 } run_opts;
 
 static run_opts run_defaults(void)
@@ -62,6 +64,7 @@ static run_opts run_defaults(void)
     o.spin_rate = 0;
     o.obj_dir = "frames";
     o.tool = cli_default_tool();
+    o.tree = cli_default_tree_opts();
     return o;
 }
 
@@ -126,6 +129,7 @@ void cli_run_help(FILE *f)
             d.precond == TW_PRECOND_MG ? "mg" : d.precond == TW_PRECOND_AUTO ? "auto" : "jacobi", TW_MAX_COLLIDERS,
             d.obj_dir);
     cli_tool_help(f);
+    cli_tree_help(f);
 }
 
 /* The embedded render surface at the current positions as OBJ. */
@@ -181,6 +185,9 @@ static int run_parse(cli_args *a, cli_scene_opts *so, run_opts *o)
 {
     while (cli_next(a)) {
         int r = cli_scene_option(so, a);
+        if (r < 0) return -1;
+        if (r > 0) continue;
+        r = cli_tree_option(&o->tree, a);
         if (r < 0) return -1;
         if (r > 0) continue;
         int bad = 0;
@@ -515,6 +522,23 @@ int cli_cmd_run(int argc, char **argv)
     if (parsed) {
         cli_tool_free(&o.tool);
         return parsed > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    }
+    if (o.tree.levels > 0) {
+        cli_tool_free(&o.tool); /* the tree run takes no tool */
+        cli_tree_run tr;
+        memset(&tr, 0, sizeof tr);
+        tr.dt = o.dt;
+        tr.damping[0] = o.damping[0];
+        tr.damping[1] = o.damping[1];
+        tr.cg_tol = o.cg_tol;
+        tr.steps = o.steps;
+        tr.cg_max = o.cg_max;
+        tr.probe = o.probe;
+        tr.csv = o.csv;
+        tr.obj_every = o.obj_every;
+        tr.obj_dir = o.obj_dir;
+        tr.render_surface = o.render_surface;
+        return cli_run_tree(a.prog, &so, &o.tree, &tr);
     }
 
     tw_world_def def = tw_default_world_def();

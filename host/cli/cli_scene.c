@@ -636,3 +636,24 @@ int cli_scene_probe_vertex(const cli_scene *s)
     }
     return best;
 }
+
+int cli_scene_material_on(const cli_scene_opts *o, const tw_mesh *m, const char *prog, double **out)
+{
+    *out = NULL;
+    if (o->gradient_axis < 0 && o->region_count == 0) return 0;
+    *out = cli_element_youngs(o, m, prog);
+    return *out ? 0 : -1;
+}
+
+int cli_scene_fix_on(const cli_scene_opts *o, const tw_mesh *m, const char *prog, unsigned char *fixed,
+                     int *pinned)
+{
+    cli_fix bar_fix = {0, 1, 1e-6, "x<1e-6"};
+    const cli_fix *fix = o->fix;
+    int fix_count = o->fix_count;
+    if (fix_count == 0 && !o->mesh_path && !o->fix_none) {
+        fix = &bar_fix;
+        fix_count = 1;
+    }
+    return cli_select_fixed(fix, fix_count, m, prog, fixed, pinned);
+}

@@ -100,4 +100,12 @@ int cli_cuda_probe(char *why, size_t why_size, const char **short_why);
  * cantilever bar: a tip corner. */
 int cli_scene_probe_vertex(const cli_scene *s);
 
+/* For a run on another mesh than the scene's (the finest level of a tetra
+ * tree): the options' per-element Young's moduli on m (*out NULL when
+ * homogeneous) and the --fix selection on m (the bar's end when no --fix
+ * is given for the bar). Return -1 with a message printed on failure. */
+int cli_scene_material_on(const cli_scene_opts *o, const tw_mesh *m, const char *prog, double **out);
+int cli_scene_fix_on(const cli_scene_opts *o, const tw_mesh *m, const char *prog, unsigned char *fixed,
+                     int *pinned);
+
 #endif

@@ -1,0 +1,1035 @@
+/* The tetra front's runtime (Imai et al. 2013 sec. 5); the design is at the
+ * top of tetra_front.h.
+ *
+ * Front structures, rebuilt when the front changes:
+ * - on_coarse[v]: v lies on a face (or edge) of an active tet without being
+ *   its corner, found by subdividing each active tet's faces down to the
+ *   finest level through the edge-to-midpoint table;
+ * - free vertices: corners of active tets that are not on_coarse; they are
+ *   the unknowns, numbered in vertex order;
+ * - the expansion of a vertex over free vertices (a row of Q): itself, or
+ *   the mean of its parent edge's two ends' expansions. For a vertex on an
+ *   active tet T this is T's linear interpolation (the parent edge of a
+ *   vertex on T lies on T, and the only free vertices on T are its corners),
+ *   so it has at most 3 entries;
+ * - per active tet the free vertices its corners expand to (at most 12), the
+ *   corner-by-slot weights and the BSR block of every slot pair;
+ * - the reduced lumped mass (row sums of Q^T M Q) and the BSR pattern.
+ * A switch rebuilds these (the pattern by counting, O(active tets)); the
+ * per-tet data (gradients, K_e) are the tree's and are never recomputed.
+ * The front runs on the CPU only: a device front would keep the tree's K_e
+ * on the device and rebuild the pattern on a switch by sort and scan, as
+ * kernels/thrust_fem.h builds the world's. */
+#include "tetra_front.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amg.h"
+#include "error.h"
+#include "fem.h"
+#include "hd/math3.h"
+#include "mesh.h"
+#include "solver.h"
+#include "world.h"
+
+#define MAX_SLOTS 12
+
+struct tw_front {
+    const tw_tetra_tree *t;
+    const tw_hierarchy *h;
+    tw_front_def def;
+    int L, nv, ntree;
+    int *par;              /* 2 per vertex: parent edge's ends (-1 on level 0) */
+    uint64_t *hkey;        /* edge -> midpoint table */
+    int *hmid;
+    size_t hmask;
+    double *X, *x, *v;     /* 3 nv */
+    unsigned char *pinned; /* nv */
+    double *g;             /* 12 per tree tet */
+    double *Ke;            /* 144 per tree tet: V B^T C B, row-major 12x12 */
+    unsigned char *active; /* ntree */
+    long *since;           /* ntree: the step a tet entered the front */
+    int nact, *act;        /* the active tets, in tree order */
+    long step;
+    /* front structures */
+    unsigned char *used, *on_coarse, *valid; /* nv */
+    int nfree, *rid, *free_list;             /* rid: nv -> reduced index or -1 */
+    int *exp_n, *exp_i;                      /* nv, 4 nv: expansions (valid where exp_stamp == stamp) */
+    double *exp_w;
+    int *exp_stamp, stamp;
+    int *el_n, *el_slot;   /* per active tet: slots, MAX_SLOTS reduced ids */
+    double *el_w;          /* 4 * MAX_SLOTS per active tet: weight of corner p on slot s */
+    int *el_blk_ptr, *el_blk; /* per active tet: el_n^2 block indices */
+    int *row_ptr, *col, *diag, nnzb;
+    tw_real *val;
+    double *mass;          /* nfree */
+    tw_real *rhs, *vr;     /* 3 nfree */
+    unsigned char *cons;   /* nfree */
+    tw_solver_work work;
+    int work_n;
+    /* per active tet scratch of a step */
+    double *elR, *elf, *elK; /* 9, 12, 144 per active tet */
+    double *fr;            /* 3 nfree */
+    int nhang;
+    tw_amg *amg;           /* the multigrid preconditioner of a large front (per pattern) */
+    tw_real *Xr;           /* 3 nfree: the free vertices' rest positions (its rigid modes) */
+};
+
+tw_front_def tw_default_front_def(void)
+{
+    tw_front_def d;
+    memset(&d, 0, sizeof d);
+    d.dt = 0.01;
+    d.gravity[2] = -9.81;
+    d.damping_mass = 0;
+    d.damping_stiffness = 0.01;
+    d.cg_tolerance = 1e-4;
+    d.cg_max_iterations = 1000;
+    d.adapt = 1;
+    d.start_level = 0;
+    d.coarsen_margin = 0.5;
+    d.t3 = 1e-3;
+    d.hold_steps = 10;
+    d.threads = 0;
+    d.precond = TW_PRECOND_AUTO;
+    return d;
+}
+
+/* ---------------------------------------------------------------- edges */
+
+static uint64_t edge_key(int a, int b)
+{
+    if (a > b) {
+        const int s = a;
+        a = b;
+        b = s;
+    }
+    return (((uint64_t)(uint32_t)a << 32) | (uint32_t)b) + 1;
+}
+
+static size_t edge_slot(const tw_front *f, uint64_t key)
+{
+    size_t s = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 17) & f->hmask;
+    while (f->hkey[s] && f->hkey[s] != key)
+        s = (s + 1) & f->hmask;
+    return s;
+}
+
+static int midpoint(const tw_front *f, int a, int b)
+{
+    const size_t s = edge_slot(f, edge_key(a, b));
+    return f->hkey[s] ? f->hmid[s] : -1;
+}
+
+/* -------------------------------------------------------------- element */
+
+static int tree_level(const tw_front *f, int id)
+{
+    return tw_tetra_tree_level(f->t, id);
+}
+
+static const int *tree_tet(const tw_front *f, int id)
+{
+    const int l = tree_level(f, id);
+    return f->h->level[l]->tets + 4 * (size_t)(id - f->t->level_start[l]);
+}
+
+/* The strain-displacement rows of gradient g (Voigt, engineering shears):
+ * B[6][3] with eps = B u for a unit field u g^T. */
+static void bmat(const double *g, double B[6][3])
+{
+    memset(B, 0, 18 * sizeof(double));
+    B[0][0] = g[0];
+    B[1][1] = g[1];
+    B[2][2] = g[2];
+    B[3][1] = g[2];
+    B[3][2] = g[1];
+    B[4][0] = g[2];
+    B[4][2] = g[0];
+    B[5][0] = g[1];
+    B[5][1] = g[0];
+}
+
+static void element_stiffness(const double *g, double V, const double *C, double *K)
+{
+    double B[4][6][3], CB[4][6][3];
+    for (int p = 0; p < 4; p++) {
+        bmat(g + 3 * p, B[p]);
+        for (int i = 0; i < 6; i++)
+            for (int c = 0; c < 3; c++) {
+                double s = 0;
+                for (int k = 0; k < 6; k++)
+                    s += C[6 * i + k] * B[p][k][c];
+                CB[p][i][c] = s;
+            }
+    }
+    for (int p = 0; p < 4; p++)
+        for (int q = 0; q < 4; q++)
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++) {
+                    double s = 0;
+                    for (int i = 0; i < 6; i++)
+                        s += B[p][i][a] * CB[q][i][b];
+                    K[12 * (3 * p + a) + 3 * q + b] = V * s;
+                }
+}
+
+static void deformation(const tw_front *f, int id, double F[9])
+{
+    const int *t = tree_tet(f, id);
+    const double *g = f->g + 12 * (size_t)id;
+    memset(F, 0, 9 * sizeof *F);
+    for (int p = 0; p < 4; p++) {
+        const double *x = f->x + 3 * (size_t)t[p];
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++)
+                F[3 * i + j] += x[i] * g[3 * p + j];
+    }
+}
+
+static void rotation(const double F[9], double R[9])
+{
+    tw_m3 A;
+    for (int i = 0; i < 9; i++)
+        A.m[i] = (tw_real)F[i];
+    const tw_m3 Rm = tw_polar3(A);
+    for (int i = 0; i < 9; i++)
+        R[i] = (double)Rm.m[i];
+}
+
+void tw_front_alpha(const tw_front *f, int id, double alpha[6])
+{
+    double F[9], R[9], U[9];
+    deformation(f, id, F);
+    rotation(F, R);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            U[3 * i + j] = R[i] * F[j] + R[3 + i] * F[3 + j] + R[6 + i] * F[6 + j];
+    alpha[0] = U[0] - 1;
+    alpha[1] = U[4] - 1;
+    alpha[2] = U[8] - 1;
+    alpha[3] = U[5] + U[7];
+    alpha[4] = U[2] + U[6];
+    alpha[5] = U[1] + U[3];
+}
+
+/* ------------------------------------------------------------ structure */
+
+static void mark_triangle(tw_front *f, int a, int b, int c, int k)
+{
+    const int ab = midpoint(f, a, b), bc = midpoint(f, b, c), ca = midpoint(f, c, a);
+    if (ab < 0 || bc < 0 || ca < 0)
+        return;
+    f->on_coarse[ab] = f->on_coarse[bc] = f->on_coarse[ca] = 1;
+    if (k + 1 < f->L - 1) {
+        mark_triangle(f, a, ab, ca, k + 1);
+        mark_triangle(f, ab, b, bc, k + 1);
+        mark_triangle(f, ca, bc, c, k + 1);
+        mark_triangle(f, ab, bc, ca, k + 1);
+    }
+}
+
+static const int face_of[4][3] = {{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}};
+
+/* The expansion of vertex v over free vertices (memoised per rebuild). */
+static int expand(tw_front *f, int v)
+{
+    if (f->exp_stamp[v] == f->stamp)
+        return 0;
+    int *idx = f->exp_i + 4 * (size_t)v;
+    double *w = f->exp_w + 4 * (size_t)v;
+    if (f->rid[v] >= 0) {
+        f->exp_n[v] = 1;
+        idx[0] = f->rid[v];
+        w[0] = 1;
+        f->exp_stamp[v] = f->stamp;
+        return 0;
+    }
+    const int a = f->par[2 * (size_t)v], b = f->par[2 * (size_t)v + 1];
+    if (a < 0)
+        return tw_fail(TW_ERR_INVALID, "tetra front: vertex %d of the base is not a free vertex", v);
+    if (expand(f, a) || expand(f, b))
+        return 1;
+    int n = 0;
+    for (int s = 0; s < 2; s++) {
+        const int u = s ? b : a;
+        for (int k = 0; k < f->exp_n[u]; k++) {
+            const int r = f->exp_i[4 * (size_t)u + k];
+            const double wk = 0.5 * f->exp_w[4 * (size_t)u + k];
+            int j = 0;
+            while (j < n && idx[j] != r)
+                j++;
+            if (j == n) {
+                if (n == 4)
+                    return tw_fail(TW_ERR_INVALID, "tetra front: vertex %d expands to more than 4 free vertices", v);
+                idx[n] = r;
+                w[n++] = 0;
+            }
+            w[j] += wk;
+        }
+    }
+    f->exp_n[v] = n;
+    f->exp_stamp[v] = f->stamp;
+    return 0;
+}
+
+/* Makes x, v of vertex u the interpolation of its parent edge when they are
+ * stale (u newly in the front). */
+static void ensure_valid(tw_front *f, int u)
+{
+    if (f->valid[u])
+        return;
+    const int a = f->par[2 * (size_t)u], b = f->par[2 * (size_t)u + 1];
+    if (a >= 0) {
+        ensure_valid(f, a);
+        ensure_valid(f, b);
+        for (int d = 0; d < 3; d++) {
+            f->x[3 * (size_t)u + d] = 0.5 * (f->x[3 * (size_t)a + d] + f->x[3 * (size_t)b + d]);
+            f->v[3 * (size_t)u + d] = 0.5 * (f->v[3 * (size_t)a + d] + f->v[3 * (size_t)b + d]);
+        }
+    }
+    f->valid[u] = 1;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    const int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+static void sync_dependent(tw_front *f);
+
+/* Rebuilds every front structure from f->active. */
+static tw_status rebuild(tw_front *f)
+{
+    const int nv = f->nv;
+    f->nact = 0;
+    for (int id = 0; id < f->ntree; id++)
+        if (f->active[id])
+            f->act[f->nact++] = id;
+    memset(f->used, 0, (size_t)nv);
+    memset(f->on_coarse, 0, (size_t)nv);
+    for (int k = 0; k < f->nact; k++) {
+        const int id = f->act[k];
+        const int *t = tree_tet(f, id);
+        for (int p = 0; p < 4; p++)
+            f->used[t[p]] = 1;
+        const int l = tree_level(f, id);
+        if (l < f->L - 1)
+            for (int s = 0; s < 4; s++)
+                mark_triangle(f, t[face_of[s][0]], t[face_of[s][1]], t[face_of[s][2]], l);
+    }
+    /* a vertex outside the front keeps the position it had when it left (or
+     * its rest position): stale, recomputed from its parent edge on entry */
+    for (int u = 0; u < nv; u++)
+        if (!f->used[u])
+            f->valid[u] = 0;
+    for (int u = 0; u < nv; u++)
+        if (f->used[u])
+            ensure_valid(f, u);
+    f->nfree = 0;
+    f->nhang = 0;
+    for (int u = 0; u < nv; u++) {
+        f->rid[u] = -1;
+        if (f->used[u] && !f->on_coarse[u]) {
+            f->rid[u] = f->nfree;
+            f->free_list[f->nfree++] = u;
+        }
+        if (f->used[u] && f->on_coarse[u])
+            f->nhang++;
+    }
+    f->stamp++;
+    /* per active tet: its slots */
+    free(f->el_blk_ptr);
+    f->el_blk_ptr = tw_malloc(((size_t)f->nact + 1) * sizeof *f->el_blk_ptr, "front block pointers");
+    if (!f->el_blk_ptr)
+        return TW_ERR_NOMEM;
+    f->el_blk_ptr[0] = 0;
+    for (int k = 0; k < f->nact; k++) {
+        const int *t = tree_tet(f, f->act[k]);
+        int n = 0, *slot = f->el_slot + MAX_SLOTS * (size_t)k;
+        double *W = f->el_w + 4 * MAX_SLOTS * (size_t)k;
+        memset(W, 0, 4 * MAX_SLOTS * sizeof *W);
+        for (int p = 0; p < 4; p++) {
+            if (expand(f, t[p]))
+                return TW_ERR_INVALID;
+            for (int j = 0; j < f->exp_n[t[p]]; j++) {
+                const int r = f->exp_i[4 * (size_t)t[p] + j];
+                int s = 0;
+                while (s < n && slot[s] != r)
+                    s++;
+                if (s == n) {
+                    if (n == MAX_SLOTS)
+                        return tw_fail(TW_ERR_INVALID, "tetra front: tet %d touches more than %d free vertices",
+                                       f->act[k], MAX_SLOTS);
+                    slot[n++] = r;
+                }
+                W[MAX_SLOTS * p + s] += f->exp_w[4 * (size_t)t[p] + j];
+            }
+        }
+        f->el_n[k] = n;
+        f->el_blk_ptr[k + 1] = f->el_blk_ptr[k] + n * n;
+    }
+    /* the pattern: per row, the slots' columns, by counting */
+    const int n = f->nfree;
+    int *cnt = tw_calloc((size_t)n + 1, sizeof *cnt, "front pattern");
+    if (!cnt)
+        return TW_ERR_NOMEM;
+    for (int k = 0; k < f->nact; k++)
+        for (int s = 0; s < f->el_n[k]; s++)
+            cnt[f->el_slot[MAX_SLOTS * (size_t)k + s] + 1] += f->el_n[k];
+    for (int i = 0; i < n; i++)
+        cnt[i + 1] += cnt[i];
+    int *tmp = tw_malloc((size_t)cnt[n] * sizeof *tmp, "front pattern");
+    int *fill = tw_malloc((size_t)n * sizeof *fill, "front pattern");
+    if (!tmp || !fill) {
+        free(cnt);
+        free(tmp);
+        free(fill);
+        return TW_ERR_NOMEM;
+    }
+    memcpy(fill, cnt, (size_t)n * sizeof *fill);
+    for (int k = 0; k < f->nact; k++) {
+        const int *slot = f->el_slot + MAX_SLOTS * (size_t)k;
+        for (int s = 0; s < f->el_n[k]; s++)
+            for (int q = 0; q < f->el_n[k]; q++)
+                tmp[fill[slot[s]]++] = slot[q];
+    }
+    free(fill);
+    free(f->row_ptr);
+    free(f->col);
+    free(f->diag);
+    free(f->val);
+    f->col = NULL;
+    f->val = NULL;
+    f->row_ptr = tw_malloc(((size_t)n + 1) * sizeof *f->row_ptr, "front rows");
+    f->diag = tw_malloc((size_t)(n ? n : 1) * sizeof *f->diag, "front diagonal");
+    if (!f->row_ptr || !f->diag) {
+        free(cnt);
+        free(tmp);
+        return TW_ERR_NOMEM;
+    }
+    /* sort and unique each row in place; rows then move down to close the gaps */
+    int nnzb = 0;
+    f->row_ptr[0] = 0;
+    for (int i = 0; i < n; i++) {
+        int *r = tmp + cnt[i];
+        const int m = cnt[i + 1] - cnt[i];
+        qsort(r, (size_t)m, sizeof *r, cmp_int);
+        for (int j = 0; j < m; j++)
+            if (j == 0 || r[j] != r[j - 1])
+                tmp[nnzb++] = r[j]; /* nnzb <= cnt[i] + j: never ahead of the read */
+        f->row_ptr[i + 1] = nnzb;
+    }
+    free(cnt);
+    f->nnzb = nnzb;
+    f->col = tmp;
+    f->val = tw_malloc(9 * (size_t)(nnzb ? nnzb : 1) * sizeof *f->val, "front values");
+    if (!f->val)
+        return TW_ERR_NOMEM;
+    for (int i = 0; i < n; i++) {
+        f->diag[i] = -1;
+        for (int b = f->row_ptr[i]; b < f->row_ptr[i + 1]; b++)
+            if (f->col[b] == i)
+                f->diag[i] = b;
+    }
+    /* every slot pair's block */
+    free(f->el_blk);
+    f->el_blk = tw_malloc((size_t)(f->el_blk_ptr[f->nact] ? f->el_blk_ptr[f->nact] : 1) * sizeof *f->el_blk,
+                          "front element blocks");
+    if (!f->el_blk)
+        return TW_ERR_NOMEM;
+    for (int k = 0; k < f->nact; k++) {
+        const int *slot = f->el_slot + MAX_SLOTS * (size_t)k, ne = f->el_n[k];
+        int *blk = f->el_blk + f->el_blk_ptr[k];
+        for (int s = 0; s < ne; s++) {
+            const int i = slot[s];
+            for (int q = 0; q < ne; q++) {
+                int lo = f->row_ptr[i], hi = f->row_ptr[i + 1] - 1;
+                while (lo < hi) {
+                    const int mid = (lo + hi) / 2;
+                    if (f->col[mid] < slot[q])
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                blk[ne * s + q] = lo;
+            }
+        }
+    }
+    /* lumped mass: each active tet's rho V / 4 per corner, through Q */
+    memset(f->mass, 0, (size_t)(n ? n : 1) * sizeof *f->mass);
+    for (int k = 0; k < f->nact; k++) {
+        const int id = f->act[k];
+        const double m4 = 0.25 * f->t->density[id] * f->t->vol[id];
+        const double *W = f->el_w + 4 * MAX_SLOTS * (size_t)k;
+        for (int p = 0; p < 4; p++)
+            for (int s = 0; s < f->el_n[k]; s++)
+                f->mass[f->el_slot[MAX_SLOTS * (size_t)k + s]] += m4 * W[MAX_SLOTS * p + s];
+    }
+    for (int i = 0; i < n; i++) {
+        f->cons[i] = f->pinned[f->free_list[i]] ? 1 : 0;
+        for (int d = 0; d < 3; d++)
+            f->Xr[3 * i + d] = (tw_real)f->X[3 * (size_t)f->free_list[i] + d];
+    }
+    tw_amg_free(f->amg); /* built on the old pattern */
+    f->amg = NULL;
+    if (f->work_n != n) {
+        tw_solver_work_free(&f->work);
+        memset(&f->work, 0, sizeof f->work);
+        if (tw_solver_work_init(&f->work, n ? n : 1) != TW_OK)
+            return TW_ERR_NOMEM;
+        f->work_n = n;
+    }
+    sync_dependent(f);
+    return TW_OK;
+}
+
+/* Positions and velocities of the front's T-junction vertices from the free
+ * ones (Q). */
+static void sync_dependent(tw_front *f)
+{
+    for (int u = 0; u < f->nv; u++) {
+        if (!f->used[u] || f->rid[u] >= 0)
+            continue;
+        double xs[3] = {0, 0, 0}, vs[3] = {0, 0, 0};
+        for (int j = 0; j < f->exp_n[u]; j++) {
+            const int w = f->free_list[f->exp_i[4 * (size_t)u + j]];
+            const double wt = f->exp_w[4 * (size_t)u + j];
+            for (int d = 0; d < 3; d++) {
+                xs[d] += wt * f->x[3 * (size_t)w + d];
+                vs[d] += wt * f->v[3 * (size_t)w + d];
+            }
+        }
+        for (int d = 0; d < 3; d++) {
+            f->x[3 * (size_t)u + d] = xs[d];
+            f->v[3 * (size_t)u + d] = vs[d];
+        }
+    }
+}
+
+/* ------------------------------------------------------------- lifecycle */
+
+void tw_front_destroy(tw_front *f)
+{
+    if (!f)
+        return;
+    free(f->par);
+    free(f->hkey);
+    free(f->hmid);
+    free(f->X);
+    free(f->x);
+    free(f->v);
+    free(f->pinned);
+    free(f->g);
+    free(f->Ke);
+    free(f->active);
+    free(f->since);
+    free(f->act);
+    free(f->used);
+    free(f->on_coarse);
+    free(f->valid);
+    free(f->rid);
+    free(f->free_list);
+    free(f->exp_n);
+    free(f->exp_i);
+    free(f->exp_w);
+    free(f->exp_stamp);
+    free(f->el_n);
+    free(f->el_slot);
+    free(f->el_w);
+    free(f->el_blk_ptr);
+    free(f->el_blk);
+    free(f->row_ptr);
+    free(f->col);
+    free(f->diag);
+    free(f->val);
+    free(f->mass);
+    free(f->rhs);
+    free(f->vr);
+    free(f->cons);
+    free(f->fr);
+    free(f->elR);
+    free(f->elf);
+    free(f->elK);
+    free(f->Xr);
+    tw_amg_free(f->amg);
+    tw_solver_work_free(&f->work);
+    free(f);
+}
+
+tw_front *tw_front_create(const tw_tetra_tree *t, const unsigned char *pinned, const tw_front_def *defp)
+{
+    tw_front_def def = defp ? *defp : tw_default_front_def();
+    if (!t) {
+        tw_fail(TW_ERR_INVALID, "tetra front: no tree");
+        return NULL;
+    }
+    if (!(def.dt > 0) || def.start_level < 0 || def.start_level >= t->levels || !(def.coarsen_margin > 0) ||
+        !(def.coarsen_margin <= 1) || !(def.t3 >= 0)) {
+        tw_fail(TW_ERR_INVALID, "tetra front: dt %g (> 0), start level %d (0..%d), coarsen margin %g (0..1], "
+                                "t3 %g (>= 0)", def.dt, def.start_level, t->levels - 1, def.coarsen_margin, def.t3);
+        return NULL;
+    }
+    tw_front *f = tw_calloc(1, sizeof *f, "tetra front");
+    if (!f)
+        return NULL;
+    f->t = t;
+    f->h = t->h;
+    f->def = def;
+    f->L = t->levels;
+    f->ntree = t->nt;
+    const tw_mesh *fm = f->h->level[f->L - 1];
+    const int nv = f->nv = fm->nv;
+    size_t cap = 16;
+    while (cap < 2 * (size_t)nv)
+        cap <<= 1;
+    f->hmask = cap - 1;
+    f->par = tw_malloc(2 * (size_t)nv * sizeof *f->par, "front parents");
+    f->hkey = tw_calloc(cap, sizeof *f->hkey, "front edge table");
+    f->hmid = tw_malloc(cap * sizeof *f->hmid, "front edge table");
+    f->X = tw_malloc(3 * (size_t)nv * sizeof *f->X, "front rest");
+    f->x = tw_malloc(3 * (size_t)nv * sizeof *f->x, "front positions");
+    f->v = tw_calloc(3 * (size_t)nv, sizeof *f->v, "front velocities");
+    f->pinned = tw_calloc((size_t)nv, 1, "front pins");
+    f->g = tw_malloc(12 * (size_t)f->ntree * sizeof *f->g, "front gradients");
+    f->Ke = tw_malloc(144 * (size_t)f->ntree * sizeof *f->Ke, "front element stiffness");
+    f->active = tw_calloc((size_t)f->ntree, 1, "front flags");
+    f->since = tw_calloc((size_t)f->ntree, sizeof *f->since, "front ages");
+    f->act = tw_malloc((size_t)f->ntree * sizeof *f->act, "front list");
+    f->used = tw_malloc((size_t)nv, "front used");
+    f->on_coarse = tw_malloc((size_t)nv, "front T-junctions");
+    f->valid = tw_calloc((size_t)nv, 1, "front valid");
+    f->rid = tw_malloc((size_t)nv * sizeof *f->rid, "front reduced index");
+    f->free_list = tw_malloc((size_t)nv * sizeof *f->free_list, "front free list");
+    f->exp_n = tw_malloc((size_t)nv * sizeof *f->exp_n, "front expansions");
+    f->exp_i = tw_malloc(4 * (size_t)nv * sizeof *f->exp_i, "front expansions");
+    f->exp_w = tw_malloc(4 * (size_t)nv * sizeof *f->exp_w, "front expansions");
+    f->exp_stamp = tw_calloc((size_t)nv, sizeof *f->exp_stamp, "front expansions");
+    f->el_n = tw_malloc((size_t)f->ntree * sizeof *f->el_n, "front slots");
+    f->el_slot = tw_malloc(MAX_SLOTS * (size_t)f->ntree * sizeof *f->el_slot, "front slots");
+    f->el_w = tw_malloc(4 * MAX_SLOTS * (size_t)f->ntree * sizeof *f->el_w, "front slot weights");
+    f->mass = tw_malloc((size_t)nv * sizeof *f->mass, "front mass");
+    f->rhs = tw_malloc(3 * (size_t)nv * sizeof *f->rhs, "front rhs");
+    f->vr = tw_malloc(3 * (size_t)nv * sizeof *f->vr, "front reduced velocity");
+    f->fr = tw_malloc(3 * (size_t)nv * sizeof *f->fr, "front reduced force");
+    f->cons = tw_malloc((size_t)nv, "front constraints");
+    f->Xr = tw_malloc(3 * (size_t)nv * sizeof *f->Xr, "front reduced rest positions");
+    if (!f->par || !f->hkey || !f->hmid || !f->X || !f->x || !f->v || !f->pinned || !f->g || !f->Ke || !f->active ||
+        !f->since || !f->act || !f->used || !f->on_coarse || !f->valid || !f->rid || !f->free_list || !f->exp_n ||
+        !f->exp_i || !f->exp_w || !f->exp_stamp || !f->el_n || !f->el_slot || !f->el_w || !f->mass || !f->rhs ||
+        !f->vr || !f->fr || !f->cons || !f->Xr) {
+        tw_front_destroy(f);
+        return NULL;
+    }
+    memcpy(f->X, fm->X, 3 * (size_t)nv * sizeof *f->X);
+    memcpy(f->x, fm->X, 3 * (size_t)nv * sizeof *f->x);
+    if (pinned)
+        memcpy(f->pinned, pinned, (size_t)nv);
+    /* parents from P; the edge table from the parents */
+    for (int u = 0; u < f->h->level[0]->nv; u++)
+        f->par[2 * u] = f->par[2 * u + 1] = -1;
+    for (int l = 0; l + 1 < f->L; l++) {
+        const tw_transfer *P = &f->h->P[l];
+        for (int u = P->n_coarse; u < P->n_fine; u++) {
+            const int a = P->idx[TW_HIER_ROW * (size_t)u], b = P->idx[TW_HIER_ROW * (size_t)u + 1];
+            f->par[2 * (size_t)u] = a;
+            f->par[2 * (size_t)u + 1] = b;
+            const uint64_t key = edge_key(a, b);
+            const size_t s = edge_slot(f, key);
+            f->hkey[s] = key;
+            f->hmid[s] = u;
+        }
+    }
+    for (int id = 0; id < f->ntree; id++) {
+        const int l = tree_level(f, id);
+        double g[4][3];
+        tw_tet_gradients(f->h->level[l]->X, tree_tet(f, id), g);
+        memcpy(f->g + 12 * (size_t)id, g, sizeof g);
+        element_stiffness(f->g + 12 * (size_t)id, t->vol[id], t->C + 36 * (size_t)id, f->Ke + 144 * (size_t)id);
+    }
+    const int l0 = def.adapt ? def.start_level : f->L - 1;
+    for (int id = t->level_start[l0]; id < t->level_start[l0 + 1]; id++)
+        f->active[id] = 1;
+    for (int u = 0; u < nv; u++)
+        f->valid[u] = 1; /* at rest every vertex is where every level puts it */
+    if (rebuild(f) != TW_OK) {
+        tw_front_destroy(f);
+        return NULL;
+    }
+    return f;
+}
+
+int tw_front_active_tets(const tw_front *f) { return f->nact; }
+int tw_front_is_active(const tw_front *f, int id) { return f->active[id] != 0; }
+double *tw_front_x(tw_front *f) { return f->x; }
+double *tw_front_v(tw_front *f) { return f->v; }
+
+tw_status tw_front_set(tw_front *f, const unsigned char *active)
+{
+    memcpy(f->active, active, (size_t)f->ntree);
+    for (int id = 0; id < f->ntree; id++)
+        f->since[id] = f->step;
+    return rebuild(f);
+}
+
+/* ---------------------------------------------------------- switching */
+
+static int in_range(const tw_front *f, int id, const double a[6], double margin)
+{
+    const double *lo = f->t->amin + 6 * (size_t)id, *hi = f->t->amax + 6 * (size_t)id;
+    for (int m = 0; m < 6; m++)
+        if (!(a[m] > margin * lo[m] && a[m] < margin * hi[m]))
+            return 0;
+    return 1;
+}
+
+static int first_child(const tw_front *f, int id)
+{
+    const int l = tree_level(f, id);
+    return f->t->level_start[l + 1] + 8 * (id - f->t->level_start[l]);
+}
+
+/* Coarse to fine (eq. 6), repeated on the new children (they start with
+ * their parent's strain), then fine to coarse (sec. 5.2). Returns how many
+ * parents were refined and restored. */
+static void update_front(tw_front *f, int *refined, int *coarsened)
+{
+    *refined = *coarsened = 0;
+    const int finest_start = f->t->level_start[f->L - 1];
+    /* a stack: children come later in tree order than their parent */
+    int *stack = malloc(((size_t)f->ntree + 1) * sizeof *stack);
+    if (!stack)
+        return;
+    int top = 0;
+    for (int id = finest_start - 1; id >= 0; id--)
+        if (f->active[id])
+            stack[top++] = id;
+    while (top > 0) {
+        const int id = stack[--top];
+        if (id >= finest_start || !f->active[id])
+            continue;
+        double a[6];
+        tw_front_alpha(f, id, a);
+        if (in_range(f, id, a, 1.0))
+            continue;
+        const int c0 = first_child(f, id);
+        f->active[id] = 0;
+        for (int k = 0; k < 8; k++) {
+            f->active[c0 + k] = 1;
+            f->since[c0 + k] = f->step;
+            const int *t = tree_tet(f, c0 + k);
+            for (int p = 0; p < 4; p++)
+                ensure_valid(f, t[p]);
+            stack[top++] = c0 + k;
+        }
+        (*refined)++;
+    }
+    free(stack);
+    /* fine to coarse: parents whose 8 children are all in the front (2),
+     * whose own strain is well inside its range (1, with the margin as the
+     * hysteresis) and whose children strain like it (3) */
+    for (int l = f->L - 2; l >= 0; l--)
+        for (int id = f->t->level_start[l]; id < f->t->level_start[l + 1]; id++) {
+            if (f->active[id])
+                continue;
+            const int c0 = first_child(f, id);
+            int all = 1;
+            for (int k = 0; k < 8 && all; k++)
+                all = f->active[c0 + k] && f->step - f->since[c0 + k] >= f->def.hold_steps;
+            if (!all)
+                continue;
+            double a[6];
+            tw_front_alpha(f, id, a);
+            if (!in_range(f, id, a, f->def.coarsen_margin))
+                continue;
+            double dev = 0;
+            for (int k = 0; k < 8; k++) {
+                double ac[6];
+                tw_front_alpha(f, c0 + k, ac);
+                for (int m = 0; m < 6; m++)
+                    if (!(fabs(ac[m] - a[m]) <= dev))
+                        dev = fabs(ac[m] - a[m]);
+            }
+            if (!(dev <= f->def.t3))
+                continue;
+            for (int k = 0; k < 8; k++)
+                f->active[c0 + k] = 0;
+            f->active[id] = 1;
+            f->since[id] = f->step;
+            (*coarsened)++;
+        }
+}
+
+/* ------------------------------------------------------------- the step */
+
+/* Rotation, force and rotated stiffness of every active tet into the scratch. */
+static void element_pass(tw_front *f)
+{
+    const int nact = f->nact;
+#pragma omp parallel for if (nact > 256) num_threads(TW_THREADS(f->def.threads)) schedule(static)
+    for (int k = 0; k < nact; k++) {
+        const int id = f->act[k];
+        const int *t = tree_tet(f, id);
+        double F[9], R[9], u[12];
+        deformation(f, id, F);
+        rotation(F, R);
+        for (int p = 0; p < 4; p++) {
+            const double *x = f->x + 3 * (size_t)t[p], *X = f->X + 3 * (size_t)t[p];
+            for (int i = 0; i < 3; i++)
+                u[3 * p + i] = R[i] * x[0] + R[3 + i] * x[1] + R[6 + i] * x[2] - X[i];
+        }
+        const double *K = f->Ke + 144 * (size_t)id;
+        double *fe = f->elf + 12 * (size_t)k, *KR = f->elK + 144 * (size_t)k;
+        memcpy(f->elR + 9 * (size_t)k, R, sizeof R);
+        for (int p = 0; p < 4; p++) {
+            double ku[3];
+            for (int i = 0; i < 3; i++) {
+                double s = 0;
+                for (int j = 0; j < 12; j++)
+                    s += K[12 * (3 * p + i) + j] * u[j];
+                ku[i] = s;
+            }
+            for (int i = 0; i < 3; i++)
+                fe[3 * p + i] = -(R[3 * i] * ku[0] + R[3 * i + 1] * ku[1] + R[3 * i + 2] * ku[2]);
+        }
+        /* R K^pq R^T per block */
+        for (int p = 0; p < 4; p++)
+            for (int q = 0; q < 4; q++) {
+                double B[9], T[9];
+                for (int i = 0; i < 3; i++)
+                    for (int j = 0; j < 3; j++)
+                        B[3 * i + j] = K[12 * (3 * p + i) + 3 * q + j];
+                for (int i = 0; i < 3; i++)
+                    for (int j = 0; j < 3; j++)
+                        T[3 * i + j] = R[3 * i] * B[j] + R[3 * i + 1] * B[3 + j] + R[3 * i + 2] * B[6 + j];
+                for (int i = 0; i < 3; i++)
+                    for (int j = 0; j < 3; j++)
+                        KR[12 * (3 * p + i) + 3 * q + j] =
+                            T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
+            }
+    }
+}
+
+static double elastic_energy(const tw_front *f)
+{
+    double e = 0;
+    for (int k = 0; k < f->nact; k++) {
+        const int id = f->act[k];
+        const int *t = tree_tet(f, id);
+        double F[9], R[9], u[12];
+        deformation(f, id, F);
+        rotation(F, R);
+        for (int p = 0; p < 4; p++) {
+            const double *x = f->x + 3 * (size_t)t[p], *X = f->X + 3 * (size_t)t[p];
+            for (int i = 0; i < 3; i++)
+                u[3 * p + i] = R[i] * x[0] + R[3 + i] * x[1] + R[6 + i] * x[2] - X[i];
+        }
+        const double *K = f->Ke + 144 * (size_t)id;
+        for (int i = 0; i < 12; i++)
+            for (int j = 0; j < 12; j++)
+                e += 0.5 * u[i] * K[12 * i + j] * u[j];
+    }
+    return e;
+}
+
+double tw_front_energy(tw_front *f)
+{
+    double e = elastic_energy(f);
+    for (int i = 0; i < f->nfree; i++) {
+        const double *x = f->x + 3 * (size_t)f->free_list[i], *v = f->v + 3 * (size_t)f->free_list[i];
+        e += 0.5 * f->mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        e -= f->mass[i] * (f->def.gravity[0] * x[0] + f->def.gravity[1] * x[1] + f->def.gravity[2] * x[2]);
+    }
+    return e;
+}
+
+tw_status tw_front_step(tw_front *f, tw_front_stats *st)
+{
+    tw_front_stats s;
+    memset(&s, 0, sizeof s);
+    const double h = f->def.dt;
+    double t0 = tw_now_ms();
+    if (f->def.adapt) {
+        update_front(f, &s.refined, &s.coarsened);
+        if (s.refined || s.coarsened) {
+            /* the old front's energy: its lists are unchanged until the
+             * rebuild, and the update only wrote vertices outside it */
+            const double e0 = tw_front_energy(f);
+            tw_status r = rebuild(f);
+            if (r != TW_OK)
+                return r;
+            s.rebuilt = 1;
+            s.energy_jump = tw_front_energy(f) - e0;
+        }
+    }
+    double t1 = tw_now_ms();
+    s.ms_front = t1 - t0;
+    const int n = f->nfree;
+    f->elR = realloc(f->elR, 9 * ((size_t)f->nact + 1) * sizeof *f->elR);
+    f->elf = realloc(f->elf, 12 * ((size_t)f->nact + 1) * sizeof *f->elf);
+    f->elK = realloc(f->elK, 144 * ((size_t)f->nact + 1) * sizeof *f->elK);
+    if (!f->elR || !f->elf || !f->elK)
+        return tw_fail(TW_ERR_NOMEM, "tetra front: element scratch of %d tets", f->nact);
+    element_pass(f);
+    /* assemble A = (1 + h alpha) M + (h beta + h^2) Q^T K' Q and Q^T f */
+    const double cm = 1 + h * f->def.damping_mass, ck = h * f->def.damping_stiffness + h * h;
+    memset(f->val, 0, 9 * (size_t)f->nnzb * sizeof *f->val);
+    memset(f->fr, 0, 3 * (size_t)n * sizeof *f->fr);
+    for (int k = 0; k < f->nact; k++) {
+        const int ne = f->el_n[k];
+        const int *slot = f->el_slot + MAX_SLOTS * (size_t)k, *blk = f->el_blk + f->el_blk_ptr[k];
+        const double *W = f->el_w + 4 * MAX_SLOTS * (size_t)k, *fe = f->elf + 12 * (size_t)k,
+                     *KR = f->elK + 144 * (size_t)k;
+        for (int sI = 0; sI < ne; sI++) {
+            for (int p = 0; p < 4; p++) {
+                const double wp = W[MAX_SLOTS * p + sI];
+                if (wp == 0)
+                    continue;
+                for (int d = 0; d < 3; d++)
+                    f->fr[3 * (size_t)slot[sI] + d] += wp * fe[3 * p + d];
+                for (int sJ = 0; sJ < ne; sJ++) {
+                    tw_real *A = f->val + 9 * (size_t)blk[ne * sI + sJ];
+                    for (int q = 0; q < 4; q++) {
+                        const double w = ck * wp * W[MAX_SLOTS * q + sJ];
+                        if (w == 0)
+                            continue;
+                        for (int i = 0; i < 3; i++)
+                            for (int j = 0; j < 3; j++)
+                                A[3 * i + j] += (tw_real)(w * KR[12 * (3 * p + i) + 3 * q + j]);
+                    }
+                }
+            }
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        tw_real *A = f->val + 9 * (size_t)f->diag[i];
+        const double m = f->mass[i];
+        const double *v = f->v + 3 * (size_t)f->free_list[i];
+        for (int d = 0; d < 3; d++) {
+            A[4 * d] += (tw_real)(cm * m);
+            f->rhs[3 * i + d] = (tw_real)(m * v[d] + h * (f->fr[3 * i + d] + m * f->def.gravity[d]));
+            f->vr[3 * i + d] = f->cons[i] ? 0 : (tw_real)v[d];
+        }
+    }
+    double t2 = tw_now_ms();
+    s.ms_system = t2 - t1;
+    tw_bsr A;
+    memset(&A, 0, sizeof A);
+    A.n = n;
+    A.nnzb = f->nnzb;
+    A.row_ptr = f->row_ptr;
+    A.col = f->col;
+    A.diag = f->diag;
+    A.val = f->val;
+    A.threads = f->def.threads;
+    tw_filter filter = {f->cons, NULL};
+    /* multigrid as the engine chooses it (TW_PRECOND_AUTO: from
+     * TW_PRECOND_MG_MIN_TETS active tets on), rebuilt with the pattern */
+    const int mg = f->def.precond == TW_PRECOND_MG ||
+                   (f->def.precond == TW_PRECOND_AUTO && f->nact >= TW_PRECOND_MG_MIN_TETS);
+    f->work.precond = NULL;
+    if (mg) {
+        if (!f->amg)
+            f->amg = tw_amg_create(&A, f->Xr, &filter, NULL);
+        if (f->amg && tw_amg_update(f->amg, &A, &filter) == TW_OK) {
+            f->work.precond = tw_amg_apply;
+            f->work.precond_ctx = f->amg;
+        }
+    }
+    const tw_solve_result r =
+        tw_pcg(&A, f->rhs, f->vr, &filter, f->def.cg_tolerance, f->def.cg_max_iterations, 0, &f->work);
+    f->work.precond = NULL;
+    s.cg_iterations = r.iterations;
+    s.cg_residual = r.residual;
+    s.ms_solve = tw_now_ms() - t2;
+    for (int i = 0; i < n; i++) {
+        const int u = f->free_list[i];
+        for (int d = 0; d < 3; d++) {
+            const double vd = f->cons[i] ? 0 : (double)f->vr[3 * i + d];
+            if (!isfinite(vd))
+                return tw_fail(TW_ERR_DIVERGED, "tetra front: step %ld: vertex %d's velocity is not finite",
+                               f->step, u);
+            f->v[3 * (size_t)u + d] = vd;
+            f->x[3 * (size_t)u + d] += h * vd;
+        }
+    }
+    sync_dependent(f);
+    f->step++;
+    s.active_tets = f->nact;
+    s.free_vertices = n;
+    s.hanging_vertices = f->nhang;
+    if (st)
+        *st = s;
+    return TW_OK;
+}
+
+void tw_front_positions(const tw_front *f, double *x)
+{
+    /* parents precede children in vertex order */
+    for (int u = 0; u < f->nv; u++) {
+        if (f->used[u]) {
+            memcpy(x + 3 * (size_t)u, f->x + 3 * (size_t)u, 3 * sizeof *x);
+            continue;
+        }
+        const int a = f->par[2 * (size_t)u], b = f->par[2 * (size_t)u + 1];
+        for (int d = 0; d < 3; d++)
+            x[3 * (size_t)u + d] = 0.5 * (x[3 * (size_t)a + d] + x[3 * (size_t)b + d]);
+    }
+}
+
+/* The largest distance of a front vertex on an active tet (not its corner)
+ * from that tet's linear interpolation at its rest barycentric coordinates. */
+static double tjunction_tet(const tw_front *f, int id)
+{
+    const int l = tree_level(f, id);
+    const int *t = tree_tet(f, id);
+    const double *p[4];
+    for (int k = 0; k < 4; k++)
+        p[k] = f->X + 3 * (size_t)t[k];
+    const double det = tw_tet_det(p[0], p[1], p[2], p[3]);
+    double worst = 0;
+    /* the candidates: every front vertex born after level l; those on the tet's
+     * closure have barycentric coordinates in [0, 1] with one of them 0 */
+    for (int u = f->h->level[l]->nv; u < f->nv; u++) {
+        if (!f->used[u])
+            continue;
+        const double *X = f->X + 3 * (size_t)u;
+        const double b[4] = {tw_tet_det(X, p[1], p[2], p[3]) / det, tw_tet_det(p[0], X, p[2], p[3]) / det,
+                             tw_tet_det(p[0], p[1], X, p[3]) / det, tw_tet_det(p[0], p[1], p[2], X) / det};
+        int inside = 1, on_face = 0;
+        for (int k = 0; k < 4; k++) {
+            if (b[k] < -1e-12)
+                inside = 0;
+            if (fabs(b[k]) <= 1e-12)
+                on_face = 1;
+        }
+        if (!inside || !on_face)
+            continue;
+        double e2 = 0;
+        for (int d = 0; d < 3; d++) {
+            double s = 0;
+            for (int k = 0; k < 4; k++)
+                s += b[k] * f->x[3 * (size_t)t[k] + d];
+            e2 += (s - f->x[3 * (size_t)u + d]) * (s - f->x[3 * (size_t)u + d]);
+        }
+        if (!(sqrt(e2) <= worst))
+            worst = sqrt(e2);
+    }
+    return worst;
+}
+
+double tw_front_tjunction_error(const tw_front *f)
+{
+    double worst = 0;
+    for (int k = 0; k < f->nact; k++)
+        if (tree_level(f, f->act[k]) < f->L - 1) {
+            const double e = tjunction_tet(f, f->act[k]);
+            if (!(e <= worst))
+                worst = e;
+        }
+    return worst;
+}

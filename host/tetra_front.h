@@ -1,0 +1,35 @@
+/* The tetra front (Imai et al. 2013, sec. 3.2 and 5): a cut through the
+ * tetra tree that is simulated, refined where a tet's strain leaves its
+ * valid range and coarsened where a parent fits again.
+ *
+ * The state lives on the finest level's vertex array (a vertex keeps its
+ * index on every finer level, so every level's vertices are in it). The
+ * front's unknowns are its free vertices: the corners of active tets that do
+ * not lie on an edge or face of a coarser active tet. A T-junction vertex,
+ * one that does, is not an unknown: it is the linear interpolation of that
+ * tet's corners, reached through the hierarchy's P (each vertex the midpoint
+ * of its parent edge, coarsest first), so x = Q x_free with Q exact on the
+ * coarse tet's linear field and the system is Q^T A Q: no crack and no
+ * post-step fix-up.
+ *
+ * Each step: the front is updated (coarse-to-fine by eq. 6, fine-to-coarse
+ * by the three conditions of sec. 5.2 with a hysteresis), the reduced system
+ * is rebuilt when the front changed, and one implicit Euler step with
+ * corotated forces (R K_e (R^T x - X), K_e = V B^T C B with the tree's C
+ * per tet) is solved by PCG (block-Jacobi, or the engine's multigrid on a
+ * large front: tw_front_def.precond). */
+#ifndef TW_TETRA_FRONT_H
+#define TW_TETRA_FRONT_H
+#include "tetra_tree.h"
+
+/* Tests: forces the front to exactly the tets with active[id] != 0 (a
+ * valid cut of the tree) and rebuilds its system. */
+tw_status tw_front_set(tw_front *f, const unsigned char *active);
+/* Tests: the largest distance of a T-junction vertex from the linear
+ * interpolation of the coarse tet it lies on, m. */
+double tw_front_tjunction_error(const tw_front *f);
+/* The state (3 per finest vertex, positions and velocities; read-write for
+ * tests that impose a deformation). */
+double *tw_front_x(tw_front *f);
+double *tw_front_v(tw_front *f);
+#endif
