@@ -32,6 +32,8 @@ typedef struct mr_opts {
     tw_mr_tool tool;
     const char *csv;
     int probe_level, probe;
+    int probe_at_given;
+    double probe_at[3];
 } mr_opts;
 
 static mr_opts mr_defaults(void)
@@ -90,7 +92,8 @@ void cli_multires_help(FILE *f)
             "  --tool-move DX,DY,DZ,T  the tool moves by D over T s and back over T s\n"
             "  --csv PATH              per-frame CSV\n"
             "  --probe LEVEL,VERTEX    the vertex the CSV follows (default: the finest level's vertex\n"
-            "                          farthest from the fixed ones)\n",
+            "                          farthest from the fixed ones)\n"
+            "  --probe-at X,Y,Z        follow the finest level's vertex nearest to this rest point, m\n",
             MR_MAX_LEVELS, d.levels, d.fine_tets, d.level_ratio, d.def.damping_phi, d.def.damping_psi,
             d.def.gamma_min, d.def.gamma_max, d.def.frame_dt, d.frames, d.def.courant_factor, d.def.speed_change);
 }
@@ -183,6 +186,9 @@ static int mr_parse(cli_args *a, cli_scene_opts *so, mr_opts *o)
             o->tool.move_time = v[3];
         } else if (cli_is(a, "--csv")) {
             bad = !(o->csv = cli_value(a, "CSV path"));
+        } else if (cli_is(a, "--probe-at")) {
+            bad = cli_doubles(a, "X,Y,Z in m", 3, o->probe_at);
+            o->probe_at_given = 1;
         } else if (cli_is(a, "--probe")) {
             double v[2];
             bad = cli_doubles(a, "LEVEL,VERTEX", 2, v) || cli_require(a, v[0] >= 0 && v[1] >= 0, ">= 0");
@@ -300,6 +306,17 @@ int cli_cmd_run_multires(int argc, char **argv)
     }
     const double *X = tw_mesh_positions(tw_multires_mesh(m, pl));
     const int nv = tw_mesh_vertex_count(tw_multires_mesh(m, pl));
+    if (pv < 0 && o.probe_at_given) {
+        double best = INFINITY;
+        for (int i = 0; i < nv; i++) {
+            double s = 0;
+            for (int d = 0; d < 3; d++) s += (X[3 * i + d] - o.probe_at[d]) * (X[3 * i + d] - o.probe_at[d]);
+            if (s < best) {
+                best = s;
+                pv = i;
+            }
+        }
+    }
     if (pv < 0) {
         double c[3] = {0, 0, 0};
         int cnt = 0;
