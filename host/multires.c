@@ -59,7 +59,10 @@ typedef struct mr_level {
     double *normal;     /* 3 nv: outward rest normal of boundary nodes */
     double *tet_f;      /* 12 per tet: the last evaluation's forces */
     unsigned char *tool_hit;
-    double *tool_x0, *tool_push; /* 3 nv: position at frame start, push over the frame */
+    double *tool_f;     /* 3 nv: a held node's internal force at the current substep */
+    double *imp;        /* 3 nv: the substep's internal impulses, interface nodes' passed on */
+    signed char *ilvl;  /* interface nodes: the finest step level among the active nodes
+                           they are interpolated from (through other interface nodes too) */
 } mr_level;
 
 typedef struct mr_plan {
@@ -80,6 +83,7 @@ struct tw_multires {
     int dirty;
     int has_tool;
     tw_mr_tool tool;
+    double tool_c0[3], tool_c1[3]; /* the tool's centre at the frame's start and end */
     double budget;
 };
 
@@ -188,12 +192,13 @@ static tw_status level_build(tw_multires *m, int l)
     L->normal = tw_calloc(3 * nv, sizeof(double), "multires normals");
     L->tet_f = tw_malloc(sizeof(double) * 12 * nt, "multires tet forces");
     L->tool_hit = tw_calloc(nv, 1, "multires tool contacts");
-    L->tool_x0 = tw_calloc(3 * nv, sizeof(double), "multires tool starts");
-    L->tool_push = tw_calloc(3 * nv, sizeof(double), "multires tool pushes");
+    L->tool_f = tw_calloc(3 * nv, sizeof(double), "multires tool forces");
+    L->imp = tw_calloc(3 * nv, sizeof(double), "multires impulses");
+    L->ilvl = tw_calloc(nv, 1, "multires interface levels");
     L->loc = tw_calloc((size_t)m->L, sizeof(tw_transfer), "multires locations");
     if (!L->g || !L->vol || !L->mass || !L->h || !L->h_step || !L->Kd || !L->x || !L->v || !L->f || !L->v_tick || !L->detail || !L->gamma || !L->state ||
         !L->pinned || !L->boundary || !L->dtl || !L->courant_level || !L->boost || !L->normal ||
-        !L->tet_f || !L->tool_hit || !L->tool_x0 || !L->tool_push || !L->loc)
+        !L->tet_f || !L->tool_hit || !L->tool_f || !L->imp || !L->ilvl || !L->loc)
         return TW_ERR_NOMEM;
     memcpy(L->x, me->X, sizeof(double) * 3 * nv);
     for (size_t i = 0; i < nv; i++)
@@ -319,8 +324,9 @@ static void level_free(mr_level *L, int levels)
     free(L->normal);
     free(L->tet_f);
     free(L->tool_hit);
-    free(L->tool_x0);
-    free(L->tool_push);
+    free(L->tool_f);
+    free(L->imp);
+    free(L->ilvl);
     if (L->loc)
         for (int k = 0; k < levels; k++)
             tw_transfer_free(&L->loc[k]);
@@ -636,6 +642,50 @@ static void run_plan(tw_multires *m)
         interpolate(m, m->plan[k].level, m->plan[k].node, m->plan[k].src);
 }
 
+/* The interface nodes' step levels, in plan order (sources first). */
+static void plan_levels(tw_multires *m)
+{
+    for (int k = 0; k < m->plan_n; k++) {
+        const int l = m->plan[k].level, i = m->plan[k].node, src = m->plan[k].src;
+        const tw_transfer *P = &m->lv[l].loc[src];
+        const mr_level *S = &m->lv[src];
+        int top = 0;
+        for (int r = 0; r < TW_HIER_ROW; r++) {
+            const int j = P->idx[TW_HIER_ROW * i + r];
+            if (P->w[TW_HIER_ROW * i + r] == 0)
+                continue;
+            const int q = S->state[j] == TW_MR_ACTIVE ? S->dtl[j] : S->state[j] == TW_MR_INTERFACE ? S->ilvl[j] : 0;
+            if (q > top)
+                top = q;
+        }
+        m->lv[l].ilvl[i] = (signed char)top;
+    }
+}
+
+/* The transpose of the interpolation, in reverse plan order: an interface
+ * node's impulse goes to the nodes it is interpolated from, so that the
+ * forces are the gradient of one energy of the active nodes (the
+ * interface positions being functions of them) and the mixed levels
+ * conserve it. A pinned interface node holds its own. */
+static void scatter_plan(tw_multires *m)
+{
+    for (int k = m->plan_n - 1; k >= 0; k--) {
+        const int l = m->plan[k].level, i = m->plan[k].node, src = m->plan[k].src;
+        mr_level *D = &m->lv[l], *S = &m->lv[src];
+        double *g = D->imp + 3 * (size_t)i;
+        if (!D->pinned[i] && (g[0] != 0 || g[1] != 0 || g[2] != 0)) {
+            const tw_transfer *P = &D->loc[src];
+            for (int r = 0; r < TW_HIER_ROW; r++) {
+                const int j = P->idx[TW_HIER_ROW * i + r];
+                const double w = P->w[TW_HIER_ROW * i + r];
+                for (int d = 0; d < 3; d++)
+                    S->imp[3 * (size_t)j + d] += w * g[d];
+            }
+        }
+        g[0] = g[1] = g[2] = 0;
+    }
+}
+
 void tw_multires_update_interface(tw_multires *m)
 {
     build_plan(m);
@@ -710,15 +760,29 @@ static double tet_force(const tw_multires *m, mr_level *L, int e, int want_energ
 
 /* ---- work: a tet costs 2^(largest dt level of its active nodes) evaluations a frame */
 
-static long tet_work(const mr_level *L, int e)
+/* A tet with an active node is evaluated (its forces reach active nodes
+ * directly, and through its interface nodes the active nodes those are
+ * interpolated from) at the finest step of all those nodes. */
+static int tet_level(const mr_level *L, int e)
 {
-    int top = -1;
+    int top = -1, active = 0;
     for (int p = 0; p < 4; p++) {
         const int i = L->m->tets[4 * e + p];
-        if (L->state[i] == TW_MR_ACTIVE && L->dtl[i] > top)
-            top = L->dtl[i];
+        if (L->state[i] == TW_MR_ACTIVE) {
+            active = 1;
+            if (L->dtl[i] > top)
+                top = L->dtl[i];
+        } else if (L->state[i] == TW_MR_INTERFACE && L->ilvl[i] > top) {
+            top = L->ilvl[i];
+        }
     }
-    return top < 0 ? 0 : 1L << top;
+    return active ? top : -1;
+}
+
+static long tet_work(const mr_level *L, int e)
+{
+    const int k = tet_level(L, e);
+    return k < 0 ? 0 : 1L << k;
 }
 
 static long total_work(const tw_multires *m)
@@ -775,6 +839,43 @@ static double tool_push(const tw_multires *m, const mr_level *L, int i, const do
         return 0;
     const double dn = d[0] * n[0] + d[1] * n[1] + d[2] * n[2];
     return dn + sqrt(dn * dn + r2 - dd);
+}
+
+/* Whether active boundary node i may meet the tool in this frame: it, or
+ * where its velocity takes it by the frame's end, is within its size h of
+ * the sphere at the frame's start or end. Such nodes are held out of the
+ * sphere at every substep. */
+static int tool_near(const tw_multires *m, const mr_level *L, int i)
+{
+    if (!m->has_tool || !L->boundary[i] || L->pinned[i])
+        return 0;
+    const double T = m->def.frame_dt, r = m->tool.radius + L->h[i];
+    const double *x = L->x + 3 * i, *v = L->v + 3 * i;
+    for (int k = 0; k < 3; k++) {
+        const double *c = k == 0 ? m->tool_c0 : m->tool_c1;
+        const double w = k == 2 ? T : 0;
+        double d2 = 0;
+        for (int d = 0; d < 3; d++)
+            d2 += (x[d] + w * v[d] - c[d]) * (x[d] + w * v[d] - c[d]);
+        if (d2 < r * r)
+            return 1;
+    }
+    return 0;
+}
+
+/* Within two node sizes of the tool: a merge there would undo the
+ * refinement the tool asks for at the next frame. */
+static int near_tool(const tw_multires *m, const mr_level *L, int i, const double *c)
+{
+    if (L->tool_hit[i])
+        return 1;
+    if (!c)
+        return 0;
+    double d2 = 0;
+    for (int d = 0; d < 3; d++)
+        d2 += (L->x[3 * i + d] - c[d]) * (L->x[3 * i + d] - c[d]);
+    const double r = m->tool.radius + 2 * L->h[i];
+    return d2 < r * r;
 }
 
 static int node_level_for_dt(const tw_multires *m, const mr_level *L, int i)
@@ -836,7 +937,7 @@ static long do_split(tw_multires *m, int l, int i, const double *tool_c)
         F->gamma[j] = C->gamma[i];
         F->boost[j] = C->boost[i];
         F->tool_hit[j] = 0;
-        if (tool_c && tool_push(m, F, j, tool_c) > 0)
+        if (tool_c && tool_near(m, F, j))
             F->tool_hit[j] = 1;
         F->dtl[j] = (signed char)node_level_for_dt(m, F, j);
     }
@@ -928,6 +1029,30 @@ static int cmp_candidate_desc(const void *a, const void *b)
     return x->node - y->node;
 }
 
+/* The mergeable group with the smallest largest gamma (groups the tool
+ * touches last): the merge that costs the least accuracy. 0 when none. */
+static int pick_forced_merge(const tw_multires *m, int *bl, int *bi)
+{
+    double bg = DBL_MAX;
+    *bl = *bi = -1;
+    for (int l = m->L - 2; l >= 0; l--) {
+        const mr_level *C = &m->lv[l], *F = &m->lv[l + 1];
+        for (int i = 0; i < C->nv; i++) {
+            if (!can_merge(m, l, i))
+                continue;
+            double g = 0;
+            for (int k = C->ch_ptr[i]; k < C->ch_ptr[i + 1]; k++)
+                g = fmax(g, F->tool_hit[C->ch[k]] ? DBL_MAX / 2 : F->gamma[C->ch[k]]);
+            if (g < bg) {
+                bg = g;
+                *bl = l;
+                *bi = i;
+            }
+        }
+    }
+    return *bl >= 0;
+}
+
 /* Merges, splits within the budget, and the forced merges that bring a plan
  * over the budget back under it. Returns the planned work. */
 static long adapt(tw_multires *m, const double tool_c[3], tw_mr_frame_stats *st)
@@ -941,7 +1066,7 @@ static long adapt(tw_multires *m, const double tool_c[3], tw_mr_frame_stats *st)
                 continue;
             int ok = 1;
             for (int k = C->ch_ptr[i]; k < C->ch_ptr[i + 1] && ok; k++)
-                ok = F->gamma[C->ch[k]] < gmin && !F->tool_hit[C->ch[k]];
+                ok = F->gamma[C->ch[k]] < gmin && !near_tool(m, F, C->ch[k], tool_c);
             if (ok) {
                 do_merge(m, l, i);
                 st->merges++;
@@ -996,25 +1121,8 @@ static long adapt(tw_multires *m, const double tool_c[3], tw_mr_frame_stats *st)
         W = total_work(m);
     }
     while (m->budget > 0 && W > m->budget) {
-        /* forced merges: the mergeable group with the smallest largest gamma */
-        int bl = -1, bi = -1;
-        double bg = DBL_MAX;
-        for (int l = m->L - 2; l >= 0; l--) {
-            const mr_level *C = &m->lv[l], *F = &m->lv[l + 1];
-            for (int i = 0; i < C->nv; i++) {
-                if (!can_merge(m, l, i))
-                    continue;
-                double g = 0;
-                for (int k = C->ch_ptr[i]; k < C->ch_ptr[i + 1]; k++)
-                    g = fmax(g, F->tool_hit[C->ch[k]] ? DBL_MAX / 2 : F->gamma[C->ch[k]]);
-                if (g < bg) {
-                    bg = g;
-                    bl = l;
-                    bi = i;
-                }
-            }
-        }
-        if (bl < 0)
+        int bl, bi;
+        if (!pick_forced_merge(m, &bl, &bi))
             break;
         do_merge(m, bl, bi);
         st->forced_merges++;
@@ -1031,13 +1139,16 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
     const double T = m->def.frame_dt;
     const int M = m->M, N = 1 << M;
     double c_end[3] = {0, 0, 0};
-    if (m->has_tool)
-        tool_center(m, m->time + T, c_end);
+    if (m->has_tool) {
+        tool_center(m, m->time, m->tool_c0);
+        tool_center(m, m->time + T, m->tool_c1);
+        memcpy(c_end, m->tool_c1, sizeof c_end);
+    }
     /* contact for the end of the frame, on the active set as it stands */
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
         for (int i = 0; i < L->nv; i++) {
-            L->tool_hit[i] = L->state[i] == TW_MR_ACTIVE && !L->pinned[i] && tool_push(m, L, i, c_end) > 0;
+            L->tool_hit[i] = L->state[i] == TW_MR_ACTIVE && tool_near(m, L, i);
             if (L->state[i] == TW_MR_ACTIVE)
                 L->dtl[i] = (signed char)node_level_for_dt(m, L, i);
         }
@@ -1046,23 +1157,34 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
     if (m->dirty)
         build_plan(m);
     run_plan(m);
-    /* the pushes, now that the active set is final */
+    /* the nodes the tool may meet, now that the active set is final */
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
         for (int i = 0; i < L->nv; i++) {
-            const double s = L->state[i] == TW_MR_ACTIVE && !L->pinned[i] ? tool_push(m, L, i, c_end) : 0;
-            L->tool_hit[i] = s > 0;
-            for (int d = 0; d < 3; d++) {
-                L->tool_x0[3 * i + d] = L->x[3 * i + d];
-                L->tool_push[3 * i + d] = -s * L->normal[3 * i + d];
-            }
+            L->tool_hit[i] = L->state[i] == TW_MR_ACTIVE && tool_near(m, L, i);
             if (L->tool_hit[i]) {
                 st.tool_nodes++;
                 L->dtl[i] = (signed char)M;
             }
         }
     }
-    st.predicted_work = total_work(m);
+    /* the plan's work, now that the interface nodes' levels are known: forced
+       merges while it passes the budget */
+    plan_levels(m);
+    long W = total_work(m);
+    while (m->budget > 0 && W > m->budget) {
+        int bl, bi;
+        if (!pick_forced_merge(m, &bl, &bi))
+            break;
+        do_merge(m, bl, bi);
+        st.forced_merges++;
+        build_plan(m);
+        run_plan(m);
+        plan_levels(m);
+        W = total_work(m);
+    }
+    st.over_budget = m->budget > 0 && W > m->budget;
+    st.predicted_work = W;
     /* the tets to evaluate, bucketed by their level (the largest step level of
        their active nodes): level k is due at substeps that are multiples of 2^(M-k) */
     int *bucket_ptr = calloc((size_t)M + 2, sizeof(int));
@@ -1116,6 +1238,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
     const double ds = T / N;
     for (int s = 0; s < N; s++) {
         double tf[3] = {0, 0, 0};
+        int held = 0;
         int kmin = 0; /* the coarsest tet level due at s */
         if (s > 0) {
             int tz = 0;
@@ -1129,24 +1252,35 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
             int k = 0;
             while (b >= bucket_ptr[k + 1])
                 k++;
-            const double dte = T / (1 << k);
+            const int *t = L->m->tets + 4 * e;
+            int active = 0;
+            for (int p = 0; p < 4; p++)
+                active += L->state[t[p]] == TW_MR_ACTIVE;
+            /* each active node owns a quarter of the tet's energy */
+            const double scale = T / (1 << k) * active / 4;
             tet_force(m, L, e, 0);
             st.work++;
-            const int *t = L->m->tets + 4 * e;
             for (int p = 0; p < 4; p++) {
-                const int i = t[p];
-                if (L->state[i] != TW_MR_ACTIVE)
-                    continue;
                 const double *fe = L->tet_f + 12 * e + 3 * p;
                 for (int d = 0; d < 3; d++)
-                    L->f[3 * i + d] += fe[d] * dte / T;
-                if (L->tool_hit[i]) {
-                    for (int d = 0; d < 3; d++)
-                        tf[d] += fe[d];
-                } else if (!L->pinned[i]) {
-                    for (int d = 0; d < 3; d++)
-                        L->v[3 * i + d] += dte * fe[d] / L->mass[i];
+                    L->imp[3 * t[p] + d] += scale * fe[d];
+            }
+        }
+        scatter_plan(m);
+        for (int l = 0; l < m->L; l++) {
+            mr_level *L = &m->lv[l];
+            for (int i = 0; i < L->nv; i++) {
+                double *g = L->imp + 3 * i;
+                if (L->state[i] != TW_MR_ACTIVE || (g[0] == 0 && g[1] == 0 && g[2] == 0))
+                    continue;
+                for (int d = 0; d < 3; d++) {
+                    L->f[3 * i + d] += g[d] / T;
+                    if (L->tool_hit[i])
+                        L->tool_f[3 * i + d] = g[d] / ds; /* every substep: its tets are on the finest step */
+                    if (!L->pinned[i])
+                        L->v[3 * i + d] += g[d] / L->mass[i];
                 }
+                g[0] = g[1] = g[2] = 0;
             }
         }
         /* gravity, the nodes' own steps (filter, speed change), the drift */
@@ -1158,15 +1292,6 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                 double *x = L->x + 3 * i, *v = L->v + 3 * i;
                 if (L->pinned[i]) {
                     memset(v, 0, 3 * sizeof *v);
-                    continue;
-                }
-                if (L->tool_hit[i]) {
-                    /* kinematic: out of the tool's way by the frame's end */
-                    const double a = (double)(s + 1) / N;
-                    for (int d = 0; d < 3; d++) {
-                        x[d] = L->tool_x0[3 * i + d] + a * L->tool_push[3 * i + d];
-                        v[d] = L->tool_push[3 * i + d] / T;
-                    }
                     continue;
                 }
                 for (int d = 0; d < 3; d++)
@@ -1200,6 +1325,35 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                 }
                 for (int d = 0; d < 3; d++)
                     x[d] += ds * v[d];
+                if (L->tool_hit[i]) {
+                    /* a one-sided constraint: out of the sphere as it stands at the substep's
+                       end, moved along the inward normal (the surface gets out of the tool's
+                       way), and not moving towards the tool faster than it moves; where it
+                       holds the node, the node's internal force (pressing out, towards the
+                       tool) is the force on the tool */
+                    const double a = (double)(s + 1) / N;
+                    double c[3], vs[3];
+                    for (int d = 0; d < 3; d++) {
+                        c[d] = m->tool_c0[d] + a * (m->tool_c1[d] - m->tool_c0[d]);
+                        vs[d] = (m->tool_c1[d] - m->tool_c0[d]) / T;
+                    }
+                    const double *n = L->normal + 3 * i;
+                    const double sx = tool_push(m, L, i, c);
+                    double *fi = L->tool_f + 3 * i;
+                    if (sx > 0) {
+                        const double un = (v[0] - vs[0]) * n[0] + (v[1] - vs[1]) * n[1] + (v[2] - vs[2]) * n[2];
+                        for (int d = 0; d < 3; d++) {
+                            x[d] -= sx * n[d];
+                            if (un > 0)
+                                v[d] -= un * n[d];
+                        }
+                        if (fi[0] * n[0] + fi[1] * n[1] + fi[2] * n[2] > 0)
+                            for (int d = 0; d < 3; d++)
+                                tf[d] += fi[d];
+                        held++;
+                    }
+                    fi[0] = fi[1] = fi[2] = 0;
+                }
                 if (!isfinite(x[0] + x[1] + x[2])) {
                     free(bucket_ptr);
                     free(bucket);
@@ -1213,6 +1367,8 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
             st.tool_force[d] += tf[d] / N;
             st.tool_force_last[d] = tf[d];
         }
+        if (held > st.tool_held)
+            st.tool_held = held;
     }
     free(bucket_ptr);
     free(bucket);

@@ -49,7 +49,9 @@ typedef struct tw_multires_def {
 tw_multires_def tw_default_multires_def(void);
 
 /* A sphere moved along a scripted path: from center0 by `move` over
- * [0, move_time], back over [move_time, 2 move_time], then still. */
+ * [0, move_time], back over [move_time, 2 move_time], then still. The
+ * surface nodes near it are held out of it at every substep, moved along
+ * their inward normals; the force on it is what the held nodes press with. */
 typedef struct tw_mr_tool {
     double center0[3], radius; /* m */
     double move[3];            /* m */
@@ -65,7 +67,8 @@ typedef struct tw_mr_frame_stats {
     int splits, merges, refused_splits, forced_merges;
     int stale_interface;       /* interface nodes with no fully current source tet */
     int substeps;              /* 2^max_dt_level */
-    int tool_nodes;            /* active nodes the tool pushed this frame */
+    int tool_nodes;            /* active nodes near the tool this frame (held out of it) */
+    int tool_held;             /* the most of them the tool held at one substep */
     double tool_force[3];      /* N: the force on the tool, mean over the frame's substeps */
     double tool_force_last[3]; /* N: at the frame's last substep */
     double max_gamma;          /* m, over active nodes */
