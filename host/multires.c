@@ -42,6 +42,8 @@ typedef struct mr_level {
     double *h;          /* nv: smallest altitude of the node's tets, m */
     double *h_step;     /* nv: the length its Courant limit uses: h, less where its mass is
                            less than its lumped mass */
+    double *h_edge;     /* nv: distance to its nearest neighbour, m (gamma's h, eq. 9: a sliver's
+                           altitude would make its nodes look badly sampled) */
     double *Kd;         /* 9 per node: the linear stiffness's diagonal block at rest */
     int *vt_ptr, *vt;   /* node -> e*4 + p */
     int *nb_ptr, *nb;   /* node -> neighbour nodes */
@@ -59,7 +61,9 @@ typedef struct mr_level {
     double *normal;     /* 3 nv: outward rest normal of boundary nodes */
     double *tet_f;      /* 12 per tet: the last evaluation's forces */
     unsigned char *tool_hit;
-    double *tool_f;     /* 3 nv: a held node's internal force at the current substep */
+    double *tool_f;     /* 3 nv: a tool node's internal impulse over its current step */
+    double *tool_last;  /* 3 nv: its internal force over its last step, N */
+    unsigned char *tool_held; /* 1: the tool held it in its current step, 2: in its last */
     double *imp;        /* 3 nv: the substep's internal impulses, interface nodes' passed on */
     signed char *ilvl;  /* interface nodes: the finest step level among the active nodes
                            they are interpolated from (through other interface nodes too) */
@@ -76,6 +80,7 @@ struct tw_multires {
     mr_level *lv;
     double lam, mu, wave;
     int M;
+    int tool_level; /* the step level that samples the tool's force at def.tool_dt or finer */
     double time;
     long frame;
     mr_plan *plan;
@@ -106,6 +111,7 @@ tw_multires_def tw_default_multires_def(void)
     d.work_budget = 0;
     d.start_level = 0;
     d.tool_refine = 1;
+    d.tool_dt = 1e-3;
     return d;
 }
 
@@ -176,6 +182,7 @@ static tw_status level_build(tw_multires *m, int l)
     L->mass = tw_calloc(nv, sizeof(double), "multires masses");
     L->h = tw_malloc(sizeof(double) * nv, "multires node sizes");
     L->h_step = tw_malloc(sizeof(double) * nv, "multires node step sizes");
+    L->h_edge = tw_malloc(sizeof(double) * nv, "multires node spacings");
     L->Kd = tw_calloc(9 * nv, sizeof(double), "multires node Jacobians");
     L->x = tw_malloc(sizeof(double) * 3 * nv, "multires positions");
     L->v = tw_calloc(3 * nv, sizeof(double), "multires velocities");
@@ -192,13 +199,15 @@ static tw_status level_build(tw_multires *m, int l)
     L->normal = tw_calloc(3 * nv, sizeof(double), "multires normals");
     L->tet_f = tw_malloc(sizeof(double) * 12 * nt, "multires tet forces");
     L->tool_hit = tw_calloc(nv, 1, "multires tool contacts");
-    L->tool_f = tw_calloc(3 * nv, sizeof(double), "multires tool forces");
+    L->tool_f = tw_calloc(3 * nv, sizeof(double), "multires tool impulses");
+    L->tool_last = tw_calloc(3 * nv, sizeof(double), "multires tool forces");
+    L->tool_held = tw_calloc(nv, 1, "multires tool holds");
     L->imp = tw_calloc(3 * nv, sizeof(double), "multires impulses");
     L->ilvl = tw_calloc(nv, 1, "multires interface levels");
     L->loc = tw_calloc((size_t)m->L, sizeof(tw_transfer), "multires locations");
-    if (!L->g || !L->vol || !L->mass || !L->h || !L->h_step || !L->Kd || !L->x || !L->v || !L->f || !L->v_tick || !L->detail || !L->gamma || !L->state ||
+    if (!L->g || !L->vol || !L->mass || !L->h || !L->h_step || !L->h_edge || !L->Kd || !L->x || !L->v || !L->f || !L->v_tick || !L->detail || !L->gamma || !L->state ||
         !L->pinned || !L->boundary || !L->dtl || !L->courant_level || !L->boost || !L->normal ||
-        !L->tet_f || !L->tool_hit || !L->tool_f || !L->imp || !L->ilvl || !L->loc)
+        !L->tet_f || !L->tool_hit || !L->tool_f || !L->tool_last || !L->tool_held || !L->imp || !L->ilvl || !L->loc)
         return TW_ERR_NOMEM;
     memcpy(L->x, me->X, sizeof(double) * 3 * nv);
     for (size_t i = 0; i < nv; i++)
@@ -268,6 +277,14 @@ static tw_status level_build(tw_multires *m, int l)
                 L->nb[w++] = L->nb[k];
     }
     L->nb_ptr[me->nv] = w;
+    for (int i = 0; i < me->nv; i++) {
+        double best = DBL_MAX;
+        for (int k = L->nb_ptr[i]; k < L->nb_ptr[i + 1]; k++) {
+            const double *a = me->X + 3 * i, *b = me->X + 3 * L->nb[k];
+            best = fmin(best, sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2])));
+        }
+        L->h_edge[i] = best;
+    }
     /* boundary nodes and area-weighted outward normals */
     int *faces = NULL;
     const int nf = tw_mesh_boundary_faces(me, &faces);
@@ -302,6 +319,7 @@ static void level_free(mr_level *L, int levels)
     free(L->mass);
     free(L->h);
     free(L->h_step);
+    free(L->h_edge);
     free(L->Kd);
     free(L->vt_ptr);
     free(L->vt);
@@ -325,6 +343,8 @@ static void level_free(mr_level *L, int levels)
     free(L->tet_f);
     free(L->tool_hit);
     free(L->tool_f);
+    free(L->tool_last);
+    free(L->tool_held);
     free(L->imp);
     free(L->ilvl);
     if (L->loc)
@@ -460,6 +480,8 @@ tw_multires *tw_multires_create(tw_hierarchy *h, const tw_multires_def *def)
     m->M = def->max_dt_level ? def->max_dt_level : need + (def->speed_change > 0 ? 1 : 0);
     if (m->M > MR_MAX_DT_LEVEL)
         m->M = MR_MAX_DT_LEVEL;
+    while (m->tool_level < m->M && def->frame_dt / ldexp(1, m->tool_level) > def->tool_dt)
+        m->tool_level++;
     if (need > m->M) {
         tw_fail(TW_ERR_INVALID,
                 "multires: max_dt_level %d gives steps of %g s, but the finest nodes need %g s or less (level %d)",
@@ -849,7 +871,7 @@ static int tool_near(const tw_multires *m, const mr_level *L, int i)
 {
     if (!m->has_tool || !L->boundary[i] || L->pinned[i])
         return 0;
-    const double T = m->def.frame_dt, r = m->tool.radius + L->h[i];
+    const double T = m->def.frame_dt, r = m->tool.radius + L->h_edge[i];
     const double *x = L->x + 3 * i, *v = L->v + 3 * i;
     for (int k = 0; k < 3; k++) {
         const double *c = k == 0 ? m->tool_c0 : m->tool_c1;
@@ -874,15 +896,15 @@ static int near_tool(const tw_multires *m, const mr_level *L, int i, const doubl
     double d2 = 0;
     for (int d = 0; d < 3; d++)
         d2 += (L->x[3 * i + d] - c[d]) * (L->x[3 * i + d] - c[d]);
-    const double r = m->tool.radius + 2 * L->h[i];
+    const double r = m->tool.radius + 2 * L->h_edge[i];
     return d2 < r * r;
 }
 
 static int node_level_for_dt(const tw_multires *m, const mr_level *L, int i)
 {
-    if (L->tool_hit[i])
-        return m->M;
     int k = L->courant_level[i] > L->boost[i] ? L->courant_level[i] : L->boost[i];
+    if (L->tool_hit[i] && m->tool_level > k)
+        k = m->tool_level;
     return k > m->M ? m->M : k;
 }
 
@@ -1162,9 +1184,12 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
         mr_level *L = &m->lv[l];
         for (int i = 0; i < L->nv; i++) {
             L->tool_hit[i] = L->state[i] == TW_MR_ACTIVE && tool_near(m, L, i);
+            memset(L->tool_f + 3 * i, 0, 3 * sizeof(double));
+            memset(L->tool_last + 3 * i, 0, 3 * sizeof(double));
+            L->tool_held[i] = 0;
             if (L->tool_hit[i]) {
                 st.tool_nodes++;
-                L->dtl[i] = (signed char)M;
+                L->dtl[i] = (signed char)node_level_for_dt(m, L, i);
             }
         }
     }
@@ -1276,7 +1301,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                 for (int d = 0; d < 3; d++) {
                     L->f[3 * i + d] += g[d] / T;
                     if (L->tool_hit[i])
-                        L->tool_f[3 * i + d] = g[d] / ds; /* every substep: its tets are on the finest step */
+                        L->tool_f[3 * i + d] += g[d];
                     if (!L->pinned[i])
                         L->v[3 * i + d] += g[d] / L->mass[i];
                 }
@@ -1300,6 +1325,13 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                 if ((s + 1) % span == 0) {
                     /* the end of the node's own step */
                     const double dt = T / (1 << L->dtl[i]);
+                    if (L->tool_hit[i]) {
+                        for (int d = 0; d < 3; d++) {
+                            L->tool_last[3 * i + d] = L->tool_f[3 * i + d] / dt;
+                            L->tool_f[3 * i + d] = 0;
+                        }
+                        L->tool_held[i] = L->tool_held[i] & 1 ? 2 : 0;
+                    }
                     if (m->def.semi_implicit) {
                         double A[9], Ai[9];
                         for (int k = 0; k < 9; k++)
@@ -1339,7 +1371,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                     }
                     const double *n = L->normal + 3 * i;
                     const double sx = tool_push(m, L, i, c);
-                    double *fi = L->tool_f + 3 * i;
+                    const double *fi = L->tool_last + 3 * i;
                     if (sx > 0) {
                         const double un = (v[0] - vs[0]) * n[0] + (v[1] - vs[1]) * n[1] + (v[2] - vs[2]) * n[2];
                         for (int d = 0; d < 3; d++) {
@@ -1347,12 +1379,13 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                             if (un > 0)
                                 v[d] -= un * n[d];
                         }
-                        if (fi[0] * n[0] + fi[1] * n[1] + fi[2] * n[2] > 0)
-                            for (int d = 0; d < 3; d++)
-                                tf[d] += fi[d];
+                        L->tool_held[i] |= 1;
                         held++;
                     }
-                    fi[0] = fi[1] = fi[2] = 0;
+                    /* in contact: held in this step or the last one, pressing out */
+                    if (L->tool_held[i] && fi[0] * n[0] + fi[1] * n[1] + fi[2] * n[2] > 0)
+                        for (int d = 0; d < 3; d++)
+                            tf[d] += fi[d];
                 }
                 if (!isfinite(x[0] + x[1] + x[2])) {
                     free(bucket_ptr);
@@ -1377,7 +1410,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
         for (int i = 0; i < L->nv; i++)
             if (L->state[i] == TW_MR_ACTIVE) {
                 const double *f = L->f + 3 * i;
-                L->gamma[i] = sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]) / (m->mu * L->h[i]);
+                L->gamma[i] = sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]) / (m->mu * L->h_edge[i]);
             }
     }
     m->time += T;

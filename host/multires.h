@@ -45,6 +45,8 @@ typedef struct tw_multires_def {
     double work_budget;    /* tet evaluations per frame at most; 0: no budget */
     int start_level;       /* the level active at the start */
     int tool_refine;       /* 1: nodes the tool touches split first, whatever their gamma */
+    double tool_dt;        /* s: nodes near the tool step at least this finely, so that the force
+                              on it is sampled at 1/tool_dt or faster (haptics: 1 ms) */
 } tw_multires_def;
 tw_multires_def tw_default_multires_def(void);
 
@@ -69,7 +71,8 @@ typedef struct tw_mr_frame_stats {
     int substeps;              /* 2^max_dt_level */
     int tool_nodes;            /* active nodes near the tool this frame (held out of it) */
     int tool_held;             /* the most of them the tool held at one substep */
-    double tool_force[3];      /* N: the force on the tool, mean over the frame's substeps */
+    double tool_force[3];      /* N: the force on the tool, mean over the frame's substeps; each
+                                  held node's internal force over its last own step */
     double tool_force_last[3]; /* N: at the frame's last substep */
     double max_gamma;          /* m, over active nodes */
 } tw_mr_frame_stats;

@@ -249,7 +249,13 @@ static int mr_load_levels(const cli_args *a, const cli_scene_opts *so, const mr_
         md.target_tets = (int)(fine_tets / pow(o->level_ratio, *n - 1 - l));
         if (md.target_tets < 6) md.target_tets = 6;
         tw_mesher_report rep;
-        if (!(mesh[l] = tw_mesh_from_surface(surface, &md, &rep))) {
+        /* no decimation here: a coarse level the surface cannot give takes the fewest
+           tets it can (doubling the target until TetGen meets it) */
+        for (int tries = 0; !(mesh[l] = tw_mesh_from_surface(surface, &md, &rep)) && tries < 8; tries++) {
+            if (!strstr(tw_last_error(), "below what the surface allows")) break;
+            md.target_tets *= 2;
+        }
+        if (!mesh[l]) {
             cli_error(a, "level %d (%d tets from %s): %s", l, md.target_tets, surface, tw_last_error());
             if (finest) tw_mesh_destroy(finest);
             return -1;
@@ -353,6 +359,7 @@ int cli_cmd_run_multires(int argc, char **argv)
             cli_error(&a, "--csv %s: %s", o.csv, strerror(errno));
             goto done;
         }
+        setvbuf(csv, NULL, _IOLBF, 0); /* a row a frame: a long run shows its progress */
         fprintf(csv, "frame,time,active_nodes,interface_nodes,work,predicted_work,frame_ms,splits,merges,"
                      "refused_splits,kinetic_energy,elastic_energy,gravity_energy,probe_x,probe_y,probe_z,"
                      "tool_fx,tool_fy,tool_fz,max_gamma,stale_interface\n");
