@@ -2,16 +2,29 @@
  * Cani and Barr 2001, §2-4). multires.h says what the parts are; this file
  * says how they fit.
  *
- * A frame: the tool's contact is found for the end of the frame (§4.2),
- * merges free work, splits spend it while the budget allows (§3.4), each
- * active node gets its time-step level, the interface plan is rebuilt when
- * the active set changed, then the frame runs 2^M substeps of the finest
- * step. At substep s a node of level i is due when s is a multiple of
- * 2^(M-i); the due nodes' tets are evaluated once each (a tet is evaluated
- * at a substep when any of its active nodes is due, so it costs
- * 2^(largest level of its active nodes) evaluations a frame: the plan's
- * work is known before the frame runs), then every due node integrates
- * (eq. 11), then the interface nodes are interpolated in plan order.
+ * A frame: the nodes the tool may meet are found (§4.2), merges free work,
+ * splits spend it while the budget allows (§3.4), each active node gets its
+ * step level, the interface plan is rebuilt when the active set changed,
+ * forced merges bring a plan that passes the budget back under it, then the
+ * frame runs 2^M substeps of the finest step.
+ *
+ * Energy. Each active node owns a quarter of the energy of each of its
+ * tets; an interface node's position is a linear function of active ones
+ * (the plan), so the forces are the gradient of that one energy when an
+ * interface node's force goes back to its sources by the transpose of the
+ * interpolation. Feeding interface nodes one way only (as the paper
+ * describes) is not a gradient: undamped, it pumps energy into a cube with
+ * one node split.
+ *
+ * Time. A tet steps with the finest step level of the active nodes its
+ * forces reach (directly or through interface nodes): at substep s it is
+ * evaluated when s is a multiple of 2^(M-k), and kicks with its own step
+ * (asynchronous variational integrators, Lew, Marsden, Ortiz and West
+ * 2003); every active node drifts by the finest step. The work of a frame,
+ * sum over tets of 2^k, is known before it runs. A node's own step level
+ * (eq. 10, the speed change, the tool's sampling) sets when its filter
+ * (eq. 11) and its speed test run. Moving a node by its own step while its
+ * neighbours wait gains energy; per-tet kicks keep it.
  *
  * The interface plan orders the interface nodes so that each is
  * interpolated from a tet whose nodes are all current: active, or interface
@@ -1253,13 +1266,8 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
         memset(L->f, 0, sizeof(double) * 3 * (size_t)L->nv);
         memcpy(L->v_tick, L->v, sizeof(double) * 3 * (size_t)L->nv);
     }
-    /* Per-element steps in the manner of asynchronous variational integrators
-       (Lew, Marsden, Ortiz and West 2003): at its substeps a tet evaluates its
-       forces at the current positions and kicks its active nodes by its own
-       step; every node drifts by the finest step. With one step for all this
-       is symplectic Euler; with several it keeps each tet's update symplectic,
-       where moving a node by its own step while its neighbours wait gains
-       energy. */
+    /* per-tet kicks, a drift of every node by the finest step (the file's top);
+       with one step for all this is symplectic Euler */
     const double ds = T / N;
     for (int s = 0; s < N; s++) {
         double tf[3] = {0, 0, 0};

@@ -90,12 +90,15 @@ void cli_multires_help(FILE *f)
             "  --fixed-level L         that level only, no adaptivity (a reference run)\n"
             "  --tool X,Y,Z,R          a rigid sphere tool: centre and radius, m\n"
             "  --tool-move DX,DY,DZ,T  the tool moves by D over T s and back over T s\n"
+            "  --tool-dt S             nodes near the tool step at least every S s: the force on the\n"
+            "                          tool is sampled at 1/S or faster (default %g)\n"
             "  --csv PATH              per-frame CSV\n"
             "  --probe LEVEL,VERTEX    the vertex the CSV follows (default: the finest level's vertex\n"
             "                          farthest from the fixed ones)\n"
             "  --probe-at X,Y,Z        follow the finest level's vertex nearest to this rest point, m\n",
             MR_MAX_LEVELS, d.levels, d.fine_tets, d.level_ratio, d.def.damping_phi, d.def.damping_psi,
-            d.def.gamma_min, d.def.gamma_max, d.def.frame_dt, d.frames, d.def.courant_factor, d.def.speed_change);
+            d.def.gamma_min, d.def.gamma_max, d.def.frame_dt, d.frames, d.def.courant_factor, d.def.speed_change,
+            d.def.tool_dt);
 }
 
 static int has_suffix(const char *s, const char *suf)
@@ -184,6 +187,8 @@ static int mr_parse(cli_args *a, cli_scene_opts *so, mr_opts *o)
             bad = cli_doubles(a, "DX,DY,DZ in m, T in s", 4, v) || cli_require(a, v[3] > 0, "T > 0 s");
             for (int k = 0; k < 3; k++) o->tool.move[k] = v[k];
             o->tool.move_time = v[3];
+        } else if (cli_is(a, "--tool-dt")) {
+            bad = cli_double(a, "s", &o->def.tool_dt) || cli_require(a, o->def.tool_dt > 0, "> 0 s");
         } else if (cli_is(a, "--csv")) {
             bad = !(o->csv = cli_value(a, "CSV path"));
         } else if (cli_is(a, "--probe-at")) {
