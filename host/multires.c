@@ -379,13 +379,7 @@ void tw_multires_destroy(tw_multires *m)
     free(m);
 }
 
-static double courant_limit(const tw_multires *m, double h)
-{
-    double f = m->def.courant_factor * (m->def.semi_implicit ? 2 : 1);
-    if (f > 1)
-        f = 1;
-    return f * h / m->wave;
-}
+static double courant_limit(const tw_multires *m, double h) { return m->def.courant_factor * h / m->wave; }
 
 static tw_status check_def(const tw_multires_def *d, int levels)
 {

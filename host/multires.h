@@ -38,7 +38,9 @@ typedef struct tw_multires_def {
     double courant_factor; /* dt <= factor h sqrt(rho / (lambda + 2 mu)), h the node's smallest
                               tet altitude; in (0, 1] */
     int semi_implicit;     /* 1: the filter v *= (I - dt^2/m J)^-1 with the rest node Jacobian
-                              (eq. 11), and twice the courant_factor (at most 1) */
+                              (eq. 11). The paper doubles the step with it; the step is left to
+                              courant_factor here: at 1.0 with the filter the mixed levels of the
+                              liver diverged where the finest level alone did not */
     double speed_change;   /* a node halves its step for the next frame when one step's
                               velocity change times its dt passes this fraction of h; 0: off */
     double gamma_min, gamma_max; /* merge below, split above, m (0 < min < max) */
