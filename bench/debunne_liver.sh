@@ -6,7 +6,9 @@
 # base (z < -12 mm) is pinned, no gravity; an 8 mm sphere starts 1 mm above
 # the top, goes 9 mm down over 0.1 s and back over 0.1 s; 0.3 s at 10 ms
 # frames. The reference is the finest level alone (--fixed-level 2); the
-# adaptive runs start on the coarsest level. Writes OUT_DIR/debunne_liver.csv
+# adaptive runs start on the coarsest level; one of them with a budget of
+# tet evaluations a frame (the frame-rate guarantee, in counts); the last
+# pair is damped by the semi-implicit filter, undamped otherwise. Writes OUT_DIR/debunne_liver.csv
 # (every frame of every run), debunne_liver_summary.csv (time, tet
 # evaluations, the probe's and the tool force's error against the
 # reference), debunne_liver.log and debunne_liver.png.
@@ -41,6 +43,10 @@ run() { # name, options
         "$W/run.csv" >> "$D/debunne_liver.csv"
 }
 run finest --fixed-level 2
-run adaptive-0.5mm --gamma 1e-4,5e-4
-run adaptive-0.2mm --gamma 4e-5,2e-4
+run adaptive --gamma 1e-4,5e-4
+# the guaranteed frame rate in counts: at most 6e5 tet evaluations a frame
+run adaptive-budget --gamma 1e-4,5e-4 --work-budget 600000
+# damped by the semi-implicit filter (eq. 11), each against the finest level damped alike
+run finest-semi --fixed-level 2 --semi-implicit
+run adaptive-semi --gamma 1e-4,5e-4 --semi-implicit
 $PY bench/plot_debunne_liver.py "$D"

@@ -16,10 +16,10 @@ SIZE = 0.065  # m: the liver's largest extent
 runs = defaultdict(list)
 for r in csv.DictReader(open(f"{D}/debunne_liver.csv")):
     runs[r["run"]].append({k: (v if k == "run" else float(v)) for k, v in r.items()})
-ref = runs["finest"]
-fpeak = max(abs(r["tool_fz"]) for r in ref)
 rows = []
 for name, rs in runs.items():
+    ref = runs["finest-semi" if name.endswith("-semi") else "finest"]  # the finest level, damped alike
+    fpeak = max(abs(r["tool_fz"]) for r in ref)
     n = min(len(rs), len(ref))
     perr = max(((rs[k]["probe_x"] - ref[k]["probe_x"]) ** 2 + (rs[k]["probe_y"] - ref[k]["probe_y"]) ** 2 +
                 (rs[k]["probe_z"] - ref[k]["probe_z"]) ** 2) ** 0.5 for k in range(n)) / SIZE
@@ -33,7 +33,8 @@ for name, rs in runs.items():
     rows.append(dict(run=name, frames=len(rs), ms=ms, work=work, speedup_time=sum(r["frame_ms"] for r in ref) / ms,
                      speedup_work=sum(r["work"] for r in ref) / work, probe_error=perr, probe_error_press=perr_press,
                      force_error=ferr,
-                     max_active=max(r["active_nodes"] for r in rs), peak_fz=max(abs(r["tool_fz"]) for r in rs)))
+                     max_active=max(r["active_nodes"] for r in rs), peak_fz=max(abs(r["tool_fz"]) for r in rs),
+                     max_frame_work=max(r["work"] for r in rs), max_frame_ms=max(r["frame_ms"] for r in rs)))
 cols = list(rows[0].keys())
 with open(f"{D}/debunne_liver_summary.csv", "w") as f:
     w = csv.writer(f)
@@ -42,19 +43,23 @@ with open(f"{D}/debunne_liver_summary.csv", "w") as f:
         w.writerow([r[c] if isinstance(r[c], str) else "%.6g" % r[c] for c in cols])
 for r in rows:
     print("%-16s %6.0f ms  %9.0f tet evaluations  speed-up %5.2fx time, %5.2fx work  probe error %.3g %% of the size"
-          " (%.3g %% to t = 0.2 s)  tool force error %.3g %% of its peak  at most %d active nodes" % (
+          " (%.3g %% to t = 0.2 s)  tool force error %.3g %% of its peak  at most %d active nodes, %d tet"
+          " evaluations a frame" % (
               r["run"], r["ms"], r["work"], r["speedup_time"], r["speedup_work"], 100 * r["probe_error"],
-              100 * r["probe_error_press"], 100 * r["force_error"], r["max_active"]))
-fig, ax = plt.subplots(3, 1, figsize=(9, 9), sharex=True)
+              100 * r["probe_error_press"], 100 * r["force_error"], r["max_active"], r["max_frame_work"]))
+fig, ax = plt.subplots(4, 1, figsize=(9, 11), sharex=True)
 for name, rs in runs.items():
     t = [r["time"] for r in rs]
     ax[0].plot(t, [1e3 * r["probe_z"] for r in rs], label=name)
     ax[1].plot(t, [r["tool_fz"] for r in rs], label=name)
     ax[2].plot(t, [r["active_nodes"] for r in rs], label=name)
+    ax[3].plot(t, [r["work"] / 1e6 for r in rs], label=name)
+ax[3].axhline(0.6, color="gray", ls="--", lw=1, label="budget (adaptive-budget)")
+ax[3].set_ylabel("tet evaluations a frame, millions")
 ax[0].set_ylabel("probe height, mm")
 ax[1].set_ylabel("force on the tool, z, N")
 ax[2].set_ylabel("active nodes")
-ax[2].set_xlabel("time, s")
+ax[3].set_xlabel("time, s")
 for a in ax:
     a.grid(alpha=0.3)
     a.legend(fontsize=8)
