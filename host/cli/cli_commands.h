@@ -14,5 +14,8 @@ void cli_run_help(FILE *f);
 int cli_cmd_run(int argc, char **argv);
 void cli_mesh_help(FILE *f);
 int cli_cmd_mesh(int argc, char **argv);
+/* `tetwarp run --multires` (cli_multires.c) */
+void cli_multires_help(FILE *f);
+int cli_cmd_run_multires(int argc, char **argv);
 
 #endif

@@ -123,7 +123,9 @@ void cli_run_help(FILE *f)
             "                          kinematic bone core (Mueller's bunny and dane)\n"
             "  --bone-spin AXIS,DEG_S  rotate the bone core about its centroid around x, y or z at\n"
             "                          DEG_S degrees per second; the skin follows dynamically\n"
-            "  --verbose               say in full why the CUDA backend was not used\n",
+            "  --verbose               say in full why the CUDA backend was not used\n"
+            "  --multires LEVELS       the space- and time-adaptive multiresolution simulation\n"
+            "                          (Debunne 2001): its options in `tetwarp run --multires 1 --help`\n",
             tw_integrator_name(d.integrator), d.newton, d.dt, d.steps, d.damping[0], d.damping[1], d.cg_tol, d.cg_max,
             d.warp_system == TW_WARP_SYSTEM_BICGSTAB ? "bicgstab" : "symmetric",
             d.precond == TW_PRECOND_MG ? "mg" : d.precond == TW_PRECOND_AUTO ? "auto" : "jacobi", TW_MAX_COLLIDERS,
@@ -515,6 +517,10 @@ static void run_summary(const run_opts *o, const cli_scene *sc, const run_state 
 
 int cli_cmd_run(int argc, char **argv)
 {
+    /* the multiresolution simulation has its own options and loop */
+    for (int k = 0; k < argc; k++)
+        if (strncmp(argv[k], "--multires", 10) == 0 && (argv[k][10] == 0 || argv[k][10] == '='))
+            return cli_cmd_run_multires(argc, argv);
     cli_args a = cli_args_make(argc, argv, "tetwarp run");
     cli_scene_opts so = cli_default_scene_opts();
     run_opts o = run_defaults();

@@ -1,0 +1,52 @@
+#!/bin/sh
+# Debunne et al. 2001 §5: the adaptive simulation against the fixed finest
+# level, on the liver with the tool pressing in. Levels: SOFA's coarse liver
+# (data/meshes/liver_sofa.msh, 181 nodes, cm scaled to m) and TetGen meshes
+# of its boundary at about 4,000 and 12,000 tets (622 and 3,112 nodes). The
+# base (z < -12 mm) is pinned, no gravity; an 8 mm sphere starts 1 mm above
+# the top, goes 9 mm down over 0.1 s and back over 0.1 s; 0.3 s at 10 ms
+# frames. The reference is the finest level alone (--fixed-level 2); the
+# adaptive runs start on the coarsest level; one of them with a budget of
+# tet evaluations a frame (the frame-rate guarantee, in counts); the last
+# pair is damped by the semi-implicit filter, undamped otherwise. Writes OUT_DIR/debunne_liver.csv
+# (every frame of every run), debunne_liver_summary.csv (time, tet
+# evaluations, the probe's and the tool force's error against the
+# reference), debunne_liver.log and debunne_liver.png.
+# usage: bench/debunne_liver.sh [BUILD_DIR] [OUT_DIR]
+#        (defaults: build, bench/results/cpu-2core-intel-xeon)
+set -eu
+B=${1:-build}
+D=${2:-bench/results/cpu-2core-intel-xeon}
+T="$B/tetwarp"
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+mkdir -p "$D"
+PY=python3
+$PY -c "import matplotlib" 2>/dev/null || PY=/usr/bin/python3
+LOG="$D/debunne_liver.log"
+: > "$LOG"
+$PY bench/liver_levels.py data/meshes/liver_sofa.msh "$W/liver0" >> "$LOG"
+"$T" mesh "$W/liver0_surface.obj" --tets 4000 --out "$W/liver1" --no-cache >> "$LOG" 2>&1
+"$T" mesh "$W/liver0_surface.obj" --tets 12000 --out "$W/liver2" --no-cache >> "$LOG" 2>&1
+LEVELS="$W/liver0.node,$W/liver1.node,$W/liver2.node"
+COMMON="--E 5e3 --nu 0.3 --rho 1060 --gravity 0,0,0 --fix z<-0.012 --tool -0.0144,0.0269,0.0363,0.008
+        --tool-move 0,0,-0.009,0.1 --probe-at -0.0144,0.0269,0.0273 --frame-dt 0.01 --frames 30"
+echo "run,frame,time,active_nodes,interface_nodes,work,frame_ms,probe_x,probe_y,probe_z,tool_fx,tool_fy,tool_fz,max_gamma" \
+    > "$D/debunne_liver.csv"
+run() { # name, options
+    name=$1
+    shift
+    echo "== $name: $*" >> "$LOG"
+    # shellcheck disable=SC2086
+    nice "$T" run --multires 3 --levels "$LEVELS" $COMMON "$@" --csv "$W/run.csv" >> "$LOG" 2>&1
+    awk -F, -v n="$name" 'NR > 1 { print n "," $1 "," $2 "," $3 "," $4 "," $5 "," $7 "," $14 "," $15 "," $16 "," $17 "," $18 "," $19 "," $20 }' \
+        "$W/run.csv" >> "$D/debunne_liver.csv"
+}
+run finest --fixed-level 2
+run adaptive --gamma 1e-4,5e-4
+# the guaranteed frame rate in counts: at most 6e5 tet evaluations a frame
+run adaptive-budget --gamma 1e-4,5e-4 --work-budget 600000
+# damped by the semi-implicit filter (eq. 11), each against the finest level damped alike
+run finest-semi --fixed-level 2 --semi-implicit
+run adaptive-semi --gamma 1e-4,5e-4 --semi-implicit
+$PY bench/plot_debunne_liver.py "$D"

@@ -1,0 +1,1545 @@
+/* Space- and time-adaptive multiresolution simulation (Debunne, Desbrun,
+ * Cani and Barr 2001, §2-4). multires.h says what the parts are; this file
+ * says how they fit.
+ *
+ * A frame: the nodes the tool may meet are found (§4.2), merges free work,
+ * splits spend it while the budget allows (§3.4), each active node gets its
+ * step level, the interface plan is rebuilt when the active set changed,
+ * forced merges bring a plan that passes the budget back under it, then the
+ * frame runs 2^M substeps of the finest step.
+ *
+ * Energy. Each active node owns a quarter of the energy of each of its
+ * tets; an interface node's position is a linear function of active ones
+ * (the plan), so the forces are the gradient of that one energy when an
+ * interface node's force goes back to its sources by the transpose of the
+ * interpolation. Feeding interface nodes one way only (as the paper
+ * describes) is not a gradient: undamped, it pumps energy into a cube with
+ * one node split.
+ *
+ * Time. A tet steps with the finest step level of the active nodes its
+ * forces reach (directly or through interface nodes): at substep s it is
+ * evaluated when s is a multiple of 2^(M-k), and kicks with its own step
+ * (asynchronous variational integrators, Lew, Marsden, Ortiz and West
+ * 2003); every active node drifts by the finest step. The work of a frame,
+ * sum over tets of 2^k, is known before it runs. A node's own step level
+ * (eq. 10, the speed change, the tool's sampling) sets when its filter
+ * (eq. 11) and its speed test run. Moving a node by its own step while its
+ * neighbours wait gains energy; per-tet kicks keep it.
+ *
+ * The interface plan orders the interface nodes so that each is
+ * interpolated from a tet whose nodes are all current: active, or interface
+ * nodes earlier in the plan. It is built in passes: a node joins when some
+ * other level's tet containing it has every node of non-zero weight
+ * current; among such levels the one putting the most weight on active
+ * nodes wins (the nearest level on a tie). A node no pass resolves takes the
+ * tet with the most current weight and counts as stale. */
+#include "multires.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "fem.h"
+#include "mesh.h"
+
+#define MR_MAX_DT_LEVEL 20
+
+typedef struct mr_level {
+    const tw_mesh *m;
+    int nv, nt;
+    double *g;          /* 12 per tet */
+    double *vol;        /* nt, m^3 */
+    double *mass;       /* nv, kg */
+    double *h;          /* nv: smallest altitude of the node's tets, m */
+    double *h_step;     /* nv: the length its Courant limit uses: h, less where its mass is
+                           less than its lumped mass */
+    double *h_edge;     /* nv: distance to its nearest neighbour, m (gamma's h, eq. 9: a sliver's
+                           altitude would make its nodes look badly sampled) */
+    double *Kd;         /* 9 per node: the linear stiffness's diagonal block at rest */
+    int *vt_ptr, *vt;   /* node -> e*4 + p */
+    int *nb_ptr, *nb;   /* node -> neighbour nodes */
+    int *ch_ptr, *ch;   /* node -> children on the next finer level (NULL on the finest) */
+    int *parent;        /* node -> parent on the next coarser level (NULL on the coarsest) */
+    tw_transfer *loc;   /* per level k: this level's vertices located in level k's tets */
+    double *x, *v, *f;  /* 3 nv: positions, velocities, the frame's mean internal force */
+    double *v_tick;     /* 3 nv: velocity at the node's last own step (speed change) */
+    double *detail;     /* 6 nv: at a split, the node's x and v less the finer level's
+                           interpolation of them; a merge adds it back */
+    double *gamma;      /* nv, m */
+    unsigned char *state, *pinned, *boundary;
+    signed char *dtl;   /* time-step level of each active node */
+    signed char *courant_level, *boost;
+    double *normal;     /* 3 nv: outward rest normal of boundary nodes */
+    double *tet_f;      /* 12 per tet: the last evaluation's forces */
+    unsigned char *tool_hit;
+    double *tool_f;     /* 3 nv: a tool node's internal impulse over its current step */
+    double *tool_last;  /* 3 nv: its internal force over its last step, N */
+    unsigned char *tool_held; /* 1: the tool held it in its current step, 2: in its last */
+    double *imp;        /* 3 nv: the substep's internal impulses, interface nodes' passed on */
+    signed char *ilvl;  /* interface nodes: the finest step level among the active nodes
+                           they are interpolated from (through other interface nodes too) */
+} mr_level;
+
+typedef struct mr_plan {
+    int level, node, src;
+} mr_plan;
+
+struct tw_multires {
+    tw_multires_def def;
+    tw_hierarchy *h;
+    int L;
+    mr_level *lv;
+    double lam, mu, wave;
+    int M;
+    int tool_level; /* the step level that samples the tool's force at def.tool_dt or finer */
+    double time;
+    long frame;
+    mr_plan *plan;
+    int plan_n, stale;
+    int dirty;
+    int has_tool;
+    tw_mr_tool tool;
+    double tool_c0[3], tool_c1[3]; /* the tool's centre at the frame's start and end */
+    double budget;
+};
+
+tw_multires_def tw_default_multires_def(void)
+{
+    tw_multires_def d;
+    memset(&d, 0, sizeof d);
+    d.youngs = 1e5;
+    d.poisson = 0.3;
+    d.density = 1000;
+    d.gravity[2] = -9.81;
+    d.strain = TW_MR_GREEN;
+    d.frame_dt = 1.0 / 30;
+    d.max_dt_level = 0;
+    d.courant_factor = 0.5;
+    d.semi_implicit = 0;
+    d.speed_change = 0.05;
+    d.gamma_min = 1e-4;
+    d.gamma_max = 4e-4;
+    d.work_budget = 0;
+    d.start_level = 0;
+    d.tool_refine = 1;
+    d.tool_dt = 1e-3;
+    return d;
+}
+
+/* ---- small 3x3 helpers (row-major, double) */
+
+static void m3_inverse(const double *A, double *inv)
+{
+    const double c0 = A[4] * A[8] - A[5] * A[7], c1 = A[5] * A[6] - A[3] * A[8], c2 = A[3] * A[7] - A[4] * A[6];
+    const double det = A[0] * c0 + A[1] * c1 + A[2] * c2, id = 1 / det;
+    inv[0] = c0 * id;
+    inv[1] = (A[2] * A[7] - A[1] * A[8]) * id;
+    inv[2] = (A[1] * A[5] - A[2] * A[4]) * id;
+    inv[3] = c1 * id;
+    inv[4] = (A[0] * A[8] - A[2] * A[6]) * id;
+    inv[5] = (A[2] * A[3] - A[0] * A[5]) * id;
+    inv[6] = c2 * id;
+    inv[7] = (A[1] * A[6] - A[0] * A[7]) * id;
+    inv[8] = (A[0] * A[4] - A[1] * A[3]) * id;
+}
+
+/* ---- per-level precompute */
+
+static tw_status csr_from_pairs(int n, int count, const int *key, const int *val, int **ptr_out, int **idx_out,
+                                const char *what)
+{
+    int *ptr = tw_calloc((size_t)n + 1, sizeof *ptr, what);
+    int *idx = tw_malloc(sizeof *idx * ((size_t)count + 1), what);
+    if (!ptr || !idx) {
+        free(ptr);
+        free(idx);
+        return TW_ERR_NOMEM;
+    }
+    for (int k = 0; k < count; k++)
+        ptr[key[k] + 1]++;
+    for (int i = 0; i < n; i++)
+        ptr[i + 1] += ptr[i];
+    int *fill = tw_malloc(sizeof *fill * ((size_t)n + 1), what);
+    if (!fill) {
+        free(ptr);
+        free(idx);
+        return TW_ERR_NOMEM;
+    }
+    memcpy(fill, ptr, sizeof *fill * ((size_t)n + 1));
+    for (int k = 0; k < count; k++)
+        idx[fill[key[k]]++] = val[k];
+    free(fill);
+    *ptr_out = ptr;
+    *idx_out = idx;
+    return TW_OK;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    const int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+static tw_status level_build(tw_multires *m, int l)
+{
+    mr_level *L = &m->lv[l];
+    const tw_mesh *me = m->h->level[l];
+    L->m = me;
+    L->nv = me->nv;
+    L->nt = me->nt;
+    const size_t nv = (size_t)me->nv, nt = (size_t)me->nt;
+    L->g = tw_malloc(sizeof(double) * 12 * nt, "multires gradients");
+    L->vol = tw_malloc(sizeof(double) * nt, "multires volumes");
+    L->mass = tw_calloc(nv, sizeof(double), "multires masses");
+    L->h = tw_malloc(sizeof(double) * nv, "multires node sizes");
+    L->h_step = tw_malloc(sizeof(double) * nv, "multires node step sizes");
+    L->h_edge = tw_malloc(sizeof(double) * nv, "multires node spacings");
+    L->Kd = tw_calloc(9 * nv, sizeof(double), "multires node Jacobians");
+    L->x = tw_malloc(sizeof(double) * 3 * nv, "multires positions");
+    L->v = tw_calloc(3 * nv, sizeof(double), "multires velocities");
+    L->f = tw_calloc(3 * nv, sizeof(double), "multires forces");
+    L->v_tick = tw_calloc(3 * nv, sizeof(double), "multires tick velocities");
+    L->detail = tw_calloc(6 * nv, sizeof(double), "multires details");
+    L->gamma = tw_calloc(nv, sizeof(double), "multires gamma");
+    L->state = tw_calloc(nv, 1, "multires states");
+    L->pinned = tw_calloc(nv, 1, "multires pins");
+    L->boundary = tw_calloc(nv, 1, "multires boundary");
+    L->dtl = tw_calloc(nv, 1, "multires dt levels");
+    L->courant_level = tw_calloc(nv, 1, "multires Courant levels");
+    L->boost = tw_calloc(nv, 1, "multires dt boosts");
+    L->normal = tw_calloc(3 * nv, sizeof(double), "multires normals");
+    L->tet_f = tw_malloc(sizeof(double) * 12 * nt, "multires tet forces");
+    L->tool_hit = tw_calloc(nv, 1, "multires tool contacts");
+    L->tool_f = tw_calloc(3 * nv, sizeof(double), "multires tool impulses");
+    L->tool_last = tw_calloc(3 * nv, sizeof(double), "multires tool forces");
+    L->tool_held = tw_calloc(nv, 1, "multires tool holds");
+    L->imp = tw_calloc(3 * nv, sizeof(double), "multires impulses");
+    L->ilvl = tw_calloc(nv, 1, "multires interface levels");
+    L->loc = tw_calloc((size_t)m->L, sizeof(tw_transfer), "multires locations");
+    if (!L->g || !L->vol || !L->mass || !L->h || !L->h_step || !L->h_edge || !L->Kd || !L->x || !L->v || !L->f || !L->v_tick || !L->detail || !L->gamma || !L->state ||
+        !L->pinned || !L->boundary || !L->dtl || !L->courant_level || !L->boost || !L->normal ||
+        !L->tet_f || !L->tool_hit || !L->tool_f || !L->tool_last || !L->tool_held || !L->imp || !L->ilvl || !L->loc)
+        return TW_ERR_NOMEM;
+    memcpy(L->x, me->X, sizeof(double) * 3 * nv);
+    for (size_t i = 0; i < nv; i++)
+        L->h[i] = DBL_MAX;
+    /* elements: gradients, volume, lumped mass, node size, rest diagonal blocks */
+    for (int e = 0; e < me->nt; e++) {
+        double g[4][3];
+        const int *t = me->tets + 4 * e;
+        const double det = tw_tet_gradients(me->X, t, g);
+        if (!(det > 0))
+            return tw_fail(TW_ERR_INVALID, "multires: %s: tet %d is degenerate or inverted (6V = %g)", me->name, e,
+                           det);
+        const double V = det / 6;
+        L->vol[e] = V;
+        double hmin = DBL_MAX;
+        for (int p = 0; p < 4; p++) {
+            memcpy(L->g + 12 * e + 3 * p, g[p], sizeof g[p]);
+            const double gn = sqrt(g[p][0] * g[p][0] + g[p][1] * g[p][1] + g[p][2] * g[p][2]);
+            hmin = fmin(hmin, 1 / gn); /* the altitude over vertex p's opposite face */
+        }
+        for (int p = 0; p < 4; p++) {
+            const int i = t[p];
+            L->mass[i] += m->def.density * V / 4;
+            L->h[i] = fmin(L->h[i], hmin);
+            const double gg = g[p][0] * g[p][0] + g[p][1] * g[p][1] + g[p][2] * g[p][2];
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 3; c++)
+                    L->Kd[9 * i + 3 * r + c] +=
+                        V * ((m->lam + m->mu) * g[p][r] * g[p][c] + (r == c ? m->mu * gg : 0));
+        }
+    }
+    /* node -> tets, node -> neighbours */
+    int *key = tw_malloc(sizeof(int) * 12 * nt, "multires adjacency"), *val = tw_malloc(sizeof(int) * 12 * nt, "multires adjacency");
+    if (!key || !val) {
+        free(key);
+        free(val);
+        return TW_ERR_NOMEM;
+    }
+    for (int e = 0; e < me->nt; e++)
+        for (int p = 0; p < 4; p++) {
+            key[4 * e + p] = me->tets[4 * e + p];
+            val[4 * e + p] = 4 * e + p;
+        }
+    tw_status s = csr_from_pairs(me->nv, 4 * me->nt, key, val, &L->vt_ptr, &L->vt, "multires node tets");
+    int count = 0;
+    for (int e = 0; e < me->nt && s == TW_OK; e++)
+        for (int p = 0; p < 4; p++)
+            for (int q = 0; q < 4; q++)
+                if (p != q) {
+                    key[count] = me->tets[4 * e + p];
+                    val[count++] = me->tets[4 * e + q];
+                }
+    if (s == TW_OK)
+        s = csr_from_pairs(me->nv, count, key, val, &L->nb_ptr, &L->nb, "multires neighbours");
+    free(key);
+    free(val);
+    if (s != TW_OK)
+        return s;
+    /* neighbours: sorted, unique, compacted in place */
+    int w = 0;
+    for (int i = 0; i < me->nv; i++) {
+        const int a = L->nb_ptr[i], b = L->nb_ptr[i + 1];
+        qsort(L->nb + a, (size_t)(b - a), sizeof(int), cmp_int);
+        L->nb_ptr[i] = w;
+        for (int k = a; k < b; k++)
+            if (k == a || L->nb[k] != L->nb[k - 1])
+                L->nb[w++] = L->nb[k];
+    }
+    L->nb_ptr[me->nv] = w;
+    for (int i = 0; i < me->nv; i++) {
+        double best = DBL_MAX;
+        for (int k = L->nb_ptr[i]; k < L->nb_ptr[i + 1]; k++) {
+            const double *a = me->X + 3 * i, *b = me->X + 3 * L->nb[k];
+            best = fmin(best, sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2])));
+        }
+        L->h_edge[i] = best;
+    }
+    /* boundary nodes and area-weighted outward normals */
+    int *faces = NULL;
+    const int nf = tw_mesh_boundary_faces(me, &faces);
+    if (nf < 0 || (nf > 0 && !faces))
+        return tw_fail(TW_ERR_NOMEM, "multires: %s: boundary faces", me->name);
+    for (int k = 0; k < nf; k++) {
+        const double *a = me->X + 3 * faces[3 * k], *b = me->X + 3 * faces[3 * k + 1], *c = me->X + 3 * faces[3 * k + 2];
+        const double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, v[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+        const double n[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
+        for (int j = 0; j < 3; j++) {
+            const int i = faces[3 * k + j];
+            L->boundary[i] = 1;
+            for (int d = 0; d < 3; d++)
+                L->normal[3 * i + d] += n[d];
+        }
+    }
+    free(faces);
+    memcpy(L->h_step, L->h, sizeof(double) * nv);
+    for (int i = 0; i < me->nv; i++) {
+        const double *n = L->normal + 3 * i;
+        const double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        for (int d = 0; d < 3; d++)
+            L->normal[3 * i + d] = len > 0 ? n[d] / len : 0;
+    }
+    return TW_OK;
+}
+
+static void level_free(mr_level *L, int levels)
+{
+    free(L->g);
+    free(L->vol);
+    free(L->mass);
+    free(L->h);
+    free(L->h_step);
+    free(L->h_edge);
+    free(L->Kd);
+    free(L->vt_ptr);
+    free(L->vt);
+    free(L->nb_ptr);
+    free(L->nb);
+    free(L->ch_ptr);
+    free(L->ch);
+    free(L->x);
+    free(L->v);
+    free(L->f);
+    free(L->v_tick);
+    free(L->detail);
+    free(L->gamma);
+    free(L->state);
+    free(L->pinned);
+    free(L->boundary);
+    free(L->dtl);
+    free(L->courant_level);
+    free(L->boost);
+    free(L->normal);
+    free(L->tet_f);
+    free(L->tool_hit);
+    free(L->tool_f);
+    free(L->tool_last);
+    free(L->tool_held);
+    free(L->imp);
+    free(L->ilvl);
+    if (L->loc)
+        for (int k = 0; k < levels; k++)
+            tw_transfer_free(&L->loc[k]);
+    free(L->loc);
+}
+
+void tw_multires_destroy(tw_multires *m)
+{
+    if (!m)
+        return;
+    if (m->lv)
+        for (int l = 0; l < m->L; l++)
+            level_free(&m->lv[l], m->L);
+    free(m->lv);
+    free(m->plan);
+    tw_hier_free(m->h);
+    free(m);
+}
+
+static double courant_limit(const tw_multires *m, double h) { return m->def.courant_factor * h / m->wave; }
+
+static tw_status check_def(const tw_multires_def *d, int levels)
+{
+    if (!(d->youngs > 0) || !(d->poisson > -1 && d->poisson < 0.5) || !(d->density > 0))
+        return tw_fail(TW_ERR_INVALID, "multires: material E %g Pa, nu %g, rho %g kg/m^3 (need E > 0, -1 < nu < 0.5, rho > 0)",
+                       d->youngs, d->poisson, d->density);
+    if (!(d->frame_dt > 0) || !(d->courant_factor > 0 && d->courant_factor <= 1))
+        return tw_fail(TW_ERR_INVALID, "multires: frame_dt %g s must be > 0 and courant_factor %g in (0, 1]", d->frame_dt,
+                       d->courant_factor);
+    if (!(d->gamma_min >= 0 && d->gamma_min < d->gamma_max))
+        return tw_fail(TW_ERR_INVALID, "multires: gamma %g,%g m: need 0 <= min < max", d->gamma_min, d->gamma_max);
+    if (!(d->damping_phi >= 0 && d->damping_psi >= 0) || !(d->speed_change >= 0) || !(d->work_budget >= 0))
+        return tw_fail(TW_ERR_INVALID, "multires: damping %g,%g Pa s, speed change %g and budget %g must be >= 0",
+                       d->damping_phi, d->damping_psi, d->speed_change, d->work_budget);
+    if (d->max_dt_level < 0 || d->max_dt_level > MR_MAX_DT_LEVEL)
+        return tw_fail(TW_ERR_INVALID, "multires: max_dt_level %d out of 0..%d", d->max_dt_level, MR_MAX_DT_LEVEL);
+    if (d->start_level < 0 || d->start_level >= levels)
+        return tw_fail(TW_ERR_INVALID, "multires: start level %d: the hierarchy has levels 0..%d", d->start_level,
+                       levels - 1);
+    return TW_OK;
+}
+
+/* ---- the active set and the interface plan */
+
+static void build_plan(tw_multires *m);
+
+tw_multires *tw_multires_create(tw_hierarchy *h, const tw_multires_def *def)
+{
+    if (!h || !def || h->n_levels < 1) {
+        tw_fail(TW_ERR_INVALID, "tw_multires_create: needs a hierarchy and a def");
+        return NULL;
+    }
+    if (check_def(def, h->n_levels) != TW_OK)
+        return NULL;
+    if (h->n_levels > 1 && !h->parent_vertex) {
+        tw_fail(TW_ERR_INVALID, "tw_multires_create: the hierarchy has no Voronoi parents (build it with tw_hier_nonnested)");
+        return NULL;
+    }
+    tw_multires *m = tw_calloc(1, sizeof *m, "multires");
+    if (!m)
+        return NULL;
+    m->def = *def;
+    m->h = h;
+    m->L = h->n_levels;
+    m->budget = def->work_budget;
+    const double E = def->youngs, nu = def->poisson;
+    m->lam = E * nu / ((1 + nu) * (1 - 2 * nu));
+    m->mu = E / (2 * (1 + nu));
+    m->wave = sqrt((m->lam + 2 * m->mu) / def->density);
+    m->lv = tw_calloc((size_t)m->L, sizeof *m->lv, "multires levels");
+    if (!m->lv)
+        goto fail;
+    for (int l = 0; l < m->L; l++)
+        if (level_build(m, l) != TW_OK)
+            goto fail;
+    /* locations of every level's vertices in every other level's tets */
+    for (int l = 0; l < m->L; l++)
+        for (int k = 0; k < m->L; k++)
+            if (k != l && tw_transfer_locate(h->level[k], h->level[l], &m->lv[l].loc[k]) != TW_OK)
+                goto fail;
+    /* children from the Voronoi parents */
+    for (int l = 1; l < m->L; l++) {
+        mr_level *c = &m->lv[l - 1], *f = &m->lv[l];
+        f->parent = h->parent_vertex[l];
+        int *idx = tw_malloc(sizeof(int) * ((size_t)f->nv + 1), "multires children");
+        if (!idx)
+            goto fail;
+        for (int i = 0; i < f->nv; i++)
+            idx[i] = i;
+        tw_status s = csr_from_pairs(c->nv, f->nv, f->parent, idx, &c->ch_ptr, &c->ch, "multires children");
+        free(idx);
+        if (s != TW_OK)
+            goto fail;
+    }
+    /* masses by Voronoi regions: a node that has children weighs what they weigh,
+       so that a split or a merge keeps the mass (and the momentum) of the region */
+    for (int l = m->L - 2; l >= 0; l--) {
+        mr_level *C = &m->lv[l], *F = &m->lv[l + 1];
+        for (int i = 0; i < C->nv; i++) {
+            double s = 0;
+            for (int k = C->ch_ptr[i]; k < C->ch_ptr[i + 1]; k++)
+                s += F->mass[C->ch[k]];
+            if (s > 0) {
+                /* a lighter node vibrates faster: its step shrinks with sqrt(mass) */
+                if (s < C->mass[i])
+                    C->h_step[i] = C->h[i] * sqrt(s / C->mass[i]);
+                C->mass[i] = s;
+            }
+        }
+    }
+    /* time-step levels: the Courant limit of each node */
+    int need = 0;
+    for (int l = 0; l < m->L; l++) {
+        mr_level *L = &m->lv[l];
+        for (int i = 0; i < L->nv; i++) {
+            const double lim = courant_limit(m, L->h_step[i]);
+            int k = 0;
+            while (def->frame_dt / ldexp(1, k) > lim && k < MR_MAX_DT_LEVEL + 1)
+                k++;
+            L->courant_level[i] = (signed char)k;
+            if (k > need)
+                need = k;
+        }
+    }
+    m->M = def->max_dt_level ? def->max_dt_level : need + (def->speed_change > 0 ? 1 : 0);
+    if (m->M > MR_MAX_DT_LEVEL)
+        m->M = MR_MAX_DT_LEVEL;
+    while (m->tool_level < m->M && def->frame_dt / ldexp(1, m->tool_level) > def->tool_dt)
+        m->tool_level++;
+    if (need > m->M) {
+        tw_fail(TW_ERR_INVALID,
+                "multires: max_dt_level %d gives steps of %g s, but the finest nodes need %g s or less (level %d)",
+                m->M, def->frame_dt / ldexp(1, m->M), def->frame_dt / ldexp(1, need), need);
+        goto fail;
+    }
+    mr_level *S = &m->lv[def->start_level];
+    for (int i = 0; i < S->nv; i++)
+        if (!S->m->unused || !S->m->unused[i])
+            S->state[i] = TW_MR_ACTIVE;
+    build_plan(m);
+    return m;
+fail:
+    m->h = NULL; /* the caller keeps h on failure */
+    tw_multires_destroy(m);
+    return NULL;
+}
+
+/* 1 when vertex j of level k holds a current value: active, or an interface
+ * node the plan has already filled (done). */
+static int current(const tw_multires *m, int k, int j, unsigned char *const *done)
+{
+    return m->lv[k].state[j] == TW_MR_ACTIVE || done[k][j];
+}
+
+/* Node i of level l as level k interpolates it: position and velocity. */
+static void interpolate_value(const tw_multires *m, int l, int i, int k, double x[3], double v[3])
+{
+    const tw_transfer *P = &m->lv[l].loc[k];
+    const mr_level *S = &m->lv[k], *D = &m->lv[l];
+    for (int d = 0; d < 3; d++) {
+        x[d] = D->m->X[3 * i + d];
+        v[d] = 0;
+    }
+    for (int r = 0; r < TW_HIER_ROW; r++) {
+        const int j = P->idx[TW_HIER_ROW * i + r];
+        const double w = P->w[TW_HIER_ROW * i + r];
+        for (int d = 0; d < 3; d++) {
+            x[d] += w * (S->x[3 * j + d] - S->m->X[3 * j + d]);
+            v[d] += w * S->v[3 * j + d];
+        }
+    }
+}
+
+static void interpolate(tw_multires *m, int l, int i, int k)
+{
+    const tw_transfer *P = &m->lv[l].loc[k];
+    const mr_level *S = &m->lv[k];
+    mr_level *D = &m->lv[l];
+    double x[3] = {0, 0, 0}, v[3] = {0, 0, 0};
+    for (int r = 0; r < TW_HIER_ROW; r++) {
+        const int j = P->idx[TW_HIER_ROW * i + r];
+        const double w = P->w[TW_HIER_ROW * i + r];
+        for (int d = 0; d < 3; d++) {
+            /* the displacement is interpolated, so that a node outside the source level's
+               mesh (a clamped row) keeps its own rest offset */
+            x[d] += w * (S->x[3 * j + d] - S->m->X[3 * j + d]);
+            v[d] += w * S->v[3 * j + d];
+        }
+    }
+    /* from the next finer level, a split node keeps its detail: a split leaves it
+       where it was, and a merge that follows at once restores it */
+    const double *det = k == l + 1 ? D->detail + 6 * (size_t)i : NULL;
+    for (int d = 0; d < 3; d++) {
+        D->x[3 * i + d] = D->pinned[i] ? D->m->X[3 * i + d] : D->m->X[3 * i + d] + x[d] + (det ? det[d] : 0);
+        D->v[3 * i + d] = D->pinned[i] ? 0 : v[d] + (det ? det[3 + d] : 0);
+    }
+}
+
+/* States from the active flags, then the ordered plan. */
+static void build_plan(tw_multires *m)
+{
+    int total = 0;
+    for (int l = 0; l < m->L; l++) {
+        mr_level *L = &m->lv[l];
+        for (int i = 0; i < L->nv; i++) {
+            if (L->state[i] == TW_MR_ACTIVE)
+                continue;
+            L->state[i] = TW_MR_INACTIVE;
+            for (int k = L->nb_ptr[i]; k < L->nb_ptr[i + 1]; k++)
+                if (L->state[L->nb[k]] == TW_MR_ACTIVE) {
+                    L->state[i] = TW_MR_INTERFACE;
+                    total++;
+                    break;
+                }
+        }
+    }
+    free(m->plan);
+    m->plan = malloc(sizeof *m->plan * ((size_t)total + 1));
+    m->plan_n = 0;
+    m->stale = 0;
+    unsigned char **done = calloc((size_t)m->L, sizeof *done);
+    for (int l = 0; l < m->L; l++)
+        done[l] = calloc((size_t)m->lv[l].nv, 1);
+    int progress = 1;
+    while (progress && m->plan_n < total) {
+        progress = 0;
+        for (int l = 0; l < m->L; l++) {
+            mr_level *L = &m->lv[l];
+            for (int i = 0; i < L->nv; i++) {
+                if (L->state[i] != TW_MR_INTERFACE || done[l][i])
+                    continue;
+                int best = -1;
+                double best_active = -1;
+                for (int k = 0; k < m->L; k++) {
+                    if (k == l)
+                        continue;
+                    const tw_transfer *P = &L->loc[k];
+                    int ok = 1;
+                    double wa = 0;
+                    for (int r = 0; r < TW_HIER_ROW; r++) {
+                        const int j = P->idx[TW_HIER_ROW * i + r];
+                        const double w = P->w[TW_HIER_ROW * i + r];
+                        if (w == 0)
+                            continue;
+                        if (!current(m, k, j, done))
+                            ok = 0;
+                        else if (m->lv[k].state[j] == TW_MR_ACTIVE)
+                            wa += w;
+                    }
+                    if (!ok)
+                        continue;
+                    /* more weight on active nodes wins; then the nearer level */
+                    if (wa > best_active + 1e-12 ||
+                        (fabs(wa - best_active) <= 1e-12 && best >= 0 && abs(k - l) < abs(best - l))) {
+                        best = k;
+                        best_active = wa;
+                    }
+                }
+                if (best >= 0) {
+                    done[l][i] = 1;
+                    m->plan[m->plan_n].level = l;
+                    m->plan[m->plan_n].node = i;
+                    m->plan[m->plan_n].src = best;
+                    m->plan_n++;
+                    progress = 1;
+                }
+            }
+        }
+    }
+    /* the rest: the tet with the most current weight, values as they are */
+    for (int l = 0; l < m->L && m->plan_n < total; l++) {
+        mr_level *L = &m->lv[l];
+        for (int i = 0; i < L->nv; i++) {
+            if (L->state[i] != TW_MR_INTERFACE || done[l][i])
+                continue;
+            int best = l == 0 ? 1 : l - 1;
+            double best_w = -1;
+            for (int k = 0; k < m->L; k++) {
+                if (k == l)
+                    continue;
+                double wc = 0;
+                for (int r = 0; r < TW_HIER_ROW; r++)
+                    if (current(m, k, L->loc[k].idx[TW_HIER_ROW * i + r], done))
+                        wc += L->loc[k].w[TW_HIER_ROW * i + r];
+                if (wc > best_w + 1e-12) {
+                    best_w = wc;
+                    best = k;
+                }
+            }
+            done[l][i] = 1;
+            m->plan[m->plan_n].level = l;
+            m->plan[m->plan_n].node = i;
+            m->plan[m->plan_n].src = best;
+            m->plan_n++;
+            m->stale++;
+        }
+    }
+    for (int l = 0; l < m->L; l++)
+        free(done[l]);
+    free(done);
+    m->dirty = 0;
+}
+
+static void run_plan(tw_multires *m)
+{
+    if (m->L < 2)
+        return;
+    for (int k = 0; k < m->plan_n; k++)
+        interpolate(m, m->plan[k].level, m->plan[k].node, m->plan[k].src);
+}
+
+/* The interface nodes' step levels, in plan order (sources first). */
+static void plan_levels(tw_multires *m)
+{
+    for (int k = 0; k < m->plan_n; k++) {
+        const int l = m->plan[k].level, i = m->plan[k].node, src = m->plan[k].src;
+        const tw_transfer *P = &m->lv[l].loc[src];
+        const mr_level *S = &m->lv[src];
+        int top = 0;
+        for (int r = 0; r < TW_HIER_ROW; r++) {
+            const int j = P->idx[TW_HIER_ROW * i + r];
+            if (P->w[TW_HIER_ROW * i + r] == 0)
+                continue;
+            const int q = S->state[j] == TW_MR_ACTIVE ? S->dtl[j] : S->state[j] == TW_MR_INTERFACE ? S->ilvl[j] : 0;
+            if (q > top)
+                top = q;
+        }
+        m->lv[l].ilvl[i] = (signed char)top;
+    }
+}
+
+/* The transpose of the interpolation, in reverse plan order: an interface
+ * node's impulse goes to the nodes it is interpolated from, so that the
+ * forces are the gradient of one energy of the active nodes (the
+ * interface positions being functions of them) and the mixed levels
+ * conserve it. A pinned interface node holds its own. */
+static void scatter_plan(tw_multires *m)
+{
+    for (int k = m->plan_n - 1; k >= 0; k--) {
+        const int l = m->plan[k].level, i = m->plan[k].node, src = m->plan[k].src;
+        mr_level *D = &m->lv[l], *S = &m->lv[src];
+        double *g = D->imp + 3 * (size_t)i;
+        if (!D->pinned[i] && (g[0] != 0 || g[1] != 0 || g[2] != 0)) {
+            const tw_transfer *P = &D->loc[src];
+            for (int r = 0; r < TW_HIER_ROW; r++) {
+                const int j = P->idx[TW_HIER_ROW * i + r];
+                const double w = P->w[TW_HIER_ROW * i + r];
+                for (int d = 0; d < 3; d++)
+                    S->imp[3 * (size_t)j + d] += w * g[d];
+            }
+        }
+        g[0] = g[1] = g[2] = 0;
+    }
+}
+
+void tw_multires_update_interface(tw_multires *m)
+{
+    build_plan(m);
+    run_plan(m);
+}
+
+/* ---- forces */
+
+/* The internal forces of tet e of level L (elastic and visco-elastic) into
+ * L->tet_f; returns the elastic energy when want_energy. */
+static double tet_force(const tw_multires *m, mr_level *L, int e, int want_energy)
+{
+    const int *t = L->m->tets + 4 * e;
+    const double *g = L->g + 12 * e;
+    double F[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, Fd[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (int p = 0; p < 4; p++) {
+        const int i = t[p];
+        for (int r = 0; r < 3; r++) {
+            const double u = L->x[3 * i + r] - L->m->X[3 * i + r], v = L->v[3 * i + r];
+            for (int c = 0; c < 3; c++) {
+                F[3 * r + c] += u * g[3 * p + c];
+                Fd[3 * r + c] += v * g[3 * p + c];
+            }
+        }
+    }
+    const double lam = m->lam, mu = m->mu, phi = m->def.damping_phi, psi = m->def.damping_psi;
+    double E[9], N[9], P[9];
+    if (m->def.strain == TW_MR_GREEN) {
+        /* E = (F^T F - I)/2, its rate N = (Fd^T F + F^T Fd)/2 */
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) {
+                double s = 0, sd = 0;
+                for (int k = 0; k < 3; k++) {
+                    s += F[3 * k + r] * F[3 * k + c];
+                    sd += Fd[3 * k + r] * F[3 * k + c] + F[3 * k + r] * Fd[3 * k + c];
+                }
+                E[3 * r + c] = 0.5 * (s - (r == c));
+                N[3 * r + c] = 0.5 * sd;
+            }
+    } else {
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) {
+                E[3 * r + c] = 0.5 * (F[3 * r + c] + F[3 * c + r]) - (r == c);
+                N[3 * r + c] = 0.5 * (Fd[3 * r + c] + Fd[3 * c + r]);
+            }
+    }
+    const double trE = E[0] + E[4] + E[8], trN = N[0] + N[4] + N[8];
+    double S[9];
+    for (int k = 0; k < 9; k++)
+        S[k] = 2 * mu * E[k] + 2 * psi * N[k];
+    for (int d = 0; d < 3; d++)
+        S[4 * d] += lam * trE + phi * trN;
+    if (m->def.strain == TW_MR_GREEN) {
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++)
+                P[3 * r + c] = F[3 * r] * S[c] + F[3 * r + 1] * S[3 + c] + F[3 * r + 2] * S[6 + c];
+    } else {
+        memcpy(P, S, sizeof P);
+    }
+    const double V = L->vol[e];
+    double *out = L->tet_f + 12 * e;
+    for (int p = 0; p < 4; p++)
+        for (int r = 0; r < 3; r++)
+            out[3 * p + r] = -V * (P[3 * r] * g[3 * p] + P[3 * r + 1] * g[3 * p + 1] + P[3 * r + 2] * g[3 * p + 2]);
+    if (!want_energy)
+        return 0;
+    double e2 = 0;
+    for (int k = 0; k < 9; k++)
+        e2 += E[k] * E[k];
+    return V * (mu * e2 + 0.5 * lam * trE * trE);
+}
+
+/* ---- work: a tet costs 2^(largest dt level of its active nodes) evaluations a frame */
+
+/* A tet with an active node is evaluated (its forces reach active nodes
+ * directly, and through its interface nodes the active nodes those are
+ * interpolated from) at the finest step of all those nodes. */
+static int tet_level(const mr_level *L, int e)
+{
+    int top = -1, active = 0;
+    for (int p = 0; p < 4; p++) {
+        const int i = L->m->tets[4 * e + p];
+        if (L->state[i] == TW_MR_ACTIVE) {
+            active = 1;
+            if (L->dtl[i] > top)
+                top = L->dtl[i];
+        } else if (L->state[i] == TW_MR_INTERFACE && L->ilvl[i] > top) {
+            top = L->ilvl[i];
+        }
+    }
+    return active ? top : -1;
+}
+
+static long tet_work(const mr_level *L, int e)
+{
+    const int k = tet_level(L, e);
+    return k < 0 ? 0 : 1L << k;
+}
+
+static long total_work(const tw_multires *m)
+{
+    long w = 0;
+    for (int l = 0; l < m->L; l++)
+        for (int e = 0; e < m->lv[l].nt; e++)
+            w += tet_work(&m->lv[l], e);
+    return w;
+}
+
+/* The work of the tets around node i of L not yet in seen (which it extends):
+ * the tets a split touches are few, a list is enough. */
+static long work_around(const mr_level *L, int i, int *seen, int *nseen)
+{
+    long w = 0;
+    for (int k = L->vt_ptr[i]; k < L->vt_ptr[i + 1]; k++) {
+        const int e = L->vt[k] >> 2;
+        int dup = 0;
+        for (int s = 0; s < *nseen && !dup; s++)
+            dup = seen[s] == e;
+        if (dup)
+            continue;
+        seen[(*nseen)++] = e;
+        w += tet_work(L, e);
+    }
+    return w;
+}
+
+/* ---- the tool */
+
+static void tool_center(const tw_multires *m, double t, double c[3])
+{
+    const tw_mr_tool *T = &m->tool;
+    double s = 0;
+    if (T->move_time > 0) {
+        const double u = t / T->move_time;
+        s = u <= 0 ? 0 : u <= 1 ? u : u <= 2 ? 2 - u : 0;
+    }
+    for (int d = 0; d < 3; d++)
+        c[d] = T->center0[d] + s * T->move[d];
+}
+
+/* How far node i of level L must move along -normal to leave the tool at
+ * centre c; 0 when outside or not a boundary node. */
+static double tool_push(const tw_multires *m, const mr_level *L, int i, const double c[3])
+{
+    if (!m->has_tool || !L->boundary[i])
+        return 0;
+    const double *x = L->x + 3 * i, *n = L->normal + 3 * i;
+    const double d[3] = {x[0] - c[0], x[1] - c[1], x[2] - c[2]};
+    const double dd = d[0] * d[0] + d[1] * d[1] + d[2] * d[2], r2 = m->tool.radius * m->tool.radius;
+    if (!(dd < r2))
+        return 0;
+    const double dn = d[0] * n[0] + d[1] * n[1] + d[2] * n[2];
+    return dn + sqrt(dn * dn + r2 - dd);
+}
+
+/* Whether active boundary node i may meet the tool in this frame: it, or
+ * where its velocity takes it by the frame's end, is within its size h of
+ * the sphere at the frame's start or end. Such nodes are held out of the
+ * sphere at every substep. */
+static int tool_near(const tw_multires *m, const mr_level *L, int i)
+{
+    if (!m->has_tool || !L->boundary[i] || L->pinned[i])
+        return 0;
+    const double T = m->def.frame_dt, r = m->tool.radius + L->h_edge[i];
+    const double *x = L->x + 3 * i, *v = L->v + 3 * i;
+    for (int k = 0; k < 3; k++) {
+        const double *c = k == 0 ? m->tool_c0 : m->tool_c1;
+        const double w = k == 2 ? T : 0;
+        double d2 = 0;
+        for (int d = 0; d < 3; d++)
+            d2 += (x[d] + w * v[d] - c[d]) * (x[d] + w * v[d] - c[d]);
+        if (d2 < r * r)
+            return 1;
+    }
+    return 0;
+}
+
+/* Within two node sizes of the tool: a merge there would undo the
+ * refinement the tool asks for at the next frame. */
+static int near_tool(const tw_multires *m, const mr_level *L, int i, const double *c)
+{
+    if (L->tool_hit[i])
+        return 1;
+    if (!c)
+        return 0;
+    double d2 = 0;
+    for (int d = 0; d < 3; d++)
+        d2 += (L->x[3 * i + d] - c[d]) * (L->x[3 * i + d] - c[d]);
+    const double r = m->tool.radius + 2 * L->h_edge[i];
+    return d2 < r * r;
+}
+
+static int node_level_for_dt(const tw_multires *m, const mr_level *L, int i)
+{
+    int k = L->courant_level[i] > L->boost[i] ? L->courant_level[i] : L->boost[i];
+    if (L->tool_hit[i] && m->tool_level > k)
+        k = m->tool_level;
+    return k > m->M ? m->M : k;
+}
+
+/* ---- split and merge */
+
+static int has_children(const tw_multires *m, int l, int i)
+{
+    return l + 1 < m->L && m->lv[l].ch_ptr[i + 1] > m->lv[l].ch_ptr[i];
+}
+
+/* Activates the children of (l, i) and deactivates it; their state comes
+ * from level l by interpolation; returns the change of planned work. */
+static long do_split(tw_multires *m, int l, int i, const double *tool_c)
+{
+    mr_level *C = &m->lv[l], *F = &m->lv[l + 1];
+    int seen[1024], ns = 0;
+    long before = 0, after = 0;
+    /* the tets whose work can change: around i and around its children */
+    int need = C->vt_ptr[i + 1] - C->vt_ptr[i];
+    for (int k = C->ch_ptr[i]; k < C->ch_ptr[i + 1]; k++)
+        need += F->vt_ptr[C->ch[k] + 1] - F->vt_ptr[C->ch[k]];
+    const int big = need > 1024;
+    if (!big) {
+        before += work_around(C, i, seen, &ns);
+        int ns2 = 0, *seen2 = seen + ns;
+        for (int k = C->ch_ptr[i]; k < C->ch_ptr[i + 1]; k++)
+            before += work_around(F, C->ch[k], seen2, &ns2);
+    }
+    C->state[i] = TW_MR_INTERFACE;
+    /* the detail: i's state less the finer level's interpolation of it, each finer
+       node of the tet holding i taken as level l interpolates it (as the children are) */
+    const tw_transfer *Pi = &C->loc[l + 1];
+    double *det = C->detail + 6 * (size_t)i;
+    for (int d = 0; d < 3; d++) {
+        det[d] = C->x[3 * i + d] - C->m->X[3 * i + d];
+        det[3 + d] = C->v[3 * i + d];
+    }
+    for (int r = 0; r < TW_HIER_ROW; r++) {
+        const int j = Pi->idx[TW_HIER_ROW * i + r];
+        const double w = Pi->w[TW_HIER_ROW * i + r];
+        double xj[3], vj[3];
+        interpolate_value(m, l + 1, j, l, xj, vj);
+        for (int d = 0; d < 3; d++) {
+            det[d] -= w * (xj[d] - F->m->X[3 * j + d]);
+            det[3 + d] -= w * vj[d];
+        }
+    }
+    for (int k = C->ch_ptr[i]; k < C->ch_ptr[i + 1]; k++) {
+        const int j = C->ch[k];
+        interpolate(m, l + 1, j, l);
+        F->state[j] = TW_MR_ACTIVE;
+        F->gamma[j] = C->gamma[i];
+        F->boost[j] = C->boost[i];
+        F->tool_hit[j] = 0;
+        if (tool_c && tool_near(m, F, j))
+            F->tool_hit[j] = 1;
+        F->dtl[j] = (signed char)node_level_for_dt(m, F, j);
+    }
+    m->dirty = 1;
+    if (big)
+        return -1; /* unknown: the caller recounts */
+    ns = 0;
+    after += work_around(C, i, seen, &ns);
+    int ns2 = 0, *seen2 = seen + ns;
+    for (int k = C->ch_ptr[i]; k < C->ch_ptr[i + 1]; k++)
+        after += work_around(F, C->ch[k], seen2, &ns2);
+    return after - before;
+}
+
+static void undo_split(tw_multires *m, int l, int i)
+{
+    mr_level *C = &m->lv[l], *F = &m->lv[l + 1];
+    C->state[i] = TW_MR_ACTIVE;
+    for (int k = C->ch_ptr[i]; k < C->ch_ptr[i + 1]; k++)
+        F->state[C->ch[k]] = TW_MR_INTERFACE;
+}
+
+static int can_merge(const tw_multires *m, int l, int i)
+{
+    if (!has_children(m, l, i) || m->lv[l].state[i] == TW_MR_ACTIVE)
+        return 0;
+    const mr_level *C = &m->lv[l], *F = &m->lv[l + 1];
+    for (int k = C->ch_ptr[i]; k < C->ch_ptr[i + 1]; k++)
+        if (F->state[C->ch[k]] != TW_MR_ACTIVE)
+            return 0;
+    return 1;
+}
+
+static void do_merge(tw_multires *m, int l, int i)
+{
+    mr_level *C = &m->lv[l], *F = &m->lv[l + 1];
+    double g = 0;
+    int boost = 0;
+    for (int k = C->ch_ptr[i]; k < C->ch_ptr[i + 1]; k++) {
+        const int j = C->ch[k];
+        F->state[j] = TW_MR_INTERFACE;
+        g = fmax(g, F->gamma[j]);
+        if (F->boost[j] > boost)
+            boost = F->boost[j];
+    }
+    interpolate(m, l, i, l + 1); /* with the detail */
+    memset(C->detail + 6 * (size_t)i, 0, 6 * sizeof(double));
+    C->state[i] = TW_MR_ACTIVE;
+    C->gamma[i] = g;
+    C->boost[i] = (signed char)boost;
+    C->tool_hit[i] = 0;
+    C->dtl[i] = (signed char)node_level_for_dt(m, C, i);
+    m->dirty = 1;
+}
+
+tw_status tw_multires_split(tw_multires *m, int l, int i)
+{
+    if (l < 0 || l + 1 >= m->L || i < 0 || i >= m->lv[l].nv || m->lv[l].state[i] != TW_MR_ACTIVE ||
+        !has_children(m, l, i))
+        return tw_fail(TW_ERR_INVALID, "tw_multires_split: node %d of level %d is not an active node with children", i, l);
+    do_split(m, l, i, NULL);
+    tw_multires_update_interface(m);
+    return TW_OK;
+}
+
+tw_status tw_multires_merge(tw_multires *m, int l, int i)
+{
+    if (l < 0 || l + 1 >= m->L || i < 0 || i >= m->lv[l].nv || !can_merge(m, l, i))
+        return tw_fail(TW_ERR_INVALID, "tw_multires_merge: the children of node %d of level %d are not all active", i, l);
+    do_merge(m, l, i);
+    tw_multires_update_interface(m);
+    return TW_OK;
+}
+
+/* ---- the frame */
+
+typedef struct mr_candidate {
+    double key;
+    int level, node;
+} mr_candidate;
+
+static int cmp_candidate_desc(const void *a, const void *b)
+{
+    const mr_candidate *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? 1 : -1;
+    if (x->level != y->level)
+        return x->level - y->level;
+    return x->node - y->node;
+}
+
+/* The mergeable group with the smallest largest gamma (groups the tool
+ * touches last): the merge that costs the least accuracy. 0 when none. */
+static int pick_forced_merge(const tw_multires *m, int *bl, int *bi)
+{
+    double bg = DBL_MAX;
+    *bl = *bi = -1;
+    for (int l = m->L - 2; l >= 0; l--) {
+        const mr_level *C = &m->lv[l], *F = &m->lv[l + 1];
+        for (int i = 0; i < C->nv; i++) {
+            if (!can_merge(m, l, i))
+                continue;
+            double g = 0;
+            for (int k = C->ch_ptr[i]; k < C->ch_ptr[i + 1]; k++)
+                g = fmax(g, F->tool_hit[C->ch[k]] ? DBL_MAX / 2 : F->gamma[C->ch[k]]);
+            if (g < bg) {
+                bg = g;
+                *bl = l;
+                *bi = i;
+            }
+        }
+    }
+    return *bl >= 0;
+}
+
+/* Merges, splits within the budget, and the forced merges that bring a plan
+ * over the budget back under it. Returns the planned work. */
+static long adapt(tw_multires *m, const double tool_c[3], tw_mr_frame_stats *st)
+{
+    const double gmin = m->def.gamma_min, gmax = m->def.gamma_max;
+    /* merges: every child active and below gamma_min, none touching the tool */
+    for (int l = m->L - 2; l >= 0; l--) {
+        mr_level *C = &m->lv[l], *F = &m->lv[l + 1];
+        for (int i = 0; i < C->nv; i++) {
+            if (!can_merge(m, l, i))
+                continue;
+            int ok = 1;
+            for (int k = C->ch_ptr[i]; k < C->ch_ptr[i + 1] && ok; k++)
+                ok = F->gamma[C->ch[k]] < gmin && !near_tool(m, F, C->ch[k], tool_c);
+            if (ok) {
+                do_merge(m, l, i);
+                st->merges++;
+            }
+        }
+    }
+    long W = total_work(m);
+    /* splits, largest gamma first (touching the tool: first of all) */
+    int n = 0, cap = 0;
+    for (int l = 0; l + 1 < m->L; l++)
+        cap += m->lv[l].nv;
+    mr_candidate *cand = malloc(sizeof *cand * ((size_t)cap + 1));
+    for (int l = 0; l + 1 < m->L; l++) {
+        mr_level *C = &m->lv[l];
+        for (int i = 0; i < C->nv; i++) {
+            if (C->state[i] != TW_MR_ACTIVE || !has_children(m, l, i))
+                continue;
+            const int touch = m->def.tool_refine && C->tool_hit[i];
+            if (touch || C->gamma[i] > gmax) {
+                cand[n].key = touch ? DBL_MAX : C->gamma[i];
+                cand[n].level = l;
+                cand[n].node = i;
+                n++;
+            }
+        }
+    }
+    qsort(cand, (size_t)n, sizeof *cand, cmp_candidate_desc);
+    for (int k = 0; k < n; k++) {
+        const int l = cand[k].level, i = cand[k].node;
+        if (m->lv[l].state[i] != TW_MR_ACTIVE)
+            continue;
+        long d = do_split(m, l, i, tool_c);
+        if (d < 0)
+            d = total_work(m) - W;
+        if (m->budget > 0 && W + d > m->budget) {
+            undo_split(m, l, i);
+            st->refused_splits += n - k; /* refinement stops here */
+            break;
+        }
+        W += d;
+        st->splits++;
+    }
+    free(cand);
+    if (m->budget > 0 && W > m->budget) {
+        /* the step levels alone passed the budget: drop the speed boosts */
+        for (int l = 0; l < m->L; l++)
+            for (int i = 0; i < m->lv[l].nv; i++) {
+                m->lv[l].boost[i] = 0;
+                if (m->lv[l].state[i] == TW_MR_ACTIVE)
+                    m->lv[l].dtl[i] = (signed char)node_level_for_dt(m, &m->lv[l], i);
+            }
+        W = total_work(m);
+    }
+    while (m->budget > 0 && W > m->budget) {
+        int bl, bi;
+        if (!pick_forced_merge(m, &bl, &bi))
+            break;
+        do_merge(m, bl, bi);
+        st->forced_merges++;
+        W = total_work(m);
+    }
+    st->over_budget = m->budget > 0 && W > m->budget;
+    return W;
+}
+
+tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
+{
+    tw_mr_frame_stats st;
+    memset(&st, 0, sizeof st);
+    const double T = m->def.frame_dt;
+    const int M = m->M, N = 1 << M;
+    double c_end[3] = {0, 0, 0};
+    if (m->has_tool) {
+        tool_center(m, m->time, m->tool_c0);
+        tool_center(m, m->time + T, m->tool_c1);
+        memcpy(c_end, m->tool_c1, sizeof c_end);
+    }
+    /* contact for the end of the frame, on the active set as it stands */
+    for (int l = 0; l < m->L; l++) {
+        mr_level *L = &m->lv[l];
+        for (int i = 0; i < L->nv; i++) {
+            L->tool_hit[i] = L->state[i] == TW_MR_ACTIVE && tool_near(m, L, i);
+            if (L->state[i] == TW_MR_ACTIVE)
+                L->dtl[i] = (signed char)node_level_for_dt(m, L, i);
+        }
+    }
+    st.predicted_work = adapt(m, m->has_tool ? c_end : NULL, &st);
+    if (m->dirty)
+        build_plan(m);
+    run_plan(m);
+    /* the nodes the tool may meet, now that the active set is final */
+    for (int l = 0; l < m->L; l++) {
+        mr_level *L = &m->lv[l];
+        for (int i = 0; i < L->nv; i++) {
+            L->tool_hit[i] = L->state[i] == TW_MR_ACTIVE && tool_near(m, L, i);
+            memset(L->tool_f + 3 * i, 0, 3 * sizeof(double));
+            memset(L->tool_last + 3 * i, 0, 3 * sizeof(double));
+            L->tool_held[i] = 0;
+            if (L->tool_hit[i]) {
+                st.tool_nodes++;
+                L->dtl[i] = (signed char)node_level_for_dt(m, L, i);
+            }
+        }
+    }
+    /* the plan's work, now that the interface nodes' levels are known: forced
+       merges while it passes the budget */
+    plan_levels(m);
+    long W = total_work(m);
+    while (m->budget > 0 && W > m->budget) {
+        int bl, bi;
+        if (!pick_forced_merge(m, &bl, &bi))
+            break;
+        do_merge(m, bl, bi);
+        st.forced_merges++;
+        build_plan(m);
+        run_plan(m);
+        plan_levels(m);
+        W = total_work(m);
+    }
+    st.over_budget = m->budget > 0 && W > m->budget;
+    st.predicted_work = W;
+    /* the tets to evaluate, bucketed by their level (the largest step level of
+       their active nodes): level k is due at substeps that are multiples of 2^(M-k) */
+    int *bucket_ptr = calloc((size_t)M + 2, sizeof(int));
+    int nb = 0;
+    for (int l = 0; l < m->L; l++)
+        for (int e = 0; e < m->lv[l].nt; e++) {
+            const long w = tet_work(&m->lv[l], e);
+            if (w > 0) {
+                int k = 0;
+                while ((1L << k) < w)
+                    k++;
+                bucket_ptr[k + 1]++;
+                nb++;
+            }
+        }
+    for (int k = 0; k <= M; k++)
+        bucket_ptr[k + 1] += bucket_ptr[k];
+    int *bucket = malloc(sizeof(int) * 2 * ((size_t)nb + 1)), *fill = malloc(sizeof(int) * ((size_t)M + 2));
+    if (!bucket_ptr || !bucket || !fill) {
+        free(bucket_ptr);
+        free(bucket);
+        free(fill);
+        return tw_fail(TW_ERR_NOMEM, "multires: frame tet lists (%d tets)", nb);
+    }
+    memcpy(fill, bucket_ptr, sizeof(int) * ((size_t)M + 2));
+    for (int l = 0; l < m->L; l++)
+        for (int e = 0; e < m->lv[l].nt; e++) {
+            const long w = tet_work(&m->lv[l], e);
+            if (w > 0) {
+                int k = 0;
+                while ((1L << k) < w)
+                    k++;
+                bucket[2 * fill[k]] = l;
+                bucket[2 * fill[k] + 1] = e;
+                fill[k]++;
+            }
+        }
+    free(fill);
+    for (int l = 0; l < m->L; l++) {
+        mr_level *L = &m->lv[l];
+        memset(L->f, 0, sizeof(double) * 3 * (size_t)L->nv);
+        memcpy(L->v_tick, L->v, sizeof(double) * 3 * (size_t)L->nv);
+    }
+    /* per-tet kicks, a drift of every node by the finest step (the file's top);
+       with one step for all this is symplectic Euler */
+    const double ds = T / N;
+    for (int s = 0; s < N; s++) {
+        double tf[3] = {0, 0, 0};
+        int held = 0;
+        int kmin = 0; /* the coarsest tet level due at s */
+        if (s > 0) {
+            int tz = 0;
+            while (!((s >> tz) & 1))
+                tz++;
+            kmin = M - tz;
+        }
+        for (int b = bucket_ptr[kmin]; b < bucket_ptr[M + 1]; b++) {
+            const int l = bucket[2 * b], e = bucket[2 * b + 1];
+            mr_level *L = &m->lv[l];
+            int k = 0;
+            while (b >= bucket_ptr[k + 1])
+                k++;
+            const int *t = L->m->tets + 4 * e;
+            int active = 0;
+            for (int p = 0; p < 4; p++)
+                active += L->state[t[p]] == TW_MR_ACTIVE;
+            /* each active node owns a quarter of the tet's energy */
+            const double scale = T / (1 << k) * active / 4;
+            tet_force(m, L, e, 0);
+            st.work++;
+            for (int p = 0; p < 4; p++) {
+                const double *fe = L->tet_f + 12 * e + 3 * p;
+                for (int d = 0; d < 3; d++)
+                    L->imp[3 * t[p] + d] += scale * fe[d];
+            }
+        }
+        scatter_plan(m);
+        for (int l = 0; l < m->L; l++) {
+            mr_level *L = &m->lv[l];
+            for (int i = 0; i < L->nv; i++) {
+                double *g = L->imp + 3 * i;
+                if (L->state[i] != TW_MR_ACTIVE || (g[0] == 0 && g[1] == 0 && g[2] == 0))
+                    continue;
+                for (int d = 0; d < 3; d++) {
+                    L->f[3 * i + d] += g[d] / T;
+                    if (L->tool_hit[i])
+                        L->tool_f[3 * i + d] += g[d];
+                    if (!L->pinned[i])
+                        L->v[3 * i + d] += g[d] / L->mass[i];
+                }
+                g[0] = g[1] = g[2] = 0;
+            }
+        }
+        /* gravity, the nodes' own steps (filter, speed change), the drift */
+        for (int l = 0; l < m->L; l++) {
+            mr_level *L = &m->lv[l];
+            for (int i = 0; i < L->nv; i++) {
+                if (L->state[i] != TW_MR_ACTIVE)
+                    continue;
+                double *x = L->x + 3 * i, *v = L->v + 3 * i;
+                if (L->pinned[i]) {
+                    memset(v, 0, 3 * sizeof *v);
+                    continue;
+                }
+                for (int d = 0; d < 3; d++)
+                    v[d] += ds * m->def.gravity[d];
+                const int span = 1 << (M - L->dtl[i]);
+                if ((s + 1) % span == 0) {
+                    /* the end of the node's own step */
+                    const double dt = T / (1 << L->dtl[i]);
+                    if (L->tool_hit[i]) {
+                        for (int d = 0; d < 3; d++) {
+                            L->tool_last[3 * i + d] = L->tool_f[3 * i + d] / dt;
+                            L->tool_f[3 * i + d] = 0;
+                        }
+                        L->tool_held[i] = L->tool_held[i] & 1 ? 2 : 0;
+                    }
+                    if (m->def.semi_implicit) {
+                        double A[9], Ai[9];
+                        for (int k = 0; k < 9; k++)
+                            A[k] = (k % 4 == 0) + dt * dt / L->mass[i] * L->Kd[9 * i + k];
+                        m3_inverse(A, Ai);
+                        const double w[3] = {v[0], v[1], v[2]};
+                        for (int r = 0; r < 3; r++)
+                            v[r] = Ai[3 * r] * w[0] + Ai[3 * r + 1] * w[1] + Ai[3 * r + 2] * w[2];
+                    }
+                    if (m->def.speed_change > 0) {
+                        double dv2 = 0;
+                        for (int d = 0; d < 3; d++) {
+                            const double q = v[d] - L->v_tick[3 * i + d];
+                            dv2 += q * q;
+                            L->v_tick[3 * i + d] = v[d];
+                        }
+                        const double moved = sqrt(dv2) * dt, lim = m->def.speed_change * L->h[i];
+                        if (moved > lim && L->dtl[i] + 1 > L->boost[i])
+                            L->boost[i] = (signed char)(L->dtl[i] + 1 > M ? M : L->dtl[i] + 1);
+                        else if (moved < lim / 4 && L->boost[i] > 0 && s + 1 == N)
+                            L->boost[i]--; /* calm at the frame's end: relax one level */
+                    }
+                }
+                for (int d = 0; d < 3; d++)
+                    x[d] += ds * v[d];
+                if (L->tool_hit[i]) {
+                    /* a one-sided constraint: out of the sphere as it stands at the substep's
+                       end, moved along the inward normal (the surface gets out of the tool's
+                       way), and not moving towards the tool faster than it moves; where it
+                       holds the node, the node's internal force (pressing out, towards the
+                       tool) is the force on the tool */
+                    const double a = (double)(s + 1) / N;
+                    double c[3], vs[3];
+                    for (int d = 0; d < 3; d++) {
+                        c[d] = m->tool_c0[d] + a * (m->tool_c1[d] - m->tool_c0[d]);
+                        vs[d] = (m->tool_c1[d] - m->tool_c0[d]) / T;
+                    }
+                    const double *n = L->normal + 3 * i;
+                    const double sx = tool_push(m, L, i, c);
+                    const double *fi = L->tool_last + 3 * i;
+                    if (sx > 0) {
+                        const double un = (v[0] - vs[0]) * n[0] + (v[1] - vs[1]) * n[1] + (v[2] - vs[2]) * n[2];
+                        for (int d = 0; d < 3; d++) {
+                            x[d] -= sx * n[d];
+                            if (un > 0)
+                                v[d] -= un * n[d];
+                        }
+                        L->tool_held[i] |= 1;
+                        held++;
+                    }
+                    /* in contact: held in this step or the last one, pressing out */
+                    if (L->tool_held[i] && fi[0] * n[0] + fi[1] * n[1] + fi[2] * n[2] > 0)
+                        for (int d = 0; d < 3; d++)
+                            tf[d] += fi[d];
+                }
+                if (!isfinite(x[0] + x[1] + x[2])) {
+                    free(bucket_ptr);
+                    free(bucket);
+                    return tw_fail(TW_ERR_DIVERGED, "multires: node %d of level %d diverged at t = %g s", i, l,
+                                   m->time + (double)(s + 1) / N * T);
+                }
+            }
+        }
+        run_plan(m);
+        for (int d = 0; d < 3; d++) {
+            st.tool_force[d] += tf[d] / N;
+            st.tool_force_last[d] = tf[d];
+        }
+        if (held > st.tool_held)
+            st.tool_held = held;
+    }
+    free(bucket_ptr);
+    free(bucket);
+    for (int l = 0; l < m->L; l++) {
+        mr_level *L = &m->lv[l];
+        for (int i = 0; i < L->nv; i++)
+            if (L->state[i] == TW_MR_ACTIVE) {
+                const double *f = L->f + 3 * i;
+                L->gamma[i] = sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]) / (m->mu * L->h_edge[i]);
+            }
+    }
+    m->time += T;
+    m->frame++;
+    /* stats */
+    st.substeps = N;
+    st.stale_interface = m->stale;
+    for (int l = 0; l < m->L; l++) {
+        const mr_level *L = &m->lv[l];
+        for (int i = 0; i < L->nv; i++) {
+            if (L->state[i] == TW_MR_ACTIVE) {
+                st.active_nodes++;
+                if (l < 8)
+                    st.active_per_level[l]++;
+                st.max_gamma = fmax(st.max_gamma, L->gamma[i]);
+            } else if (L->state[i] == TW_MR_INTERFACE) {
+                st.interface_nodes++;
+            }
+        }
+    }
+    if (stats)
+        *stats = st;
+    return TW_OK;
+}
+
+/* ---- setup and views */
+
+int tw_multires_fix(tw_multires *m, int axis, int less, double value)
+{
+    int count = 0;
+    if (axis < 0 || axis > 2)
+        return 0;
+    for (int l = 0; l < m->L; l++) {
+        mr_level *L = &m->lv[l];
+        for (int i = 0; i < L->nv; i++) {
+            const double x = L->m->X[3 * i + axis];
+            if (less ? x < value : x > value) {
+                L->pinned[i] = 1;
+                memcpy(L->x + 3 * i, L->m->X + 3 * i, 3 * sizeof(double));
+                memset(L->v + 3 * i, 0, 3 * sizeof(double));
+                count++;
+            }
+        }
+    }
+    return count;
+}
+
+void tw_multires_set_tool(tw_multires *m, const tw_mr_tool *tool)
+{
+    m->has_tool = tool != NULL && tool->radius > 0;
+    if (m->has_tool)
+        m->tool = *tool;
+}
+
+void tw_multires_set_budget(tw_multires *m, double work_budget) { m->budget = work_budget > 0 ? work_budget : 0; }
+
+int tw_multires_levels(const tw_multires *m) { return m->L; }
+const tw_mesh *tw_multires_mesh(const tw_multires *m, int l) { return m->lv[l].m; }
+double *tw_multires_positions(tw_multires *m, int l) { return m->lv[l].x; }
+double *tw_multires_velocities(tw_multires *m, int l) { return m->lv[l].v; }
+const unsigned char *tw_multires_states(const tw_multires *m, int l) { return m->lv[l].state; }
+const signed char *tw_multires_dt_levels(const tw_multires *m, int l) { return m->lv[l].dtl; }
+const double *tw_multires_node_h(const tw_multires *m, int l) { return m->lv[l].h; }
+double tw_multires_frame_dt(const tw_multires *m) { return m->def.frame_dt; }
+int tw_multires_max_dt_level(const tw_multires *m) { return m->M; }
+double tw_multires_time(const tw_multires *m) { return m->time; }
+double tw_multires_wave_speed(const tw_multires *m) { return m->wave; }
+
+void tw_multires_energy(tw_multires *m, double *kinetic, double *elastic, double *gravity)
+{
+    double ek = 0, ee = 0, eg = 0;
+    for (int l = 0; l < m->L; l++) {
+        mr_level *L = &m->lv[l];
+        for (int i = 0; i < L->nv; i++) {
+            if (L->state[i] != TW_MR_ACTIVE)
+                continue;
+            const double *v = L->v + 3 * i;
+            ek += 0.5 * L->mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+            for (int d = 0; d < 3; d++)
+                eg -= L->mass[i] * m->def.gravity[d] * (L->x[3 * i + d] - L->m->X[3 * i + d]);
+        }
+        for (int e = 0; e < L->nt; e++) {
+            int act = 0;
+            for (int p = 0; p < 4; p++)
+                act += L->state[L->m->tets[4 * e + p]] == TW_MR_ACTIVE;
+            if (act) {
+                /* energy only: the forces it also writes are scratch between substeps */
+                ee += act / 4.0 * tet_force(m, L, e, 1);
+            }
+        }
+    }
+    if (kinetic)
+        *kinetic = ek;
+    if (elastic)
+        *elastic = ee;
+    if (gravity)
+        *gravity = eg;
+}
+
+void tw_multires_probe(const tw_multires *m, int l, int i, double x[3])
+{
+    const mr_level *L = &m->lv[l];
+    if (L->state[i] != TW_MR_INACTIVE || m->L < 2) {
+        memcpy(x, L->x + 3 * i, 3 * sizeof(double));
+        return;
+    }
+    int best = l == 0 ? 1 : 0;
+    double bw = -1;
+    for (int k = 0; k < m->L; k++) {
+        if (k == l)
+            continue;
+        double wa = 0;
+        for (int r = 0; r < TW_HIER_ROW; r++)
+            if (m->lv[k].state[L->loc[k].idx[TW_HIER_ROW * i + r]] != TW_MR_INACTIVE)
+                wa += L->loc[k].w[TW_HIER_ROW * i + r];
+        if (wa > bw + 1e-12) {
+            bw = wa;
+            best = k;
+        }
+    }
+    const tw_transfer *P = &L->loc[best];
+    const mr_level *S = &m->lv[best];
+    for (int d = 0; d < 3; d++) {
+        x[d] = L->m->X[3 * i + d];
+        for (int r = 0; r < TW_HIER_ROW; r++) {
+            const int j = P->idx[TW_HIER_ROW * i + r];
+            x[d] += P->w[TW_HIER_ROW * i + r] * (S->x[3 * j + d] - S->m->X[3 * j + d]);
+        }
+    }
+}

@@ -1,0 +1,433 @@
+/* The space- and time-adaptive multiresolution simulation (host/multires.h)
+ * on three independent meshes of a 0.1 m cube (2^3, 3^3 and a jittered 5^3
+ * bar), clamped at x = 0 and sagging under gravity. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "multires.h"
+#include "mesh.h"
+#include "tw_test.h"
+
+static double jitter(unsigned *state, double a)
+{
+    *state = *state * 1664525u + 1013904223u;
+    return a * (2.0 * ((*state >> 8) / 16777216.0) - 1);
+}
+
+/* A cube of side 0.1 m as an n^3 bar, interior vertices moved by up to
+ * `amount` cells. */
+static tw_mesh *cube(int n, double amount)
+{
+    tw_mesh *bar = tw_mesh_bar(0.1, 0.1, 0.1, n, n, n);
+    if (!bar)
+        return NULL;
+    double *X = malloc(sizeof *X * 3 * (size_t)bar->nv);
+    memcpy(X, bar->X, sizeof *X * 3 * (size_t)bar->nv);
+    unsigned state = 777u;
+    for (int i = 0; i < bar->nv; i++) {
+        int interior = 1;
+        for (int d = 0; d < 3; d++)
+            if (X[3 * i + d] <= 1e-12 || X[3 * i + d] >= 0.1 - 1e-12)
+                interior = 0;
+        for (int d = 0; d < 3; d++) {
+            const double j = jitter(&state, amount * 0.1 / n);
+            if (interior)
+                X[3 * i + d] += j;
+        }
+    }
+    tw_mesh_load_def def = tw_default_mesh_load_def();
+    def.quiet = 1;
+    def.strict = 1;
+    tw_mesh *m = tw_mesh_create(X, bar->nv, bar->tets, bar->nt, NULL, &def, NULL);
+    free(X);
+    tw_mesh_destroy(bar);
+    return m;
+}
+
+static tw_multires_def soft_def(void)
+{
+    tw_multires_def d = tw_default_multires_def();
+    d.youngs = 2e4;
+    d.poisson = 0.3;
+    d.density = 1000;
+    d.gravity[0] = d.gravity[1] = 0;
+    d.gravity[2] = -9.81;
+    d.frame_dt = 1.0 / 30;
+    return d;
+}
+
+/* Three levels, clamped at x = 0 unless free (NULL on failure). */
+static tw_multires *make_fixed(const tw_multires_def *d, int fixed)
+{
+    tw_mesh *m[3] = {cube(2, 0), cube(3, 0.2), cube(5, 0.3)};
+    tw_hierarchy *h = m[0] && m[1] && m[2] ? tw_hier_nonnested((const tw_mesh *const *)m, 3) : NULL;
+    for (int l = 0; l < 3; l++)
+        tw_mesh_destroy(m[l]);
+    tw_multires *s = h ? tw_multires_create(h, d) : NULL;
+    if (!s) {
+        fprintf(stderr, "make: %s\n", tw_last_error());
+        tw_hier_free(h);
+        return NULL;
+    }
+    if (fixed)
+        tw_multires_fix(s, 0, 1, 1e-9);
+    return s;
+}
+
+static tw_multires *make(const tw_multires_def *d) { return make_fixed(d, 1); }
+
+static int count_state(const tw_multires *s, int l, int state)
+{
+    int n = 0;
+    for (int i = 0; i < tw_mesh_vertex_count(tw_multires_mesh(s, l)); i++)
+        n += tw_multires_states(s, l)[i] == state;
+    return n;
+}
+
+/* Splits every active node of level l whose rest x is above `x0`. */
+static int split_above(tw_multires *s, int l, double x0)
+{
+    const tw_mesh *me = tw_multires_mesh(s, l);
+    int n = 0;
+    for (int i = 0; i < me->nv; i++)
+        if (tw_multires_states(s, l)[i] == TW_MR_ACTIVE && me->X[3 * i] > x0 &&
+            tw_multires_split(s, l, i) == TW_OK)
+            n++;
+    return n;
+}
+
+static void affine(const double *X, double *x, double *v)
+{
+    const double a[3] = {0.01, -0.02, 0.005};
+    const double B[9] = {0.1, 0.02, -0.03, 0.05, -0.1, 0.04, 0.02, 0.03, 0.07};
+    for (int r = 0; r < 3; r++) {
+        x[r] = X[r] + a[r] + B[3 * r] * X[0] + B[3 * r + 1] * X[1] + B[3 * r + 2] * X[2];
+        v[r] = -a[r] + B[3 * r + 2] * X[0] - B[3 * r] * X[1] + B[3 * r + 1] * X[2];
+    }
+}
+
+/* With every active node on one affine field (position and velocity), every
+ * interface node, whether its source is coarser or finer, is on it too. */
+TW_TEST(interface_exact_for_linear_fields)
+{
+    tw_multires_def d = soft_def();
+    tw_multires *s = make_fixed(&d, 0); /* pinned nodes stay at rest, off the field */
+    CHECK(s);
+    CHECK(split_above(s, 0, 0.04) > 0);
+    CHECK(split_above(s, 1, 0.07) > 0);
+    for (int l = 0; l < 3; l++)
+        CHECK(count_state(s, l, TW_MR_ACTIVE) > 0);
+    /* interface nodes fed from a finer level (level 0) and from coarser ones (levels 1, 2) */
+    CHECK(count_state(s, 0, TW_MR_INTERFACE) > 0 && count_state(s, 2, TW_MR_INTERFACE) > 0);
+    for (int l = 0; l < 3; l++) {
+        const tw_mesh *me = tw_multires_mesh(s, l);
+        for (int i = 0; i < me->nv; i++)
+            if (tw_multires_states(s, l)[i] == TW_MR_ACTIVE)
+                affine(me->X + 3 * i, tw_multires_positions(s, l) + 3 * i, tw_multires_velocities(s, l) + 3 * i);
+            else
+                for (int k = 0; k < 3; k++) /* garbage where the interpolation must write */
+                    tw_multires_positions(s, l)[3 * i + k] = tw_multires_velocities(s, l)[3 * i + k] = 1e3;
+    }
+    tw_multires_update_interface(s);
+    double worst = 0;
+    int checked = 0;
+    for (int l = 0; l < 3; l++) {
+        const tw_mesh *me = tw_multires_mesh(s, l);
+        for (int i = 0; i < me->nv; i++) {
+            if (tw_multires_states(s, l)[i] != TW_MR_INTERFACE)
+                continue;
+            double x[3], v[3];
+            affine(me->X + 3 * i, x, v);
+            for (int k = 0; k < 3; k++) {
+                worst = tw_test_max(worst, fabs(tw_multires_positions(s, l)[3 * i + k] - x[k]));
+                worst = tw_test_max(worst, fabs(tw_multires_velocities(s, l)[3 * i + k] - v[k]));
+            }
+            checked++;
+        }
+    }
+    CHECK(checked > 0);
+    CHECK_NEAR(worst, 0, 1e-12);
+    tw_multires_destroy(s);
+    return 0;
+}
+
+/* Frames with no adaptivity (gamma thresholds out of reach). */
+static int run_frames(tw_multires *s, int frames, tw_mr_frame_stats *last)
+{
+    for (int f = 0; f < frames; f++)
+        if (tw_multires_frame(s, last) != TW_OK)
+            return 1;
+    return 0;
+}
+
+/* A sagging, moving cube: split one node, merge it back: the node's state
+ * and every other active node's are what they were. */
+TW_TEST(split_then_merge_restores_coarse_state)
+{
+    tw_multires_def d = soft_def();
+    d.gamma_min = 0;
+    d.gamma_max = 1e9;
+    tw_multires *s = make(&d);
+    CHECK(s);
+    tw_mr_frame_stats st;
+    CHECK(run_frames(s, 4, &st) == 0);
+    const tw_mesh *c = tw_multires_mesh(s, 0);
+    double *x0 = malloc(sizeof(double) * 3 * (size_t)c->nv), *v0 = malloc(sizeof(double) * 3 * (size_t)c->nv);
+    memcpy(x0, tw_multires_positions(s, 0), sizeof(double) * 3 * (size_t)c->nv);
+    memcpy(v0, tw_multires_velocities(s, 0), sizeof(double) * 3 * (size_t)c->nv);
+    double worst = 0, moved = 0;
+    int tried = 0;
+    for (int i = 0; i < c->nv; i++) {
+        if (c->X[3 * i] < 0.05 || tw_multires_split(s, 0, i) != TW_OK)
+            continue;
+        CHECK(tw_multires_states(s, 0)[i] != TW_MR_ACTIVE);
+        CHECK_OK(tw_multires_merge(s, 0, i));
+        tried++;
+        for (int j = 0; j < c->nv; j++)
+            for (int k = 0; k < 3; k++) {
+                worst = tw_test_max(worst, fabs(tw_multires_positions(s, 0)[3 * j + k] - x0[3 * j + k]));
+                worst = tw_test_max(worst, fabs(tw_multires_velocities(s, 0)[3 * j + k] - v0[3 * j + k]));
+                moved = tw_test_max(moved, fabs(x0[3 * j + k] - c->X[3 * j + k]));
+            }
+    }
+    free(x0);
+    free(v0);
+    CHECK(tried > 0);
+    CHECK(moved > 1e-3); /* the state is not the rest state */
+    CHECK_NEAR(worst, 0, 1e-12);
+    tw_multires_destroy(s);
+    return 0;
+}
+
+/* Adaptive frames with the speed-change rule on: every active node's step
+ * stays within the Courant limit of eq. 10, h sqrt(rho / (lambda + 2 mu)),
+ * with h its smallest tet altitude (no larger than the distance to its
+ * nearest neighbour), semi-implicit or not. */
+TW_TEST(time_steps_within_courant_limit)
+{
+    for (int semi = 0; semi < 2; semi++) {
+        tw_multires_def d = soft_def();
+        d.gamma_min = 2e-5;
+        d.gamma_max = 5e-5;
+        d.speed_change = 0.01;
+        d.semi_implicit = semi;
+        tw_multires *s = make(&d);
+        CHECK(s);
+        int finer = 0, top = 0;
+        double worst = 0;
+        for (int f = 0; f < 12; f++) {
+            tw_mr_frame_stats st;
+            CHECK_OK(tw_multires_frame(s, &st));
+            finer += st.active_per_level[1] + st.active_per_level[2];
+            for (int l = 0; l < 3; l++) {
+                const tw_mesh *me = tw_multires_mesh(s, l);
+                for (int i = 0; i < me->nv; i++) {
+                    if (tw_multires_states(s, l)[i] != TW_MR_ACTIVE)
+                        continue;
+                    const int k = tw_multires_dt_levels(s, l)[i];
+                    const double dt = tw_multires_frame_dt(s) / (1 << k);
+                    const double limit = tw_multires_node_h(s, l)[i] / tw_multires_wave_speed(s);
+                    worst = tw_test_max(worst, dt / limit);
+                    top = k > top ? k : top;
+                }
+            }
+        }
+        CHECK(finer > 0); /* it did refine */
+        CHECK(top > 0); /* and took steps below the frame */
+        CHECK(worst <= 1);
+        tw_multires_destroy(s);
+    }
+    return 0;
+}
+
+/* The budget: a scene that refines everything it can without one needs
+ * more tet evaluations a frame than the budget; with it, every frame's
+ * evaluations stay within the budget and equal the plan. */
+TW_TEST(frame_budget_holds)
+{
+    tw_multires_def d = soft_def();
+    d.gamma_min = 1e-6;
+    d.gamma_max = 2e-6;
+    tw_multires *s = make(&d);
+    CHECK(s);
+    long coarse = 0, most = 0;
+    for (int f = 0; f < 10; f++) {
+        tw_mr_frame_stats st;
+        CHECK_OK(tw_multires_frame(s, &st));
+        if (f == 0)
+            coarse = st.work;
+        if (st.work > most)
+            most = st.work;
+    }
+    tw_multires_destroy(s);
+    const double budget = 3.0 * (double)coarse;
+    CHECK(most > budget); /* unadapted, the scene passes the budget */
+    d.work_budget = budget;
+    s = make(&d);
+    CHECK(s);
+    int refused = 0;
+    long used = 0;
+    for (int f = 0; f < 10; f++) {
+        tw_mr_frame_stats st;
+        CHECK_OK(tw_multires_frame(s, &st));
+        CHECK(st.work <= budget);
+        CHECK(st.work == st.predicted_work);
+        CHECK(!st.over_budget);
+        refused += st.refused_splits;
+        if (st.work > used)
+            used = st.work;
+    }
+    CHECK(refused > 0);
+    CHECK(used > coarse); /* it refined within the budget */
+    tw_multires_destroy(s);
+    return 0;
+}
+
+static double total_energy(tw_multires *s)
+{
+    double k, e, g;
+    tw_multires_energy(s, &k, &e, &g);
+    return k + e + g;
+}
+
+/* A split or a merge in a moving, deformed cube changes the energy of the
+ * representation (kinetic, elastic and gravitational, relative to rest)
+ * only as much as the two levels' discretisations of the same motion
+ * differ: at most 10 % of the energy the cube holds (its kinetic and
+ * elastic energy) for one node; and a split followed by the merge restores
+ * the energy exactly, so that split-merge cycles pump none in. */
+TW_TEST(split_merge_gain_no_energy)
+{
+    tw_multires_def d = soft_def();
+    d.gamma_min = 0;
+    d.gamma_max = 1e9;
+    tw_multires *s = make(&d);
+    CHECK(s);
+    tw_mr_frame_stats st;
+    CHECK(run_frames(s, 3, &st) == 0);
+    double k, e, g;
+    tw_multires_energy(s, &k, &e, &g);
+    const double held = k + e;
+    CHECK(held > 0);
+    const tw_mesh *c = tw_multires_mesh(s, 0);
+    double worst_gain = -1e300, worst_cycle = 0, worst_loss = 1e300;
+    for (int i = 0; i < c->nv; i++) {
+        const double e0 = total_energy(s);
+        if (tw_multires_split(s, 0, i) != TW_OK)
+            continue;
+        const double e1 = total_energy(s);
+        CHECK_OK(tw_multires_merge(s, 0, i));
+        const double e2 = total_energy(s);
+        worst_gain = tw_test_max(worst_gain, (e1 - e0) / held);
+        worst_loss = fmin(worst_loss, (e1 - e0) / held);
+        worst_cycle = tw_test_max(worst_cycle, fabs(e2 - e0) / held);
+    }
+    printf("held %.6g J; one split: energy change %.4g .. %.4g of it; split-merge cycle %.3g\n", held, worst_loss,
+           worst_gain, worst_cycle);
+    CHECK(worst_gain <= 0.10);
+    CHECK_NEAR(worst_cycle, 0, 1e-9);
+    tw_multires_destroy(s);
+    return 0;
+}
+
+/* The rigid tool (§4.2): a sphere pressed 13 mm into the top face of a cube
+ * standing on z = 0, then lifted. No node of the top face is inside it at
+ * a frame's end, the body pushes it back up (a positive z force), the region
+ * under it refines to the finest level, and once the tool has gone back up
+ * the force is 0. */
+TW_TEST(tool_pushes_surface_and_feels_reaction)
+{
+    tw_multires_def d = soft_def();
+    d.gravity[2] = 0;
+    d.gamma_min = 0; /* only the tool refines */
+    d.gamma_max = 1e9;
+    tw_multires *s = make_fixed(&d, 0);
+    CHECK(s);
+    tw_multires_fix(s, 2, 1, 1e-9);
+    tw_mr_tool tool;
+    memset(&tool, 0, sizeof tool);
+    tool.radius = 0.03;
+    tool.center0[0] = tool.center0[1] = 0.05;
+    tool.center0[2] = 0.1 + 0.03 + 0.002; /* 2 mm above the top face */
+    tool.move[2] = -0.015;
+    tool.move_time = 0.3; /* down 15 mm over 0.3 s, back over 0.3 s */
+    tw_multires_set_tool(s, &tool);
+    double fz_max = 0, inside = 0, fz_end = 1;
+    int frames = (int)(0.7 / d.frame_dt), touched = 0;
+    for (int f = 0; f < frames; f++) {
+        tw_mr_frame_stats st;
+        CHECK_OK(tw_multires_frame(s, &st));
+        const double t = tw_multires_time(s), u = t / tool.move_time;
+        const double c[3] = {0.05, 0.05, tool.center0[2] + (u <= 1 ? u : u <= 2 ? 2 - u : 0) * tool.move[2]};
+        touched += st.tool_nodes > 0;
+        fz_max = tw_test_max(fz_max, st.tool_force[2]);
+        fz_end = st.tool_force[2];
+        /* every active boundary node is out of the sphere at the frame's end */
+        for (int l = 0; l < 3; l++) {
+            const tw_mesh *me = tw_multires_mesh(s, l);
+            const double *x = tw_multires_positions(s, l);
+            for (int i = 0; i < me->nv; i++) {
+                if (tw_multires_states(s, l)[i] != TW_MR_ACTIVE || me->X[3 * i + 2] < 0.1 - 1e-9)
+                    continue; /* the top face's nodes */
+                double r2 = 0;
+                for (int k = 0; k < 3; k++)
+                    r2 += (x[3 * i + k] - c[k]) * (x[3 * i + k] - c[k]);
+                inside = tw_test_max(inside, tool.radius - sqrt(r2));
+            }
+        }
+        if (f == (int)(0.3 / d.frame_dt) - 1)
+            CHECK(st.active_per_level[2] > 0); /* refined under the tool */
+    }
+    printf("tool: %d frames in contact, largest push-back %.4g N, last %.3g N, deepest node %.3g m inside\n",
+           touched, fz_max, fz_end, inside);
+    CHECK(touched > 0);
+    CHECK(fz_max > 0.1); /* N: 15 mm into a 20 kPa cube under a 30 mm sphere */
+    CHECK(inside <= 1e-9);
+    CHECK(fz_end == 0);
+    tw_multires_destroy(s);
+    return 0;
+}
+
+/* Undamped, with no gravity and a fixed mix of levels (the top centre of
+ * the cube on level 2, the rest on level 0, level 1 inactive between them),
+ * after a push: the interface forces are the gradient of one energy, so it
+ * stays within 2 % over 2 s (feeding interface nodes one way only, with no
+ * transpose, gained it a hundredfold in 0.5 s). */
+TW_TEST(mixed_levels_conserve_energy)
+{
+    tw_multires_def d = soft_def();
+    d.gravity[2] = 0;
+    d.gamma_min = 0;
+    d.gamma_max = 1e9;
+    tw_multires *s = make_fixed(&d, 0);
+    CHECK(s);
+    tw_multires_fix(s, 2, 1, 1e-9);
+    const tw_mesh *c = tw_multires_mesh(s, 0), *f1 = tw_multires_mesh(s, 1);
+    for (int i = 0; i < c->nv; i++)
+        if (fabs(c->X[3 * i] - 0.05) < 1e-9 && fabs(c->X[3 * i + 1] - 0.05) < 1e-9 && c->X[3 * i + 2] > 0.099)
+            CHECK_OK(tw_multires_split(s, 0, i));
+    for (int i = 0; i < f1->nv; i++)
+        if (tw_multires_states(s, 1)[i] == TW_MR_ACTIVE)
+            CHECK_OK(tw_multires_split(s, 1, i));
+    CHECK(count_state(s, 1, TW_MR_ACTIVE) == 0 && count_state(s, 2, TW_MR_ACTIVE) > 0);
+    /* the push: the active nodes of the top face move down at 0.3 m/s */
+    for (int l = 0; l < 3; l++) {
+        const tw_mesh *me = tw_multires_mesh(s, l);
+        for (int i = 0; i < me->nv; i++)
+            if (tw_multires_states(s, l)[i] == TW_MR_ACTIVE && me->X[3 * i + 2] > 0.099)
+                tw_multires_velocities(s, l)[3 * i + 2] = -0.3;
+    }
+    tw_multires_update_interface(s);
+    const double e0 = total_energy(s);
+    double worst = 0;
+    for (int f = 0; f < 60; f++) {
+        tw_mr_frame_stats st;
+        CHECK_OK(tw_multires_frame(s, &st));
+        CHECK(st.splits == 0 && st.merges == 0);
+        worst = tw_test_max(worst, fabs(total_energy(s) - e0) / e0);
+    }
+    printf("energy %.4g J, largest change %.3g of it over 60 frames\n", e0, worst);
+    CHECK(worst <= 0.02);
+    tw_multires_destroy(s);
+    return 0;
+}
