@@ -297,6 +297,41 @@ tw_mesh *demo_tube_mesh(void)
 
 tw_mesh *demo_cube_mesh(int cells) { return tw_mesh_bar(0.3, 0.3, 0.3, cells, cells, cells); }
 
+tw_mesh *demo_stack_mesh(int cubes, double edge, int cells, double twist, double shift, double gap)
+{
+    if (cubes < 1 || cubes > 64) {
+        tw_fail(TW_ERR_INVALID, "demo_stack_mesh: %d cubes (1 to 64)", cubes);
+        return NULL;
+    }
+    tw_mesh *cube = tw_mesh_bar(edge, edge, edge, cells, cells, cells);
+    if (!cube) return NULL;
+    const tw_mesh *parts[64];
+    double P[64 * 12];
+    for (int k = 0; k < cubes; k++) {
+        parts[k] = cube;
+        double R[9], c = 0.5 * edge, *p = P + 12 * k;
+        rotation_about(2, twist * k, R);
+        memcpy(p, R, sizeof R);
+        /* turned about the cube's own vertical axis, then raised */
+        p[9] = c - (R[0] * c + R[1] * c) + shift * k;
+        p[10] = c - (R[3] * c + R[4] * c) + shift * k;
+        p[11] = gap + k * (edge + gap);
+    }
+    tw_mesh *m = tw_mesh_merge(parts, P, cubes);
+    tw_mesh_destroy(cube);
+    return m;
+}
+
+tw_world *demo_bodies_world(const tw_mesh *m, const tw_world_def *d, const tw_collider_def *floor)
+{
+    tw_world *w = tw_world_create(m, d);
+    if (w && floor && tw_world_add_collider(w, floor) != TW_OK) {
+        tw_world_destroy(w);
+        return NULL;
+    }
+    return w;
+}
+
 /* -------------------------------------------------------------- scenes */
 
 static int build_bars(demo_scene *s, const demo_options *o, const char *prog)

@@ -61,6 +61,16 @@ tw_mesh *demo_tube_mesh(void);
 /* Debunne 2001's cube: 0.3 m, cells^3 cells. NULL on failure. */
 tw_mesh *demo_cube_mesh(int cells);
 
+/* Several bodies in one world (tw_mesh_merge; body contact). A stack of
+ * `cubes` cubes of edge `edge` m (cells^3 cells each) on the floor z = 0,
+ * each turned `twist` radians about z and shifted `shift` m along x and y
+ * against the one below, and `gap` m above it (the lowest `gap` m above the
+ * floor). NULL on failure. */
+tw_mesh *demo_stack_mesh(int cubes, double edge, int cells, double twist, double shift, double gap);
+/* A world for a merged mesh (any number of bodies) from d with `floor`
+ * added when not NULL; NULL on failure (tw_last_error). */
+tw_world *demo_bodies_world(const tw_mesh *m, const tw_world_def *d, const tw_collider_def *floor);
+
 /* ---- the scenes */
 
 #define DEMO_MAX_BODIES 4

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "amg.h"
+#include "contact_bodies.h"
 #include "hd/element.h"
 #include "error.h"
 #include "hd/math3.h"
@@ -284,6 +285,12 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     }
     if (d.backend == TW_BACKEND_AUTO) d.backend = TW_BACKEND_CPU;
 #endif
+    if (mesh->nbodies > 1 && (d.backend == TW_BACKEND_CUDA || d.integrator == TW_EXPLICIT_NEWMARK)) {
+        tw_fail(TW_ERR_UNSUPPORTED, "a mesh of %d bodies (tw_mesh_merge): body contact runs with the implicit "
+                "integrators on the CPU backend, not with %s (use backend cpu and implicit-euler or bdf2)",
+                mesh->nbodies, d.backend == TW_BACKEND_CUDA ? "the CUDA backend" : "explicit-newmark");
+        return NULL;
+    }
     tw_world *w = tw_calloc(1, sizeof *w, "world");
     if (!w) return NULL;
     w->mesh = mesh;
@@ -356,6 +363,10 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     }
     w->size = sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) + (hi[2] - lo[2]) * (hi[2] - lo[2]));
     choose_edge_neighbours(w);
+    if (mesh->nbodies > 1 && !(w->bodies = tw_bodies_create(mesh, w->x, w->fem.mass, w->size))) {
+        tw_world_destroy(w);
+        return NULL;
+    }
 #ifdef TW_HAVE_CUDA
     if (w->def.backend == TW_BACKEND_CUDA && !(w->cuda = cuda_world_create(w))) {
         tw_world_destroy(w);
@@ -379,6 +390,7 @@ void tw_world_destroy(tw_world *w)
     free(w->acc); free(w->xprev); free(w->vprev); free(w->xbase); free(w->vbase);
     free(w->fcons); free(w->cnormal); free(w->cdist); free(w->cimpulse); free(w->cmu); free(w->cfric); free(w->newton);
     tw_hanging_free(w);
+    tw_bodies_free(w->bodies);
     tw_solver_work_free(&w->work);
     tw_amg_free(w->amg);
     free(w);
@@ -549,6 +561,7 @@ void tw_world_reset(tw_world *w)
     w->step = 0;
     w->time = 0;
     w->has_acc = w->has_history = 0;
+    tw_bodies_reset(w->bodies);
 }
 
 size_t tw_world_memory_bytes(const tw_world *w)

@@ -70,6 +70,7 @@ struct tw_world {
      * j in [hang_ptr[k], hang_ptr[k+1]) */
     int nhang, *hang_vertex, *hang_ptr, *hang_idx;
     double *hang_w;
+    struct tw_bodies *bodies; /* contact between the bodies of a tw_mesh_merge'd mesh (contact_bodies.c), or NULL */
     tw_solver_work work;
     struct tw_amg *amg; /* def.precond mg: the multigrid hierarchy (amg.h), built at the first solve */
 };
