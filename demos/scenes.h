@@ -20,6 +20,11 @@
  *          vertical, the soft skin lagging behind it (fig. 10)
  *   cube   a cube fixed on one side under gravity at three resolutions
  *          (Debunne 2001)
+ *   bunny-block  the bunny (a lattice of 1 cm cubes) dropped on a soft block,
+ *          both in one world (tw_mesh_merge): body contact
+ *   stack  three cubes dropped onto each other and the floor, one world
+ *   dane-floor   the dog (a lattice of 4 cm cubes, no bone core) turned on
+ *          its side and dropped onto the floor, where it lies
  *
  * A body's world can be rebuilt with a changed def (Young's modulus, gravity)
  * keeping positions, velocities, pins, the bone core and the colliders. */
@@ -99,6 +104,7 @@ typedef struct demo_body {
     double core_driven, core_drive_time; /* rad and s: the angle last driven, and when */
     int collider_count;
     tw_collider_def colliders[4];
+    const float (*body_colors)[3]; /* a merged mesh (tw_mesh_merge): the colour of each of its bodies, or NULL */
 } demo_body;
 
 typedef struct demo_scene {

@@ -246,3 +246,10 @@ tw_cli_prints(run_huge_step_warns "warning: step 1 .*times the body's size; a st
               run --dt 10 --steps 1) # the default 20x2x2 bar: +90 % volume in that step
 tw_cli_exits(threads_out_of_range 2 "--threads 2147483647: must be from 0 \\(all threads\\) to 1024"
              run ${TW_CLI_BAR} --threads 2147483647 --steps 1)
+
+# ---- --scene: a demo scene of one world runs; a scene of several worlds is refused
+tw_cli_prints(run_scene_stack "scene stack \\(3 bodies\\): 375 vertices" run --scene stack --steps 3
+              --data ${TW_DATA_DIR})
+tw_cli_exits(run_scene_several_worlds 1 "--scene bars has 3 separate worlds" run --scene bars --steps 1
+             --data ${TW_DATA_DIR})
+tw_cli_exits(run_scene_unknown 1 "unknown scene" run --scene nope --steps 1)

@@ -29,7 +29,7 @@ function(tw_viewer_tests)
   file(MAKE_DIRECTORY ${tmp})
 
   # viewer.scene_NAME: the scene renders headless and the last frame is not blank
-  foreach(scene bars tube bunny dane cube)
+  foreach(scene bars tube bunny dane cube stack)
     set(dir ${tmp}/${scene})
     add_test(NAME viewer.scene_${scene}
              COMMAND ${wrap} sh -c "rm -rf '${dir}' && \"$0\" --scene ${scene} --headless --frames 3 --out '${dir}' && \"$1\" '${dir}/frame_00002.png' --not-blank 500"

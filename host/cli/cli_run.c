@@ -10,6 +10,7 @@
 #include "cli_args.h"
 #include "cli_commands.h"
 #include "cli_scene.h"
+#include "scenes.h"
 #include "tetwarp.h"
 
 typedef struct run_opts {
@@ -33,6 +34,9 @@ typedef struct run_opts {
     int spin_axis;      /* bone core rotation about its centroid: axis 0..2 (-1 none) */
     double spin_rate;   /* degrees per second */
     const char *obj_dir;
+    const char *scene;  /* a scene of the demo library (demos/scenes.h), or NULL */
+    const char *data_dir; /* the scenes' data folder */
+    int dt_given;       /* --dt was given (a scene keeps its own step otherwise) */
 } run_opts;
 
 static run_opts run_defaults(void)
@@ -59,6 +63,9 @@ static run_opts run_defaults(void)
     o.spin_axis = -1;
     o.spin_rate = 0;
     o.obj_dir = "frames";
+    o.scene = NULL;
+    o.data_dir = demo_default_options().data_dir;
+    o.dt_given = 0;
     return o;
 }
 
@@ -117,7 +124,13 @@ void cli_run_help(FILE *f)
             "                          kinematic bone core (Mueller's bunny and dane)\n"
             "  --bone-spin AXIS,DEG_S  rotate the bone core about its centroid around x, y or z at\n"
             "                          DEG_S degrees per second; the skin follows dynamically\n"
-            "  --verbose               say in full why the CUDA backend was not used\n",
+            "  --verbose               say in full why the CUDA backend was not used\n"
+            "  --scene NAME            a scene of the demo library instead of --mesh/--bar, with its\n"
+            "                          own bodies, material, method, integrator, solver and time step\n"
+            "                          (of the options above only --dt, --backend, the colliders and\n"
+            "                          the outputs apply): a scene of one world, bunny-block, stack,\n"
+            "                          dane-floor or tube\n"
+            "  --data DIR              the folder holding the scenes' meshes/ (default the build's data/)\n",
             tw_integrator_name(d.integrator), d.newton, d.dt, d.steps, d.damping[0], d.damping[1], d.cg_tol, d.cg_max,
             d.warp_system == TW_WARP_SYSTEM_BICGSTAB ? "bicgstab" : "symmetric",
             d.precond == TW_PRECOND_MG ? "mg" : d.precond == TW_PRECOND_AUTO ? "auto" : "jacobi", TW_MAX_COLLIDERS,
@@ -183,7 +196,12 @@ static int run_parse(cli_args *a, cli_scene_opts *so, run_opts *o)
         if (cli_is_help(a)) {
             cli_run_help(stdout);
             return 1;
+        } else if (cli_is(a, "--scene")) {
+            bad = !(o->scene = cli_value(a, "scene name"));
+        } else if (cli_is(a, "--data")) {
+            bad = !(o->data_dir = cli_value(a, "folder"));
         } else if (cli_is(a, "--dt")) {
+            o->dt_given = 1;
             bad = cli_double(a, "time step, s", &o->dt) ||
                   cli_require(a, o->dt > 0 || (o->dt == 0 && o->integrator == TW_EXPLICIT_NEWMARK),
                               "> 0 s (0, the automatic step, only after --integrator explicit-newmark)");
@@ -355,8 +373,9 @@ static int run_setup(const cli_args *a, const cli_scene_opts *so, const run_opts
     int probe = r->probe;
     printf("%s: %d vertices, %d tets, %d fixed; %s, %s, dt %g s, %d steps; probe vertex %d "
            "(rest %g, %g, %g)\n",
-           sc->description, nv, tw_mesh_tet_count(sc->mesh), sc->pinned, tw_method_name(so->method),
-           tw_integrator_name(o->integrator), tw_world_dt(sc->world), o->steps, probe, X[3 * probe], X[3 * probe + 1],
+           sc->description, nv, tw_mesh_tet_count(sc->mesh), sc->pinned,
+           tw_method_name(tw_world_get_def(sc->world)->method),
+           tw_integrator_name(tw_world_get_def(sc->world)->integrator), tw_world_dt(sc->world), o->steps, probe, X[3 * probe], X[3 * probe + 1],
            X[3 * probe + 2]);
 
     if (o->csv) {
@@ -473,6 +492,48 @@ static void run_summary(const run_opts *o, const cli_scene *sc, const run_state 
     if (o->csv) printf("wrote %s (%d rows)\n", o->csv, o->steps);
 }
 
+/* --scene: a scene of the demo library that is one world (its mesh and
+ * world taken over by the run). On failure prints why and returns -1. */
+static int run_demo_scene(const run_opts *o, const cli_scene_opts *so, const char *prog, cli_scene *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    demo_options d = demo_default_options();
+    d.data_dir = o->data_dir;
+    if (o->dt_given) d.dt = o->dt;
+    if (so->backend != TW_BACKEND_AUTO) d.backend = so->backend;
+    demo_scene ds;
+    if (demo_scene_build(&ds, o->scene, &d, prog)) return -1;
+    if (ds.body_count != 1) {
+        fprintf(stderr, "%s: --scene %s has %d separate worlds; `tetwarp run` runs a scene of one world "
+                        "(bunny-block, stack, dane-floor, tube; tetwarp-view runs them all)\n",
+                prog, o->scene, ds.body_count);
+        demo_scene_destroy(&ds);
+        return -1;
+    }
+    demo_body *b = &ds.body[0];
+    sc->mesh = b->mesh;
+    sc->world = b->world;
+    sc->element_youngs = b->element_youngs; /* the world was made from it: freed with the scene */
+    b->mesh = NULL;
+    b->world = NULL;
+    b->element_youngs = NULL;
+    demo_scene_destroy(&ds);
+    sc->backend = tw_world_get_def(sc->world)->backend;
+    sc->fixed = calloc((size_t)tw_mesh_vertex_count(sc->mesh), 1);
+    if (!sc->fixed) {
+        cli_scene_destroy(sc);
+        return -1;
+    }
+    for (int i = 0; i < tw_mesh_vertex_count(sc->mesh); i++)
+        if (tw_world_get_constraint(sc->world, i) == TW_PINNED) {
+            sc->fixed[i] = 1;
+            sc->pinned++;
+        }
+    snprintf(sc->description, sizeof sc->description, "scene %s (%d bodies)", o->scene,
+             tw_mesh_body_count(sc->mesh));
+    return 0;
+}
+
 int cli_cmd_run(int argc, char **argv)
 {
     cli_args a = cli_args_make(argc, argv, "tetwarp run");
@@ -493,7 +554,7 @@ int cli_cmd_run(int argc, char **argv)
     def.integrator = o.integrator;
     def.newton_iterations = o.newton;
     cli_scene sc;
-    if (cli_scene_build(&so, def, a.prog, &sc)) return CLI_EXIT_FAIL;
+    if (o.scene ? run_demo_scene(&o, &so, a.prog, &sc) : cli_scene_build(&so, def, a.prog, &sc)) return CLI_EXIT_FAIL;
     run_state r;
     int rc = run_setup(&a, &so, &o, &sc, &r);
     if (rc == CLI_EXIT_OK) {
