@@ -63,6 +63,7 @@
 
 #include "bvh.h"
 #include "error.h"
+#include "hd/bodies.h"
 #include "hd/contact.h"
 #include "mesh.h"
 #include "world.h"
@@ -76,6 +77,7 @@ struct tw_bodies {
     int *tri_nbr;        /* 3 per triangle: the triangle across the edge opposite corner k, -1 none */
     int nsurf, *surf;    /* the surface vertices */
     tw_bvh *bvh;         /* per body */
+    tw_bvh_view *bvh_views; /* per body: scratch for view_of */
     double *fn;          /* 3 per triangle: unit normals this step */
     double *vn;          /* 3 per vertex: angle-weighted normals this step (surface vertices) */
     int *ctri;           /* n: the triangle of the vertex's body contact this step, -1 none */
@@ -108,6 +110,7 @@ tw_bodies *tw_bodies_create(const tw_mesh *m, const tw_real *x, const tw_real *m
     b->tri_nbr = tw_malloc(sizeof(int) * 3 * (size_t)(nf > 0 ? nf : 1), "surface neighbours");
     b->surf = tw_malloc(sizeof(int) * (size_t)n, "surface vertices");
     b->bvh = tw_calloc((size_t)b->nbodies, sizeof(tw_bvh), "body BVHs");
+    b->bvh_views = tw_calloc((size_t)b->nbodies, sizeof(tw_bvh_view), "body BVHs");
     b->fn = tw_malloc(sizeof(double) * 3 * (size_t)(nf > 0 ? nf : 1), "surface normals");
     b->vn = tw_calloc(3 * (size_t)n, sizeof(double), "surface vertex normals");
     b->ctri = tw_malloc(sizeof(int) * (size_t)n, "body contacts");
@@ -118,7 +121,8 @@ tw_bodies *tw_bodies_create(const tw_mesh *m, const tw_real *x, const tw_real *m
     b->vq = tw_calloc((size_t)n, sizeof(tw_real), "body contact velocities");
     b->react = tw_calloc(3 * (size_t)n, sizeof(tw_real), "body contact reactions");
     b->rnew = tw_calloc(3 * (size_t)n, sizeof(tw_real), "body contact reactions");
-    if (nf <= 0 || !faces || !b->vbody || !b->tris || !b->tri_ptr || !b->tri_nbr || !b->surf || !b->bvh || !b->fn ||
+    if (nf <= 0 || !faces || !b->vbody || !b->tris || !b->tri_ptr || !b->tri_nbr || !b->surf || !b->bvh ||
+        !b->bvh_views || !b->fn ||
         !b->vn || !b->ctri || !b->cw || !b->mass || !b->owns || !b->cd || !b->vq || !b->react || !b->rnew) {
         if (nf == 0) tw_fail(TW_ERR_INVALID, "body contact: the mesh has no boundary faces");
         free(faces);
@@ -230,6 +234,7 @@ void tw_bodies_free(tw_bodies *b)
     if (b->bvh)
         for (int k = 0; k < b->nbodies; k++) tw_bvh_free(&b->bvh[k]);
     free(b->vbody); free(b->tris); free(b->tri_ptr); free(b->tri_nbr); free(b->surf); free(b->bvh);
+    free(b->bvh_views);
     free(b->fn); free(b->vn); free(b->ctri); free(b->cw); free(b->mass); free(b->owns);
     free(b->cd); free(b->vq); free(b->react); free(b->rnew);
     free(b);
@@ -283,60 +288,24 @@ static void surfaces_at(tw_bodies *b, const tw_real *x)
     }
 }
 
-/* The pseudo-normal at the closest point of triangle t with weights w
- * (exact zeros and ones mark the edges and corners: hd/bvh.h). */
-static void pseudo_normal(const tw_bodies *b, int t, const double w[3], double nn[3])
+/* The plain view of b at positions x the per-vertex queries read
+ * (hd/bodies.h); bvh: room for b->nbodies views. */
+static tw_bodies_view view_of(const tw_bodies *b, const tw_real *x, tw_bvh_view *bvh)
 {
-    int zeros = (w[0] == 0) + (w[1] == 0) + (w[2] == 0);
-    const double *f = b->fn + 3 * (size_t)t;
-    if (zeros == 2) {
-        int j = w[0] == 1 ? 0 : w[1] == 1 ? 1 : 2;
-        const double *v = b->vn + 3 * (size_t)b->tris[3 * (size_t)t + j];
-        for (int a = 0; a < 3; a++) nn[a] = v[a];
-    } else if (zeros == 1) {
-        int k = w[0] == 0 ? 0 : w[1] == 0 ? 1 : 2, s = b->tri_nbr[3 * (size_t)t + k];
-        for (int a = 0; a < 3; a++) nn[a] = f[a] + (s >= 0 ? b->fn[3 * (size_t)s + a] : 0);
-    } else {
-        for (int a = 0; a < 3; a++) nn[a] = f[a];
-    }
-    double l = sqrt(nn[0] * nn[0] + nn[1] * nn[1] + nn[2] * nn[2]);
-    for (int a = 0; a < 3; a++) nn[a] = l > 0 ? nn[a] / l : f[a];
-}
-
-/* Vertex i's nearest triangle of another body closer than r: its index in
- * b->tris (-1 none), weights, signed distance and outward normal. */
-/* Vertex i's nearest triangle of another body closer than r: its index in
- * b->tris (-1 none), weights, signed distance and outward normal. Against a
- * body whose contacts vertex i's body does not own (b->owns) the distance
- * counts `slack` m more (the vertex joins only deeper than that), unless
- * `all`. */
-static int nearest_other(const tw_bodies *b, const tw_real *x, int i, double r, int all, double slack, double w[3],
-                         double *d, double nn[3])
-{
-    double p[3] = {x[3 * (size_t)i], x[3 * (size_t)i + 1], x[3 * (size_t)i + 2]};
-    int best = -1, A = b->vbody[i];
-    for (int k = 0; k < b->nbodies; k++) {
-        if (k == A) continue;
-        tw_bvh_view v = tw_bvh_view_of(&b->bvh[k], x);
-        double tw[3], q[3], e;
-        int t = tw_bvh_nearest(&v, p, r * r, tw, q, &e);
-        if (t < 0) continue;
-        t += b->tri_ptr[k];
-        double pn[3], s = 0, dist = sqrt(e);
-        pseudo_normal(b, t, tw, pn);
-        for (int a = 0; a < 3; a++) s += (p[a] - q[a]) * pn[a];
-        int inside = s < 0;
-        double dk = inside ? -dist : dist;
-        if (!all && !b->owns[A * b->nbodies + k]) dk += slack;
-        if (best >= 0 && !(dk < *d)) continue;
-        best = t;
-        *d = dk;
-        for (int a = 0; a < 3; a++) {
-            w[a] = tw[a];
-            nn[a] = dist > 1e-9 * b->size ? (inside ? q[a] - p[a] : p[a] - q[a]) / dist : pn[a];
-        }
-    }
-    return best;
+    tw_bodies_view v;
+    v.nbodies = b->nbodies;
+    v.vbody = b->vbody;
+    v.tris = b->tris;
+    v.tri_ptr = b->tri_ptr;
+    v.tri_nbr = b->tri_nbr;
+    v.fn = b->fn;
+    v.vn = b->vn;
+    v.owns = b->owns;
+    v.size = b->size;
+    v.x = x;
+    for (int k = 0; k < b->nbodies; k++) bvh[k] = tw_bvh_view_of(&b->bvh[k], x);
+    v.bvh = bvh;
+    return v;
 }
 
 int tw_bodies_detect(tw_world *w, const tw_real *x, double heff, int contacts)
@@ -357,6 +326,8 @@ int tw_bodies_detect(tw_world *w, const tw_real *x, double heff, int contacts)
         if (s > vmax2) vmax2 = s;
     }
     double r = fmax(3 * heff * sqrt(vmax2), 0.02 * w->size), touch = 1e-6 * w->size;
+    tw_bvh_view *bv = b->bvh_views;
+    tw_bodies_view view = view_of(b, x, bv);
     int added = 0, body_in = 0;
 #pragma omp parallel for if (TW_PAR(b->nsurf)) num_threads(tw_world_threads(w)) schedule(dynamic, 64) \
     reduction(+ : added, body_in)
@@ -365,7 +336,7 @@ int tw_bodies_detect(tw_world *w, const tw_real *x, double heff, int contacts)
         b->ctri[i] = -1;
         if (w->cons[i]) continue;
         double wt[3], d, nn[3];
-        int t = nearest_other(b, x, i, r, 0, TW_BODY_SLACK * w->size, wt, &d, nn);
+        int t = tw_body_nearest(&view, i, r, 0, TW_BODY_SLACK * w->size, wt, &d, nn);
         if (t < 0) {
             if (!w->ncolliders) w->cimpulse[i] = 0;
             continue;
@@ -498,12 +469,13 @@ double tw_world_body_penetration(tw_world *w, int *vertex)
     const tw_real *x = tw_world_positions(w);
     if (!x) return 0;
     surfaces_at(b, x);
+    tw_bodies_view view = view_of(b, x, b->bvh_views);
     double worst = 0;
     int at = -1;
     for (int k = 0; k < b->nsurf; k++) {
         int i = b->surf[k];
         double wt[3], d, nn[3];
-        if (nearest_other(b, x, i, 0.05 * w->size, 1, 0, wt, &d, nn) >= 0 && -d > worst) {
+        if (tw_body_nearest(&view, i, 0.05 * w->size, 1, 0, wt, &d, nn) >= 0 && -d > worst) {
             worst = -d;
             at = i;
         }

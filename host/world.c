@@ -267,6 +267,15 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     if (!mesh) { tw_fail(TW_ERR_INVALID, "tw_world_create: no mesh"); return NULL; }
     tw_world_def d = def ? *def : tw_default_world_def();
     if (check_def(&d) != TW_OK) return NULL;
+    /* body contact runs on the CPU: auto picks it for several bodies, cuda is
+     * refused below with the reason */
+    if (mesh->nbodies > 1 && d.backend == TW_BACKEND_AUTO) d.backend = TW_BACKEND_CPU;
+    if (mesh->nbodies > 1 && (d.backend == TW_BACKEND_CUDA || d.integrator == TW_EXPLICIT_NEWMARK)) {
+        tw_fail(TW_ERR_UNSUPPORTED, "a mesh of %d bodies (tw_mesh_merge): body contact runs with the implicit "
+                "integrators on the CPU backend, not with %s (use backend cpu or auto and implicit-euler or bdf2)",
+                mesh->nbodies, d.backend == TW_BACKEND_CUDA ? "the CUDA backend" : "explicit-newmark");
+        return NULL;
+    }
     /* backend: cuda when asked (an error when it cannot be had), auto picks
      * cuda when a device is usable */
 #ifdef TW_HAVE_CUDA
@@ -285,12 +294,6 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     }
     if (d.backend == TW_BACKEND_AUTO) d.backend = TW_BACKEND_CPU;
 #endif
-    if (mesh->nbodies > 1 && (d.backend == TW_BACKEND_CUDA || d.integrator == TW_EXPLICIT_NEWMARK)) {
-        tw_fail(TW_ERR_UNSUPPORTED, "a mesh of %d bodies (tw_mesh_merge): body contact runs with the implicit "
-                "integrators on the CPU backend, not with %s (use backend cpu and implicit-euler or bdf2)",
-                mesh->nbodies, d.backend == TW_BACKEND_CUDA ? "the CUDA backend" : "explicit-newmark");
-        return NULL;
-    }
     tw_world *w = tw_calloc(1, sizeof *w, "world");
     if (!w) return NULL;
     w->mesh = mesh;

@@ -170,3 +170,42 @@ TW_TEST(stack_of_three_rests)
     CHECK(r.ke_last < 0.01 * r.drop);
     return 0;
 }
+
+/* tw_mesh_merge: the bodies, their placements, a reflection refused; a world
+ * of several bodies refuses explicit Newmark with the reason. */
+TW_TEST(merge_places_bodies_and_refuses_what_cannot_run)
+{
+    tw_mesh *a = tw_mesh_bar(1, 1, 1, 1, 1, 1);
+    CHECK(a);
+    const tw_mesh *parts[2] = {a, a};
+    double P[24] = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, -1, 0, 1, 0, 0, 0, 0, 1, 5, 0, 0};
+    tw_mesh *m = tw_mesh_merge(parts, P, 2);
+    CHECK(m);
+    int n = tw_mesh_vertex_count(a);
+    CHECK(tw_mesh_vertex_count(m) == 2 * n && tw_mesh_tet_count(m) == 2 * tw_mesh_tet_count(a));
+    CHECK(tw_mesh_body_count(m) == 2 && tw_mesh_body_count(a) == 1);
+    CHECK(tw_mesh_vertex_body(m, 0) == 0 && tw_mesh_vertex_body(m, n) == 1);
+    /* the second copy turned 90 degrees about z and moved 5 m along x */
+    const double *X = tw_mesh_positions(a), *Y = tw_mesh_positions(m);
+    for (int i = 0; i < n; i++) {
+        CHECK_NEAR(Y[3 * (n + i)], -X[3 * i + 1] + 5, 1e-12);
+        CHECK_NEAR(Y[3 * (n + i) + 1], X[3 * i], 1e-12);
+    }
+    CHECK_NEAR(tw_mesh_compute_stats(m).volume, 2.0, 1e-12);
+    double Rbad[12] = {-1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
+    const tw_mesh *one[1] = {a};
+    CHECK(!tw_mesh_merge(one, Rbad, 1) && strstr(tw_last_error(), "determinant"));
+    tw_world_def d = tw_default_world_def();
+    d.integrator = TW_EXPLICIT_NEWMARK;
+    tw_world *w = tw_world_create(m, &d);
+    CHECK(!w && strstr(tw_last_error(), "2 bodies") && strstr(tw_last_error(), "explicit-newmark"));
+    d.integrator = TW_IMPLICIT_EULER;
+    d.backend = TW_BACKEND_AUTO; /* several bodies: auto picks the CPU */
+    w = tw_world_create(m, &d);
+    CHECK(w && tw_world_get_def(w)->backend == TW_BACKEND_CPU);
+    CHECK(tw_world_body_stats(w).bodies == 2);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    tw_mesh_destroy(a);
+    return 0;
+}
