@@ -212,6 +212,7 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
          * and sliding; its damping dissipates either way) */
         int iterations = sr.iterations, changed, friction = 0, friction_passes = 0;
         st->contact_passes = 1;
+        /* (body contact's exchange runs after every pass: `|`, not `||`) */
         while (((changed = tw_contact_update(w, w->rhs, w->vnew, heff, &friction)) | tw_bodies_pass(w, heff) ||
                 (friction && friction_passes < 2)) &&
                st->contact_passes < TW_CONTACT_PASSES) {

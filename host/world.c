@@ -96,6 +96,10 @@ tw_bsr tw_world_bsr(const tw_world *w)
  * one linearisation per step (it has no Newton loop yet). */
 int tw_world_newton_iterations(const tw_world *w)
 {
+    /* body contact exchanges its impulses across the contact passes of one
+     * linearisation; a Newton iteration after them would solve without the
+     * exchange (the stack gained energy and fell apart under BDF2's two) */
+    if (w->bodies) return 1;
     if (w->def.newton_iterations > 0) return w->def.newton_iterations;
     if (w->def.integrator == TW_BDF2 && w->def.method != TW_LINEAR && !w->cuda) return 2;
     return 1;
@@ -267,8 +271,9 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     if (!mesh) { tw_fail(TW_ERR_INVALID, "tw_world_create: no mesh"); return NULL; }
     tw_world_def d = def ? *def : tw_default_world_def();
     if (check_def(&d) != TW_OK) return NULL;
-    /* body contact runs on the CPU: auto picks it for several bodies, cuda is
-     * refused below with the reason */
+    /* body contact runs on the CPU with the implicit integrators: auto picks
+     * the CPU for several bodies; cuda and explicit Newmark are refused with
+     * the reason */
     if (mesh->nbodies > 1 && d.backend == TW_BACKEND_AUTO) d.backend = TW_BACKEND_CPU;
     if (mesh->nbodies > 1 && (d.backend == TW_BACKEND_CUDA || d.integrator == TW_EXPLICIT_NEWMARK)) {
         tw_fail(TW_ERR_UNSUPPORTED, "a mesh of %d bodies (tw_mesh_merge): body contact runs with the implicit "

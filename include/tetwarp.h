@@ -490,7 +490,9 @@ void tw_world_clear_colliders(tw_world *w);
 double tw_collider_distance(const tw_collider_def *c, const double x[3], double normal[3]);
 
 /* Body contact (a world of a tw_mesh_merge'd mesh; implicit integrators, CPU
- * backend). Coulomb friction between the bodies, >= 0 (default 0.5). */
+ * backend, one linearisation per step whatever newton_iterations says: the
+ * bodies exchange their contact impulses across its contact passes).
+ * Coulomb friction between the bodies, >= 0 (default 0.5). */
 tw_status tw_world_set_body_friction(tw_world *w, double friction);
 typedef struct tw_body_stats {
     int bodies;           /* bodies in the world (1: no body contact) */
