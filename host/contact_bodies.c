@@ -52,6 +52,11 @@
  * riding on a moving one. Edge-edge crossings (no vertex inside) are not
  * detected; with meshes of similar density they are shallow.
  *
+ * After the step, as contact.c projects vertices out of the colliders, a
+ * surface vertex found more than TW_BODY_SLACK of the size inside another
+ * body is moved onto its surface and its approach to it stopped (the impacts
+ * the passes did not settle; at rest nothing is that deep).
+ *
  * Only the implicit integrators run body contact, on the CPU backend: a
  * world of several bodies is refused with explicit Newmark or CUDA
  * (world.c). */
@@ -435,6 +440,42 @@ int tw_bodies_pass(tw_world *w, double heff)
     b->ms_last += dt;
     b->ms_total += dt;
     return moved > TW_BODY_MOVE_TOL * w->size;
+}
+
+int tw_bodies_project(tw_world *w, tw_real *x, tw_real *v)
+{
+    tw_bodies *b = w->bodies;
+    if (!b) return 0;
+    double t0 = tw_now_ms();
+    surfaces_at(b, x);
+    tw_bodies_view view = view_of(b, x, b->bvh_views);
+    double tol = TW_BODY_SLACK * w->size, deep = 1e-4 * w->size;
+    size_t n3 = 3 * (size_t)w->fem.n;
+    tw_real *dx = b->rnew; /* the moves, all read from x before any is made */
+    memset(dx, 0, sizeof(tw_real) * n3);
+    int count = 0;
+    for (int k = 0; k < b->nsurf; k++) {
+        int i = b->surf[k];
+        double wt[3], d, nn[3];
+        if (w->cons[i]) continue;
+        int t = tw_body_nearest(&view, i, 0.01 * w->size, 1, 0, wt, &d, nn);
+        if (t < 0 || !(d < -tol)) continue;
+        count += d < -deep;
+        const int *T = b->tris + 3 * (size_t)t;
+        double vn = 0;
+        for (int a = 0; a < 3; a++) {
+            dx[3 * (size_t)i + a] = (tw_real)(-d * nn[a]);
+            double vq = wt[0] * v[3 * (size_t)T[0] + a] + wt[1] * v[3 * (size_t)T[1] + a] + wt[2] * v[3 * (size_t)T[2] + a];
+            vn += (v[3 * (size_t)i + a] - vq) * nn[a];
+        }
+        if (vn < 0) /* its approach to the other body's surface stops */
+            for (int a = 0; a < 3; a++) v[3 * (size_t)i + a] -= (tw_real)(vn * nn[a]);
+    }
+    for (size_t k = 0; k < n3; k++) x[k] += dx[k];
+    double dt = tw_now_ms() - t0;
+    b->ms_last += dt;
+    b->ms_total += dt;
+    return count;
 }
 
 tw_status tw_world_set_body_friction(tw_world *w, double friction)

@@ -37,4 +37,9 @@ int tw_bodies_detect(struct tw_world *w, const tw_real *x, double heff, int cont
  * contact may go into the other before it joins (contact_bodies.c). */
 #define TW_BODY_SLACK 2.5e-4
 int tw_bodies_pass(struct tw_world *w, double heff);
+/* After the step (positions x, velocities v): every free surface vertex more
+ * than TW_BODY_SLACK x size inside another body is moved onto its surface and
+ * its approach to it stopped (a safety net, as contact.c's projection for
+ * the colliders). Returns how many were more than 1e-4 x size inside. */
+int tw_bodies_project(struct tw_world *w, tw_real *x, tw_real *v);
 #endif

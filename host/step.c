@@ -532,6 +532,7 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
 #pragma omp parallel for if (TW_PAR(n3)) num_threads(tw_world_threads(w)) schedule(static)
             for (size_t i = 0; i < n3; i++) w->x[i] = xbase[i] + (tw_real)heff * w->v[i];
             st.contacts_unresolved += tw_contact_project(w, w->x, w->v);
+            if (w->bodies) st.contacts_unresolved += tw_bodies_project(w, w->x, w->v);
         }
     }
     if (s == TW_OK) {
