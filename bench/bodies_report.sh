@@ -26,7 +26,7 @@ done
 start=$(date +%s)
 {
     echo "# bench/bodies_report.sh $B $OUT at $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u)"
-    echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, load: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc --all) cores, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$OUT/bodies_report.log"
 # each job: its row (the line starting with the scene's name and a comma) and its log
 while read -r s dt t; do
