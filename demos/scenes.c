@@ -16,7 +16,7 @@
 #define TW_DATA_DIR "data"
 #endif
 
-const char *const demo_scene_names[] = {"bars", "tube", "bunny", "dane", "cube", NULL};
+const char *const demo_scene_names[] = {"bars", "tube", "bunny", "dane", "cube", "bunny-block", "stack", "dane-floor", NULL};
 
 demo_options demo_default_options(void)
 {
@@ -296,6 +296,41 @@ tw_mesh *demo_tube_mesh(void)
 }
 
 tw_mesh *demo_cube_mesh(int cells) { return tw_mesh_bar(0.3, 0.3, 0.3, cells, cells, cells); }
+
+tw_mesh *demo_stack_mesh(int cubes, double edge, int cells, double twist, double shift, double gap)
+{
+    if (cubes < 1 || cubes > 64) {
+        tw_fail(TW_ERR_INVALID, "demo_stack_mesh: %d cubes (1 to 64)", cubes);
+        return NULL;
+    }
+    tw_mesh *cube = tw_mesh_bar(edge, edge, edge, cells, cells, cells);
+    if (!cube) return NULL;
+    const tw_mesh *parts[64];
+    double P[64 * 12];
+    for (int k = 0; k < cubes; k++) {
+        parts[k] = cube;
+        double R[9], c = 0.5 * edge, *p = P + 12 * k;
+        rotation_about(2, twist * k, R);
+        memcpy(p, R, sizeof R);
+        /* turned about the cube's own vertical axis, then raised */
+        p[9] = c - (R[0] * c + R[1] * c) + shift * k;
+        p[10] = c - (R[3] * c + R[4] * c) + shift * k;
+        p[11] = gap + k * (edge + gap);
+    }
+    tw_mesh *m = tw_mesh_merge(parts, P, cubes);
+    tw_mesh_destroy(cube);
+    return m;
+}
+
+tw_world *demo_bodies_world(const tw_mesh *m, const tw_world_def *d, const tw_collider_def *floor)
+{
+    tw_world *w = tw_world_create(m, d);
+    if (w && floor && tw_world_add_collider(w, floor) != TW_OK) {
+        tw_world_destroy(w);
+        return NULL;
+    }
+    return w;
+}
 
 /* -------------------------------------------------------------- scenes */
 
@@ -634,6 +669,160 @@ static int build_cube(demo_scene *s, const demo_options *o, const char *prog)
     return 0;
 }
 
+/* ---- scenes of contact: several bodies in one world (tw_mesh_merge), or
+ * one body on the floor; no bone core, everything falls */
+
+/* The closed surface of `file` (scaled by `scale`) as a lattice of `cell` m
+ * cubes whose centres are inside it (tw_mesh_graded, one level). */
+static tw_mesh *lattice_of(const demo_options *o, const char *file, double scale, double cell, const char *prog)
+{
+    char *path = data_path(o, file);
+    tw_surface *surf = path ? tw_surface_load(path) : NULL;
+    free(path);
+    if (!surf) {
+        fprintf(stderr, "%s: %s: %s\n", prog, file, tw_last_error());
+        return NULL;
+    }
+    for (int i = 0; i < 3 * surf->vertex_count; i++) surf->positions[i] *= scale;
+    tw_graded_def gd = tw_default_graded_def();
+    gd.fine_size = cell;
+    gd.levels = 1;
+    tw_graded_mesh *g = tw_mesh_graded(surf, &gd);
+    tw_surface_destroy(surf);
+    if (!g) {
+        fprintf(stderr, "%s: %s: lattice: %s\n", prog, file, tw_last_error());
+        return NULL;
+    }
+    tw_mesh *m = g->mesh;
+    g->mesh = NULL;
+    tw_graded_mesh_destroy(g);
+    return m;
+}
+
+/* Placement (12 doubles, tw_mesh_merge) that turns m by R and puts its
+ * bounding box's centre at (cx, cy) and its lowest point at z0. */
+static void place(const tw_mesh *m, const double R[9], double cx, double cy, double z0, double P[12])
+{
+    const double *X = tw_mesh_positions(m);
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int i = 0; i < tw_mesh_vertex_count(m); i++)
+        for (int r = 0; r < 3; r++) {
+            double y = R[3 * r] * X[3 * i] + R[3 * r + 1] * X[3 * i + 1] + R[3 * r + 2] * X[3 * i + 2];
+            lo[r] = fmin(lo[r], y);
+            hi[r] = fmax(hi[r], y);
+        }
+    memcpy(P, R, 9 * sizeof(double));
+    P[9] = cx - 0.5 * (lo[0] + hi[0]);
+    P[10] = cy - 0.5 * (lo[1] + hi[1]);
+    P[11] = z0 - lo[2];
+}
+
+/* A scene of one world holding `m` (its bodies coloured from `colors`) on
+ * the floor z = 0. */
+static int add_floor_world(demo_scene *s, const char *name, tw_mesh *m, tw_world_def *d, double *youngs,
+                           const float colors[][3], const demo_options *o, const char *prog)
+{
+    apply_options(d, o);
+    if (youngs && o->youngs > 0) { /* --E replaces every body's modulus */
+        free(youngs);
+        youngs = NULL;
+    }
+    d->element_youngs = youngs;
+    tw_collider_def floor = tw_default_collider_def();
+    tw_world *w = demo_bodies_world(m, d, &floor);
+    if (!w) {
+        fprintf(stderr, "%s: %s: %s\n", prog, name, tw_last_error());
+        free(youngs);
+        tw_mesh_destroy(m);
+        demo_scene_destroy(s);
+        return -1;
+    }
+    if (demo_scene_add(s, name, m, w, youngs, NULL, colors[0], prog)) {
+        demo_scene_destroy(s);
+        return -1;
+    }
+    demo_body *b = &s->body[0];
+    b->colliders[0] = floor;
+    b->collider_count = 1;
+    b->body_colors = colors;
+    s->up = 2;
+    demo_scene_frame(s);
+    s->has_floor = 1;
+    s->floor_level = 0;
+    return 0;
+}
+
+/* bunny-block: the closed bunny as a lattice of 1 cm cubes (E 1e5 Pa),
+ * dropped from 3 cm onto a soft block 30 x 30 x 10 cm of 5 cm cells (E 2e4
+ * Pa) on the floor. The bunny's surface is the finer: its vertices hold
+ * against the block. */
+static int build_bunny_block(demo_scene *s, const demo_options *o, const char *prog)
+{
+    static const float colors[2][3] = {{0.85f, 0.72f, 0.55f}, {0.35f, 0.6f, 0.85f}};
+    tw_mesh *bunny = lattice_of(o, "bunny_closed_3485v.off", 1, 0.01, prog);
+    tw_mesh *block = bunny ? tw_mesh_bar(0.3, 0.3, 0.1, 6, 6, 2) : NULL;
+    if (!block) {
+        tw_mesh_destroy(bunny);
+        return fail(prog, "bunny-block", s);
+    }
+    double R[9], I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, P[24];
+    rotation_about(0, M_PI / 2, R); /* the bunny's y up to z */
+    place(bunny, R, 0.15, 0.15, 0.13, P);
+    place(block, I, 0.15, 0.15, 0, P + 12);
+    const tw_mesh *parts[2] = {bunny, block};
+    tw_mesh *m = tw_mesh_merge(parts, P, 2);
+    tw_mesh_destroy(bunny);
+    tw_mesh_destroy(block);
+    if (!m) return fail(prog, "bunny-block", s);
+    printf("bunny-block: bunny lattice of 1 cm cubes and a 6 x 6 x 2 block: %d vertices, %d tets\n",
+           tw_mesh_vertex_count(m), tw_mesh_tet_count(m));
+    double E[2] = {1e5, 2e4}, *youngs = malloc(sizeof(double) * (size_t)tw_mesh_tet_count(m));
+    if (youngs) tw_fill_by_body(m, E, youngs);
+    tw_world_def d = tw_default_world_def();
+    d.youngs_modulus = E[0];
+    d.dt = 1.0 / 60;
+    if (add_floor_world(s, "bunny-block", m, &d, youngs, colors, o, prog)) return -1;
+    s->distance *= 0.8;
+    return 0;
+}
+
+/* stack: three 20 cm cubes (4 x 4 x 4 cells, E 1e5 Pa), each turned 0.3 rad
+ * on the one below, dropped 2 cm onto each other and the floor. */
+static int build_stack(demo_scene *s, const demo_options *o, const char *prog)
+{
+    static const float colors[3][3] = {{0.9f, 0.45f, 0.2f}, {0.3f, 0.6f, 0.9f}, {0.45f, 0.8f, 0.35f}};
+    tw_mesh *m = demo_stack_mesh(3, 0.2, 4, 0.3, 0, 0.02);
+    if (!m) return fail(prog, "stack", s);
+    tw_world_def d = tw_default_world_def();
+    d.youngs_modulus = 1e5;
+    d.dt = 1.0 / 60;
+    return add_floor_world(s, "stack", m, &d, NULL, colors, o, prog);
+}
+
+/* dane-floor: the TOSCA dog as a lattice of 4 cm cubes (E 1e5 Pa, no bone
+ * core), turned onto its side and dropped from 5 cm onto the floor, where it
+ * lies. */
+static int build_dane_floor(demo_scene *s, const demo_options *o, const char *prog)
+{
+    static const float colors[1][3] = {{0.75f, 0.6f, 0.45f}};
+    tw_mesh *dog = lattice_of(o, "dog_tosca_dog0_eyescapped.off", 0.01, 0.04, prog);
+    if (!dog) return fail(prog, "dane-floor", s);
+    double R[9], P[12];
+    rotation_about(1, M_PI / 2, R); /* on its side: its up (z) to x */
+    place(dog, R, 0, 0, 0.05, P);
+    const tw_mesh *parts[1] = {dog};
+    tw_mesh *m = tw_mesh_merge(parts, P, 1);
+    tw_mesh_destroy(dog);
+    if (!m) return fail(prog, "dane-floor", s);
+    printf("dane-floor: lattice of 4 cm cubes: %d vertices, %d tets\n", tw_mesh_vertex_count(m),
+           tw_mesh_tet_count(m));
+    tw_world_def d = tw_default_world_def();
+    d.youngs_modulus = 1e5;
+    d.dt = 1.0 / 60;
+    d.damping_stiffness = 0.02;
+    return add_floor_world(s, "dane-floor", m, &d, NULL, colors, o, prog);
+}
+
 int demo_scene_build(demo_scene *s, const char *name, const demo_options *o, const char *prog)
 {
     memset(s, 0, sizeof *s);
@@ -643,7 +832,13 @@ int demo_scene_build(demo_scene *s, const char *name, const demo_options *o, con
     if (!strcmp(name, "bunny")) return build_bunny(s, o, prog);
     if (!strcmp(name, "dane")) return build_dane(s, o, prog);
     if (!strcmp(name, "cube")) return build_cube(s, o, prog);
-    fprintf(stderr, "%s: --scene '%s': unknown scene (choose bars, tube, bunny, dane or cube)\n", prog, name);
+    if (!strcmp(name, "bunny-block")) return build_bunny_block(s, o, prog);
+    if (!strcmp(name, "stack")) return build_stack(s, o, prog);
+    if (!strcmp(name, "dane-floor")) return build_dane_floor(s, o, prog);
+    fprintf(stderr,
+            "%s: --scene '%s': unknown scene (choose bars, tube, bunny, dane, cube, bunny-block, stack or "
+            "dane-floor)\n",
+            prog, name);
     return -1;
 }
 
@@ -803,6 +998,7 @@ void demo_body_render_colors(const demo_body *b, float *col)
             if (all) c = kin ? kinematic : pinned;
         } else {
             tw_constraint ck = tw_world_get_constraint(b->world, i);
+            if (b->body_colors) c = b->body_colors[tw_mesh_vertex_body(b->mesh, i)];
             if (ck == TW_PINNED) c = pinned;
             if (ck == TW_KINEMATIC) c = kinematic;
         }

@@ -20,6 +20,11 @@
  *          vertical, the soft skin lagging behind it (fig. 10)
  *   cube   a cube fixed on one side under gravity at three resolutions
  *          (Debunne 2001)
+ *   bunny-block  the bunny (a lattice of 1 cm cubes) dropped on a soft block,
+ *          both in one world (tw_mesh_merge): body contact
+ *   stack  three cubes dropped onto each other and the floor, one world
+ *   dane-floor   the dog (a lattice of 4 cm cubes, no bone core) turned on
+ *          its side and dropped onto the floor, where it lies
  *
  * A body's world can be rebuilt with a changed def (Young's modulus, gravity)
  * keeping positions, velocities, pins, the bone core and the colliders. */
@@ -61,6 +66,16 @@ tw_mesh *demo_tube_mesh(void);
 /* Debunne 2001's cube: 0.3 m, cells^3 cells. NULL on failure. */
 tw_mesh *demo_cube_mesh(int cells);
 
+/* Several bodies in one world (tw_mesh_merge; body contact). A stack of
+ * `cubes` cubes of edge `edge` m (cells^3 cells each) on the floor z = 0,
+ * each turned `twist` radians about z and shifted `shift` m along x and y
+ * against the one below, and `gap` m above it (the lowest `gap` m above the
+ * floor). NULL on failure. */
+tw_mesh *demo_stack_mesh(int cubes, double edge, int cells, double twist, double shift, double gap);
+/* A world for a merged mesh (any number of bodies) from d with `floor`
+ * added when not NULL; NULL on failure (tw_last_error). */
+tw_world *demo_bodies_world(const tw_mesh *m, const tw_world_def *d, const tw_collider_def *floor);
+
 /* ---- the scenes */
 
 #define DEMO_MAX_BODIES 4
@@ -89,6 +104,7 @@ typedef struct demo_body {
     double core_driven, core_drive_time; /* rad and s: the angle last driven, and when */
     int collider_count;
     tw_collider_def colliders[4];
+    const float (*body_colors)[3]; /* a merged mesh (tw_mesh_merge): the colour of each of its bodies, or NULL */
 } demo_body;
 
 typedef struct demo_scene {

@@ -458,6 +458,7 @@ void tw_mesh_destroy(tw_mesh *m)
     free(m->tets);
     free(m->region);
     free(m->unused);
+    free(m->body);
     free(m);
 }
 

@@ -12,6 +12,8 @@ struct tw_mesh {
     int *region;  /* nt */
     int *unused;  /* nv: 1 where no element references the vertex */
     char name[256];
+    int nbodies;  /* bodies of a tw_mesh_merge'd mesh (body contact), else 1 */
+    int *body;    /* nv: the body of each vertex, or NULL (one body) */
 };
 
 /* Takes ownership of X, tets, region (malloc'd) and validates: indices in

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "amg.h"
+#include "contact_bodies.h"
 #include "hd/contact.h"
 #include "hd/element.h"
 #include "error.h"
@@ -237,6 +238,7 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
     /* contacts (contact.c): an active set, solved again while a solve
      * changes it; an active vertex's normal velocity lands it on the surface */
     st->contacts = tw_contact_detect(w, xbase);
+    if (w->bodies) st->contacts = tw_bodies_detect(w, xbase, heff, st->contacts);
     if (st->contacts) {
         tw_contact_land_all(w, w->vnew, heff);
         tw_contact_friction_implicit(w, heff);
@@ -244,13 +246,14 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
     tw_filter filter = {w->fcons, w->cnormal};
     tw_solve_result sr = solve_contacts(w, w->rhs, w->vnew, &filter);
     int capped = sr.iterations >= w->def.cg_max_iterations && !(sr.residual <= w->def.cg_tolerance);
-    if (w->ncolliders) {
+    if (w->ncolliders || w->bodies) {
         /* again while the normal set changes, and at most twice more for
          * friction off Coulomb's (friction alone can cycle between sticking
          * and sliding; its damping dissipates either way) */
         int iterations = sr.iterations, changed, friction = 0, friction_passes = 0;
         st->contact_passes = 1;
-        while (((changed = tw_contact_update(w, w->rhs, w->vnew, heff, &friction)) ||
+        /* (body contact's exchange runs after every pass: `|`, not `||`) */
+        while (((changed = tw_contact_update(w, w->rhs, w->vnew, heff, &friction)) | tw_bodies_pass(w, heff) ||
                 (friction && friction_passes < 2)) &&
                st->contact_passes < (w->def.contact_passes > 0 ? w->def.contact_passes : TW_CONTACT_PASSES)) {
             friction_passes += !changed;
@@ -585,6 +588,7 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
             for (size_t i = 0; i < n3; i++) w->x[i] = xbase[i] + (tw_real)heff * w->v[i];
             tw_colliders_advance(w, h);
             st.contacts_unresolved += tw_contact_project(w, w->x, w->v, h);
+            if (w->bodies) st.contacts_unresolved += tw_bodies_project(w, w->x, w->v);
         }
     }
     if (s != TW_OK) { /* the state is as before the step */

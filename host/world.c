@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "amg.h"
+#include "contact_bodies.h"
 #include "hd/element.h"
 #include "error.h"
 #include "hd/math3.h"
@@ -96,6 +97,10 @@ tw_bsr tw_world_bsr(const tw_world *w)
  * one linearisation per step (it has no Newton loop yet). */
 int tw_world_newton_iterations(const tw_world *w)
 {
+    /* body contact exchanges its impulses across the contact passes of one
+     * linearisation; a Newton iteration after them would solve without the
+     * exchange (the stack gained energy and fell apart under BDF2's two) */
+    if (w->bodies) return 1;
     if (w->def.newton_iterations > 0) return w->def.newton_iterations;
     if (w->def.integrator == TW_BDF2 && w->def.method != TW_LINEAR && !w->cuda) return 2;
     return 1;
@@ -270,6 +275,16 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     if (!mesh) { tw_fail(TW_ERR_INVALID, "tw_world_create: no mesh"); return NULL; }
     tw_world_def d = def ? *def : tw_default_world_def();
     if (check_def(&d) != TW_OK) return NULL;
+    /* body contact runs on the CPU with the implicit integrators: auto picks
+     * the CPU for several bodies; cuda and explicit Newmark are refused with
+     * the reason */
+    if (mesh->nbodies > 1 && d.backend == TW_BACKEND_AUTO) d.backend = TW_BACKEND_CPU;
+    if (mesh->nbodies > 1 && (d.backend == TW_BACKEND_CUDA || d.integrator == TW_EXPLICIT_NEWMARK)) {
+        tw_fail(TW_ERR_UNSUPPORTED, "a mesh of %d bodies (tw_mesh_merge): body contact runs with the implicit "
+                "integrators on the CPU backend, not with %s (use backend cpu or auto and implicit-euler or bdf2)",
+                mesh->nbodies, d.backend == TW_BACKEND_CUDA ? "the CUDA backend" : "explicit-newmark");
+        return NULL;
+    }
     /* backend: cuda when asked (an error when it cannot be had), auto picks
      * cuda when a device is usable */
 #ifdef TW_HAVE_CUDA
@@ -363,6 +378,10 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     }
     w->size = sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) + (hi[2] - lo[2]) * (hi[2] - lo[2]));
     choose_edge_neighbours(w);
+    if (mesh->nbodies > 1 && !(w->bodies = tw_bodies_create(mesh, w->x, w->fem.mass, w->size))) {
+        tw_world_destroy(w);
+        return NULL;
+    }
 #ifdef TW_HAVE_CUDA
     if (w->def.backend == TW_BACKEND_CUDA && !(w->cuda = cuda_world_create(w))) {
         tw_world_destroy(w);
@@ -386,6 +405,7 @@ void tw_world_destroy(tw_world *w)
     free(w->acc); free(w->xprev); free(w->vprev); free(w->xbase); free(w->vbase);
     free(w->fcons); free(w->cnormal); free(w->cdist); free(w->cimpulse); free(w->cmu); free(w->cfric); free(w->ccol); free(w->cvel); free(w->newton);
     tw_hanging_free(w);
+    tw_bodies_free(w->bodies);
     tw_solver_work_free(&w->work);
     tw_amg_free(w->amg);
     free(w);
@@ -556,6 +576,7 @@ void tw_world_reset(tw_world *w)
     w->step = 0;
     w->time = 0;
     w->has_acc = w->has_history = 0;
+    tw_bodies_reset(w->bodies);
 }
 
 size_t tw_world_memory_bytes(const tw_world *w)

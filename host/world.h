@@ -77,6 +77,7 @@ struct tw_world {
     int nhang, *hang_vertex, *hang_ptr, *hang_idx;
     double *hang_w;
     struct tw_hanging_system *hsys; /* the implicit step's reduced system, when nhang > 0 */
+    struct tw_bodies *bodies; /* contact between the bodies of a tw_mesh_merge'd mesh (contact_bodies.c), or NULL */
     tw_solver_work work;
     struct tw_amg *amg; /* def.precond mg: the multigrid hierarchy (amg.h), built at the first solve */
 };

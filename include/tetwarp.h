@@ -165,6 +165,26 @@ typedef struct tw_surface {
 tw_surface *tw_surface_load(const char *path);
 void tw_surface_destroy(tw_surface *s);
 
+/* ---------------------------------------------------------------- bodies */
+
+/* Several bodies in one world: copies of `count` meshes, each placed by a
+ * rigid motion, joined into one mesh of disconnected components that
+ * remembers the body of each vertex (body b = meshes[b]). A world made from
+ * it simulates all the bodies in one system, and they collide with each
+ * other (body contact: every surface vertex of a body against the other
+ * bodies' surface triangles, inside the implicit step like the colliders).
+ * placements: 12 per mesh, a rotation R (row-major 3x3, det 1) then a
+ * translation t (m): a vertex X goes to R X + t; NULL keeps the meshes where
+ * they are. Regions are kept. NULL with tw_last_error() on a bad argument. */
+tw_mesh *tw_mesh_merge(const tw_mesh *const *meshes, const double *placements, int count);
+/* Bodies of a mesh: tw_mesh_merge's count, 1 for any other mesh. */
+int tw_mesh_body_count(const tw_mesh *m);
+/* The body of a vertex (0 for a mesh not made by tw_mesh_merge). */
+int tw_mesh_vertex_body(const tw_mesh *m, int vertex);
+/* Per-element values by body: element e gets values[body of e]
+ * (per-body material: element_youngs, element_density). */
+void tw_fill_by_body(const tw_mesh *m, const double *values, double *out);
+
 /* --------------------------------------------------------------- meshing */
 
 /* ASCII or binary STL; coincident corners are merged into shared vertices. */
@@ -512,6 +532,26 @@ tw_status tw_world_collider_force(const tw_world *w, int index, double f[3]);
 /* Signed distance of point x to collider c (m, negative inside) and the
  * outward normal there. */
 double tw_collider_distance(const tw_collider_def *c, const double x[3], double normal[3]);
+
+/* Body contact (a world of a tw_mesh_merge'd mesh; implicit integrators, CPU
+ * backend, one linearisation per step whatever newton_iterations says: the
+ * bodies exchange their contact impulses across its contact passes).
+ * Coulomb friction between the bodies, >= 0 (default 0.5). */
+tw_status tw_world_set_body_friction(tw_world *w, double friction);
+typedef struct tw_body_stats {
+    int bodies;           /* bodies in the world (1: no body contact) */
+    int surface_vertices; /* vertices tested against the other bodies */
+    int contacts;         /* vertices held by a body contact at the end of the last step */
+    double ms_last;       /* the last step's time in body contact (detection, BVHs, reactions), ms */
+    double ms_total;      /* summed over the steps, ms */
+    int rebuilds;         /* BVH rebuilds so far (the others were refits) */
+} tw_body_stats;
+/* What body contact did; zeros for a world of one body. */
+tw_body_stats tw_world_body_stats(const tw_world *w);
+/* The deepest any surface vertex lies inside another body at the current
+ * positions, m (0 when none; searched to 5 % of the world's size), and that
+ * vertex in *vertex (-1 when none; vertex may be NULL). */
+double tw_world_body_penetration(tw_world *w, int *vertex);
 
 typedef struct tw_step_stats {
     int cg_iterations;

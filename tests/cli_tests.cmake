@@ -272,3 +272,10 @@ add_test(NAME cli.run_tree_frames
                  $<TARGET_FILE:tetwarp> run ${TW_CLI_BAR} --tree-levels 2 --steps 2 --obj-every 1
                  --obj-dir ${TW_CLI_TMP}/tree_frames)
 set_tests_properties(cli.run_tree_frames PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW_CLI_ENV})
+
+# ---- --scene: a demo scene of one world runs; a scene of several worlds is refused
+tw_cli_prints(run_scene_stack "scene stack \\(3 bodies\\): 375 vertices" run --scene stack --steps 3
+              --data ${TW_DATA_DIR})
+tw_cli_exits(run_scene_several_worlds 1 "--scene bars has 3 separate worlds" run --scene bars --steps 1
+             --data ${TW_DATA_DIR})
+tw_cli_exits(run_scene_unknown 1 "unknown scene" run --scene nope --steps 1)

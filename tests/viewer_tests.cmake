@@ -29,7 +29,7 @@ function(tw_viewer_tests)
   file(MAKE_DIRECTORY ${tmp})
 
   # viewer.scene_NAME: the scene renders headless and the last frame is not blank
-  foreach(scene bars tube bunny dane cube)
+  foreach(scene bars tube bunny dane cube stack)
     set(dir ${tmp}/${scene})
     add_test(NAME viewer.scene_${scene}
              COMMAND ${wrap} sh -c "rm -rf '${dir}' && \"$0\" --scene ${scene} --headless --frames 3 --out '${dir}' && \"$1\" '${dir}/frame_00002.png' --not-blank 500"
@@ -129,7 +129,7 @@ function(tw_viewer_tests)
   add_test(NAME viewer.bad_up
            COMMAND ${fails} "--up 'w': expected x, y or z" ${view} ${bar} --up w --headless)
   add_test(NAME viewer.unknown_scene
-           COMMAND ${fails} "unknown scene \\(choose bars, tube, bunny, dane or cube\\)" ${view} --scene zoo --headless)
+           COMMAND ${fails} "unknown scene \\(choose bars, tube, bunny, dane, cube, bunny-block, stack or dane-floor\\)" ${view} --scene zoo --headless)
   # the window without a display; headless with neither EGL (no EGL driver
   # for glvnd) nor a display; GLX forced without a display
   add_test(NAME viewer.no_display

@@ -12,6 +12,7 @@
 #include "cli_run_tree.h"
 #include "cli_scene.h"
 #include "cli_tool.h"
+#include "scenes.h"
 #include "tetwarp.h"
 
 typedef struct run_opts {
@@ -37,6 +38,9 @@ typedef struct run_opts {
     const char *obj_dir;
     cli_tool tool;      /* --tool: a moving collider and the force on it */
     cli_tree_opts tree; /* --tree-levels: the adaptive tetra tree instead of the world */
+    const char *scene;  /* a scene of the demo library (demos/scenes.h), or NULL */
+    const char *data_dir; /* the scenes' data folder */
+    int dt_given;       /* --dt was given (a scene keeps its own step otherwise) */
 } run_opts;
 
 static run_opts run_defaults(void)
@@ -65,6 +69,9 @@ static run_opts run_defaults(void)
     o.obj_dir = "frames";
     o.tool = cli_default_tool();
     o.tree = cli_default_tree_opts();
+    o.scene = NULL;
+    o.data_dir = demo_default_options().data_dir;
+    o.dt_given = 0;
     return o;
 }
 
@@ -125,7 +132,13 @@ void cli_run_help(FILE *f)
             "                          DEG_S degrees per second; the skin follows dynamically\n"
             "  --verbose               say in full why the CUDA backend was not used\n"
             "  --multires LEVELS       the space- and time-adaptive multiresolution simulation\n"
-            "                          (Debunne 2001): its options in `tetwarp run --multires 1 --help`\n",
+            "                          (Debunne 2001): its options in `tetwarp run --multires 1 --help`\n"
+            "  --scene NAME            a scene of the demo library instead of --mesh/--bar, with its\n"
+            "                          own bodies, material, method, integrator, solver and time step\n"
+            "                          (of the options above only --dt, --backend, the colliders and\n"
+            "                          the outputs apply): a scene of one world, bunny-block, stack,\n"
+            "                          dane-floor or tube\n"
+            "  --data DIR              the folder holding the scenes' meshes/ (default the build's data/)\n",
             tw_integrator_name(d.integrator), d.newton, d.dt, d.steps, d.damping[0], d.damping[1], d.cg_tol, d.cg_max,
             d.warp_system == TW_WARP_SYSTEM_BICGSTAB ? "bicgstab" : "symmetric",
             d.precond == TW_PRECOND_MG ? "mg" : d.precond == TW_PRECOND_AUTO ? "auto" : "jacobi", TW_MAX_COLLIDERS,
@@ -200,7 +213,12 @@ static int run_parse(cli_args *a, cli_scene_opts *so, run_opts *o)
         if (cli_is_help(a)) {
             cli_run_help(stdout);
             return 1;
+        } else if (cli_is(a, "--scene")) {
+            bad = !(o->scene = cli_value(a, "scene name"));
+        } else if (cli_is(a, "--data")) {
+            bad = !(o->data_dir = cli_value(a, "folder"));
         } else if (cli_is(a, "--dt")) {
+            o->dt_given = 1;
             bad = cli_double(a, "time step, s", &o->dt) ||
                   cli_require(a, o->dt > 0 || (o->dt == 0 && o->integrator == TW_EXPLICIT_NEWMARK),
                               "> 0 s (0, the automatic step, only after --integrator explicit-newmark)");
@@ -375,8 +393,9 @@ static int run_setup(const cli_args *a, const cli_scene_opts *so, run_opts *o, c
     int probe = r->probe;
     printf("%s: %d vertices, %d tets, %d fixed; %s, %s, dt %g s, %d steps; probe vertex %d "
            "(rest %g, %g, %g)\n",
-           sc->description, nv, tw_mesh_tet_count(sc->mesh), sc->pinned, tw_method_name(so->method),
-           tw_integrator_name(o->integrator), tw_world_dt(sc->world), o->steps, probe, X[3 * probe], X[3 * probe + 1],
+           sc->description, nv, tw_mesh_tet_count(sc->mesh), sc->pinned,
+           tw_method_name(tw_world_get_def(sc->world)->method),
+           tw_integrator_name(tw_world_get_def(sc->world)->integrator), tw_world_dt(sc->world), o->steps, probe, X[3 * probe], X[3 * probe + 1],
            X[3 * probe + 2]);
 
     if (o->csv) {
@@ -515,6 +534,48 @@ static void run_summary(const run_opts *o, const cli_scene *sc, const run_state 
     if (o->csv) printf("wrote %s (%d rows)\n", o->csv, o->steps);
 }
 
+/* --scene: a scene of the demo library that is one world (its mesh and
+ * world taken over by the run). On failure prints why and returns -1. */
+static int run_demo_scene(const run_opts *o, const cli_scene_opts *so, const char *prog, cli_scene *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    demo_options d = demo_default_options();
+    d.data_dir = o->data_dir;
+    if (o->dt_given) d.dt = o->dt;
+    if (so->backend != TW_BACKEND_AUTO) d.backend = so->backend;
+    demo_scene ds;
+    if (demo_scene_build(&ds, o->scene, &d, prog)) return -1;
+    if (ds.body_count != 1) {
+        fprintf(stderr, "%s: --scene %s has %d separate worlds; `tetwarp run` runs a scene of one world "
+                        "(bunny-block, stack, dane-floor, tube; tetwarp-view runs them all)\n",
+                prog, o->scene, ds.body_count);
+        demo_scene_destroy(&ds);
+        return -1;
+    }
+    demo_body *b = &ds.body[0];
+    sc->mesh = b->mesh;
+    sc->world = b->world;
+    sc->element_youngs = b->element_youngs; /* the world was made from it: freed with the scene */
+    b->mesh = NULL;
+    b->world = NULL;
+    b->element_youngs = NULL;
+    demo_scene_destroy(&ds);
+    sc->backend = tw_world_get_def(sc->world)->backend;
+    sc->fixed = calloc((size_t)tw_mesh_vertex_count(sc->mesh), 1);
+    if (!sc->fixed) {
+        cli_scene_destroy(sc);
+        return -1;
+    }
+    for (int i = 0; i < tw_mesh_vertex_count(sc->mesh); i++)
+        if (tw_world_get_constraint(sc->world, i) == TW_PINNED) {
+            sc->fixed[i] = 1;
+            sc->pinned++;
+        }
+    snprintf(sc->description, sizeof sc->description, "scene %s (%d bodies)", o->scene,
+             tw_mesh_body_count(sc->mesh));
+    return 0;
+}
+
 int cli_cmd_run(int argc, char **argv)
 {
     /* the multiresolution simulation has its own options and loop */
@@ -559,7 +620,7 @@ int cli_cmd_run(int argc, char **argv)
     def.integrator = o.integrator;
     def.newton_iterations = o.newton;
     cli_scene sc;
-    if (cli_scene_build(&so, def, a.prog, &sc)) {
+    if (o.scene ? run_demo_scene(&o, &so, a.prog, &sc) : cli_scene_build(&so, def, a.prog, &sc)) {
         cli_tool_free(&o.tool);
         return CLI_EXIT_FAIL;
     }
