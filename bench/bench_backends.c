@@ -118,7 +118,8 @@ enum { SCENE_COUNT = sizeof SCENES / sizeof SCENES[0] };
 /* Backends of a row: the CPU, the CUDA step as a CUDA Graph (the library's
  * default) and the host-driven CUDA step (tw_world_set_cuda_graph);
  * cuda-ownspmv: the graph step with the hand-written 3x3-BSR SpMV instead of
- * cuSPARSE's (TW_CUDA_SPMV=own while its world is created). */
+ * cuSPARSE's (TW_CUDA_SPMV=own while its world is created; the other CUDA
+ * rows set TW_CUDA_SPMV=cusparse unless the environment sets it). */
 enum { BK_CPU = 0, BK_CUDA = 1, BK_CUDA_NOGRAPH = 2, BK_CUDA_OWNSPMV = 3, BACKEND_MAX = 4 };
 static const char *BK_NAMES[] = {"cpu", "cuda", "cuda-nograph", "cuda-ownspmv"};
 
@@ -416,7 +417,9 @@ static tw_world *make_world(const options *o, const tw_mesh *mesh, int scene, in
     if (backend == TW_BACKEND_CUDA) tw_cuda_memory_info(&free0, NULL); /* creates the context first */
 #endif
     /* the SpMV is chosen from TW_CUDA_SPMV when the world is created: "own"
-     * for cuda-ownspmv, the environment's own value for the other backends */
+     * for cuda-ownspmv, the environment's own value for the other backends,
+     * else "cusparse" (the library picks the hand-written one by itself from
+     * a size on; the rows compare the two at every size) */
     static int env_saved;
     static char env_spmv[64];
     static int env_had;
@@ -428,7 +431,7 @@ static tw_world *make_world(const options *o, const tw_mesh *mesh, int scene, in
     }
     if (bk == BK_CUDA_OWNSPMV) setenv("TW_CUDA_SPMV", "own", 1);
     else if (env_had) setenv("TW_CUDA_SPMV", env_spmv, 1);
-    else unsetenv("TW_CUDA_SPMV");
+    else setenv("TW_CUDA_SPMV", "cusparse", 1);
     tw_world *w = tw_world_create(mesh, &d);
     if (!w) {
         snprintf(why, why_size, "world (%s): %s", BK_NAMES[bk], tw_last_error());

@@ -45,7 +45,7 @@ int main(int argc, char **argv)
     td.poisson_ratio = 0.3;
     td.density = 1000;
     fd.dt = 0.01;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* options and their values in pairs */
         const char *a = argv[i], *b = i + 1 < argc ? argv[i + 1] : NULL;
         int ok = b != NULL;
         if (!strcmp(a, "--cells")) ok = ok && three(b, cells);
@@ -68,7 +68,6 @@ int main(int argc, char **argv)
             fprintf(stderr, "tw_bench_imai_box: bad option %s\n", a);
             return 2;
         }
-        i++;
     }
     fd.threads = threads;
     td.levels = levels;

@@ -2,9 +2,11 @@
 // "modified PCG") on the device, for A vnew = rhs with A the BSR system
 // matrix. SpMV by cuSPARSE's generic API on a BSR descriptor (block 3,
 // row-major blocks, CUSPARSE_SPMV_BSR_ALG1), or the hand-written one thread
-// per block row kernel below (TW_CUDA_SPMV=own in the environment, or when
-// cuSPARSE fails at init for any reason but memory, or its product on a
-// random matrix and vector differs from the kernel's: tw_cuda_pcg_init).
+// per block row kernel below: from TW_OWN_SPMV_MIN_VERTICES vertices on,
+// with TW_CUDA_SPMV=own in the environment (TW_CUDA_SPMV=cusparse: cuSPARSE
+// at every size), or when cuSPARSE fails at init for any reason but memory,
+// or its product on a random matrix and vector differs from the kernel's
+// (tw_cuda_pcg_init).
 // Vector updates, the preconditioner,
 // the filter and the dot products are fused kernels; dots accumulate in
 // double, as on the CPU, with deterministic two-pass reductions.
@@ -327,12 +329,22 @@ static tw_status spmv_compare(tw_cuda_world *cw, const tw_real *one, const tw_re
         }                                                                                  \
     } while (0)
 
+/* The hand-written SpMV by default from this many vertices on. Measured on
+ * an H100 (bench/results/nvidia-h100-80gb-hbm3/backends_targets.txt, ms of
+ * the solve phase per CG iteration): at the 1M-tet bar, bunny and dog
+ * (151k-175k vertices) and the 5M bar it is 1.30-1.60x faster than
+ * cuSPARSE's BSR SpMV; at 10k tets 0.77-0.79x; at 100k tets (15k-25k
+ * vertices) between 0.93x and 1.11x, so cuSPARSE stays below. */
+#define TW_OWN_SPMV_MIN_VERTICES 50000
+
 tw_status tw_cuda_pcg_init(tw_cuda_world *cw)
 {
     const tw_cuda_data &d = cw->d;
     size_t n3 = 3 * (size_t)d.n;
     const char *choice = getenv("TW_CUDA_SPMV");
-    cw->own_spmv = choice && strcmp(choice, "own") == 0;
+    if (choice && strcmp(choice, "own") == 0) cw->own_spmv = 1;
+    else if (choice && strcmp(choice, "cusparse") == 0) cw->own_spmv = 0;
+    else cw->own_spmv = d.n >= TW_OWN_SPMV_MIN_VERTICES;
     if (cw->own_spmv) return TW_OK;
     cusparseStatus_t st = CUSPARSE_STATUS_SUCCESS;
     const char *failed = NULL;
