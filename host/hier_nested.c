@@ -211,28 +211,6 @@ static tw_status refine(const tw_mesh *m, int level, tw_mesh **fine, tw_transfer
     return TW_OK;
 }
 
-static tw_mesh *copy_mesh(const tw_mesh *m)
-{
-    double *X = tw_malloc(3 * (size_t)m->nv * sizeof *X, "level 0 positions");
-    int *tets = tw_malloc(4 * (size_t)m->nt * sizeof *tets, "level 0 tets");
-    int *region = tw_malloc((size_t)m->nt * sizeof *region, "level 0 regions");
-    if (!X || !tets || !region) {
-        free(X);
-        free(tets);
-        free(region);
-        return NULL;
-    }
-    memcpy(X, m->X, 3 * (size_t)m->nv * sizeof *X);
-    memcpy(tets, m->tets, 4 * (size_t)m->nt * sizeof *tets);
-    memcpy(region, m->region, (size_t)m->nt * sizeof *region);
-    tw_mesh_load_def def = tw_default_mesh_load_def();
-    def.quiet = 1;
-    tw_mesh *c = tw_mesh_adopt(X, m->nv, tets, m->nt, region, "tw_hier_nested level 0", &def, NULL);
-    if (c)
-        snprintf(c->name, sizeof c->name, "%s", m->name);
-    return c;
-}
-
 tw_hierarchy *tw_hier_nested(const tw_mesh *base, int levels)
 {
     if (!base) {
@@ -244,19 +222,10 @@ tw_hierarchy *tw_hier_nested(const tw_mesh *base, int levels)
         tw_fail(TW_ERR_INVALID, "tw_hier_nested: %d levels; 1 to 10 are possible", levels);
         return NULL;
     }
-    tw_hierarchy *h = tw_calloc(1, sizeof *h, "hierarchy");
+    tw_hierarchy *h = tw_hier_alloc(TW_HIER_NESTED, levels);
     if (!h)
         return NULL;
-    h->kind = TW_HIER_NESTED;
-    h->n_levels = levels;
-    h->level = tw_calloc((size_t)levels, sizeof *h->level, "hierarchy levels");
-    h->parent_tet = tw_calloc((size_t)levels, sizeof *h->parent_tet, "parent tets");
-    h->P = tw_calloc(levels > 1 ? (size_t)levels - 1 : 1, sizeof *h->P, "transfers");
-    if (!h->level || !h->parent_tet || !h->P) {
-        tw_hier_free(h);
-        return NULL;
-    }
-    h->level[0] = copy_mesh(base);
+    h->level[0] = tw_hier_copy_mesh(base);
     if (!h->level[0]) {
         tw_hier_free(h);
         return NULL;

@@ -359,16 +359,6 @@ static tw_status voronoi_parents(const tw_mesh *c, const tw_mesh *f, int *parent
     return TW_OK;
 }
 
-static tw_mesh *copy_mesh(const tw_mesh *m)
-{
-    tw_mesh_load_def def = tw_default_mesh_load_def();
-    def.quiet = 1;
-    tw_mesh *copy = tw_mesh_create(m->X, m->nv, m->tets, m->nt, m->region, &def, NULL);
-    if (copy)
-        memcpy(copy->name, m->name, sizeof copy->name);
-    return copy;
-}
-
 tw_hierarchy *tw_hier_nonnested(const tw_mesh *const *meshes, int n)
 {
     if (!meshes || n < 1) {
@@ -380,18 +370,11 @@ tw_hierarchy *tw_hier_nonnested(const tw_mesh *const *meshes, int n)
             tw_fail(TW_ERR_INVALID, "tw_hier_nonnested: mesh %d is NULL", l);
             return NULL;
         }
-    tw_hierarchy *h = tw_calloc(1, sizeof *h, "tw_hier_nonnested hierarchy");
+    tw_hierarchy *h = tw_hier_alloc(TW_HIER_NONNESTED, n);
     if (!h)
         return NULL;
-    h->kind = TW_HIER_NONNESTED;
-    h->n_levels = n;
-    h->level = tw_calloc((size_t)n, sizeof *h->level, "tw_hier_nonnested levels");
-    h->parent_vertex = tw_calloc((size_t)n, sizeof *h->parent_vertex, "tw_hier_nonnested parents");
-    h->P = n > 1 ? tw_calloc((size_t)n - 1, sizeof *h->P, "tw_hier_nonnested transfers") : NULL;
-    if (!h->level || !h->parent_vertex || (n > 1 && !h->P))
-        goto fail;
     for (int l = 0; l < n; l++)
-        if (!(h->level[l] = copy_mesh(meshes[l])))
+        if (!(h->level[l] = tw_hier_copy_mesh(meshes[l])))
             goto fail;
     for (int l = 1; l < n; l++) {
         if (tw_transfer_locate(h->level[l - 1], h->level[l], &h->P[l - 1]) != TW_OK)

@@ -42,6 +42,37 @@ void tw_hier_free(tw_hierarchy *h)
     free(h);
 }
 
+tw_hierarchy *tw_hier_alloc(tw_hier_kind kind, int n_levels)
+{
+    tw_hierarchy *h = tw_calloc(1, sizeof *h, "hierarchy");
+    if (!h)
+        return NULL;
+    h->kind = kind;
+    h->n_levels = n_levels;
+    h->level = tw_calloc((size_t)n_levels, sizeof *h->level, "hierarchy levels");
+    h->P = tw_calloc(n_levels > 1 ? (size_t)n_levels - 1 : 1, sizeof *h->P, "hierarchy transfers");
+    int ok = h->level && h->P;
+    if (kind == TW_HIER_NESTED)
+        ok = ok && (h->parent_tet = tw_calloc((size_t)n_levels, sizeof *h->parent_tet, "parent tets"));
+    if (kind == TW_HIER_NONNESTED)
+        ok = ok && (h->parent_vertex = tw_calloc((size_t)n_levels, sizeof *h->parent_vertex, "parent vertices"));
+    if (!ok) {
+        tw_hier_free(h);
+        return NULL;
+    }
+    return h;
+}
+
+tw_mesh *tw_hier_copy_mesh(const tw_mesh *m)
+{
+    tw_mesh_load_def def = tw_default_mesh_load_def();
+    def.quiet = 1;
+    tw_mesh *copy = tw_mesh_create(m->X, m->nv, m->tets, m->nt, m->region, &def, NULL);
+    if (copy)
+        memcpy(copy->name, m->name, sizeof copy->name);
+    return copy;
+}
+
 void tw_transfer_prolong(const tw_transfer *P, const tw_real *coarse, tw_real *fine)
 {
 #pragma omp parallel for schedule(static)

@@ -63,6 +63,14 @@ tw_hierarchy *tw_hier_nonnested(const tw_mesh *const *meshes, int n);
 
 void tw_hier_free(tw_hierarchy *h);
 
+/* The builders' shared part: an empty hierarchy of n_levels levels of the
+ * given kind (the level and transfer arrays, and per level the parent map
+ * the kind has: parent_tet for nested, parent_vertex for non-nested), and
+ * a level's own copy of a mesh (name kept). NULL with tw_last_error set
+ * when memory runs out. */
+tw_hierarchy *tw_hier_alloc(tw_hier_kind kind, int n_levels);
+tw_mesh *tw_hier_copy_mesh(const tw_mesh *m);
+
 /* The transfer from coarse mesh c to fine mesh f by point location: the
  * barycentric weights of the tet of c containing each vertex of f (the
  * nearest tet's, clamped to it, when outside). Fills *P (allocating);

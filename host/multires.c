@@ -1220,14 +1220,13 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
     /* the tets to evaluate, bucketed by their level (the largest step level of
        their active nodes): level k is due at substeps that are multiples of 2^(M-k) */
     int *bucket_ptr = calloc((size_t)M + 2, sizeof(int));
+    if (!bucket_ptr)
+        return tw_fail(TW_ERR_NOMEM, "multires: frame tet lists (%d levels)", M);
     int nb = 0;
     for (int l = 0; l < m->L; l++)
         for (int e = 0; e < m->lv[l].nt; e++) {
-            const long w = tet_work(&m->lv[l], e);
-            if (w > 0) {
-                int k = 0;
-                while ((1L << k) < w)
-                    k++;
+            const int k = tet_level(&m->lv[l], e);
+            if (k >= 0) {
                 bucket_ptr[k + 1]++;
                 nb++;
             }
@@ -1235,7 +1234,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
     for (int k = 0; k <= M; k++)
         bucket_ptr[k + 1] += bucket_ptr[k];
     int *bucket = malloc(sizeof(int) * 2 * ((size_t)nb + 1)), *fill = malloc(sizeof(int) * ((size_t)M + 2));
-    if (!bucket_ptr || !bucket || !fill) {
+    if (!bucket || !fill) {
         free(bucket_ptr);
         free(bucket);
         free(fill);
@@ -1244,11 +1243,8 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
     memcpy(fill, bucket_ptr, sizeof(int) * ((size_t)M + 2));
     for (int l = 0; l < m->L; l++)
         for (int e = 0; e < m->lv[l].nt; e++) {
-            const long w = tet_work(&m->lv[l], e);
-            if (w > 0) {
-                int k = 0;
-                while ((1L << k) < w)
-                    k++;
+            const int k = tet_level(&m->lv[l], e);
+            if (k >= 0) {
                 bucket[2 * fill[k]] = l;
                 bucket[2 * fill[k] + 1] = e;
                 fill[k]++;

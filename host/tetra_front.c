@@ -766,6 +766,21 @@ static void update_front(tw_front *f, int *refined, int *coarsened)
 
 /* ------------------------------------------------------------- the step */
 
+/* The corotated displacement of tet id: its rotation R (polar of F) and
+ * u = R^T x - X at its four corners. */
+static void rotated_displacement(const tw_front *f, int id, double R[9], double u[12])
+{
+    const int *t = tree_tet(f, id);
+    double F[9];
+    deformation(f, id, F);
+    rotation(F, R);
+    for (int p = 0; p < 4; p++) {
+        const double *x = f->x + 3 * (size_t)t[p], *X = f->X + 3 * (size_t)t[p];
+        for (int i = 0; i < 3; i++)
+            u[3 * p + i] = R[i] * x[0] + R[3 + i] * x[1] + R[6 + i] * x[2] - X[i];
+    }
+}
+
 /* Rotation, force and rotated stiffness of every active tet into the scratch. */
 static void element_pass(tw_front *f)
 {
@@ -773,15 +788,8 @@ static void element_pass(tw_front *f)
 #pragma omp parallel for if (nact > 256) num_threads(TW_THREADS(f->def.threads)) schedule(static)
     for (int k = 0; k < nact; k++) {
         const int id = f->act[k];
-        const int *t = tree_tet(f, id);
-        double F[9], R[9], u[12];
-        deformation(f, id, F);
-        rotation(F, R);
-        for (int p = 0; p < 4; p++) {
-            const double *x = f->x + 3 * (size_t)t[p], *X = f->X + 3 * (size_t)t[p];
-            for (int i = 0; i < 3; i++)
-                u[3 * p + i] = R[i] * x[0] + R[3 + i] * x[1] + R[6 + i] * x[2] - X[i];
-        }
+        double R[9], u[12];
+        rotated_displacement(f, id, R, u);
         const double *K = f->Ke + 144 * (size_t)id;
         double *fe = f->elf + 12 * (size_t)k, *KR = f->elK + 144 * (size_t)k;
         memcpy(f->elR + 9 * (size_t)k, R, sizeof R);
@@ -819,15 +827,8 @@ static double elastic_energy(const tw_front *f)
     double e = 0;
     for (int k = 0; k < f->nact; k++) {
         const int id = f->act[k];
-        const int *t = tree_tet(f, id);
-        double F[9], R[9], u[12];
-        deformation(f, id, F);
-        rotation(F, R);
-        for (int p = 0; p < 4; p++) {
-            const double *x = f->x + 3 * (size_t)t[p], *X = f->X + 3 * (size_t)t[p];
-            for (int i = 0; i < 3; i++)
-                u[3 * p + i] = R[i] * x[0] + R[3 + i] * x[1] + R[6 + i] * x[2] - X[i];
-        }
+        double R[9], u[12];
+        rotated_displacement(f, id, R, u);
         const double *K = f->Ke + 144 * (size_t)id;
         for (int i = 0; i < 12; i++)
             for (int j = 0; j < 12; j++)
