@@ -33,6 +33,15 @@
  *   direction (p)         9n r (z, p read, p written)
  *   3 reductions          2 x 8 x 3 nb (partials written and read)
  *   total                 9 b r + 4 b + 4 (n+1) + 2n + 51 n r + 48 nb
+ * The fused PCG (cuda-fused rows, kernels/cuda_pcg_fused.cu): two kernels,
+ * nb1 = min(ceil(n/16), 1024), nb2 = nb:
+ *   row (q = S A (z + beta p), p' = z + beta p, p'.q)
+ *                         9 b r + 4 b + 4 (n+1) (matrix) + 6n r (z, p read once)
+ *                         + n (constraints) + 6n r (p', q written)
+ *   update (x, r, z)      n + 9n r (Dinv) + 12n r (p', q, x, r read) + 9n r (written)
+ *   2 reductions          8 x 2 nb1 + 8 x 2 x 2 nb2
+ *   total                 9 b r + 4 b + 4 (n+1) + 2n + 42 n r + 16 nb1 + 32 nb2
+ * (the direction pass folded into the product: 9n r less than above).
  * and per solve, once (also inside ms_solve): prescribe (n + 6n r), block
  * Jacobi (4n + 18n r), the initial SpMV (matrix + 6n r), the initial residual
  * (n + 24n r), its reduction (48 nb): matrix + 6n + 54 n r + 48 nb. The
@@ -119,9 +128,20 @@ enum { SCENE_COUNT = sizeof SCENES / sizeof SCENES[0] };
  * default) and the host-driven CUDA step (tw_world_set_cuda_graph);
  * cuda-ownspmv: the graph step with the hand-written 3x3-BSR SpMV instead of
  * cuSPARSE's (TW_CUDA_SPMV=own while its world is created; the other CUDA
- * rows set TW_CUDA_SPMV=cusparse unless the environment sets it). */
-enum { BK_CPU = 0, BK_CUDA = 1, BK_CUDA_NOGRAPH = 2, BK_CUDA_OWNSPMV = 3, BACKEND_MAX = 4 };
-static const char *BK_NAMES[] = {"cpu", "cuda", "cuda-nograph", "cuda-ownspmv"};
+ * rows set TW_CUDA_SPMV=cusparse unless the environment sets it);
+ * cuda-warpspmv: the same with the warp-cooperative SpMV (TW_CUDA_SPMV=warp);
+ * cuda-fused: the graph step with the fused PCG (TW_CUDA_PCG=fused, whose
+ * loop has its own product; TW_CUDA_SPMV=warp for the initial residual). */
+enum {
+    BK_CPU = 0,
+    BK_CUDA = 1,
+    BK_CUDA_NOGRAPH = 2,
+    BK_CUDA_OWNSPMV = 3,
+    BK_CUDA_WARPSPMV = 4, /* TW_CUDA_SPMV=warp: lanes of a warp per block row */
+    BK_CUDA_FUSED = 5,    /* TW_CUDA_PCG=fused (two kernels per CG iteration), the graph step */
+    BACKEND_MAX = 6
+};
+static const char *BK_NAMES[] = {"cpu", "cuda", "cuda-nograph", "cuda-ownspmv", "cuda-warpspmv", "cuda-fused"};
 
 typedef struct options {
     int scenes[SCENE_COUNT], scene_count;
@@ -170,12 +190,16 @@ static int past_deadline(void) { return deadline > 0 && bench_now_s() > deadline
 
 /* ---------------------------------------------------------- byte model */
 
-/* See the header comment: bytes one PCG iteration of kernels/cuda_pcg.cu moves. */
-static double bytes_per_cg_iteration(double n, double nnzb)
+/* See the header comment: bytes one PCG iteration of kernels/cuda_pcg.cu
+ * moves, or with fused kernels/cuda_pcg_fused.cu's. */
+static double bytes_per_cg_iteration(double n, double nnzb, int fused)
 {
-    double r = sizeof(tw_real), nb = ceil(n / 256);
+    double r = sizeof(tw_real), nb = ceil(n / 256), nb1 = ceil(n / 16);
     if (nb > 1024) nb = 1024;
     if (nb < 1) nb = 1;
+    if (nb1 > 1024) nb1 = 1024;
+    if (nb1 < 1) nb1 = 1;
+    if (fused) return 9 * nnzb * r + 4 * nnzb + 4 * (n + 1) + 2 * n + 42 * n * r + 16 * nb1 + 32 * nb;
     return 9 * nnzb * r + 4 * nnzb + 4 * (n + 1) + 2 * n + 51 * n * r + 48 * nb;
 }
 
@@ -430,8 +454,22 @@ static tw_world *make_world(const options *o, const tw_mesh *mesh, int scene, in
         env_saved = 1;
     }
     if (bk == BK_CUDA_OWNSPMV) setenv("TW_CUDA_SPMV", "own", 1);
+    else if (bk == BK_CUDA_WARPSPMV || bk == BK_CUDA_FUSED) setenv("TW_CUDA_SPMV", "warp", 1);
     else if (env_had) setenv("TW_CUDA_SPMV", env_spmv, 1);
     else setenv("TW_CUDA_SPMV", "cusparse", 1);
+    /* the PCG likewise: fused for cuda-fused only */
+    static int pcg_saved;
+    static char env_pcg[64];
+    static int pcg_had;
+    if (!pcg_saved) {
+        const char *e = getenv("TW_CUDA_PCG");
+        pcg_had = e != NULL;
+        snprintf(env_pcg, sizeof env_pcg, "%s", e ? e : "");
+        pcg_saved = 1;
+    }
+    if (bk == BK_CUDA_FUSED) setenv("TW_CUDA_PCG", "fused", 1);
+    else if (pcg_had) setenv("TW_CUDA_PCG", env_pcg, 1);
+    else unsetenv("TW_CUDA_PCG");
     tw_world *w = tw_world_create(mesh, &d);
     if (!w) {
         snprintf(why, why_size, "world (%s): %s", BK_NAMES[bk], tw_last_error());
@@ -602,7 +640,7 @@ static derived derive(const result *r, int backend, const probe *p)
     if (!r->ok) return x;
     x.steps_per_s = r->ms_wall > 0 ? 1e3 / r->ms_wall : 0;
     x.tet_steps_per_s = x.steps_per_s * r->tets;
-    x.bytes_iter = bytes_per_cg_iteration(r->vertices, r->nnzb);
+    x.bytes_iter = bytes_per_cg_iteration(r->vertices, r->nnzb, backend == BK_CUDA_FUSED);
     x.bytes_solve = bytes_solve_setup(r->vertices, r->nnzb) + r->cg_iterations * x.bytes_iter;
     x.solve_gbps = r->ms_solve > 0 ? x.bytes_solve / (1e-3 * r->ms_solve) / 1e9 : 0;
     x.copy_gbps = backend != BK_CPU ? p->copy_gbps : p->cpu_copy_gbps;
@@ -743,7 +781,9 @@ static void usage(FILE *f)
             "         [--warmup N] [--budget S] [--config-timeout S] [--mesh-dir DIR] [--surfaces DIR] [--copy-mb N]\n"
             "         [--youngs PA] [--no-extras] [--csv PATH [--append]]\n"
             "  backends: cpu, cuda (CUDA Graph step, cuSPARSE SpMV), cuda-nograph (host-driven step),\n"
-            "  cuda-ownspmv (graph step, the hand-written 3x3-BSR SpMV: TW_CUDA_SPMV=own for its worlds).\n"
+            "  cuda-ownspmv (graph step, the hand-written 3x3-BSR SpMV: TW_CUDA_SPMV=own for its worlds),\n"
+            "  cuda-warpspmv (the same, lanes of a warp per block row: TW_CUDA_SPMV=warp), cuda-fused (graph step,\n"
+            "  the fused PCG: TW_CUDA_PCG=fused TW_CUDA_SPMV=warp).\n"
             "  defaults: cuda,cpu (in that order); bar; 10k,100k; all methods; fixed20,tol; --time 1 --min-steps 5 --max-seconds 10\n"
             "  --warmup 3; --budget 0 (none); --config-timeout 300; --surfaces data/meshes; --copy-mb 512.\n"
             "  --mesh-dir: packed meshes DIR/<scene>_<tets>.node/.ele (bench/run_gpu.sh --pack-meshes), tried before\n"
@@ -855,9 +895,9 @@ int main(int argc, char **argv)
         len += snprintf(notes + len, sizeof notes - len, "# gpu: none (%s)\n", p.why);
     if (p.note[0]) len += snprintf(notes + len, sizeof notes - len, "# note: %s\n", p.note);
     {
-        const char *vars[] = {"OMP_WAIT_POLICY", "OMP_NUM_THREADS", "TW_CUDA_GRAPH", "TW_CUDA_SPMV"};
+        const char *vars[] = {"OMP_WAIT_POLICY", "OMP_NUM_THREADS", "TW_CUDA_GRAPH", "TW_CUDA_SPMV", "TW_CUDA_PCG"};
         len += snprintf(notes + len, sizeof notes - len, "# env:");
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 5; k++) {
             const char *v = getenv(vars[k]);
             len += snprintf(notes + len, sizeof notes - len, " %s=%s", vars[k], v ? v : "(unset)");
         }

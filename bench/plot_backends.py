@@ -27,7 +27,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 BACKEND_STYLE = {"cuda": ("tab:green", "o"), "cuda-nograph": ("tab:olive", "v"), "cuda-ownspmv": ("tab:red", "^"),
-                 "cpu": ("tab:blue", "s")}
+                 "cuda-warpspmv": ("tab:purple", "<"), "cuda-fused": ("tab:cyan", ">"), "cpu": ("tab:blue", "s")}
 CG_STYLE = {"fixed20": "-", "tol1e-4": "--"}
 SCENE_MARKER = {"bar": None, "bunny": "^", "dog": "D"}
 
@@ -119,6 +119,47 @@ def targets(rows):
                 pairs.append(f"{x['scene']} {x['size']} {x['method']} {f(y, 'steps_per_s') / f(x, 'steps_per_s'):.2f}x")
         out.append("CUDA Graph vs host-driven step (steps/s ratio, 20 iterations): " + "; ".join(pairs))
     out.extend(spmv_lines(ok, one))
+    out.extend(variant_lines(ok, one))
+    return out
+
+
+# the issue's targets for the bar, corot-element, 20 CG iterations (steps/s by size) and the CG's share of the copy bandwidth
+STEP_TARGETS = {"1m": 1000, "100k": 5000, "10k": 8000}
+COPY_TARGET = 80
+
+
+def variant_lines(ok, one):
+    """The warp-cooperative SpMV (cuda-warpspmv) and the fused PCG (cuda-fused)
+    beside cuda (cuSPARSE) and cuda-ownspmv of the same run: steps/s, ms of the
+    solve phase per CG iteration and its share of the copy bandwidth (each
+    row's own byte model: the fused one moves less), and the steps/s targets."""
+    rows = [x for x in ok if x["backend"] in ("cuda-warpspmv", "cuda-fused")]
+    if not rows:
+        return ["warp SpMV / fused PCG: not measured (no cuda-warpspmv or cuda-fused rows)"]
+    out = ["warp SpMV (cuda-warpspmv) and fused PCG (cuda-fused) vs cuSPARSE (cuda) and hand-written (cuda-ownspmv), "
+           "same scene/size/method/CG mode: steps/s, ms per CG iteration, % of copy bandwidth:"]
+    for x in sorted(rows, key=lambda r: (r["scene"], f(r, "tets"), r["method"], r["cg_mode"], r["backend"])):
+        parts = []
+        for b in ("cuda", "cuda-ownspmv"):
+            y = one(x["scene"], x["size"], x["method"], b, x["cg_mode"])
+            if y:
+                parts.append(f"{b} {f(y, 'steps_per_s'):.0f} ({ms_per_iteration(y):.4f} ms, {f(y, 'pct_copy'):.0f} %)")
+        out.append(f"  {x['scene']} {x['size']} {x['method']} {x['cg_mode']}: {x['backend']} {f(x, 'steps_per_s'):.0f} "
+                   f"steps/s ({ms_per_iteration(x):.4f} ms, {f(x, 'pct_copy'):.0f} %)"
+                   + ("; " + ", ".join(parts) if parts else ""))
+    for size, goal in STEP_TARGETS.items():
+        best = [(f(y, "steps_per_s"), y["backend"]) for y in ok if y["scene"] == "bar" and y["size"] == size
+                and y["method"] == "corot-element" and y["cg_mode"] == "fixed20" and y["backend"] != "cpu"]
+        if best:
+            v, b = max(best)
+            out.append(f"  target bar {size} corot-element fixed20 >= {goal} steps/s: best {v:.0f} ({b}) -> "
+                       f"{'MET' if v >= goal else 'NOT MET'}")
+    big = [(f(y, "pct_copy"), y["backend"], y["scene"], y["size"], y["method"]) for y in ok
+           if y["backend"] != "cpu" and f(y, "tets") >= 1e6 and y["cg_mode"] == "fixed20"]
+    if big:
+        v = max(big)
+        out.append(f"  target CG >= {COPY_TARGET} % of the copy bandwidth at >= 1M tets: best {v[0]:.0f} % "
+                   f"({v[1]}, {v[2]} {v[3]} {v[4]}) -> {'MET' if v[0] >= COPY_TARGET else 'NOT MET'}")
     return out
 
 

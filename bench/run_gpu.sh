@@ -23,10 +23,12 @@
 # later ones (a phase out of time lists its remaining rows as skipped):
 #   A  bar 10k/100k/1m, every method, fixed20 and tol, cuda (CUDA Graph, cuSPARSE
 #      SpMV), cuda-ownspmv (the same with the hand-written 3x3-BSR SpMV),
-#      cuda-nograph (host-driven step) when the build has the switch, cpu;
-#      in each (scene, size) the GPU rows run before the CPU ones
+#      cuda-warpspmv (the warp-cooperative SpMV, TW_CUDA_SPMV=warp),
+#      cuda-fused (the fused PCG, TW_CUDA_PCG=fused), cuda-nograph
+#      (host-driven step), each when the build has it, cpu; in each
+#      (scene, size) the GPU rows run before the CPU ones
 #   B  bunny and dog at MESH_SIZES (packed meshes, else TetGen if present)
-#   C  bar at BIG (5m): corot-element and warp-vertex, cuda + cuda-ownspmv + cpu; the CPU rows capped by
+#   C  bar at BIG (5m): corot-element and warp-vertex, every GPU backend but cuda-nograph, and cpu; the CPU rows capped by
 #      --max-seconds (the row's capped column says so)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -136,10 +138,13 @@ else
 fi
 SURF=data/meshes
 
-# cuda-ownspmv: the hand-written 3x3-BSR SpMV (TW_CUDA_SPMV=own) beside cuSPARSE's
+# cuda-ownspmv: the hand-written 3x3-BSR SpMV (TW_CUDA_SPMV=own) beside cuSPARSE's;
+# cuda-warpspmv (TW_CUDA_SPMV=warp) and cuda-fused (TW_CUDA_PCG=fused) beside both
 GPUB=cuda
-"$BENCH" --backends cuda-ownspmv --help > /dev/null 2>&1 && GPUB=$GPUB,cuda-ownspmv
-"$BENCH" --backends cuda-nograph --help > /dev/null 2>&1 && GPUB=$GPUB,cuda-nograph
+for b in cuda-ownspmv cuda-warpspmv cuda-fused cuda-nograph; do
+    "$BENCH" --backends $b --help > /dev/null 2>&1 && GPUB=$GPUB,$b
+done
+say "GPU backends: $GPUB"
 BACKENDS=$GPUB,cpu
 
 # phase NAME RESERVE_S ARGS...: runs the benchmark with what is left minus RESERVE_S

@@ -34,7 +34,9 @@ enum {
     TW_S_CONTACTS = 11, /* 3: active contact vertices, those that joined or left the active set,
                            those with friction off Coulomb's (cuda_contact.cu) */
     TW_S_FORCE = 14,    /* 3: the force on one collider (tw_cuda_contact_forces) */
-    TW_S_COUNT = 17
+    TW_S_ALPHA = 17,    /* the fused PCG (cuda_pcg_fused.cu): rz / pq of this iteration */
+    TW_S_BETA = 18,     /* the fused PCG: rz / rz_prev for the next direction (0 before the first) */
+    TW_S_COUNT = 19
 };
 
 /* The per-step numbers, in device memory (tw_cuda_world.params), written by
@@ -204,6 +206,13 @@ struct tw_cuda_world {
     void *spmv_buffer;
     size_t spmv_buffer_bytes;
     int own_spmv; /* 1: the hand-written 3x3 BSR SpMV instead of cuSPARSE's */
+    int warp_spmv; /* with own_spmv: the warp-cooperative kernel (TW_CUDA_SPMV=warp, cuda_pcg_fused.cu) */
+    /* the fused PCG (TW_CUDA_PCG=fused, cuda_pcg_fused.cu): two kernels per
+     * iteration; p2: the second direction buffer, ticket: its two kernels'
+     * last-block counters (NULL unless fused) */
+    int fused_pcg;
+    tw_real *p2;
+    unsigned *ticket;
     /* per step: device copies (d.P, d.st point at them) and the host's */
     tw_cuda_params *params;
     tw_cuda_status *status;
@@ -353,6 +362,41 @@ tw_status tw_cuda_pcg_iteration(tw_cuda_world *cw);
 tw_status tw_cuda_pcg_host_loop(tw_cuda_world *cw, const tw_cuda_params *hp);
 /* Copies the device status into cw->hstatus (waits for the stream). */
 tw_status tw_cuda_read_status(tw_cuda_world *cw);
+
+/* cuda_pcg_fused.cu: y = A x by the warp-cooperative kernel (TW_ROW_LANES
+ * lanes per block row); st: nothing once the loop ended (NULL: always runs). */
+tw_status tw_cuda_spmv_warp(tw_cuda_world *cw, const tw_real *x, tw_real *y, const tw_cuda_status *st);
+/* One iteration of the fused PCG (after tw_cuda_pcg_begin): two kernels,
+ * the second ending with the decision (st->active, the while node's
+ * condition when cw->use_cond). */
+tw_status tw_cuda_pcg_fused_iteration(tw_cuda_world *cw);
+
+/* The while node's condition handle (0 without conditional nodes), set from
+ * the PCG kernels by tw_cuda_set_condition when use is 1. */
+#if CUDART_VERSION >= 12040
+typedef cudaGraphConditionalHandle tw_cuda_cond;
+static __device__ __forceinline__ void tw_cuda_set_condition(tw_cuda_cond h, int use, int value)
+{
+    if (use) cudaGraphSetConditional(h, value ? 1u : 0u);
+}
+#else
+typedef unsigned long long tw_cuda_cond;
+static __device__ __forceinline__ void tw_cuda_set_condition(tw_cuda_cond, int, int) {}
+#endif
+/* cw's condition while capturing (cw->use_cond), else 0 */
+static inline tw_cuda_cond tw_cuda_condition(const tw_cuda_world *cw)
+{
+#if CUDART_VERSION >= 12040
+    if (cw->use_cond) return cw->cond;
+#endif
+    (void)cw;
+    return 0;
+}
+/* what the PCG filters by: fcons when the shape has colliders, else cons */
+static inline const unsigned char *tw_cuda_pcg_filter(const tw_cuda_world *cw)
+{
+    return cw->pcg_filter ? cw->pcg_filter : cw->d.cons;
+}
 
 /* Reductions (cuda_reduce.cuh) finish with this: sums nv rows of nb partials
  * into scalars[first .. first + nv - 1]. */

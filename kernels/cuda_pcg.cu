@@ -6,7 +6,11 @@
 // with TW_CUDA_SPMV=own in the environment (TW_CUDA_SPMV=cusparse: cuSPARSE
 // at every size), or when cuSPARSE fails at init for any reason but memory,
 // or its product on a random matrix and vector differs from the kernel's
-// (tw_cuda_pcg_init).
+// (tw_cuda_pcg_init); TW_CUDA_SPMV=warp: the warp-cooperative kernel of
+// cuda_pcg_fused.cu (lanes of a warp per block row). TW_CUDA_PCG=fused (read
+// by cuda_world.cu at creation) replaces the iteration below by
+// cuda_pcg_fused.cu's two kernels; the begin, the stopping rules' state and
+// the host loop stay these.
 // Vector updates, the preconditioner,
 // the filter and the dot products are fused kernels; dots accumulate in
 // double, as on the CPU, with deterministic two-pass reductions.
@@ -171,17 +175,8 @@ __global__ void direction_kernel(int n3, const double *scalars, const tw_real *z
     p[k] = z[k] + beta * p[k];
 }
 
-/* Sets the while node's condition (when the graph has one). */
-#if CUDART_VERSION >= 12040
-typedef cudaGraphConditionalHandle tw_cond;
-__device__ __forceinline__ void set_condition(tw_cond h, int use, int value)
-{
-    if (use) cudaGraphSetConditional(h, value ? 1u : 0u);
-}
-#else
-typedef unsigned long long tw_cond;
-__device__ __forceinline__ void set_condition(tw_cond, int, int) {}
-#endif
+typedef tw_cuda_cond tw_cond;
+#define set_condition tw_cuda_set_condition
 
 /* host/solver_impl.h's loop test: go on while it < limit, the tolerance is
  * not met (unless fixed) and rz > 0 */
@@ -190,10 +185,11 @@ __device__ __forceinline__ int pcg_go_on(const tw_cuda_params *P, int it, double
     return it < P->limit && (P->fixed || !(rn <= P->tol * bnorm)) && rz > 0;
 }
 
-/* after the initial residual (one thread) */
-__global__ void pcg_start_kernel(const tw_cuda_params *P, tw_cuda_status *st, const double *scalars, tw_cond h,
+/* after the initial residual (one thread); the fused PCG's first beta is 0 */
+__global__ void pcg_start_kernel(const tw_cuda_params *P, tw_cuda_status *st, double *scalars, tw_cond h,
                                  int use_cond)
 {
+    scalars[TW_S_BETA] = 0;
     double bnorm = sqrt(scalars[TW_S_BB]);
     if (bnorm < 1e-300) bnorm = 1;
     double rn = sqrt(scalars[TW_S_RR]);
@@ -342,7 +338,9 @@ tw_status tw_cuda_pcg_init(tw_cuda_world *cw)
     const tw_cuda_data &d = cw->d;
     size_t n3 = 3 * (size_t)d.n;
     const char *choice = getenv("TW_CUDA_SPMV");
-    if (choice && strcmp(choice, "own") == 0) cw->own_spmv = 1;
+    cw->warp_spmv = 0;
+    if (choice && strcmp(choice, "warp") == 0) cw->own_spmv = cw->warp_spmv = 1;
+    else if (choice && strcmp(choice, "own") == 0) cw->own_spmv = 1;
     else if (choice && strcmp(choice, "cusparse") == 0) cw->own_spmv = 0;
     else cw->own_spmv = d.n >= TW_OWN_SPMV_MIN_VERTICES;
     if (cw->own_spmv) return TW_OK;
@@ -426,6 +424,7 @@ static tw_status spmv(tw_cuda_world *cw, cusparseDnVecDescr_t vx, const tw_real 
                       tw_real *y, const tw_cuda_status *st)
 {
     const tw_cuda_data &d = cw->d;
+    if (cw->own_spmv && cw->warp_spmv) return tw_cuda_spmv_warp(cw, x, y, st);
     if (cw->own_spmv) {
         bsr_spmv_kernel<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d.n, d.row_ptr, d.col, d.A, x, y, st);
         TW_CUDA_LAUNCHED();
@@ -437,19 +436,8 @@ static tw_status spmv(tw_cuda_world *cw, cusparseDnVecDescr_t vx, const tw_real 
     return TW_OK;
 }
 
-static tw_cond condition(const tw_cuda_world *cw)
-{
-#if CUDART_VERSION >= 12040
-    if (cw->use_cond) return cw->cond;
-#endif
-    return 0;
-}
-
-/* the step's filter: fcons when the shape has colliders, else cons */
-static const unsigned char *filter_of(const tw_cuda_world *cw)
-{
-    return cw->pcg_filter ? cw->pcg_filter : cw->d.cons;
-}
+static tw_cond condition(const tw_cuda_world *cw) { return tw_cuda_condition(cw); }
+static const unsigned char *filter_of(const tw_cuda_world *cw) { return tw_cuda_pcg_filter(cw); }
 
 tw_status tw_cuda_pcg_begin(tw_cuda_world *cw)
 {
@@ -471,6 +459,7 @@ tw_status tw_cuda_pcg_begin(tw_cuda_world *cw)
 
 tw_status tw_cuda_pcg_iteration(tw_cuda_world *cw)
 {
+    if (cw->fused_pcg) return tw_cuda_pcg_fused_iteration(cw);
     const tw_cuda_data &d = cw->d;
     int n = d.n, n3 = 3 * n;
     unsigned nb = tw_cuda_reduce_grid(n);

@@ -250,6 +250,18 @@ static tw_status create_all(tw_cuda_world *cw, const tw_cuda_world_init *f)
     if ((s = alloc_zero(cw, &cw->partial, (size_t)TW_CUDA_REDUCE_VALUES * TW_CUDA_REDUCE_BLOCKS, "reduction partials")) != TW_OK)
         return s;
     if ((s = alloc_zero(cw, &cw->scalars, (size_t)TW_S_COUNT, "solver scalars")) != TW_OK) return s;
+    {
+        /* the fused PCG (cuda_pcg_fused.cu): its second direction buffer and
+         * last-block tickets, allocated only when it is chosen */
+        const char *pcg = getenv("TW_CUDA_PCG");
+        cw->fused_pcg = pcg && strcmp(pcg, "fused") == 0;
+        if (pcg && !cw->fused_pcg && strcmp(pcg, "unfused") != 0)
+            fprintf(stderr, "tetwarp: TW_CUDA_PCG=%s is neither fused nor unfused; the PCG runs unfused\n", pcg);
+        if (cw->fused_pcg) {
+            if ((s = alloc_zero(cw, &cw->p2, 3 * n, "PCG vectors")) != TW_OK) return s;
+            if ((s = alloc_zero(cw, &cw->ticket, 2, "PCG reduction tickets")) != TW_OK) return s;
+        }
+    }
     /* moving colliders and the force on them */
     if ((s = alloc_zero(cw, &d.ccol, n, "contact colliders")) != TW_OK) return s;
     TW_CUDA_TRY(cudaMemset(d.ccol, TW_CONTACT_NONE, n ? n : 1));
@@ -327,7 +339,7 @@ extern "C" void tw_cuda_world_destroy(tw_cuda_world *cw)
     void *ptrs[] = {cw->d.xstart, cw->d.anew, cw->d.acc, cw->d.vprev, cw->d.xprev, cw->d.vb, cw->d.xb,
                     cw->d.cimpulse, cw->d.cmu, cw->d.cdist, cw->d.cnormal, cw->d.cfric, cw->d.fcons, cw->colliders,
                     cw->colliders_end, cw->d.ccol, cw->d.cvel, cw->d.cpush, cw->shift, cw->shift_rhs,
-                    cw->status, cw->params, cw->scalars, cw->partial, cw->dinv, cw->q, cw->p, cw->z, cw->r, cw->d.A, cw->d.vnew, cw->d.rhs,
+                    cw->ticket, cw->p2, cw->status, cw->params, cw->scalars, cw->partial, cw->dinv, cw->q, cw->p, cw->z, cw->r, cw->d.A, cw->d.vnew, cw->d.rhs,
                     cw->d.f, cw->d.fe, cw->d.S, cw->d.R, cw->cons, cw->d.target, cw->d.fext, cw->d.v, cw->d.x,
                     cw->block_row, cw->edge_nbr, cw->X, cw->mass, cw->K, cw->vt, cw->vt_ptr, cw->contrib,
                     cw->contrib_ptr, cw->diag, cw->col, cw->row_ptr, cw->mu, cw->lam, cw->vol, cw->g, cw->tets};
@@ -349,6 +361,13 @@ extern "C" void tw_cuda_world_set_graph(tw_cuda_world *cw, int on)
     cw->use_graph = on != 0;
     cw->graph_failed = 0; /* asked again: try again */
 }
+
+extern "C" const char *tw_cuda_world_spmv_name(const tw_cuda_world *cw)
+{
+    return !cw ? "none" : !cw->own_spmv ? "cusparse" : cw->warp_spmv ? "warp" : "own";
+}
+
+extern "C" int tw_cuda_world_pcg_fused(const tw_cuda_world *cw) { return cw && cw->fused_pcg ? 1 : 0; }
 
 extern "C" int tw_cuda_world_graph(const tw_cuda_world *cw)
 {

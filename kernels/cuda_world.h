@@ -141,6 +141,13 @@ tw_status tw_cuda_world_download_array(tw_cuda_world *cw, tw_cuda_array which, t
  * the PCG's scratch vectors p and q (free between steps). The download of y
  * is counted in tw_cuda_world_d2h_bytes. */
 tw_status tw_cuda_world_spmv(tw_cuda_world *cw, const tw_real *x, tw_real *y);
+/* The SpMV in use: "cusparse", "own" (the hand-written kernel, a thread per
+ * block row) or "warp" (TW_CUDA_SPMV=warp: a group of lanes per block row). */
+const char *tw_cuda_world_spmv_name(const tw_cuda_world *cw);
+/* 1 when the PCG runs fused (TW_CUDA_PCG=fused when cw was created): two
+ * kernels per iteration, the product in them the warp kernel's whatever
+ * tw_cuda_world_spmv_name says (which is then the initial residual's). */
+int tw_cuda_world_pcg_fused(const tw_cuda_world *cw);
 #ifdef __cplusplus
 }
 #endif

@@ -6,7 +6,9 @@
 #             build only the GPU test executables (test_gpu_*), run
 #             ctest -R '^gpu_' plainly, then again with TW_CUDA_GRAPH=0
 #             TW_CUDA_SPMV=own (a failure in the first run only is the graph's
-#             or cuSPARSE's; in both, a kernel's)
+#             or cuSPARSE's; in both, a kernel's), then the gpu_backend cases
+#             with TW_CUDA_PCG=fused TW_CUDA_SPMV=warp (the fused PCG and the
+#             warp SpMV under every backend case; gpu_pcg has their own)
 #   build     cmake -G Ninja Release into $BUILD (build-gpu), -j$JOBS; with .gl/
 #             present (bench/fetch_gpu_debs.sh, run where apt works) the GL
 #             runtime debs go into / where its libraries are missing and the
@@ -14,12 +16,16 @@
 #             found and whether tetwarp-view and the CUDA targets were built
 #   test      the whole ctest (--output-on-failure), then
 #             ctest -R 'gpu_|thrust|surface|interop' -V, then the gpu_backend
-#             cases again with TW_CUDA_SPMV=own and with TW_CUDA_GRAPH=0; a
+#             cases again with TW_CUDA_SPMV=own, TW_CUDA_GRAPH=0,
+#             TW_CUDA_SPMV=warp, TW_CUDA_PCG=fused and TW_CUDA_PCG=fused
+#             TW_CUDA_GRAPH=0; a
 #             GPU case (gpu_*, viewer.interop_*) SKIPPED on a machine with a
 #             GPU fails the session, loudly
 #   sanitize  compute-sanitizer memcheck / racecheck / synccheck / initcheck:
 #             first one short case per tool (one step of the bar,
 #             test_gpu_stages; racecheck with the hand-written SpMV), then
+#             the fused PCG's and the warp SpMV's short cases (test_gpu_pcg,
+#             test_gpu_stages; racecheck and synccheck host-driven), then
 #             representative cases of test_gpu_backend and test_gpu_svd, plus
 #             memcheck of one parity case with TW_CUDA_GRAPH=0 and TW_CUDA_SPMV=own
 #   bench     bench/run_gpu.sh (its own budget, TOTAL_S; give it its own call)
@@ -228,15 +234,19 @@ phase_first() {
     for f in tests/test_gpu_*.c; do exes+=("$(basename "$f" .c)"); done
     build_targets $((b - ($(date +%s) - PH0))) "${exes[@]}"
     local part=/tmp/gpu_session_first.$$ v rest
-    for v in "" "TW_CUDA_GRAPH=0 TW_CUDA_SPMV=own"; do
+    # env|regex: the third pass runs every backend case on the fused PCG with the warp SpMV
+    local runs=("|^gpu_" "TW_CUDA_GRAPH=0 TW_CUDA_SPMV=own|^gpu_" "TW_CUDA_PCG=fused TW_CUDA_SPMV=warp|^gpu_backend\.") r re
+    for r in "${runs[@]}"; do
+        v=${r%%|*}
+        re=${r#*|}
         rest=$((b - ($(date +%s) - PH0) - 5))
-        if [ "$rest" -lt 15 ]; then say "first: ctest -R '^gpu_' ${v:+with $v }not run, out of the phase's time"; continue; fi
-        echo "===== first: ${v:+$v }ctest -R '^gpu_', budget $rest s" >> "$CTLOG"
+        if [ "$rest" -lt 15 ]; then say "first: ctest -R '$re' ${v:+with $v }not run, out of the phase's time"; continue; fi
+        echo "===== first: ${v:+$v }ctest -R '$re', budget $rest s" >> "$CTLOG"
         # shellcheck disable=SC2086
-        env $v timeout -k 10 "$rest" ctest --test-dir "$BUILD" -j 4 -R '^gpu_' --output-on-failure > "$part" 2>&1
-        [ $? = 124 ] && fail "first: ctest -R '^gpu_' ${v:+with $v }ran out of its $rest s"
+        env $v timeout -k 10 "$rest" ctest --test-dir "$BUILD" -j 4 -R "$re" --output-on-failure > "$part" 2>&1
+        [ $? = 124 ] && fail "first: ctest -R '$re' ${v:+with $v }ran out of its $rest s"
         cat "$part" >> "$CTLOG"
-        ctest_summary "$part" "first: gpu_ cases${v:+ with $v}"
+        ctest_summary "$part" "first: $re cases${v:+ with $v}"
     done
     rm -f "$part"
 }
@@ -314,11 +324,12 @@ phase_test() {
     ctest_summary "$part" "GPU cases (gpu_|thrust|surface|interop)"
 
     local v
-    for v in TW_CUDA_SPMV=own TW_CUDA_GRAPH=0; do
+    for v in TW_CUDA_SPMV=own TW_CUDA_GRAPH=0 TW_CUDA_SPMV=warp TW_CUDA_PCG=fused "TW_CUDA_PCG=fused TW_CUDA_GRAPH=0"; do
         rest=$((b - ($(date +%s) - PH0) - 5))
         if [ "$rest" -lt 15 ]; then say "gpu_backend with $v: skipped, out of the phase's time"; continue; fi
         echo "===== $v ctest -R '^gpu_backend\\.', budget $rest s" >> "$CTLOG"
-        env "$v" timeout -k 10 "$rest" ctest --test-dir "$BUILD" -j 4 -R '^gpu_backend\.' --output-on-failure > "$part" 2>&1
+        # shellcheck disable=SC2086
+        env $v timeout -k 10 "$rest" ctest --test-dir "$BUILD" -j 4 -R '^gpu_backend\.' --output-on-failure > "$part" 2>&1
         cat "$part" >> "$CTLOG"
         ctest_summary "$part" "gpu_backend with $v"
     done
@@ -333,7 +344,8 @@ phase_sanitize() {
         return 0
     fi
     local gb=$BUILD/tests/test_gpu_backend gs=$BUILD/tests/test_gpu_svd gt=$BUILD/tests/test_gpu_stages
-    [ -x "$gb" ] && [ -x "$gs" ] && [ -x "$gt" ] || { fail "sanitize: $gb / $gs / $gt not built"; return 1; }
+    local gp=$BUILD/tests/test_gpu_pcg
+    [ -x "$gb" ] && [ -x "$gs" ] && [ -x "$gt" ] && [ -x "$gp" ] || { fail "sanitize: $gb / $gs / $gt / $gp not built"; return 1; }
     gl_env
     echo "# compute-sanitizer $(compute-sanitizer --version 2>&1 | tail -n 1)" >> "$SANLOG"
     # tool|env|exe|case: first one short case per tool (one step of the bar on
@@ -345,6 +357,12 @@ phase_sanitize() {
         "racecheck|TW_CUDA_SPMV=own|$gt|$short"
         "synccheck||$gt|$short"
         "initcheck||$gt|$short"
+        "memcheck||$gp|fused_one_step_matches_cpu"
+        "racecheck||$gp|fused_one_step_host_driven_matches_cpu"
+        "synccheck||$gp|fused_one_step_host_driven_matches_cpu"
+        "memcheck||$gt|stage_spmv_warp_kernel"
+        "racecheck||$gp|warp_spmv_one_step_host_driven_matches_cpu"
+        "initcheck||$gp|fused_one_step_host_driven_matches_cpu"
         "memcheck||$gb|bar_corot_element_matches_cpu"
         "memcheck||$gb|cube_on_floor_matches_cpu"
         "memcheck||$gb|pcg_tolerance_iterations_match_cpu"

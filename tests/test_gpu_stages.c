@@ -337,19 +337,23 @@ TW_TEST(stage_system_matrix_green) { return stage_parity(TW_GREEN, 3); }
 
 /* One SpMV: y = A x for a random x, the device's product (the SpMV the PCG
  * uses) against host/solver_impl.h's tw_bsr_spmv on the same A (the
- * device's, downloaded): only the product differs. own: the hand-written
- * kernel (TW_CUDA_SPMV=own, read when the CUDA world is created) instead of
- * cuSPARSE's. */
-static int spmv_parity(int own)
+ * device's, downloaded): only the product differs. kernel: NULL for the
+ * default (cuSPARSE at this size), "own" (the hand-written kernel, a thread
+ * per block row) or "warp" (lanes of a warp per block row), set as
+ * TW_CUDA_SPMV while the CUDA world is created (and checked to have taken). */
+static int spmv_parity(const char *kernel)
 {
     if (tw_test_gpu_skip()) return TW_SKIP;
 #ifdef TW_HAVE_CUDA
-    if (own) setenv("TW_CUDA_SPMV", "own", 1);
+    if (kernel) setenv("TW_CUDA_SPMV", kernel, 1);
     stage_pair p;
     int failed = stage_pair_create(&p, TW_COROT_ELEMENT);
-    if (own) unsetenv("TW_CUDA_SPMV");
+    if (kernel) unsetenv("TW_CUDA_SPMV");
     CHECK(failed == 0);
     tw_cuda_world *cw = p.gpu->cuda;
+    const char *name = tw_cuda_world_spmv_name(cw);
+    printf("SpMV in use: %s\n", name);
+    CHECK(!kernel || strcmp(name, kernel) == 0);
     size_t nv = 9 * (size_t)p.gpu->fem.nnzb, n3 = 3 * (size_t)p.gpu->fem.n;
     tw_real *A = malloc(sizeof(tw_real) * nv), *x = malloc(sizeof(tw_real) * n3);
     tw_real *y = malloc(sizeof(tw_real) * n3), *yref = malloc(sizeof(tw_real) * n3);
@@ -363,17 +367,18 @@ static int spmv_parity(int own)
     tw_bsr_spmv(&bsr, x, yref);
     printf("max |A x| %.6g (must be > 0)\n", max_abs(yref, n3));
     CHECK(max_abs(yref, n3) > 0);
-    CHECK(validate(own ? "A x (own kernel)" : "A x (cuSPARSE)", yref, y, n3, 3, SPMV_TOL) == 0);
+    CHECK(validate(name, yref, y, n3, 3, SPMV_TOL) == 0);
     free(yref);
     free(y);
     free(x);
     free(A);
     stage_pair_destroy(&p);
 #else
-    (void)own;
+    (void)kernel;
 #endif
     return 0;
 }
 
-TW_TEST(stage_spmv) { return spmv_parity(0); }
-TW_TEST(stage_spmv_own_kernel) { return spmv_parity(1); }
+TW_TEST(stage_spmv) { return spmv_parity(NULL); }
+TW_TEST(stage_spmv_own_kernel) { return spmv_parity("own"); }
+TW_TEST(stage_spmv_warp_kernel) { return spmv_parity("warp"); }
