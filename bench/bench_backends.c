@@ -131,7 +131,8 @@ enum { SCENE_COUNT = sizeof SCENES / sizeof SCENES[0] };
  * rows set TW_CUDA_SPMV=cusparse unless the environment sets it);
  * cuda-warpspmv: the same with the warp-cooperative SpMV (TW_CUDA_SPMV=warp);
  * cuda-fused: the graph step with the fused PCG (TW_CUDA_PCG=fused, whose
- * loop has its own product; TW_CUDA_SPMV=warp for the initial residual). */
+ * loop has its own product; TW_CUDA_SPMV=warp for the initial residual);
+ * cuda-allfused: cuda-fused with TW_CUDA_ELEMENT=fused as well. */
 enum {
     BK_CPU = 0,
     BK_CUDA = 1,
@@ -139,9 +140,11 @@ enum {
     BK_CUDA_OWNSPMV = 3,
     BK_CUDA_WARPSPMV = 4, /* TW_CUDA_SPMV=warp: lanes of a warp per block row */
     BK_CUDA_FUSED = 5,    /* TW_CUDA_PCG=fused (two kernels per CG iteration), the graph step */
-    BACKEND_MAX = 6
+    BK_CUDA_ALLFUSED = 6, /* cuda-fused and TW_CUDA_ELEMENT=fused (rotation + element force in one kernel) */
+    BACKEND_MAX = 7
 };
-static const char *BK_NAMES[] = {"cpu", "cuda", "cuda-nograph", "cuda-ownspmv", "cuda-warpspmv", "cuda-fused"};
+static const char *BK_NAMES[] = {"cpu",           "cuda",       "cuda-nograph",  "cuda-ownspmv",
+                                 "cuda-warpspmv", "cuda-fused", "cuda-allfused"};
 
 typedef struct options {
     int scenes[SCENE_COUNT], scene_count;
@@ -187,6 +190,29 @@ typedef struct probe {
 static double deadline; /* monotonic seconds; 0 = none (shared by fork) */
 
 static int past_deadline(void) { return deadline > 0 && bench_now_s() > deadline; }
+
+/* ---------------------------------------------------------- environment */
+
+/* The variables that choose a CUDA world's kernels when it is created. */
+static const char *ENV_VARS[] = {"TW_CUDA_SPMV", "TW_CUDA_PCG", "TW_CUDA_ELEMENT"};
+enum { ENV_COUNT = sizeof ENV_VARS / sizeof ENV_VARS[0] };
+
+/* ENV_VARS[k] = value for the next world; value NULL: the value the
+ * environment had at the first call, else fallback (NULL: unset). */
+static void backend_env(int k, const char *value, const char *fallback)
+{
+    static int saved[ENV_COUNT], had[ENV_COUNT];
+    static char env[ENV_COUNT][64];
+    if (!saved[k]) {
+        const char *e = getenv(ENV_VARS[k]);
+        had[k] = e != NULL;
+        snprintf(env[k], sizeof env[k], "%s", e ? e : "");
+        saved[k] = 1;
+    }
+    if (!value) value = had[k] ? env[k] : fallback;
+    if (value) setenv(ENV_VARS[k], value, 1);
+    else unsetenv(ENV_VARS[k]);
+}
 
 /* ---------------------------------------------------------- byte model */
 
@@ -441,35 +467,19 @@ static tw_world *make_world(const options *o, const tw_mesh *mesh, int scene, in
     if (backend == TW_BACKEND_CUDA) tw_cuda_memory_info(&free0, NULL); /* creates the context first */
 #endif
     /* the SpMV is chosen from TW_CUDA_SPMV when the world is created: "own"
-     * for cuda-ownspmv, the environment's own value for the other backends,
-     * else "cusparse" (the library picks the hand-written one by itself from
-     * a size on; the rows compare the two at every size) */
-    static int env_saved;
-    static char env_spmv[64];
-    static int env_had;
-    if (!env_saved) {
-        const char *e = getenv("TW_CUDA_SPMV");
-        env_had = e != NULL;
-        snprintf(env_spmv, sizeof env_spmv, "%s", e ? e : "");
-        env_saved = 1;
-    }
-    if (bk == BK_CUDA_OWNSPMV) setenv("TW_CUDA_SPMV", "own", 1);
-    else if (bk == BK_CUDA_WARPSPMV || bk == BK_CUDA_FUSED) setenv("TW_CUDA_SPMV", "warp", 1);
-    else if (env_had) setenv("TW_CUDA_SPMV", env_spmv, 1);
-    else setenv("TW_CUDA_SPMV", "cusparse", 1);
-    /* the PCG likewise: fused for cuda-fused only */
-    static int pcg_saved;
-    static char env_pcg[64];
-    static int pcg_had;
-    if (!pcg_saved) {
-        const char *e = getenv("TW_CUDA_PCG");
-        pcg_had = e != NULL;
-        snprintf(env_pcg, sizeof env_pcg, "%s", e ? e : "");
-        pcg_saved = 1;
-    }
-    if (bk == BK_CUDA_FUSED) setenv("TW_CUDA_PCG", "fused", 1);
-    else if (pcg_had) setenv("TW_CUDA_PCG", env_pcg, 1);
-    else unsetenv("TW_CUDA_PCG");
+     * for cuda-ownspmv, "warp" for cuda-warpspmv and the fused rows, the
+     * environment's own value for the other backends, else "cusparse" (the
+     * library picks the hand-written one by itself from a size on; the rows
+     * compare the two at every size); TW_CUDA_PCG and TW_CUDA_ELEMENT are
+     * "fused" for the fused rows, else the environment's */
+    const char *spmv = bk == BK_CUDA_OWNSPMV ? "own"
+                       : bk == BK_CUDA_WARPSPMV || bk == BK_CUDA_FUSED || bk == BK_CUDA_ALLFUSED ? "warp"
+                                                                                                  : NULL;
+    const char *pcg = bk == BK_CUDA_FUSED || bk == BK_CUDA_ALLFUSED ? "fused" : NULL;
+    const char *element = bk == BK_CUDA_ALLFUSED ? "fused" : NULL;
+    backend_env(0, spmv, "cusparse");
+    backend_env(1, pcg, NULL);
+    backend_env(2, element, NULL);
     tw_world *w = tw_world_create(mesh, &d);
     if (!w) {
         snprintf(why, why_size, "world (%s): %s", BK_NAMES[bk], tw_last_error());
@@ -640,7 +650,7 @@ static derived derive(const result *r, int backend, const probe *p)
     if (!r->ok) return x;
     x.steps_per_s = r->ms_wall > 0 ? 1e3 / r->ms_wall : 0;
     x.tet_steps_per_s = x.steps_per_s * r->tets;
-    x.bytes_iter = bytes_per_cg_iteration(r->vertices, r->nnzb, backend == BK_CUDA_FUSED);
+    x.bytes_iter = bytes_per_cg_iteration(r->vertices, r->nnzb, backend == BK_CUDA_FUSED || backend == BK_CUDA_ALLFUSED);
     x.bytes_solve = bytes_solve_setup(r->vertices, r->nnzb) + r->cg_iterations * x.bytes_iter;
     x.solve_gbps = r->ms_solve > 0 ? x.bytes_solve / (1e-3 * r->ms_solve) / 1e9 : 0;
     x.copy_gbps = backend != BK_CPU ? p->copy_gbps : p->cpu_copy_gbps;
@@ -783,7 +793,8 @@ static void usage(FILE *f)
             "  backends: cpu, cuda (CUDA Graph step, cuSPARSE SpMV), cuda-nograph (host-driven step),\n"
             "  cuda-ownspmv (graph step, the hand-written 3x3-BSR SpMV: TW_CUDA_SPMV=own for its worlds),\n"
             "  cuda-warpspmv (the same, lanes of a warp per block row: TW_CUDA_SPMV=warp), cuda-fused (graph step,\n"
-            "  the fused PCG: TW_CUDA_PCG=fused TW_CUDA_SPMV=warp).\n"
+            "  the fused PCG: TW_CUDA_PCG=fused TW_CUDA_SPMV=warp), cuda-allfused (cuda-fused and\n"
+            "  TW_CUDA_ELEMENT=fused: the element methods' rotation and force in one kernel).\n"
             "  defaults: cuda,cpu (in that order); bar; 10k,100k; all methods; fixed20,tol; --time 1 --min-steps 5 --max-seconds 10\n"
             "  --warmup 3; --budget 0 (none); --config-timeout 300; --surfaces data/meshes; --copy-mb 512.\n"
             "  --mesh-dir: packed meshes DIR/<scene>_<tets>.node/.ele (bench/run_gpu.sh --pack-meshes), tried before\n"
@@ -895,9 +906,10 @@ int main(int argc, char **argv)
         len += snprintf(notes + len, sizeof notes - len, "# gpu: none (%s)\n", p.why);
     if (p.note[0]) len += snprintf(notes + len, sizeof notes - len, "# note: %s\n", p.note);
     {
-        const char *vars[] = {"OMP_WAIT_POLICY", "OMP_NUM_THREADS", "TW_CUDA_GRAPH", "TW_CUDA_SPMV", "TW_CUDA_PCG"};
+        const char *vars[] = {"OMP_WAIT_POLICY", "OMP_NUM_THREADS", "TW_CUDA_GRAPH", "TW_CUDA_SPMV", "TW_CUDA_PCG",
+                              "TW_CUDA_ELEMENT"};
         len += snprintf(notes + len, sizeof notes - len, "# env:");
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < 6; k++) {
             const char *v = getenv(vars[k]);
             len += snprintf(notes + len, sizeof notes - len, " %s=%s", vars[k], v ? v : "(unset)");
         }

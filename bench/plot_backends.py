@@ -27,7 +27,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 BACKEND_STYLE = {"cuda": ("tab:green", "o"), "cuda-nograph": ("tab:olive", "v"), "cuda-ownspmv": ("tab:red", "^"),
-                 "cuda-warpspmv": ("tab:purple", "<"), "cuda-fused": ("tab:cyan", ">"), "cpu": ("tab:blue", "s")}
+                 "cuda-warpspmv": ("tab:purple", "<"), "cuda-fused": ("tab:cyan", ">"),
+                 "cuda-allfused": ("tab:pink", "P"), "cpu": ("tab:blue", "s")}
 CG_STYLE = {"fixed20": "-", "tol1e-4": "--"}
 SCENE_MARKER = {"bar": None, "bunny": "^", "dog": "D"}
 
@@ -129,14 +130,15 @@ COPY_TARGET = 80
 
 
 def variant_lines(ok, one):
-    """The warp-cooperative SpMV (cuda-warpspmv) and the fused PCG (cuda-fused)
-    beside cuda (cuSPARSE) and cuda-ownspmv of the same run: steps/s, ms of the
+    """The warp-cooperative SpMV (cuda-warpspmv), the fused PCG (cuda-fused) and
+    that with the fused element kernel (cuda-allfused) beside cuda (cuSPARSE) and cuda-ownspmv of the same run: steps/s, ms of the
     solve phase per CG iteration and its share of the copy bandwidth (each
     row's own byte model: the fused one moves less), and the steps/s targets."""
-    rows = [x for x in ok if x["backend"] in ("cuda-warpspmv", "cuda-fused")]
+    rows = [x for x in ok if x["backend"] in ("cuda-warpspmv", "cuda-fused", "cuda-allfused")]
     if not rows:
-        return ["warp SpMV / fused PCG: not measured (no cuda-warpspmv or cuda-fused rows)"]
-    out = ["warp SpMV (cuda-warpspmv) and fused PCG (cuda-fused) vs cuSPARSE (cuda) and hand-written (cuda-ownspmv), "
+        return ["warp SpMV / fused PCG / fused elements: not measured (no cuda-warpspmv, cuda-fused or cuda-allfused rows)"]
+    out = ["warp SpMV (cuda-warpspmv), fused PCG (cuda-fused), and with the fused element kernel (cuda-allfused) vs "
+           "cuSPARSE (cuda) and hand-written (cuda-ownspmv), "
            "same scene/size/method/CG mode: steps/s, ms per CG iteration, % of copy bandwidth:"]
     for x in sorted(rows, key=lambda r: (r["scene"], f(r, "tets"), r["method"], r["cg_mode"], r["backend"])):
         parts = []

@@ -27,6 +27,9 @@
 #      cuda-fused (the fused PCG, TW_CUDA_PCG=fused), cuda-nograph
 #      (host-driven step), each when the build has it, cpu; in each
 #      (scene, size) the GPU rows run before the CPU ones
+#   E  bar at SIZES, corot-element, hybrid and green, fixed20: cuda-allfused
+#      (cuda-fused and TW_CUDA_ELEMENT=fused: rotation + element force in one
+#      kernel), beside phase A's cuda-fused rows, when the build has it
 #   B  bunny and dog at MESH_SIZES (packed meshes, else TetGen if present)
 #   C  bar at BIG (5m): corot-element and warp-vertex, every GPU backend but cuda-nograph, and cpu; the CPU rows capped by
 #      --max-seconds (the row's capped column says so)
@@ -165,6 +168,10 @@ phase() {
 
 phase A 170 --backends "$BACKENDS" --scenes bar --sizes "$SIZES" --methods "$METHODS" --cg fixed20,tol \
     --time 0.5 --min-steps 3 --max-seconds 3 --warmup 2
+if "$BENCH" --backends cuda-allfused --help > /dev/null 2>&1; then
+    phase E 140 --backends cuda-allfused --scenes bar --sizes "$SIZES" --methods corot-element,hybrid,green \
+        --cg fixed20 --time 0.5 --min-steps 3 --max-seconds 3 --warmup 2 --no-extras --copy-mb 256
+fi
 phase B 90 --backends "$BACKENDS" --scenes bunny,dog --sizes "$MESH_SIZES" \
     --methods linear,warp-vertex,corot-element --cg fixed20,tol --time 0.4 --min-steps 3 --max-seconds 2 --warmup 2 \
     --no-extras --copy-mb 256

@@ -213,6 +213,11 @@ struct tw_cuda_world {
     int fused_pcg;
     tw_real *p2;
     unsigned *ticket;
+    /* TW_CUDA_ELEMENT=fused (cuda_kernels.cu): corot-element, hybrid and
+     * green's rotation and element force in one kernel (tw_cuda_rotations;
+     * tw_cuda_elastic_force then only gathers, and the step's ms_rotations
+     * includes the element forces) */
+    int fused_element;
     /* per step: device copies (d.P, d.st point at them) and the host's */
     tw_cuda_params *params;
     tw_cuda_status *status;
@@ -269,6 +274,8 @@ static inline unsigned tw_cuda_reduce_grid(long count)
  * d.P (tw_cuda_params), so the same launches serve the graph and the
  * host-driven step. */
 tw_status tw_cuda_rotations(tw_cuda_world *cw, tw_method m);
+/* (with cw->fused_element the element methods' forces came with the
+ * rotations: this gathers them; every caller runs the two in this order) */
 tw_status tw_cuda_elastic_force(tw_cuda_world *cw, tw_method m, int ghost_correction);
 /* rhs = M v + heff (f + f_ext), f_ext = M g + fext + the spring at x */
 tw_status tw_cuda_rhs(tw_cuda_world *cw);

@@ -20,6 +20,7 @@
 #include "cuda_internal.h"
 #include "cuda_reduce.cuh"
 #include "hd/element.h"
+#include "hd/step_fused.h"
 
 namespace {
 
@@ -47,6 +48,17 @@ __global__ void rotations_element(tw_cuda_data d, int green)
     if (e >= d.nt) return;
     tw_step_view s = tw_cuda_step_view(d);
     tw_rotation_element(&s, d.x, e, green);
+}
+
+/* corot-element, hybrid, green with TW_CUDA_ELEMENT=fused: the rotation and
+ * the element force of one element, x gathered and F built once
+ * (hd/step_fused.h); tw_cuda_elastic_force then only gathers */
+__global__ void rotation_force_element(tw_cuda_data d, int method)
+{
+    int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= d.nt) return;
+    tw_step_view s = tw_cuda_step_view(d);
+    tw_rotation_element_force(&s, d.x, e, (tw_method)method);
 }
 
 /* ---- elastic forces (tw_compute_elastic_force) ---- */
@@ -281,7 +293,10 @@ tw_status tw_cuda_rotations(tw_cuda_world *cw, tw_method m)
     case TW_WARP_EDGE: rotations_warp_edge<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d); break;
     case TW_COROT_ELEMENT:
     case TW_HYBRID:
-    case TW_GREEN: rotations_element<<<tw_cuda_grid(d.nt), TW_CUDA_THREADS, 0, cw->stream>>>(d, m == TW_GREEN); break;
+    case TW_GREEN:
+        if (cw->fused_element) rotation_force_element<<<tw_cuda_grid(d.nt), TW_CUDA_THREADS, 0, cw->stream>>>(d, (int)m);
+        else rotations_element<<<tw_cuda_grid(d.nt), TW_CUDA_THREADS, 0, cw->stream>>>(d, m == TW_GREEN);
+        break;
     default: return tw_fail(TW_ERR_UNSUPPORTED, "CUDA backend: method %d has no rotation kernel", (int)m);
     }
     TW_CUDA_LAUNCHED();
@@ -306,8 +321,10 @@ tw_status tw_cuda_elastic_force(tw_cuda_world *cw, tw_method m, int ghost_correc
         }
         return TW_OK;
     }
-    element_force<<<tw_cuda_grid(d.nt), TW_CUDA_THREADS, 0, cw->stream>>>(d, (int)m);
-    TW_CUDA_LAUNCHED();
+    if (!cw->fused_element) { /* else the rotations' kernel wrote fe */
+        element_force<<<tw_cuda_grid(d.nt), TW_CUDA_THREADS, 0, cw->stream>>>(d, (int)m);
+        TW_CUDA_LAUNCHED();
+    }
     gather_element_forces<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d);
     TW_CUDA_LAUNCHED();
     return TW_OK;

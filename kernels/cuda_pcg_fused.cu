@@ -128,7 +128,7 @@ __global__ void __launch_bounds__(TW_CUDA_THREADS)
         double pq = tot[0];
         scalars[TW_S_PQ] = pq;
         if (pq > 0) {
-            scalars[TW_S_ALPHA] = scalars[TW_S_RZ] / pq;
+            scalars[TW_S_ALPHA] = tw_pcg_alpha(scalars[TW_S_RZ], pq);
         } else { /* also NaN */
             st->negative_curvature = 1;
             st->active = 0;
@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(TW_CUDA_THREADS)
         scalars[TW_S_RZ_PREV] = rz_prev;
         scalars[TW_S_RZ] = tot[0];
         scalars[TW_S_RR] = tot[1];
-        scalars[TW_S_BETA] = tot[0] / rz_prev; /* rz_prev > 0: the loop ran */
+        scalars[TW_S_BETA] = tw_pcg_beta(tot[0], rz_prev); /* rz_prev > 0: the loop ran */
         int it = st->iterations;
         int go = tw_pcg_decide(&it, &rn, tot[1], tot[0], st->bnorm, P->limit, P->fixed, P->tol);
         st->iterations = it;

@@ -261,6 +261,12 @@ static tw_status create_all(tw_cuda_world *cw, const tw_cuda_world_init *f)
             if ((s = alloc_zero(cw, &cw->p2, 3 * n, "PCG vectors")) != TW_OK) return s;
             if ((s = alloc_zero(cw, &cw->ticket, 2, "PCG reduction tickets")) != TW_OK) return s;
         }
+        /* the element methods' rotation and force in one kernel (cuda_kernels.cu) */
+        const char *el = getenv("TW_CUDA_ELEMENT");
+        cw->fused_element = el && strcmp(el, "fused") == 0;
+        if (el && !cw->fused_element && strcmp(el, "separate") != 0)
+            fprintf(stderr, "tetwarp: TW_CUDA_ELEMENT=%s is neither fused nor separate; the element kernels run "
+                            "separate\n", el);
     }
     /* moving colliders and the force on them */
     if ((s = alloc_zero(cw, &d.ccol, n, "contact colliders")) != TW_OK) return s;
@@ -368,6 +374,8 @@ extern "C" const char *tw_cuda_world_spmv_name(const tw_cuda_world *cw)
 }
 
 extern "C" int tw_cuda_world_pcg_fused(const tw_cuda_world *cw) { return cw && cw->fused_pcg ? 1 : 0; }
+
+extern "C" int tw_cuda_world_element_fused(const tw_cuda_world *cw) { return cw && cw->fused_element ? 1 : 0; }
 
 extern "C" int tw_cuda_world_graph(const tw_cuda_world *cw)
 {

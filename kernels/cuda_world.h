@@ -148,6 +148,9 @@ const char *tw_cuda_world_spmv_name(const tw_cuda_world *cw);
  * kernels per iteration, the product in them the warp kernel's whatever
  * tw_cuda_world_spmv_name says (which is then the initial residual's). */
 int tw_cuda_world_pcg_fused(const tw_cuda_world *cw);
+/* 1 when corot-element, hybrid and green run their rotation and element
+ * force as one kernel (TW_CUDA_ELEMENT=fused when cw was created). */
+int tw_cuda_world_element_fused(const tw_cuda_world *cw);
 #ifdef __cplusplus
 }
 #endif

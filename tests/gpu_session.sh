@@ -7,8 +7,9 @@
 #             ctest -R '^gpu_' plainly, then again with TW_CUDA_GRAPH=0
 #             TW_CUDA_SPMV=own (a failure in the first run only is the graph's
 #             or cuSPARSE's; in both, a kernel's), then the gpu_backend cases
-#             with TW_CUDA_PCG=fused TW_CUDA_SPMV=warp (the fused PCG and the
-#             warp SpMV under every backend case; gpu_pcg has their own)
+#             with TW_CUDA_PCG=fused TW_CUDA_SPMV=warp TW_CUDA_ELEMENT=fused
+#             (every new path under every backend case; gpu_pcg and
+#             gpu_stages have their own)
 #   build     cmake -G Ninja Release into $BUILD (build-gpu), -j$JOBS; with .gl/
 #             present (bench/fetch_gpu_debs.sh, run where apt works) the GL
 #             runtime debs go into / where its libraries are missing and the
@@ -17,8 +18,8 @@
 #   test      the whole ctest (--output-on-failure), then
 #             ctest -R 'gpu_|thrust|surface|interop' -V, then the gpu_backend
 #             cases again with TW_CUDA_SPMV=own, TW_CUDA_GRAPH=0,
-#             TW_CUDA_SPMV=warp, TW_CUDA_PCG=fused and TW_CUDA_PCG=fused
-#             TW_CUDA_GRAPH=0; a
+#             TW_CUDA_SPMV=warp, TW_CUDA_PCG=fused, TW_CUDA_PCG=fused
+#             TW_CUDA_GRAPH=0 and TW_CUDA_ELEMENT=fused; a
 #             GPU case (gpu_*, viewer.interop_*) SKIPPED on a machine with a
 #             GPU fails the session, loudly
 #   sanitize  compute-sanitizer memcheck / racecheck / synccheck / initcheck:
@@ -235,7 +236,8 @@ phase_first() {
     build_targets $((b - ($(date +%s) - PH0))) "${exes[@]}"
     local part=/tmp/gpu_session_first.$$ v rest
     # env|regex: the third pass runs every backend case on the fused PCG with the warp SpMV
-    local runs=("|^gpu_" "TW_CUDA_GRAPH=0 TW_CUDA_SPMV=own|^gpu_" "TW_CUDA_PCG=fused TW_CUDA_SPMV=warp|^gpu_backend\.") r re
+    local runs=("|^gpu_" "TW_CUDA_GRAPH=0 TW_CUDA_SPMV=own|^gpu_"
+        "TW_CUDA_PCG=fused TW_CUDA_SPMV=warp TW_CUDA_ELEMENT=fused|^gpu_backend\.") r re
     for r in "${runs[@]}"; do
         v=${r%%|*}
         re=${r#*|}
@@ -324,7 +326,8 @@ phase_test() {
     ctest_summary "$part" "GPU cases (gpu_|thrust|surface|interop)"
 
     local v
-    for v in TW_CUDA_SPMV=own TW_CUDA_GRAPH=0 TW_CUDA_SPMV=warp TW_CUDA_PCG=fused "TW_CUDA_PCG=fused TW_CUDA_GRAPH=0"; do
+    for v in TW_CUDA_SPMV=own TW_CUDA_GRAPH=0 TW_CUDA_SPMV=warp TW_CUDA_PCG=fused "TW_CUDA_PCG=fused TW_CUDA_GRAPH=0" \
+        TW_CUDA_ELEMENT=fused; do
         rest=$((b - ($(date +%s) - PH0) - 5))
         if [ "$rest" -lt 15 ]; then say "gpu_backend with $v: skipped, out of the phase's time"; continue; fi
         echo "===== $v ctest -R '^gpu_backend\\.', budget $rest s" >> "$CTLOG"
@@ -363,6 +366,7 @@ phase_sanitize() {
         "memcheck||$gt|stage_spmv_warp_kernel"
         "racecheck||$gp|warp_spmv_one_step_host_driven_matches_cpu"
         "initcheck||$gp|fused_one_step_host_driven_matches_cpu"
+        "memcheck||$gt|stage_forces_green_fused"
         "memcheck||$gb|bar_corot_element_matches_cpu"
         "memcheck||$gb|cube_on_floor_matches_cpu"
         "memcheck||$gb|pcg_tolerance_iterations_match_cpu"

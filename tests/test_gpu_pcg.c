@@ -1,12 +1,14 @@
-/* The CUDA backend's switchable PCG paths against the CPU backend (the
- * oracle): the warp-cooperative SpMV (TW_CUDA_SPMV=warp) and the fused PCG
- * (TW_CUDA_PCG=fused, kernels/cuda_pcg_fused.cu), on Müller's bar (100
+/* The CUDA backend's switchable paths against the CPU backend (the
+ * oracle): the warp-cooperative SpMV (TW_CUDA_SPMV=warp), the fused PCG
+ * (TW_CUDA_PCG=fused, kernels/cuda_pcg_fused.cu) and the element methods'
+ * rotation and force in one kernel (TW_CUDA_ELEMENT=fused), on Müller's bar (100
  * steps, to a tolerance and with a fixed count, graph and host-driven), the
  * cube dropped on a floor (contacts: the normal filter, several solves a
  * step) and a BDF2 bar (the SpMV outside the loop); and the fused path's own
  * contracts: its reductions give the same bits on every run, and the graph
  * and the host-driven loop the same iterations. Each case first checks that
- * the switch took (tw_cuda_world_spmv_name, tw_cuda_world_pcg_fused), so a
+ * the switch took (tw_cuda_world_spmv_name, tw_cuda_world_pcg_fused,
+ * tw_cuda_world_element_fused), so a
  * switch that is ignored fails instead of testing the default path.
  * Every case exits 77 (skipped) in a build without CUDA or on a machine
  * without a GPU. Tolerances are float's, as tests/test_gpu_backend.c's. */
@@ -23,16 +25,19 @@
 
 /* Which device path a world takes: NULL leaves the variable unset (the default). */
 typedef struct variant {
-    const char *pcg;  /* TW_CUDA_PCG: "fused" or NULL */
-    const char *spmv; /* TW_CUDA_SPMV: "warp", "own", "cusparse" or NULL */
-    int graph;        /* 1: the step as a CUDA Graph, 0: host-driven */
+    const char *pcg;     /* TW_CUDA_PCG: "fused" or NULL */
+    const char *spmv;    /* TW_CUDA_SPMV: "warp", "own", "cusparse" or NULL */
+    int graph;           /* 1: the step as a CUDA Graph, 0: host-driven */
+    const char *element; /* TW_CUDA_ELEMENT: "fused" or NULL */
 } variant;
 
-static const variant FUSED = {"fused", NULL, 1};
-static const variant FUSED_HOST = {"fused", NULL, 0};
-static const variant FUSED_WARP = {"fused", "warp", 1};
-static const variant WARP = {NULL, "warp", 1};
-static const variant WARP_HOST = {NULL, "warp", 0};
+static const variant FUSED = {"fused", NULL, 1, NULL};
+static const variant FUSED_HOST = {"fused", NULL, 0, NULL};
+static const variant FUSED_WARP = {"fused", "warp", 1, NULL};
+static const variant WARP = {NULL, "warp", 1, NULL};
+static const variant WARP_HOST = {NULL, "warp", 0, NULL};
+static const variant ELEMENT = {NULL, NULL, 1, "fused"};
+static const variant ALL_FUSED = {"fused", "warp", 1, "fused"};
 
 /* A world on def d (the bar fixed at x = 0, or the cube over the floor when
  * cube), created with v's environment; NULL after saying why, also when the
@@ -43,10 +48,12 @@ static tw_world *world_of(const tw_mesh *m, const tw_world_def *d, const variant
      * keeps the value the session gave it, e.g. TW_CUDA_SPMV=own) */
     if (v && v->pcg) setenv("TW_CUDA_PCG", v->pcg, 1);
     if (v && v->spmv) setenv("TW_CUDA_SPMV", v->spmv, 1);
+    if (v && v->element) setenv("TW_CUDA_ELEMENT", v->element, 1);
     tw_collider_def floor = tw_default_collider_def();
     tw_world *w = cube ? demo_drop_cube_world(m, d, 0.1, &floor) : demo_wall_world(m, d);
     if (v && v->pcg) unsetenv("TW_CUDA_PCG");
     if (v && v->spmv) unsetenv("TW_CUDA_SPMV");
+    if (v && v->element) unsetenv("TW_CUDA_ELEMENT");
     if (!w) {
         fprintf(stderr, "%s world: %s\n", tw_backend_name(d->backend), tw_last_error());
         return NULL;
@@ -54,13 +61,13 @@ static tw_world *world_of(const tw_mesh *m, const tw_world_def *d, const variant
 #ifdef TW_HAVE_CUDA
     if (v && d->backend == TW_BACKEND_CUDA) {
         tw_cuda_world *cw = w->cuda;
-        int fused = tw_cuda_world_pcg_fused(cw);
+        int fused = tw_cuda_world_pcg_fused(cw), element = tw_cuda_world_element_fused(cw);
         const char *spmv = tw_cuda_world_spmv_name(cw);
-        printf("device world: PCG %s, SpMV %s, %s\n", fused ? "fused" : "unfused", spmv,
-               v->graph ? "CUDA Graph" : "host-driven");
-        if (fused != (v->pcg != NULL) || (v->spmv && strcmp(spmv, v->spmv) != 0)) {
-            fprintf(stderr, "the device world ignored TW_CUDA_PCG=%s TW_CUDA_SPMV=%s\n", v->pcg ? v->pcg : "(unset)",
-                    v->spmv ? v->spmv : "(unset)");
+        printf("device world: PCG %s, SpMV %s, element kernels %s, %s\n", fused ? "fused" : "unfused", spmv,
+               element ? "fused" : "separate", v->graph ? "CUDA Graph" : "host-driven");
+        if (fused != (v->pcg != NULL) || (v->spmv && strcmp(spmv, v->spmv) != 0) || element != (v->element != NULL)) {
+            fprintf(stderr, "the device world ignored TW_CUDA_PCG=%s TW_CUDA_SPMV=%s TW_CUDA_ELEMENT=%s\n",
+                    v->pcg ? v->pcg : "(unset)", v->spmv ? v->spmv : "(unset)", v->element ? v->element : "(unset)");
             tw_world_destroy(w);
             return NULL;
         }
@@ -180,6 +187,9 @@ TW_TEST(fused_bar_warp_vertex_host_driven_matches_cpu) { return bar_parity(TW_WA
 TW_TEST(fused_bar_fixed_iterations_matches_cpu) { return bar_parity(TW_COROT_ELEMENT, &FUSED, 20); }
 TW_TEST(fused_bar_fixed_iterations_host_driven_matches_cpu) { return bar_parity(TW_HYBRID, &FUSED_HOST, 20); }
 TW_TEST(fused_warp_spmv_bar_matches_cpu) { return bar_parity(TW_WARP_EDGE, &FUSED_WARP, 0); }
+TW_TEST(fused_element_bar_corot_element_matches_cpu) { return bar_parity(TW_COROT_ELEMENT, &ELEMENT, 0); }
+TW_TEST(fused_element_bar_green_matches_cpu) { return bar_parity(TW_GREEN, &ELEMENT, 0); }
+TW_TEST(all_fused_bar_hybrid_matches_cpu) { return bar_parity(TW_HYBRID, &ALL_FUSED, 20); }
 
 /* The cube dropped 0.1 m onto the floor, 200 steps: contacts (the normal
  * filter in the fused kernels, several solves in a step, host-driven after

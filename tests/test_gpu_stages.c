@@ -4,7 +4,9 @@
  * edge frames' R; corot-element, hybrid: per-element R; green: per-element
  * F), the elastic force, the right-hand side, the system matrix's BSR values
  * (green: its tangent blocks), and one SpMV of the device on the device's
- * system matrix (cuSPARSE's, and the hand-written kernel). The end-to-end
+ * system matrix (cuSPARSE's, and the hand-written kernels); the element
+ * stages again with TW_CUDA_ELEMENT=fused (rotation and force in one
+ * kernel). The end-to-end
  * cases (100 steps of the bar, a PCG with a fixed count) are in
  * test_gpu_backend.c; the SVD / polar decomposition in test_gpu_svd.c.
  *
@@ -282,13 +284,20 @@ static int nontrivial(const tw_world *w, stage s, const tw_real *ref, size_t cou
 #endif /* TW_HAVE_CUDA */
 
 /* One stage of one method: the device's array equals the CPU's. */
-static int stage_parity(tw_method method, int s_)
+/* fused_element: the device world made with TW_CUDA_ELEMENT=fused (the
+ * element methods' rotation and force in one kernel), checked to have taken */
+static int stage_parity_with(tw_method method, int s_, int fused_element)
 {
     if (tw_test_gpu_skip()) return TW_SKIP;
 #ifdef TW_HAVE_CUDA
     stage s = (stage)s_;
     stage_pair p;
-    CHECK(stage_pair_create(&p, method) == 0);
+    if (fused_element) setenv("TW_CUDA_ELEMENT", "fused", 1);
+    int failed = stage_pair_create(&p, method);
+    if (fused_element) unsetenv("TW_CUDA_ELEMENT");
+    CHECK(failed == 0);
+    printf("element kernels: %s\n", tw_cuda_world_element_fused(p.gpu->cuda) ? "fused" : "separate");
+    CHECK(tw_cuda_world_element_fused(p.gpu->cuda) == fused_element);
     size_t count = 0;
     tw_cuda_array which;
     const tw_real *ref = cpu_stage(p.cpu, s, &count, &which);
@@ -303,9 +312,12 @@ static int stage_parity(tw_method method, int s_)
 #else
     (void)method;
     (void)s_;
+    (void)fused_element;
 #endif
     return 0;
 }
+
+static int stage_parity(tw_method method, int s_) { return stage_parity_with(method, s_, 0); }
 
 /* One per line: the CMake scan registers each `TW_TEST(name)` line as a ctest case. */
 TW_TEST(stage_rotations_warp_vertex) { return stage_parity(TW_WARP_VERTEX, 0); }
@@ -334,6 +346,15 @@ TW_TEST(stage_system_matrix_warp_edge) { return stage_parity(TW_WARP_EDGE, 3); }
 TW_TEST(stage_system_matrix_corot_element) { return stage_parity(TW_COROT_ELEMENT, 3); }
 TW_TEST(stage_system_matrix_hybrid) { return stage_parity(TW_HYBRID, 3); } /* the tangent blocks */
 TW_TEST(stage_system_matrix_green) { return stage_parity(TW_GREEN, 3); }
+
+/* TW_CUDA_ELEMENT=fused: R, the packs (through the system matrix) and the forces */
+TW_TEST(stage_rotations_corot_element_fused) { return stage_parity_with(TW_COROT_ELEMENT, 0, 1); }
+TW_TEST(stage_rotations_green_fused) { return stage_parity_with(TW_GREEN, 0, 1); }
+TW_TEST(stage_forces_corot_element_fused) { return stage_parity_with(TW_COROT_ELEMENT, 1, 1); }
+TW_TEST(stage_forces_hybrid_fused) { return stage_parity_with(TW_HYBRID, 1, 1); }
+TW_TEST(stage_forces_green_fused) { return stage_parity_with(TW_GREEN, 1, 1); }
+TW_TEST(stage_system_matrix_corot_element_fused) { return stage_parity_with(TW_COROT_ELEMENT, 3, 1); }
+TW_TEST(stage_system_matrix_green_fused) { return stage_parity_with(TW_GREEN, 3, 1); }
 
 /* One SpMV: y = A x for a random x, the device's product (the SpMV the PCG
  * uses) against host/solver_impl.h's tw_bsr_spmv on the same A (the

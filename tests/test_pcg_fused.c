@@ -119,8 +119,8 @@ static tw_solve_result fused_pcg(const tw_bsr *A, const tw_real *b, tw_real *x, 
             break;
         }
         double sums[2];
-        update_kernel(n, (tw_real)(rz / pq), pn, q, dinv, f->cons, f->normal, x, r, z, partial, sums);
-        beta = sums[0] / rz;
+        update_kernel(n, (tw_real)tw_pcg_alpha(rz, pq), pn, q, dinv, f->cons, f->normal, x, r, z, partial, sums);
+        beta = tw_pcg_beta(sums[0], rz);
         rz = sums[0];
         active = tw_pcg_decide(&it, &rn, sums[1], rz, bnorm, limit, fixed, tol);
     }

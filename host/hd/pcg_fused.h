@@ -80,6 +80,11 @@ TW_HD double tw_red_finish_part(const double *partial, int nb, int t)
     return s;
 }
 
+/* alpha = rz / pq and beta = rz_new / rz, host/solver_impl.h's (double;
+ * rounded to tw_real where they scale a vector) */
+TW_HD double tw_pcg_alpha(double rz, double pq) { return rz / pq; }
+TW_HD double tw_pcg_beta(double rz_new, double rz) { return rz_new / rz; }
+
 /* host/solver_impl.h's loop test: go on while it < limit, the tolerance is
  * not met (unless fixed) and rz > 0 */
 TW_HD int tw_pcg_go_on(int it, int limit, int fixed, double tol, double rn, double bnorm, double rz)
