@@ -30,6 +30,15 @@
 #             representative cases of test_gpu_backend and test_gpu_svd, plus
 #             memcheck of one parity case with TW_CUDA_GRAPH=0 and TW_CUDA_SPMV=own
 #   bench     bench/run_gpu.sh (its own budget, TOTAL_S; give it its own call)
+#   fused     the switchable kernels alone, in one call (TW_CUDA_SPMV=warp,
+#             TW_CUDA_PCG=fused, TW_CUDA_ELEMENT=fused): build the GPU test
+#             executables and tw_bench_backends; ctest the gpu_pcg cases and
+#             the gpu_stages SpMV / fused cases, then gpu_backend with all
+#             three switches on; the bar at FUSED_SIZES (10k,100k,1m,5m),
+#             corot-element, fixed20 and tol, backends cuda, cuda-ownspmv,
+#             cuda-warpspmv, cuda-fused, cuda-allfused (fused_bench.csv, its
+#             plot and targets); last, compute-sanitizer on the new kernels'
+#             short cases (memcheck, racecheck and synccheck host-driven)
 #   view      the viewer's cases: through EGL (no DISPLAY; NVIDIA's EGL device),
 #             then under Xvfb when one is installed or carried (.glx/), and one
 #             interop frame kept as view_frame.png
@@ -37,13 +46,15 @@
 #   run(command="tests/gpu_session.sh first build test sanitize", carry=[".gl", ".bench-meshes"])
 #   run(command="tests/gpu_session.sh build bench", carry=[".bench-meshes"])
 #   run(command="tests/gpu_session.sh build view", carry=[".gl", ".glx"])
+#   run(command="tests/gpu_session.sh fused")   (the new kernels: parity, bench, sanitizers)
 # Output: $OUT (else $GPU_SESSION_OUT, else ./gpu-session-out), at most 8 files:
 #   session.log (machine, tools, build, phase times and the summary), ctest.log,
 #   sanitizer.log, view.log (+ view_frame.png), and bench's backends.{csv,log,png}
-#   and backends_targets.txt. Exit status: 0 only when every phase asked passed.
+#   and backends_targets.txt; fused's fused_bench.{csv,png} and fused_bench_targets.txt.
+#   Exit status: 0 only when every phase asked passed.
 # Environment: BUILD (build-gpu), JOBS (nproc), GLROOT (/tmp/glroot),
 #   TOTAL_S (560: all phases of this call; each phase also has its own cap:
-#   FIRST_S 240, BUILD_S 240, TEST_S 220, SAN_S 150, VIEW_S 240), TEST_TIMEOUT
+#   FIRST_S 240, BUILD_S 240, TEST_S 220, SAN_S 150, VIEW_S 240, FUSED_S 540), TEST_TIMEOUT
 #   (one test case's limit, s, 120: configured as TW_TEST_TIMEOUT, since a
 #   test's TIMEOUT property overrides `ctest --timeout`),
 #   TW_GL_ISOLATE=1 (build against $GLROOT alone: bench/fetch_gpu_debs.sh --verify),
@@ -67,9 +78,9 @@ SLOG=$OUTD/session.log CTLOG=$OUTD/ctest.log SANLOG=$OUTD/sanitizer.log VLOG=$OU
 PHASES=("$@")
 [ ${#PHASES[@]} -eq 0 ] && PHASES=(first build test sanitize)
 for p in "${PHASES[@]}"; do
-    case $p in first | build | test | sanitize | bench | view) ;;
+    case $p in first | build | test | sanitize | bench | view | fused) ;;
     -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "gpu_session.sh: unknown phase '$p' (first build test sanitize bench view)" >&2; exit 2 ;;
+    *) echo "gpu_session.sh: unknown phase '$p' (first build test sanitize bench view fused)" >&2; exit 2 ;;
     esac
 done
 export OMP_WAIT_POLICY=PASSIVE
@@ -426,6 +437,97 @@ phase_bench() {
     [ "$rc" = 0 ] || fail "bench: run_gpu.sh exit $rc (backends.log)"
 }
 
+# san_one TOOL ENV EXE CASE LIMIT: one compute-sanitizer run into sanitizer.log;
+# says the result; returns 0 clean, 1 errors / failure / timeout, 2 skipped
+san_one() {
+    local tool=$1 env=$2 exe=$3 name=$4 lim=$5 t1 rc errs extra=()
+    [ "$tool" = memcheck ] && extra=(--leak-check full)
+    echo "===== $tool ${env:+$env }$(basename "$exe") $name (limit $lim s)" >> "$SANLOG"
+    t1=$(date +%s)
+    # shellcheck disable=SC2086
+    env $env timeout -k 5 "$lim" compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 99 "$exe" "$name" > /tmp/gpu_session_san.$$ 2>&1
+    rc=$?
+    cat /tmp/gpu_session_san.$$ >> "$SANLOG"
+    errs=$(grep -Eo 'ERROR SUMMARY: [0-9]+ error' /tmp/gpu_session_san.$$ | grep -Eo '[0-9]+' | tail -n 1)
+    rm -f /tmp/gpu_session_san.$$
+    case $rc in
+    0) say "  sanitize $tool ${env:+$env }$(basename "$exe") $name: clean (${errs:-?} errors), $(($(date +%s) - t1)) s"; return 0 ;;
+    77) say "  sanitize $tool ${env:+$env }$(basename "$exe") $name: SKIPPED (no usable GPU)"; return 2 ;;
+    99) say "  sanitize $tool ${env:+$env }$(basename "$exe") $name: ${errs:-?} ERRORS, $(($(date +%s) - t1)) s" ;;
+    124 | 137) say "  sanitize $tool ${env:+$env }$(basename "$exe") $name: TIMEOUT after $lim s" ;;
+    *) say "  sanitize $tool ${env:+$env }$(basename "$exe") $name: test FAILED (exit $rc; ${errs:-?} sanitizer errors)" ;;
+    esac
+    return 1
+}
+
+phase_fused() {
+    local b=$1 rest part=/tmp/gpu_session_fused.$$ exes=() f
+    configure "$b" || return 1
+    grep -q 'tetwarp: nvcc found' "$SLOG" || { fail "fused: nvcc not found by the configure step"; return 1; }
+    for f in tests/test_gpu_*.c; do exes+=("$(basename "$f" .c)"); done
+    build_targets $((b - ($(date +%s) - PH0))) "${exes[@]}" tw_bench_backends # what failed is "Not Run" below
+    gl_env
+    # 1. parity: the new paths' own cases, then every backend case with all three switches on
+    local runs=("|^gpu_pcg\.|^gpu_stages\.(stage_spmv|.*_fused$)"
+        "TW_CUDA_PCG=fused TW_CUDA_SPMV=warp TW_CUDA_ELEMENT=fused|^gpu_backend\.") r v re
+    for r in "${runs[@]}"; do
+        v=${r%%|*}
+        re=${r#*|}
+        rest=$((b - ($(date +%s) - PH0) - 200)) # keep time for the bench and the sanitizers
+        if [ "$rest" -lt 15 ]; then say "fused: ctest -R '$re' ${v:+with $v }not run, out of the phase's time"; continue; fi
+        echo "===== fused: ${v:+$v }ctest -R '$re', budget $rest s" >> "$CTLOG"
+        # shellcheck disable=SC2086
+        env $v timeout -k 10 "$rest" ctest --test-dir "$BUILD" -j 4 -R "$re" --output-on-failure > "$part" 2>&1
+        [ $? = 124 ] && fail "fused: ctest -R '$re' ${v:+with $v }ran out of its $rest s"
+        cat "$part" >> "$CTLOG"
+        ctest_summary "$part" "fused: $re${v:+ with $v}"
+    done
+    rm -f "$part"
+    # 2. the bar, each switch against cuSPARSE and the hand-written SpMV of the same run
+    local bench=$BUILD/bench/tw_bench_backends csv=$OUTD/fused_bench.csv
+    rest=$((b - ($(date +%s) - PH0) - 90))
+    if [ "$rest" -ge 30 ] && [ -x "$bench" ]; then
+        say "fused: bench, budget $rest s: bar ${FUSED_SIZES:-10k,100k,1m,5m}, corot-element"
+        rm -f "$csv"
+        timeout -k 10 $((rest + 60)) "$bench" --backends cuda,cuda-ownspmv,cuda-warpspmv,cuda-fused,cuda-allfused \
+            --scenes bar --sizes "${FUSED_SIZES:-10k,100k,1m,5m}" --methods corot-element --cg fixed20,tol \
+            --time 0.5 --min-steps 3 --max-seconds 3 --warmup 2 --budget "$rest" --config-timeout 90 --no-extras \
+            --copy-mb 256 --csv "$csv" >> "$SLOG" 2>&1 || fail "fused: tw_bench_backends failed (session.log)"
+        if [ -f "$csv" ]; then
+            python3 bench/plot_backends.py "$csv" >> "$SLOG" 2>&1 || say "fused: plot_backends.py failed (no matplotlib?); the CSV is in $OUTD"
+            [ -f "$OUTD/fused_bench_targets.txt" ] && sed -n '/warp SpMV/,$p' "$OUTD/fused_bench_targets.txt" | tee -a "$SLOG"
+        fi
+    else
+        say "fused: bench not run ($rest s left, or $bench not built)"
+    fi
+    # 3. compute-sanitizer on the new kernels (host-driven for racecheck / synccheck)
+    if ! command -v compute-sanitizer > /dev/null; then
+        say "fused: sanitizers not run: no compute-sanitizer"
+        return 0
+    fi
+    local gp=$BUILD/tests/test_gpu_pcg gt=$BUILD/tests/test_gpu_stages one bad=0
+    local sruns=(
+        "memcheck||$gp|fused_one_step_matches_cpu"
+        "racecheck||$gp|fused_one_step_host_driven_matches_cpu"
+        "synccheck||$gp|fused_one_step_host_driven_matches_cpu"
+        "memcheck||$gt|stage_spmv_warp_kernel"
+        "racecheck||$gp|warp_spmv_one_step_host_driven_matches_cpu"
+        "memcheck||$gt|stage_forces_green_fused"
+        "initcheck||$gp|fused_one_step_host_driven_matches_cpu"
+    )
+    local tool env exe name
+    for r in "${sruns[@]}"; do
+        IFS='|' read -r tool env exe name <<< "$r"
+        rest=$((b - ($(date +%s) - PH0)))
+        if [ "$rest" -lt 15 ]; then say "  sanitize $tool $(basename "$exe") $name: NOT RUN, out of the phase's time"; continue; fi
+        one=$((rest < 90 ? rest : 90))
+        san_one "$tool" "$env" "$exe" "$name" "$one"
+        [ $? = 1 ] && bad=$((bad + 1))
+    done
+    [ $bad -gt 0 ] && fail "fused: $bad sanitizer runs with errors, failures or timeouts (sanitizer.log)"
+    return 0
+}
+
 XVFB_PID=
 start_xvfb() { # an X server for the GLX cases: the system's Xvfb, else the one carried in .glx
     local x xkb=()
@@ -487,7 +589,7 @@ phase_view() {
 }
 
 # ------------------------------------------------------------ run the phases
-declare -A CAP=([first]=${FIRST_S:-240} [build]=${BUILD_S:-240} [test]=${TEST_S:-220} [sanitize]=${SAN_S:-150} [bench]=${BENCH_S:-540} [view]=${VIEW_S:-240})
+declare -A CAP=([first]=${FIRST_S:-240} [build]=${BUILD_S:-240} [test]=${TEST_S:-220} [sanitize]=${SAN_S:-150} [bench]=${BENCH_S:-540} [view]=${VIEW_S:-240} [fused]=${FUSED_S:-540})
 RESULTS=()
 i=0
 for p in "${PHASES[@]}"; do

@@ -1,17 +1,17 @@
 /* The CUDA backend's switchable paths against the CPU backend (the
  * oracle): the warp-cooperative SpMV (TW_CUDA_SPMV=warp), the fused PCG
  * (TW_CUDA_PCG=fused, kernels/cuda_pcg_fused.cu) and the element methods'
- * rotation and force in one kernel (TW_CUDA_ELEMENT=fused), on Müller's bar (100
- * steps, to a tolerance and with a fixed count, graph and host-driven), the
- * cube dropped on a floor (contacts: the normal filter, several solves a
- * step) and a BDF2 bar (the SpMV outside the loop); and the fused path's own
- * contracts: its reductions give the same bits on every run, and the graph
- * and the host-driven loop the same iterations. Each case first checks that
- * the switch took (tw_cuda_world_spmv_name, tw_cuda_world_pcg_fused,
- * tw_cuda_world_element_fused), so a
- * switch that is ignored fails instead of testing the default path.
- * Every case exits 77 (skipped) in a build without CUDA or on a machine
- * without a GPU. Tolerances are float's, as tests/test_gpu_backend.c's. */
+ * rotation and force in one kernel (TW_CUDA_ELEMENT=fused), on Müller's bar
+ * (100 steps, to a tolerance and with a fixed count, graph and
+ * host-driven), the cube dropped on a floor (contacts: the normal filter,
+ * several solves a step) and a BDF2 bar (the SpMV outside the loop); and
+ * the fused path's own contracts: its reductions give the same bits on
+ * every run, and the graph and the host-driven loop the same iterations.
+ * Each case first checks that the switch took (tw_cuda_world_spmv_name,
+ * tw_cuda_world_pcg_fused, tw_cuda_world_element_fused), so a switch that
+ * is ignored fails instead of testing the default path. Every case exits
+ * 77 (skipped) in a build without CUDA or on a machine without a GPU.
+ * Tolerances are float's, as tests/test_gpu_backend.c's. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdlib.h>
 #include <string.h>
