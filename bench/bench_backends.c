@@ -650,7 +650,8 @@ static derived derive(const result *r, int backend, const probe *p)
     if (!r->ok) return x;
     x.steps_per_s = r->ms_wall > 0 ? 1e3 / r->ms_wall : 0;
     x.tet_steps_per_s = x.steps_per_s * r->tets;
-    x.bytes_iter = bytes_per_cg_iteration(r->vertices, r->nnzb, backend == BK_CUDA_FUSED || backend == BK_CUDA_ALLFUSED);
+    int fused = backend == BK_CUDA_FUSED || backend == BK_CUDA_ALLFUSED;
+    x.bytes_iter = bytes_per_cg_iteration(r->vertices, r->nnzb, fused);
     x.bytes_solve = bytes_solve_setup(r->vertices, r->nnzb) + r->cg_iterations * x.bytes_iter;
     x.solve_gbps = r->ms_solve > 0 ? x.bytes_solve / (1e-3 * r->ms_solve) / 1e9 : 0;
     x.copy_gbps = backend != BK_CPU ? p->copy_gbps : p->cpu_copy_gbps;

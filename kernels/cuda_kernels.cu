@@ -294,8 +294,10 @@ tw_status tw_cuda_rotations(tw_cuda_world *cw, tw_method m)
     case TW_COROT_ELEMENT:
     case TW_HYBRID:
     case TW_GREEN:
-        if (cw->fused_element) rotation_force_element<<<tw_cuda_grid(d.nt), TW_CUDA_THREADS, 0, cw->stream>>>(d, (int)m);
-        else rotations_element<<<tw_cuda_grid(d.nt), TW_CUDA_THREADS, 0, cw->stream>>>(d, m == TW_GREEN);
+        if (cw->fused_element)
+            rotation_force_element<<<tw_cuda_grid(d.nt), TW_CUDA_THREADS, 0, cw->stream>>>(d, (int)m);
+        else
+            rotations_element<<<tw_cuda_grid(d.nt), TW_CUDA_THREADS, 0, cw->stream>>>(d, m == TW_GREEN);
         break;
     default: return tw_fail(TW_ERR_UNSUPPORTED, "CUDA backend: method %d has no rotation kernel", (int)m);
     }

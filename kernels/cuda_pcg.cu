@@ -175,9 +175,6 @@ __global__ void direction_kernel(int n3, const double *scalars, const tw_real *z
     p[k] = z[k] + beta * p[k];
 }
 
-typedef tw_cuda_cond tw_cond;
-#define set_condition tw_cuda_set_condition
-
 /* host/solver_impl.h's loop test: go on while it < limit, the tolerance is
  * not met (unless fixed) and rz > 0 */
 __device__ __forceinline__ int pcg_go_on(const tw_cuda_params *P, int it, double rn, double bnorm, double rz)
@@ -186,7 +183,7 @@ __device__ __forceinline__ int pcg_go_on(const tw_cuda_params *P, int it, double
 }
 
 /* after the initial residual (one thread); the fused PCG's first beta is 0 */
-__global__ void pcg_start_kernel(const tw_cuda_params *P, tw_cuda_status *st, double *scalars, tw_cond h,
+__global__ void pcg_start_kernel(const tw_cuda_params *P, tw_cuda_status *st, double *scalars, tw_cuda_cond h,
                                  int use_cond)
 {
     scalars[TW_S_BETA] = 0;
@@ -200,11 +197,11 @@ __global__ void pcg_start_kernel(const tw_cuda_params *P, tw_cuda_status *st, do
     st->residual = rn / bnorm;
     st->ok = 0;
     st->active = pcg_go_on(P, 0, rn, bnorm, scalars[TW_S_RZ]);
-    set_condition(h, use_cond, st->active);
+    tw_cuda_set_condition(h, use_cond, st->active);
 }
 
 /* at the end of an iteration (one thread): pq <= 0 stops with |r| as it was */
-__global__ void pcg_decide_kernel(const tw_cuda_params *P, tw_cuda_status *st, const double *scalars, tw_cond h,
+__global__ void pcg_decide_kernel(const tw_cuda_params *P, tw_cuda_status *st, const double *scalars, tw_cuda_cond h,
                                   int use_cond)
 {
     if (st->active) {
@@ -219,7 +216,7 @@ __global__ void pcg_decide_kernel(const tw_cuda_params *P, tw_cuda_status *st, c
             st->active = pcg_go_on(P, it, rn, st->bnorm, scalars[TW_S_RZ]);
         }
     }
-    set_condition(h, use_cond, st->active);
+    tw_cuda_set_condition(h, use_cond, st->active);
 }
 
 /* scalars[first + k] = sum of partial[k * nb ..] over nb, k < nv (one block) */
@@ -436,8 +433,6 @@ static tw_status spmv(tw_cuda_world *cw, cusparseDnVecDescr_t vx, const tw_real 
     return TW_OK;
 }
 
-static tw_cond condition(const tw_cuda_world *cw) { return tw_cuda_condition(cw); }
-static const unsigned char *filter_of(const tw_cuda_world *cw) { return tw_cuda_pcg_filter(cw); }
 
 tw_status tw_cuda_pcg_begin(tw_cuda_world *cw)
 {
@@ -448,11 +443,11 @@ tw_status tw_cuda_pcg_begin(tw_cuda_world *cw)
     block_jacobi_kernel<<<tw_cuda_grid(n), TW_CUDA_THREADS, 0, cw->stream>>>(n, d.diag, d.A, cw->dinv);
     TW_CUDA_LAUNCHED();
     if ((st = spmv(cw, cw->vec_vnew, d.vnew, cw->vec_r, cw->r, NULL)) != TW_OK) return st;
-    initial_residual_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, filter_of(cw), d.cnormal, cw->dinv, d.rhs, cw->r,
-                                                                    cw->z, cw->p, cw->partial);
+    initial_residual_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, tw_cuda_pcg_filter(cw), d.cnormal, cw->dinv,
+                                                                    d.rhs, cw->r, cw->z, cw->p, cw->partial);
     TW_CUDA_LAUNCHED();
     if ((st = tw_cuda_reduce_finish(cw, 3, (int)nb, TW_S_RZ)) != TW_OK) return st;
-    pcg_start_kernel<<<1, 1, 0, cw->stream>>>(d.P, d.st, cw->scalars, condition(cw), cw->use_cond);
+    pcg_start_kernel<<<1, 1, 0, cw->stream>>>(d.P, d.st, cw->scalars, tw_cuda_condition(cw), cw->use_cond);
     TW_CUDA_LAUNCHED();
     return TW_OK;
 }
@@ -465,17 +460,17 @@ tw_status tw_cuda_pcg_iteration(tw_cuda_world *cw)
     unsigned nb = tw_cuda_reduce_grid(n);
     tw_status st;
     if ((st = spmv(cw, cw->vec_p, cw->p, cw->vec_q, cw->q, d.st)) != TW_OK) return st;
-    filter_dot_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, filter_of(cw), d.cnormal, cw->p, cw->q, cw->partial,
-                                                              d.st);
+    const unsigned char *cons = tw_cuda_pcg_filter(cw);
+    filter_dot_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, cons, d.cnormal, cw->p, cw->q, cw->partial, d.st);
     TW_CUDA_LAUNCHED();
     if ((st = tw_cuda_reduce_finish(cw, 1, (int)nb, TW_S_PQ)) != TW_OK) return st;
-    update_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, filter_of(cw), d.cnormal, cw->dinv, cw->p, cw->q, d.vnew,
-                                                          cw->r, cw->z, cw->scalars, cw->partial, d.st);
+    update_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, cons, d.cnormal, cw->dinv, cw->p, cw->q, d.vnew, cw->r,
+                                                          cw->z, cw->scalars, cw->partial, d.st);
     TW_CUDA_LAUNCHED();
     if ((st = tw_cuda_reduce_finish(cw, 2, (int)nb, TW_S_RZ)) != TW_OK) return st;
     direction_kernel<<<tw_cuda_grid(n3), TW_CUDA_THREADS, 0, cw->stream>>>(n3, cw->scalars, cw->z, cw->p, d.st);
     TW_CUDA_LAUNCHED();
-    pcg_decide_kernel<<<1, 1, 0, cw->stream>>>(d.P, d.st, cw->scalars, condition(cw), cw->use_cond);
+    pcg_decide_kernel<<<1, 1, 0, cw->stream>>>(d.P, d.st, cw->scalars, tw_cuda_condition(cw), cw->use_cond);
     TW_CUDA_LAUNCHED();
     return TW_OK;
 }

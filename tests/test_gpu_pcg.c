@@ -157,7 +157,8 @@ static int one_step(const variant *v)
     if (tw_test_gpu_skip()) return TW_SKIP;
     tw_mesh *m = demo_bar_mesh();
     CHECK(m != NULL);
-    tw_world_def dc = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CPU, 20), dg = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA, 20);
+    tw_world_def dc = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CPU, 20);
+    tw_world_def dg = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA, 20);
     tw_world *cpu = world_of(m, &dc, NULL, 0), *gpu = world_of(m, &dg, v, 0);
     CHECK(cpu && gpu);
     tw_step_stats sc, sg;
