@@ -296,3 +296,78 @@ TW_TEST(fused_is_deterministic)
     tw_mesh_destroy(m);
     return 0;
 }
+
+/* max |x_w - x_ref| / max |x_ref - x0| (x0: the positions before the steps) */
+static double displacement_error(const tw_real *x0, const tw_world *ref, const tw_world *w, const char *what)
+{
+    int n = tw_world_vertex_count(ref);
+    const tw_real *a = tw_world_positions(ref), *b = tw_world_positions(w);
+    double worst = 0, moved = 0;
+    for (int i = 0; i < 3 * n; i++) {
+        worst = tw_test_max(worst, fabs((double)a[i] - (double)b[i]));
+        moved = tw_test_max(moved, fabs((double)a[i] - (double)x0[i]));
+    }
+    printf("%s: max |x - x_unfused| / max displacement = %.3g (largest displacement %.3g m)\n", what, worst / moved,
+           moved);
+    return moved > 0 ? worst / moved : INFINITY;
+}
+
+/* The bar of 120 x 12 x 12 cells (20 449 vertices, 103 680 tets): the row
+ * kernel's grid is capped (1279 groups of 16 rows over 1024 blocks, so some
+ * blocks take a second pass) and the update kernel has 80 blocks, so both
+ * last-block reductions sum many partials (on the 189-vertex bar above the
+ * update kernel has one block). Against the unfused device PCG on the same
+ * device, where only the sums' order differs: two steps of 10 fixed
+ * iterations (the residual is then near 5e-3 |b|; near 2e-6 |b|, after 20,
+ * float's rounding of r alone moves it by about 1 %), the displacement and
+ * the residual, the graph and the host-driven loop alike (a race on the
+ * partials would part them), everything fused (warp SpMV, element kernels)
+ * too; then one step to the tolerance, the iteration count within one. */
+TW_TEST(fused_mid_bar_many_blocks_matches_unfused)
+{
+    if (tw_test_gpu_skip()) return TW_SKIP;
+    static const variant UNFUSED = {NULL, NULL, 1, NULL};
+    tw_mesh *m = tw_mesh_bar(DEMO_BAR_LENGTH, 0.1, 0.1, 120, 12, 12);
+    CHECK(m != NULL);
+    int n = tw_mesh_vertex_count(m);
+    printf("%d vertices, %d tets: row kernel %ld groups of %d rows (cap %d blocks), update kernel %d blocks\n", n,
+           tw_mesh_tet_count(m), ((long)n + 15) / 16, 16, 1024, (n + 255) / 256);
+    CHECK(n > 16 * 1024 && (n + 255) / 256 > 1);
+    for (int fixed = 10; fixed >= 0; fixed -= 10) {
+        tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA, fixed);
+        tw_world *ref = world_of(m, &d, &UNFUSED, 0);
+        tw_world *w[3] = {world_of(m, &d, &FUSED, 0), world_of(m, &d, &FUSED_HOST, 0), world_of(m, &d, &ALL_FUSED, 0)};
+        static const char *names[3] = {"fused (graph)", "fused (host-driven)", "all fused (warp SpMV, element)"};
+        int count = fixed ? 3 : 1, steps = fixed ? 2 : 1;
+        CHECK(ref && w[0] && w[1] && w[2]);
+        size_t bytes = sizeof(tw_real) * 3 * (size_t)n;
+        tw_real *x0 = malloc(bytes);
+        CHECK(x0 != NULL);
+        memcpy(x0, tw_world_positions(ref), bytes);
+        for (int s = 0; s < steps; s++) {
+            tw_step_stats sr, sw[3];
+            CHECK_OK(tw_world_step(ref, &sr));
+            for (int k = 0; k < count; k++) CHECK_OK(tw_world_step(w[k], &sw[k]));
+            for (int k = 0; k < count; k++) {
+                printf("  %s, step %d: CG iterations unfused %d %s %d, residual %.6g vs %.6g\n",
+                       fixed ? "fixed 10" : "to the tolerance", s + 1, sr.cg_iterations, names[k], sw[k].cg_iterations,
+                       sr.residual, sw[k].residual);
+                if (fixed) {
+                    CHECK(sr.cg_iterations == fixed && sw[k].cg_iterations == fixed);
+                    CHECK_NEAR(sw[k].residual, sr.residual, 1e-3 * sr.residual + 1e-12);
+                } else {
+                    CHECK(abs(sw[k].cg_iterations - sr.cg_iterations) <= 1);
+                    CHECK(!(sw[k].residual > d.cg_tolerance) && !(sr.residual > d.cg_tolerance));
+                }
+            }
+        }
+        /* float sums in another order; to the tolerance one iteration more or less */
+        for (int k = 0; k < count; k++) CHECK(displacement_error(x0, ref, w[k], names[k]) <= (fixed ? 1e-3 : 1e-2));
+        if (fixed) CHECK(displacement_error(x0, w[0], w[1], "host-driven vs graph") <= 1e-6);
+        free(x0);
+        for (int k = 0; k < 3; k++) tw_world_destroy(w[k]);
+        tw_world_destroy(ref);
+    }
+    tw_mesh_destroy(m);
+    return 0;
+}

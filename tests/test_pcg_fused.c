@@ -404,3 +404,38 @@ TW_TEST(fused_negative_curvature_stops)
     tw_solver_work_free(&work);
     return 0;
 }
+
+/* A zero right-hand side from x = 0 (r = z = 0, rz = 0): the loop never
+ * starts, with a tolerance and with a fixed count alike (tw_pcg_go_on's
+ * rz > 0), so no row kernel runs on a p of zeros (pq = 0 would read as
+ * negative curvature); x stays 0, as tw_pcg's. */
+TW_TEST(fused_zero_rhs_does_not_iterate)
+{
+    bar_system s;
+    CHECK(system_create(&s) == 0);
+    int n = s.A.n;
+    size_t n3 = 3 * (size_t)n;
+    tw_real *b = calloc(n3, sizeof(tw_real)), *xc = calloc(n3, sizeof(tw_real)), *xf = calloc(n3, sizeof(tw_real));
+    tw_solver_work work;
+    CHECK(b && xc && xf);
+    CHECK_OK(tw_solver_work_init(&work, n));
+    for (int fixed = 0; fixed <= 20; fixed += 20) {
+        tw_solve_result rc = tw_pcg(&s.A, b, xc, &s.f, 1e-4, 500, fixed, &work);
+        tw_solve_result rf = fused_pcg(&s.A, b, xf, &s.f, 1e-4, 500, fixed);
+        printf("b = 0, %s: cpu %d iterations (residual %g, negative curvature %d), fused %d (%g, %d)\n",
+               fixed ? "20 fixed iterations" : "tolerance 1e-4", rc.iterations, rc.residual, rc.negative_curvature,
+               rf.iterations, rf.residual, rf.negative_curvature);
+        CHECK(rc.iterations == 0 && rf.iterations == 0);
+        CHECK(!rc.negative_curvature && !rf.negative_curvature);
+        CHECK(rf.residual == 0);
+        size_t moved = 0;
+        for (size_t k = 0; k < n3; k++) moved += xf[k] != 0;
+        CHECK(moved == 0);
+    }
+    tw_solver_work_free(&work);
+    free(xf);
+    free(xc);
+    free(b);
+    system_destroy(&s);
+    return 0;
+}
