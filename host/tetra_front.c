@@ -76,6 +76,7 @@ struct tw_front {
     int nhang;
     tw_amg *amg;           /* the multigrid preconditioner of a large front (per pattern) */
     tw_real *Xr;           /* 3 nfree: the free vertices' rest positions (its rigid modes) */
+    double *force, *fq;    /* 3 nv: external forces per finest vertex (NULL: none), and Q^T of them */
 };
 
 tw_front_def tw_default_front_def(void)
@@ -556,6 +557,8 @@ void tw_front_destroy(tw_front *f)
     free(f->elf);
     free(f->elK);
     free(f->Xr);
+    free(f->force);
+    free(f->fq);
     tw_amg_free(f->amg);
     tw_solver_work_free(&f->work);
     free(f);
@@ -848,6 +851,51 @@ double tw_front_energy(tw_front *f)
     return e;
 }
 
+/* Q^T of the external forces into fq (per finest vertex; read at the free
+ * ones): a vertex that is not free is the mean of its parent edge's ends,
+ * so its force goes half to each, finest first (children follow parents in
+ * vertex order). */
+static void reduce_forces(tw_front *f)
+{
+    memcpy(f->fq, f->force, 3 * (size_t)f->nv * sizeof *f->fq);
+    for (int u = f->nv - 1; u >= 0; u--) {
+        const int a = f->par[2 * (size_t)u], b = f->par[2 * (size_t)u + 1];
+        if (f->rid[u] >= 0 || a < 0)
+            continue;
+        for (int d = 0; d < 3; d++) {
+            const double h = 0.5 * f->fq[3 * (size_t)u + d];
+            f->fq[3 * (size_t)a + d] += h;
+            f->fq[3 * (size_t)b + d] += h;
+        }
+    }
+}
+
+tw_status tw_front_set_forces(tw_front *f, const double *force)
+{
+    if (!force) {
+        free(f->force);
+        free(f->fq);
+        f->force = f->fq = NULL;
+        return TW_OK;
+    }
+    for (int i = 0; i < 3 * f->nv; i++)
+        if (!isfinite(force[i]))
+            return tw_fail(TW_ERR_INVALID, "tetra front: force %d of vertex %d is not finite (%g)", i % 3, i / 3,
+                           force[i]);
+    if (!f->force) {
+        f->force = tw_malloc(3 * (size_t)f->nv * sizeof *f->force, "front forces");
+        f->fq = tw_malloc(3 * (size_t)f->nv * sizeof *f->fq, "front forces");
+        if (!f->force || !f->fq) {
+            free(f->force);
+            free(f->fq);
+            f->force = f->fq = NULL;
+            return TW_ERR_NOMEM;
+        }
+    }
+    memcpy(f->force, force, 3 * (size_t)f->nv * sizeof *f->force);
+    return TW_OK;
+}
+
 tw_status tw_front_step(tw_front *f, tw_front_stats *st)
 {
     tw_front_stats s;
@@ -906,13 +954,18 @@ tw_status tw_front_step(tw_front *f, tw_front_stats *st)
             }
         }
     }
+    if (f->force)
+        reduce_forces(f);
     for (int i = 0; i < n; i++) {
         tw_real *A = f->val + 9 * (size_t)f->diag[i];
         const double m = f->mass[i];
         const double *v = f->v + 3 * (size_t)f->free_list[i];
         for (int d = 0; d < 3; d++) {
             A[4 * d] += (tw_real)(cm * m);
-            f->rhs[3 * i + d] = (tw_real)(m * v[d] + h * (f->fr[3 * i + d] + m * f->def.gravity[d]));
+            double fe = f->fr[3 * i + d] + m * f->def.gravity[d];
+            if (f->force)
+                fe += f->fq[3 * (size_t)f->free_list[i] + d];
+            f->rhs[3 * i + d] = (tw_real)(m * v[d] + h * fe);
             f->vr[3 * i + d] = f->cons[i] ? 0 : (tw_real)v[d];
         }
     }
