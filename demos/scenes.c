@@ -7,6 +7,7 @@
 
 #include "error.h"
 #include "render_surface.h"
+#include "multires.h"
 #include "tree_scenes.h"
 
 #ifndef M_PI
@@ -19,7 +20,7 @@
 
 const char *const demo_scene_names[] = {"bars",       "tube",       "bunny",          "dane",       "cube",
                                         "bunny-block", "stack",     "dane-floor",     "tree-box",   "tree-bunny",
-                                        "tree-armadillo", "tree-liver", NULL};
+                                        "tree-armadillo", "tree-liver", "mr-liver",  NULL};
 
 demo_options demo_default_options(void)
 {
@@ -846,9 +847,10 @@ int demo_scene_build(demo_scene *s, const char *name, const demo_options *o, con
     if (!strcmp(name, "stack")) return build_stack(s, o, prog);
     if (!strcmp(name, "dane-floor")) return build_dane_floor(s, o, prog);
     if (demo_tree_scene(name)) return demo_tree_scene_build(s, name, o, prog);
+    if (demo_mr_scene(name)) return demo_mr_scene_build(s, name, o, prog);
     fprintf(stderr,
             "%s: --scene '%s': unknown scene (choose bars, tube, bunny, dane, cube, bunny-block, stack, "
-            "dane-floor, tree-box, tree-bunny, tree-armadillo or tree-liver)\n",
+            "dane-floor, tree-box, tree-bunny, tree-armadillo, tree-liver or mr-liver)\n",
             prog, name);
     return -1;
 }
@@ -866,6 +868,7 @@ void demo_scene_destroy(demo_scene *s)
         free(b->faces);
         free(b->core);
         tw_front_destroy(b->front);
+        tw_multires_destroy(b->mr);
         tw_tetra_tree_destroy(b->tree);
         free(b->tree_pinned);
         free(b->tree_force);
@@ -900,6 +903,13 @@ tw_status demo_scene_step(demo_scene *s, int *cg_iterations)
     *cg_iterations = 0;
     for (int i = 0; i < s->body_count; i++) {
         demo_body *b = &s->body[i];
+        if (b->display_only) continue;
+        if (b->mr) {
+            int cg = 0;
+            tw_status rc = demo_mr_step(s, b, &cg);
+            if (rc != TW_OK) return rc;
+            continue;
+        }
         if (b->front) {
             tw_front_stats fs;
             tw_status rc = tw_front_step(b->front, &fs);
@@ -919,6 +929,10 @@ tw_status demo_scene_step(demo_scene *s, int *cg_iterations)
 void demo_scene_reset(demo_scene *s)
 {
     for (int i = 0; i < s->body_count; i++) {
+        if (s->body[i].mr) {
+            printf("%s: a multiresolution body is not reset (rebuild the scene)\n", s->body[i].name);
+            continue;
+        }
         if (s->body[i].front && demo_tree_reset(&s->body[i]) != TW_OK)
             fprintf(stderr, "%s: reset: %s\n", s->body[i].name, tw_last_error());
         tw_world_reset(s->body[i].world);
@@ -954,6 +968,8 @@ int demo_scene_core_body(const demo_scene *s)
 
 tw_status demo_body_rebuild(demo_body *b, const tw_world_def *def)
 {
+    if (b->mr || b->display_only)
+        return tw_fail(TW_ERR_UNSUPPORTED, "%s: a multiresolution body keeps its material and gravity", b->name);
     if (b->front) /* the tree's material is estimated once; its front keeps its def */
         return tw_fail(TW_ERR_UNSUPPORTED, "%s: a tetra tree body keeps its material and gravity", b->name);
     int nv = tw_mesh_vertex_count(b->mesh);
@@ -1013,6 +1029,10 @@ void demo_body_render_update(const demo_body *b, float *pos, float *nrm)
 
 void demo_body_render_colors(const demo_body *b, float *col)
 {
+    if (b->mr && b->color_mode == DEMO_COLOR_LEVELS) {
+        demo_mr_render_colors(b, col);
+        return;
+    }
     if (b->front && b->color_mode != DEMO_COLOR_BODY) {
         demo_tree_render_colors(b, col);
         return;

@@ -36,6 +36,12 @@
  *   tree-liver      fig. 13: the liver hanging under gravity, a synthetic
  *                   vessel tree (marked as region 2) ten times stiffer
  *
+ * and Debunne et al. 2001's multiresolution (mr_scene.c):
+ *
+ *   mr-liver        the liver on three non-nested levels (181, 705 and 2,207
+ *                   nodes) with a sphere pressing into it: scripted, or the
+ *                   viewer's tool (key t) moved by the mouse
+ *
  * A body's world can be rebuilt with a changed def (Young's modulus, gravity)
  * keeping positions, velocities, pins, the bone core and the colliders. */
 #ifndef TW_DEMO_SCENES_H
@@ -126,6 +132,14 @@ typedef struct demo_body {
     double *tree_youngs;      /* per finest tet, Pa, owned */
     double *tree_x;           /* scratch: 3 per finest vertex */
     int color_mode;           /* DEMO_COLOR_* */
+    /* a multiresolution body (mr_scene.c): stepped a display frame at a
+     * time by tw_multires_frame; its world, on the finest level's mesh,
+     * holds the positions drawn. A sphere collider in that world (the
+     * viewer's tool) becomes the simulation's tool. */
+    struct tw_multires *mr;   /* owned, or NULL */
+    int mr_tool_body;         /* the body drawn as the scripted tool, or -1 */
+    double mr_tool_radius;    /* m */
+    int display_only;         /* 1: never stepped (drawn where another body puts it) */
 } demo_body;
 
 /* What demo_body_render_colors paints: the body's colour, the level of the
@@ -175,6 +189,10 @@ void demo_tree_vertex_levels(const demo_body *b, int *levels);
  * cells the surface passes near. NULL on failure (message printed). */
 tw_mesh *demo_lattice_mesh(const demo_options *o, const char *file, double scale, double cell, int cover,
                            const char *prog);
+
+/* Debunne et al. 2001's multiresolution scene (mr_scene.c): mr-liver. */
+int demo_mr_scene(const char *name);
+int demo_mr_scene_build(demo_scene *s, const char *name, const demo_options *o, const char *prog);
 
 /* Names of the scenes, NULL-terminated. */
 extern const char *const demo_scene_names[];

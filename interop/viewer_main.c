@@ -48,7 +48,7 @@ static const char *const key_help =
     "       + / -  Young's modulus x2 / /2 (recreates the worlds)   [ / ]  time step /1.5 / x1.5\n"
     "       a  bone core: timed spin on / off (off: held where it is; a core drag holds it too)\n"
     "       w  wireframe              h  this help                   q, Esc  quit\n"
-    "       l  tetra tree scenes: the front's levels in colours on / off (0 blue, 1 green, 2 red)\n"
+    "       l  tree-* and mr-liver: the simulated levels in colours on / off (0 blue, 1 green, 2 red)\n"
     "       k  tetra tree scenes: Young's modulus in colours on / off (red stiff, yellow soft)\n"
     "       t  tool: then left-drag on a body puts a sphere there and moves it (in the plane facing\n"
     "          you; the wheel pushes it in or out), the force on it in the title; t again removes it\n";
@@ -118,7 +118,7 @@ static void print_help(void)
     printf("usage: " PROG " [--scene NAME | SCENE OPTIONS] [--render-surface PATH] [options]\n\n"
            "A window showing elastic solids simulated by tetwarp, or (--headless) PNG frames of them.\n\n"
            "  --scene NAME            bars | tube | bunny | dane | cube | tree-box | tree-bunny |\n"
-           "                          tree-armadillo | tree-liver (the papers' scenes; each\n"
+           "                          tree-armadillo | tree-liver | mr-liver (the papers' scenes; each\n"
            "                          one also runs headless). Without --scene the scene options\n"
            "                          below build one body, as `tetwarp run` does.\n"
            "  --render-surface PATH   .obj/.off surface embedded in the tets and drawn instead of\n"
@@ -468,7 +468,7 @@ static int upload(viewer *v, int colors)
 {
     size_t d0 = d2h_bytes(v);
     for (int i = 0; i < v->scene.body_count; i++) /* the front's levels change as it steps */
-        colors |= v->scene.body[i].front && v->scene.body[i].color_mode == DEMO_COLOR_LEVELS;
+        colors |= (v->scene.body[i].front || v->scene.body[i].mr) && v->scene.body[i].color_mode == DEMO_COLOR_LEVELS;
     for (int i = 0; i < v->scene.body_count; i++) {
         demo_body *b = &v->scene.body[i];
         int r = 1;
@@ -810,7 +810,7 @@ static void on_char(GLFWwindow *w, unsigned int c)
     } else if (c == 'l' || c == 'k') {
         int mode = c == 'l' ? DEMO_COLOR_LEVELS : DEMO_COLOR_STIFFNESS, trees = 0;
         for (int i = 0; i < s->body_count; i++)
-            if (s->body[i].front) {
+            if (s->body[i].front || (s->body[i].mr && mode == DEMO_COLOR_LEVELS)) {
                 s->body[i].color_mode = s->body[i].color_mode == mode ? DEMO_COLOR_BODY : mode;
                 trees++;
                 printf("%s: colours: %s\n", s->body[i].name,
@@ -818,7 +818,7 @@ static void on_char(GLFWwindow *w, unsigned int c)
                        : s->body[i].color_mode == DEMO_COLOR_STIFFNESS ? "Young's modulus (red stiff, yellow soft)"
                                                                        : "the body's");
             }
-        if (!trees) printf("%s has no tetra tree body (the tree-* scenes)\n", s->name);
+        if (!trees) printf("%s has no tetra tree or multiresolution body (tree-*, mr-liver)\n", s->name);
     } else if (c == 'h') {
         printf("%s", key_help);
         v->help_until = glfwGetTime() + 8;
@@ -1102,7 +1102,7 @@ int main(int argc, char **argv)
     if (build_scene(&v)) return CLI_EXIT_FAIL;
     demo_scene *s = &v.scene;
     for (int i = 0; i < s->body_count; i++)
-        if (s->body[i].front) s->body[i].color_mode = o.color_mode;
+        if (s->body[i].front || (s->body[i].mr && o.color_mode == DEMO_COLOR_LEVELS)) s->body[i].color_mode = o.color_mode;
     for (int i = 0; i < s->body_count; i++) {
         v.rest_volume[i] = tw_world_volume(s->body[i].world);
         for (int k = 0; k < 3; k++) v.gravity[i][k] = s->body[i].def.gravity[k];

@@ -1,6 +1,7 @@
 /* The space- and time-adaptive multiresolution simulation (host/multires.h)
  * on three independent meshes of a 0.1 m cube (2^3, 3^3 and a jittered 5^3
  * bar), clamped at x = 0 and sagging under gravity. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -428,6 +429,45 @@ TW_TEST(mixed_levels_conserve_energy)
     }
     printf("energy %.4g J, largest change %.3g of it over 60 frames\n", e0, worst);
     CHECK(worst <= 0.02);
+    tw_multires_destroy(s);
+    return 0;
+}
+
+/* The level that places each finest point (tw_multires_point_level, the
+ * viewer's level colours): the coarsest while only it is active; after the
+ * coarse nodes at x > 5 cm (of the 10 cm cube) split, level 1 for some
+ * finest points beyond 9 cm and still level 0 for every finest point within
+ * 1 cm of x = 0, and each point's probe
+ * is that level's interpolation (at rest: the rest position). */
+TW_TEST(point_level_follows_splits)
+{
+    tw_multires_def d = soft_def();
+    tw_multires *s = make(&d);
+    CHECK(s);
+    const tw_mesh *f = tw_multires_mesh(s, 2);
+    int before = 0;
+    for (int i = 0; i < f->nv; i++)
+        before += tw_multires_point_level(s, 2, i) != 0;
+    CHECK(split_above(s, 0, 0.05) > 0);
+    int near_wall_fine = 0, far_fine = 0;
+    double worst = 0;
+    for (int i = 0; i < f->nv; i++) {
+        const int l = tw_multires_point_level(s, 2, i);
+        if (f->X[3 * i] < 0.01)
+            near_wall_fine += l != 0;
+        if (f->X[3 * i] > 0.09)
+            far_fine += l == 1;
+        double p[3];
+        tw_multires_probe(s, 2, i, p);
+        for (int k = 0; k < 3; k++)
+            worst = tw_test_max(worst, fabs(p[k] - f->X[3 * i + k]));
+    }
+    printf("finest points simulated by a finer level: %d before the splits; after: %d within 1 cm of x = 0, %d of level 1 "
+           "beyond x = 9 cm; probe at rest off by %.3g m\n", before, near_wall_fine, far_fine, worst);
+    CHECK(before == 0);
+    CHECK(near_wall_fine == 0);
+    CHECK(far_fine > 0);
+    CHECK(worst <= 1e-12);
     tw_multires_destroy(s);
     return 0;
 }

@@ -200,10 +200,21 @@ function(tw_viewer_tests)
   add_test(NAME viewer.tree_bunny_stiffness
            COMMAND ${wrap} sh -c "rm -rf '${dir}' && \"$0\" --scene tree-bunny --headless --colors stiffness --frames 1 --out '${dir}' && \"$1\" '${dir}/frame_00000.png' --more red blue"
                    ${view} ${check})
+  # the multiresolution liver (Debunne et al. 2001; demos/mr_scene.c) starts
+  # on its coarsest level: with --colors levels the liver is blue (its own
+  # colour is red) beside the grey tool
+  set(dir ${tmp}/mr_liver_levels)
+  add_test(NAME viewer.mr_liver_levels
+           COMMAND ${wrap} sh -c "rm -rf '${dir}' && \"$0\" --scene mr-liver --headless --colors levels --frames 1 --out '${dir}' | grep 'mr-liver: 3 levels (181, 705, 2207 nodes)' && \"$1\" '${dir}/frame_00000.png' --more blue red"
+                   ${view} ${check})
+  set(dir ${tmp}/mr_liver_body)
+  add_test(NAME viewer.mr_liver_body_colour
+           COMMAND ${wrap} sh -c "rm -rf '${dir}' && \"$0\" --scene mr-liver --headless --frames 2 --out '${dir}' && \"$1\" '${dir}/frame_00001.png' --more red blue"
+                   ${view} ${check})
   add_test(NAME viewer.bad_colors
            COMMAND ${fails} "--colors 'rainbow': unknown body, levels or stiffness" ${view} --scene tree-box --headless --colors rainbow)
   set_tests_properties(viewer.tree_box_levels viewer.tree_box_body_colour viewer.tree_bunny_levels viewer.tree_bunny_stiffness
-                       viewer.bad_colors PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${t300} ENVIRONMENT "${env}")
+                       viewer.mr_liver_levels viewer.mr_liver_body_colour viewer.bad_colors PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${t300} ENVIRONMENT "${env}")
 
 endfunction()
 tw_viewer_tests()
