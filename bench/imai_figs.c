@@ -10,8 +10,8 @@
  *   tree-liver, tree-liver-plain  the lowest vertex's and the centroid's
  *                                 vertical displacement, m
  *
- * usage: tw_bench_imai_figs SCENE STEPS [DATA_DIR] > CSV; the summary line
- * on stderr. */
+ * usage: tw_bench_imai_figs SCENE STEPS DATA_DIR CSV; the scene's lines on
+ * stdout, the summary line on stderr. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -31,14 +31,19 @@ static double now_ms(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) {
-        fprintf(stderr, "usage: %s SCENE STEPS [DATA_DIR]\n", argv[0]);
+    if (argc != 5) {
+        fprintf(stderr, "usage: %s SCENE STEPS DATA_DIR CSV\n", argv[0]);
         return 2;
     }
     const char *name = argv[1];
     const int steps = atoi(argv[2]);
     demo_options o = demo_default_options();
-    if (argc > 3) o.data_dir = argv[3];
+    o.data_dir = argv[3];
+    FILE *csv = fopen(argv[4], "w");
+    if (!csv) {
+        fprintf(stderr, "%s: cannot write %s\n", argv[0], argv[4]);
+        return 1;
+    }
     demo_scene s;
     if (!demo_tree_scene(name) || steps < 1) {
         fprintf(stderr, "%s: '%s' is not a tetra tree scene, or STEPS %d < 1\n", argv[0], name, steps);
@@ -64,7 +69,7 @@ int main(int argc, char **argv)
         }
     const char *c1 = arm ? "left_hand_dx_m" : bunny ? "ear_tip_dy_m" : "lowest_dy_m";
     const char *c2 = arm ? "right_hand_dx_m" : "centroid_dy_m";
-    printf("step,time_s,active_tets,cg_iterations,step_ms,%s,%s\n", c1, c2);
+    fprintf(csv, "step,time_s,active_tets,cg_iterations,step_ms,%s,%s\n", c1, c2);
     const double dt = b->front_def.dt;
     double ms_sum = 0, p1 = 0, p2 = 0;
     long active_sum = 0;
@@ -94,7 +99,7 @@ int main(int argc, char **argv)
             p1 = x[3 * p + 1] - X[3 * p + 1];
             p2 = c;
         }
-        printf("%d,%.4f,%d,%d,%.3f,%.6g,%.6g\n", n, n * dt, active, cg, ms, p1, p2);
+        fprintf(csv, "%d,%.4f,%d,%d,%.3f,%.6g,%.6g\n", n, n * dt, active, cg, ms, p1, p2);
     }
     fprintf(stderr, "%s: %d steps of %g s: finest %d tets, active mean %.0f, end %d; %s %.4g m, %s %.4g m", name,
             steps, dt, nt, (double)active_sum / steps, active, c1, p1, c2, p2);
@@ -103,5 +108,5 @@ int main(int argc, char **argv)
     free(x);
     free(group);
     demo_scene_destroy(&s);
-    return 0;
+    return fclose(csv) == 0 ? 0 : 1;
 }

@@ -25,19 +25,20 @@ LOG="$D/imai_figs.log"
     echo "# machine shared with other jobs: ms/step are wall time and noisy"
 } > "$LOG"
 run() { # scene steps
-    "$X" "$1" "$2" data > "$D/imai_figs_$1.csv" 2>> "$LOG"
+    "$X" "$1" "$2" data "$D/imai_figs_$1.csv" >> "$LOG" 2>&1
 }
 run tree-bunny 200
 run tree-bunny-soft 200
 run tree-armadillo 150
 run tree-liver 100
 run tree-liver-plain 100
-# the summary: the last row of each
+# the summary: the last row of each; the armadillo's soft/stiff hand ratio
 {
-    echo "scene,steps,active_tets_end,probe1,probe1_m,probe2,probe2_m,ratio_probe2_over_probe1"
+    echo "scene,steps,time_s,active_tets_end,probe1,probe1_m,probe2,probe2_m,soft_over_stiff_hand"
     for s in tree-bunny tree-bunny-soft tree-armadillo tree-liver tree-liver-plain; do
-        awk -F, -v s="$s" 'NR == 1 { a = $6; b = $7 } END { printf "%s,%d,%d,%s,%.5g,%s,%.5g,%.4g\n", s, $1, $3, a, $6, b, $7, ($6 != 0 ? $7 / $6 : 0) }' \
-            "$D/imai_figs_$s.csv"
+        awk -F, -v s="$s" 'NR == 1 { a = $6; b = $7 }
+            END { r = s == "tree-armadillo" ? sprintf("%.4g", $7 / $6) : ""
+                  printf "%s,%d,%s,%d,%s,%.5g,%s,%.5g,%s\n", s, $1, $2, $3, a, $6, b, $7, r }' "$D/imai_figs_$s.csv"
     done
 } > "$D/imai_figs_summary.csv"
 cat "$D/imai_figs_summary.csv" >> "$LOG"

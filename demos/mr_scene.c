@@ -27,6 +27,7 @@
 
 #define MR_LEVELS 3
 #define MR_SCALE 0.01 /* the files are in SOFA's units, cm */
+#define MR_TOOL_SPEED 0.1 /* m/s: the viewer's tool is followed at most this fast */
 
 int demo_mr_scene(const char *name) { return !strcmp(name, "mr-liver"); }
 
@@ -154,9 +155,17 @@ tw_status demo_mr_step(demo_scene *s, demo_body *b, int *cg_iterations)
     if (tw_world_collider_count(b->world) > 0) { /* the viewer's tool */
         tw_collider_def c;
         if (tw_world_get_collider(b->world, 0, &c) == TW_OK && c.kind == TW_COLLIDER_SPHERE) {
+            /* it follows the collider at most MR_TOOL_SPEED: the nodes it
+             * holds are pushed out gradually, a jump deep into the liver
+             * would throw them (the explicit steps diverge) */
             tw_mr_tool t;
             memset(&t, 0, sizeof t);
-            memcpy(t.center0, c.center, sizeof t.center0);
+            double cur[3], d2 = 0;
+            if (!tw_multires_tool_center(b->mr, cur)) memcpy(cur, c.center, sizeof cur);
+            for (int k = 0; k < 3; k++) d2 += (c.center[k] - cur[k]) * (c.center[k] - cur[k]);
+            const double step = MR_TOOL_SPEED * tw_multires_frame_dt(b->mr);
+            const double f = d2 > step * step ? step / sqrt(d2) : 1;
+            for (int k = 0; k < 3; k++) t.center0[k] = cur[k] + f * (c.center[k] - cur[k]);
             t.radius = c.radius;
             tw_multires_set_tool(b->mr, &t);
         }
