@@ -277,5 +277,6 @@ int demo_mr_scene_build(demo_scene *s, const char *name, const demo_options *o, 
     sync(s, b);
     demo_scene_frame(s);
     s->distance *= 0.7;
+    s->pitch = 0.8; /* from above: the sphere's dent shows */
     return 0;
 }
