@@ -129,7 +129,7 @@ function(tw_viewer_tests)
   add_test(NAME viewer.bad_up
            COMMAND ${fails} "--up 'w': expected x, y or z" ${view} ${bar} --up w --headless)
   add_test(NAME viewer.unknown_scene
-           COMMAND ${fails} "unknown scene \\(choose bars, tube, bunny, dane, cube, bunny-block, stack or dane-floor\\)" ${view} --scene zoo --headless)
+           COMMAND ${fails} "unknown scene \\(choose bars, tube, bunny, dane, cube, bunny-block, stack, dane-floor, tree-box, tree-bunny, tree-armadillo, tree-liver or mr-liver\\)" ${view} --scene zoo --headless)
   # the window without a display; headless with neither EGL (no EGL driver
   # for glvnd) nor a display; GLX forced without a display
   add_test(NAME viewer.no_display
