@@ -99,7 +99,8 @@ int main(int argc, char **argv)
     if (size[2] > longest) longest = size[2];
     double *xa = malloc(3 * sizeof(double) * fm->nv);
     printf("step,time_s,active_tets,finest_tets,free_vertices,hanging_vertices,refined,coarsened,err_mean,err_max,"
-           "tip_sag_m,ms_adapt,ms_finest,cg_adapt,cg_finest,energy_jump_J\n");
+           "tip_sag_m,ms_adapt,ms_finest,cg_adapt,cg_finest,energy_jump_J,ms_front_adapt,ms_system_adapt,"
+           "ms_solve_adapt\n");
     double sum_mean = 0, worst = 0, ms_a = 0, ms_f = 0, max_jump = 0;
     int tip = 0;
     for (int v = 0; v < fm->nv; v++)
@@ -135,10 +136,10 @@ int main(int argc, char **argv)
         ms_a += t1 - t0;
         ms_f += t2 - t1;
         if (sa.energy_jump > max_jump) max_jump = sa.energy_jump;
-        printf("%d,%.4f,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.6g,%.4f,%.4f,%d,%d,%.4g\n", s + 1, (s + 1) * fd.dt,
-               sa.active_tets, sf.active_tets, sa.free_vertices, sa.hanging_vertices, sa.refined, sa.coarsened,
-               mean, mx, fm->X[3 * tip + 2] - xf[3 * tip + 2], t1 - t0, t2 - t1, sa.cg_iterations,
-               sf.cg_iterations, sa.energy_jump);
+        printf("%d,%.4f,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.6g,%.4f,%.4f,%d,%d,%.4g,%.4f,%.4f,%.4f\n", s + 1,
+               (s + 1) * fd.dt, sa.active_tets, sf.active_tets, sa.free_vertices, sa.hanging_vertices, sa.refined,
+               sa.coarsened, mean, mx, fm->X[3 * tip + 2] - xf[3 * tip + 2], t1 - t0, t2 - t1, sa.cg_iterations,
+               sf.cg_iterations, sa.energy_jump, sa.ms_front, sa.ms_system, sa.ms_solve);
     }
     fprintf(stderr, "steps %d: error mean %.4g %% (over steps and vertices), max %.4g %%; ms/step adaptive %.4f, "
                     "finest %.4f (ratio %.2f); largest energy gain at a switch %.3g J\n",

@@ -7,6 +7,8 @@
 
 #include "error.h"
 #include "render_surface.h"
+#include "multires.h"
+#include "tree_scenes.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -16,7 +18,9 @@
 #define TW_DATA_DIR "data"
 #endif
 
-const char *const demo_scene_names[] = {"bars", "tube", "bunny", "dane", "cube", "bunny-block", "stack", "dane-floor", NULL};
+const char *const demo_scene_names[] = {"bars",       "tube",       "bunny",          "dane",       "cube",
+                                        "bunny-block", "stack",     "dane-floor",     "tree-box",   "tree-bunny",
+                                        "tree-armadillo", "tree-liver", "mr-liver",  NULL};
 
 demo_options demo_default_options(void)
 {
@@ -676,6 +680,12 @@ static int build_cube(demo_scene *s, const demo_options *o, const char *prog)
  * cubes whose centres are inside it (tw_mesh_graded, one level). */
 static tw_mesh *lattice_of(const demo_options *o, const char *file, double scale, double cell, const char *prog)
 {
+    return demo_lattice_mesh(o, file, scale, cell, 0, prog);
+}
+
+tw_mesh *demo_lattice_mesh(const demo_options *o, const char *file, double scale, double cell, int cover,
+                           const char *prog)
+{
     char *path = data_path(o, file);
     tw_surface *surf = path ? tw_surface_load(path) : NULL;
     free(path);
@@ -687,6 +697,7 @@ static tw_mesh *lattice_of(const demo_options *o, const char *file, double scale
     tw_graded_def gd = tw_default_graded_def();
     gd.fine_size = cell;
     gd.levels = 1;
+    gd.cover = cover;
     tw_graded_mesh *g = tw_mesh_graded(surf, &gd);
     tw_surface_destroy(surf);
     if (!g) {
@@ -835,9 +846,11 @@ int demo_scene_build(demo_scene *s, const char *name, const demo_options *o, con
     if (!strcmp(name, "bunny-block")) return build_bunny_block(s, o, prog);
     if (!strcmp(name, "stack")) return build_stack(s, o, prog);
     if (!strcmp(name, "dane-floor")) return build_dane_floor(s, o, prog);
+    if (demo_tree_scene(name)) return demo_tree_scene_build(s, name, o, prog);
+    if (demo_mr_scene(name)) return demo_mr_scene_build(s, name, o, prog);
     fprintf(stderr,
-            "%s: --scene '%s': unknown scene (choose bars, tube, bunny, dane, cube, bunny-block, stack or "
-            "dane-floor)\n",
+            "%s: --scene '%s': unknown scene (choose bars, tube, bunny, dane, cube, bunny-block, stack, "
+            "dane-floor, tree-box, tree-bunny, tree-armadillo, tree-liver or mr-liver)\n",
             prog, name);
     return -1;
 }
@@ -854,6 +867,13 @@ void demo_scene_destroy(demo_scene *s)
         if (b->surface) tw_surface_destroy(b->surface);
         free(b->faces);
         free(b->core);
+        tw_front_destroy(b->front);
+        tw_multires_destroy(b->mr);
+        tw_tetra_tree_destroy(b->tree);
+        free(b->tree_pinned);
+        free(b->tree_force);
+        free(b->tree_youngs);
+        free(b->tree_x);
     }
     memset(s, 0, sizeof *s);
 }
@@ -882,8 +902,24 @@ tw_status demo_scene_step(demo_scene *s, int *cg_iterations)
 {
     *cg_iterations = 0;
     for (int i = 0; i < s->body_count; i++) {
+        demo_body *b = &s->body[i];
+        if (b->display_only) continue;
+        if (b->mr) {
+            int cg = 0;
+            tw_status rc = demo_mr_step(s, b, &cg);
+            if (rc != TW_OK) return rc;
+            continue;
+        }
+        if (b->front) {
+            tw_front_stats fs;
+            tw_status rc = tw_front_step(b->front, &fs);
+            if (rc != TW_OK) return rc;
+            *cg_iterations += fs.cg_iterations;
+            demo_tree_sync(b);
+            continue;
+        }
         tw_step_stats st;
-        tw_status rc = tw_world_step(s->body[i].world, &st);
+        tw_status rc = tw_world_step(b->world, &st);
         if (rc != TW_OK) return rc;
         *cg_iterations += st.cg_iterations;
     }
@@ -893,6 +929,12 @@ tw_status demo_scene_step(demo_scene *s, int *cg_iterations)
 void demo_scene_reset(demo_scene *s)
 {
     for (int i = 0; i < s->body_count; i++) {
+        if (s->body[i].mr) {
+            printf("%s: a multiresolution body is not reset (rebuild the scene)\n", s->body[i].name);
+            continue;
+        }
+        if (s->body[i].front && demo_tree_reset(&s->body[i]) != TW_OK)
+            fprintf(stderr, "%s: reset: %s\n", s->body[i].name, tw_last_error());
         tw_world_reset(s->body[i].world);
         s->body[i].core_angle = 0; /* a held core goes back to rest, still held */
         s->body[i].core_driven = 0;
@@ -926,6 +968,10 @@ int demo_scene_core_body(const demo_scene *s)
 
 tw_status demo_body_rebuild(demo_body *b, const tw_world_def *def)
 {
+    if (b->mr || b->display_only)
+        return tw_fail(TW_ERR_UNSUPPORTED, "%s: a multiresolution body keeps its material and gravity", b->name);
+    if (b->front) /* the tree's material is estimated once; its front keeps its def */
+        return tw_fail(TW_ERR_UNSUPPORTED, "%s: a tetra tree body keeps its material and gravity", b->name);
     int nv = tw_mesh_vertex_count(b->mesh);
     tw_real *x = malloc(sizeof(tw_real) * 3 * (size_t)nv), *v = malloc(sizeof(tw_real) * 3 * (size_t)nv);
     unsigned char *c = malloc((size_t)nv);
@@ -983,6 +1029,14 @@ void demo_body_render_update(const demo_body *b, float *pos, float *nrm)
 
 void demo_body_render_colors(const demo_body *b, float *col)
 {
+    if (b->mr && b->color_mode == DEMO_COLOR_LEVELS) {
+        demo_mr_render_colors(b, col);
+        return;
+    }
+    if (b->front && b->color_mode != DEMO_COLOR_BODY) {
+        demo_tree_render_colors(b, col);
+        return;
+    }
     static const float pinned[3] = {0.95f, 0.85f, 0.2f}, kinematic[3] = {0.6f, 0.3f, 0.85f};
     int n = demo_body_render_vertices(b);
     const int *idx = b->embedding ? tw_embedding_indices(b->embedding) : NULL;

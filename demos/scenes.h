@@ -26,6 +26,22 @@
  *   dane-floor   the dog (a lattice of 4 cm cubes, no bone core) turned on
  *          its side and dropped onto the floor, where it lies
  *
+ * and the adaptive tetra tree's scenes (Imai et al. 2013, tree_scenes.c),
+ * each one body stepped by its front (tw_front) instead of a world:
+ *
+ *   tree-box        the box of sec. 6 (figs. 6-8) fixed on the wall x = 0
+ *   tree-bunny      fig. 10: the bunny standing, stiff feet, soft ears
+ *   tree-armadillo  figs. 11-12: stiffness varying left to right, equal
+ *                   forces pulling both hands outward, no gravity
+ *   tree-liver      fig. 13: the liver hanging under gravity, a synthetic
+ *                   vessel tree (marked as region 2) ten times stiffer
+ *
+ * and Debunne et al. 2001's multiresolution (mr_scene.c):
+ *
+ *   mr-liver        the liver on three non-nested levels (181, 705 and 2,207
+ *                   nodes) with a sphere pressing into it: scripted, or the
+ *                   viewer's tool (key t) moved by the mouse
+ *
  * A body's world can be rebuilt with a changed def (Young's modulus, gravity)
  * keeping positions, velocities, pins, the bone core and the colliders. */
 #ifndef TW_DEMO_SCENES_H
@@ -105,7 +121,32 @@ typedef struct demo_body {
     int collider_count;
     tw_collider_def colliders[4];
     const float (*body_colors)[3]; /* a merged mesh (tw_mesh_merge): the colour of each of its bodies, or NULL */
+    /* an adaptive tetra tree body (tree_scenes.c): the front steps it and
+     * its world, on the finest level's mesh, only holds the positions the
+     * viewer draws and picks */
+    tw_tetra_tree *tree;      /* owned, or NULL */
+    tw_front *front;          /* owned, or NULL */
+    tw_front_def front_def;
+    unsigned char *tree_pinned; /* per finest vertex, owned */
+    double *tree_force;       /* external forces per finest vertex (3 each, N) or NULL, owned */
+    double *tree_youngs;      /* per finest tet, Pa, owned */
+    double *tree_x;           /* scratch: 3 per finest vertex */
+    int color_mode;           /* DEMO_COLOR_* */
+    /* a multiresolution body (mr_scene.c): stepped a display frame at a
+     * time by tw_multires_frame; its world, on the finest level's mesh,
+     * holds the positions drawn. A sphere collider in that world (the
+     * viewer's tool) becomes the simulation's tool. */
+    struct tw_multires *mr;   /* owned, or NULL */
+    int mr_tool_body;         /* the body drawn as the scripted tool, or -1 */
+    double mr_tool_radius;    /* m */
+    int display_only;         /* 1: never stepped (drawn where another body puts it) */
 } demo_body;
+
+/* What demo_body_render_colors paints: the body's colour, the level of the
+ * front's tet holding each vertex (a tree body; level 0 blue, 1 green, 2
+ * red, 3 yellow, finer purple), or Young's modulus (a tree body; red stiff
+ * to yellow soft, as Imai et al.'s figures, log scale). */
+enum { DEMO_COLOR_BODY = 0, DEMO_COLOR_LEVELS, DEMO_COLOR_STIFFNESS };
 
 typedef struct demo_scene {
     char name[32];
@@ -130,6 +171,28 @@ typedef struct demo_options {
     tw_backend backend;       /* every body's world (default cpu) */
 } demo_options;
 demo_options demo_default_options(void);
+
+/* The adaptive tetra tree's scenes (tree_scenes.c): 1 when `name` is one
+ * of them (tree-box, tree-bunny, tree-bunny-soft: the bunny with the ears'
+ * E everywhere, tree-armadillo, tree-liver, tree-liver-plain: without the
+ * vessels), and its builder. */
+int demo_tree_scene(const char *name);
+int demo_tree_scene_build(demo_scene *s, const char *name, const demo_options *o, const char *prog);
+/* The body's tet level (0 coarsest) per finest vertex: the finest level of
+ * the front's tets holding it. levels: nv ints. */
+void demo_tree_vertex_levels(const demo_body *b, int *levels);
+/* The armadillo's hands (tree-armadillo): finest vertices within this
+ * distance (m) of the extreme vertex along -x and +x. */
+#define DEMO_ARMADILLO_HAND_RADIUS 0.2
+/* The closed surface of `file` in data/meshes (scaled by `scale`) as a
+ * lattice of `cell` m cubes (tw_mesh_graded, one level); cover: also the
+ * cells the surface passes near. NULL on failure (message printed). */
+tw_mesh *demo_lattice_mesh(const demo_options *o, const char *file, double scale, double cell, int cover,
+                           const char *prog);
+
+/* Debunne et al. 2001's multiresolution scene (mr_scene.c): mr-liver. */
+int demo_mr_scene(const char *name);
+int demo_mr_scene_build(demo_scene *s, const char *name, const demo_options *o, const char *prog);
 
 /* Names of the scenes, NULL-terminated. */
 extern const char *const demo_scene_names[];

@@ -1508,6 +1508,38 @@ void tw_multires_energy(tw_multires *m, double *kinetic, double *elastic, double
         *gravity = eg;
 }
 
+int tw_multires_tool_center(const tw_multires *m, double c[3])
+{
+    if (!m->has_tool)
+        return 0;
+    tool_center(m, m->time, c);
+    return 1;
+}
+
+int tw_multires_point_level(const tw_multires *m, int l, int i)
+{
+    const mr_level *L = &m->lv[l];
+    if (L->state[i] == TW_MR_ACTIVE || m->L < 2)
+        return l;
+    /* the level whose active nodes carry most of the point's weight (an
+     * interface node's position comes from active nodes of another level) */
+    int best = l;
+    double bw = 0;
+    for (int k = 0; k < m->L; k++) {
+        if (k == l)
+            continue;
+        double wa = 0;
+        for (int r = 0; r < TW_HIER_ROW; r++)
+            if (m->lv[k].state[L->loc[k].idx[TW_HIER_ROW * i + r]] == TW_MR_ACTIVE)
+                wa += L->loc[k].w[TW_HIER_ROW * i + r];
+        if (wa > bw + 1e-12) {
+            bw = wa;
+            best = k;
+        }
+    }
+    return best;
+}
+
 void tw_multires_probe(const tw_multires *m, int l, int i, double x[3])
 {
     const mr_level *L = &m->lv[l];

@@ -126,6 +126,12 @@ void tw_multires_update_interface(tw_multires *m);
  * gravitational (active nodes, relative to the rest state), J. */
 void tw_multires_energy(tw_multires *m, double *kinetic, double *elastic, double *gravity);
 
+/* The level that simulates the body's point at rest position `level l,
+ * vertex i`: l where that node is active, else the level whose active nodes
+ * carry most of the point's interpolation weight (l when none do). */
+int tw_multires_point_level(const tw_multires *m, int l, int i);
+/* The scripted tool's centre now (m); 0 without a tool. */
+int tw_multires_tool_center(const tw_multires *m, double c[3]);
 /* The position of the body's point at rest position `level l, vertex i`
  * as the active representation moves it. */
 void tw_multires_probe(const tw_multires *m, int l, int i, double x[3]);

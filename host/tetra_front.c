@@ -12,11 +12,19 @@
  *   active tet T this is T's linear interpolation (the parent edge of a
  *   vertex on T lies on T, and the only free vertices on T are its corners),
  *   so it has at most 3 entries;
- * - per active tet the free vertices its corners expand to (at most 12), the
- *   corner-by-slot weights and the BSR block of every slot pair;
- * - the reduced lumped mass (row sums of Q^T M Q) and the BSR pattern.
- * A switch rebuilds these (the pattern by counting, O(active tets)); the
- * per-tet data (gradients, K_e) are the tree's and are never recomputed.
+ * - per active tet the free vertices its corners expand to (at most 12, its
+ *   slots), the corner-by-slot weights and the BSR block of every slot
+ *   pair, kept per tree tet as its position in the slot's row;
+ * - the reduced lumped mass (row sums of Q^T M Q) and the BSR pattern, kept
+ *   also by vertex (each free vertex's sorted neighbour vertices).
+ * A switch redoes the vertex marks, the numbering and the slots (linear
+ * passes), but sorts only the rows it changed: those of the tets whose
+ * slots or weights changed (the switched tets and their neighbours across a
+ * face whose T-junctions came or went) and of the tets that left; the other
+ * rows are copied, renumbered, and their tets keep their block positions.
+ * The reduced numbering follows vertex order, so the system is the one a
+ * full rebuild makes, bit for bit. The per-tet data (gradients, K_e) are
+ * the tree's and are never recomputed.
  * The front runs on the CPU only: a device front would keep the tree's K_e
  * on the device and rebuild the pattern on a switch by sort and scan, as
  * kernels/thrust_fem.h builds the world's. */
@@ -60,9 +68,17 @@ struct tw_front {
     int *exp_n, *exp_i;                      /* nv, 4 nv: expansions (valid where exp_stamp == stamp) */
     double *exp_w;
     int *exp_stamp, stamp;
-    int *el_n, *el_slot;   /* per active tet: slots, MAX_SLOTS reduced ids */
-    double *el_w;          /* 4 * MAX_SLOTS per active tet: weight of corner p on slot s */
-    int *el_blk_ptr, *el_blk; /* per active tet: el_n^2 block indices */
+    /* per tree tet, current where in_sys: the slots (free vertices its
+     * corners expand to, MAX_SLOTS vertex ids), the weight of corner p on
+     * slot s (4 * MAX_SLOTS) and each slot pair's block as its position in
+     * the slot's row (MAX_SLOTS^2) */
+    int *el_n, *el_slot;
+    double *el_w;
+    unsigned short *el_pos;
+    unsigned char *in_sys, *el_changed; /* ntree */
+    unsigned char *row_redo; /* nv: the rows a rebuild redoes */
+    int *vptr, *vcol;      /* the pattern by vertex: each free vertex's sorted neighbour vertices */
+    int tets_changed, rows_redone; /* of the last rebuild */
     int *row_ptr, *col, *diag, nnzb;
     tw_real *val;
     double *mass;          /* nfree */
@@ -76,6 +92,7 @@ struct tw_front {
     int nhang;
     tw_amg *amg;           /* the multigrid preconditioner of a large front (per pattern) */
     tw_real *Xr;           /* 3 nfree: the free vertices' rest positions (its rigid modes) */
+    double *force, *fq;    /* 3 nv: external forces per finest vertex (NULL: none), and Q^T of them */
 };
 
 tw_front_def tw_default_front_def(void)
@@ -342,63 +359,146 @@ static tw_status rebuild(tw_front *f)
             f->nhang++;
     }
     f->stamp++;
-    /* per active tet: its slots */
-    free(f->el_blk_ptr);
-    f->el_blk_ptr = tw_malloc(((size_t)f->nact + 1) * sizeof *f->el_blk_ptr, "front block pointers");
-    if (!f->el_blk_ptr)
-        return TW_ERR_NOMEM;
-    f->el_blk_ptr[0] = 0;
+    /* per active tet: its slots (free vertices) and weights; a tet whose
+     * slots or weights differ from those of the last system (or that was
+     * not in it) is changed, and the rows of its old and new slots are to
+     * be redone, as are those of the tets that left the front */
+    memset(f->row_redo, 0, (size_t)nv);
+    int changed = 0;
+    for (int id = 0; id < f->ntree; id++)
+        if (f->in_sys[id] && !f->active[id]) {
+            for (int s = 0; s < f->el_n[id]; s++)
+                f->row_redo[f->el_slot[MAX_SLOTS * (size_t)id + s]] = 1;
+            f->in_sys[id] = 0;
+        }
     for (int k = 0; k < f->nact; k++) {
-        const int *t = tree_tet(f, f->act[k]);
-        int n = 0, *slot = f->el_slot + MAX_SLOTS * (size_t)k;
-        double *W = f->el_w + 4 * MAX_SLOTS * (size_t)k;
-        memset(W, 0, 4 * MAX_SLOTS * sizeof *W);
+        const int id = f->act[k];
+        const int *t = tree_tet(f, id);
+        int n = 0, slot[MAX_SLOTS];
+        double W[4 * MAX_SLOTS];
+        memset(W, 0, sizeof W);
         for (int p = 0; p < 4; p++) {
             if (expand(f, t[p]))
                 return TW_ERR_INVALID;
             for (int j = 0; j < f->exp_n[t[p]]; j++) {
-                const int r = f->exp_i[4 * (size_t)t[p] + j];
+                const int r = f->free_list[f->exp_i[4 * (size_t)t[p] + j]];
                 int s = 0;
                 while (s < n && slot[s] != r)
                     s++;
                 if (s == n) {
                     if (n == MAX_SLOTS)
-                        return tw_fail(TW_ERR_INVALID, "tetra front: tet %d touches more than %d free vertices",
-                                       f->act[k], MAX_SLOTS);
+                        return tw_fail(TW_ERR_INVALID, "tetra front: tet %d touches more than %d free vertices", id,
+                                       MAX_SLOTS);
                     slot[n++] = r;
                 }
                 W[MAX_SLOTS * p + s] += f->exp_w[4 * (size_t)t[p] + j];
             }
         }
-        f->el_n[k] = n;
-        f->el_blk_ptr[k + 1] = f->el_blk_ptr[k] + n * n;
+        int *oslot = f->el_slot + MAX_SLOTS * (size_t)id;
+        double *oW = f->el_w + 4 * MAX_SLOTS * (size_t)id;
+        const int same = f->in_sys[id] && f->el_n[id] == n && !memcmp(oslot, slot, (size_t)n * sizeof *slot) &&
+                         !memcmp(oW, W, sizeof W);
+        f->el_changed[id] = !same;
+        if (same)
+            continue;
+        changed++;
+        if (f->in_sys[id])
+            for (int s = 0; s < f->el_n[id]; s++)
+                f->row_redo[oslot[s]] = 1;
+        for (int s = 0; s < n; s++)
+            f->row_redo[slot[s]] = 1;
+        memcpy(oslot, slot, (size_t)n * sizeof *slot);
+        memcpy(oW, W, sizeof W);
+        f->el_n[id] = n;
+        f->in_sys[id] = 1;
     }
-    /* the pattern: per row, the slots' columns, by counting */
+    f->tets_changed = changed;
+    /* the rows to redo, each the sorted union of the slots of the active
+     * tets it is a slot of (by vertex; a vertex's reduced index follows
+     * vertex order, so sorting by vertex sorts the reduced columns too);
+     * every other free vertex's row is the last system's: a row gains or
+     * loses a column only through a changed tet or one that left */
     const int n = f->nfree;
-    int *cnt = tw_calloc((size_t)n + 1, sizeof *cnt, "front pattern");
+    int *cnt = tw_calloc((size_t)nv + 1, sizeof *cnt, "front pattern");
     if (!cnt)
         return TW_ERR_NOMEM;
-    for (int k = 0; k < f->nact; k++)
-        for (int s = 0; s < f->el_n[k]; s++)
-            cnt[f->el_slot[MAX_SLOTS * (size_t)k + s] + 1] += f->el_n[k];
-    for (int i = 0; i < n; i++)
-        cnt[i + 1] += cnt[i];
-    int *tmp = tw_malloc((size_t)cnt[n] * sizeof *tmp, "front pattern");
-    int *fill = tw_malloc((size_t)n * sizeof *fill, "front pattern");
-    if (!tmp || !fill) {
+    int redo = 0;
+    for (int u = 0; u < nv; u++)
+        if (f->row_redo[u] && f->rid[u] < 0)
+            f->row_redo[u] = 0; /* no longer free: no row */
+    for (int k = 0; k < f->nact; k++) {
+        const int id = f->act[k], ne = f->el_n[id];
+        const int *slot = f->el_slot + MAX_SLOTS * (size_t)id;
+        for (int s = 0; s < ne; s++)
+            if (f->row_redo[slot[s]])
+                cnt[slot[s] + 1] += ne;
+    }
+    for (int u = 0; u < nv; u++) {
+        redo += f->row_redo[u];
+        cnt[u + 1] += cnt[u];
+    }
+    f->rows_redone = redo;
+    int *tmp = tw_malloc((size_t)(cnt[nv] ? cnt[nv] : 1) * sizeof *tmp, "front pattern");
+    int *fill = tw_malloc((size_t)nv * sizeof *fill, "front pattern");
+    int *vptr = tw_malloc(((size_t)nv + 1) * sizeof *vptr, "front pattern");
+    if (!tmp || !fill || !vptr) {
         free(cnt);
         free(tmp);
         free(fill);
+        free(vptr);
         return TW_ERR_NOMEM;
     }
-    memcpy(fill, cnt, (size_t)n * sizeof *fill);
+    memcpy(fill, cnt, (size_t)nv * sizeof *fill);
     for (int k = 0; k < f->nact; k++) {
-        const int *slot = f->el_slot + MAX_SLOTS * (size_t)k;
-        for (int s = 0; s < f->el_n[k]; s++)
-            for (int q = 0; q < f->el_n[k]; q++)
-                tmp[fill[slot[s]]++] = slot[q];
+        const int id = f->act[k], ne = f->el_n[id];
+        const int *slot = f->el_slot + MAX_SLOTS * (size_t)id;
+        for (int s = 0; s < ne; s++)
+            if (f->row_redo[slot[s]])
+                for (int q = 0; q < ne; q++)
+                    tmp[fill[slot[s]]++] = slot[q];
     }
     free(fill);
+    /* sort and unique each redone row in place (a row keeps its start) */
+    int total = 0;
+    for (int u = 0; u < nv; u++) {
+        vptr[u] = total;
+        if (f->rid[u] < 0)
+            continue;
+        if (!f->row_redo[u]) {
+            total += f->vptr[u + 1] - f->vptr[u];
+            continue;
+        }
+        int *r = tmp + cnt[u];
+        const int m = cnt[u + 1] - cnt[u];
+        qsort(r, (size_t)m, sizeof *r, cmp_int);
+        int len = 0;
+        for (int j = 0; j < m; j++)
+            if (j == 0 || r[j] != r[j - 1])
+                r[len++] = r[j];
+        total += len;
+    }
+    vptr[nv] = total;
+    /* the vertex rows: the last system's or the redone, in vertex order */
+    int *vcol = tw_malloc((size_t)(total ? total : 1) * sizeof *vcol, "front pattern");
+    if (!vcol) {
+        free(cnt);
+        free(tmp);
+        free(vptr);
+        return TW_ERR_NOMEM;
+    }
+    for (int u = 0; u < nv; u++) {
+        if (f->rid[u] < 0)
+            continue;
+        const int len = vptr[u + 1] - vptr[u];
+        memcpy(vcol + vptr[u], f->row_redo[u] ? tmp + cnt[u] : f->vcol + f->vptr[u], (size_t)len * sizeof *vcol);
+    }
+    free(cnt);
+    free(tmp);
+    free(f->vptr);
+    free(f->vcol);
+    f->vptr = vptr;
+    f->vcol = vcol;
+    /* the reduced pattern: the vertex rows of the free vertices, renumbered */
     free(f->row_ptr);
     free(f->col);
     free(f->diag);
@@ -407,56 +507,51 @@ static tw_status rebuild(tw_front *f)
     f->val = NULL;
     f->row_ptr = tw_malloc(((size_t)n + 1) * sizeof *f->row_ptr, "front rows");
     f->diag = tw_malloc((size_t)(n ? n : 1) * sizeof *f->diag, "front diagonal");
-    if (!f->row_ptr || !f->diag) {
-        free(cnt);
-        free(tmp);
+    f->col = tw_malloc((size_t)(total ? total : 1) * sizeof *f->col, "front columns");
+    if (!f->row_ptr || !f->diag || !f->col)
         return TW_ERR_NOMEM;
-    }
-    /* sort and unique each row in place; rows then move down to close the gaps */
-    int nnzb = 0;
     f->row_ptr[0] = 0;
     for (int i = 0; i < n; i++) {
-        int *r = tmp + cnt[i];
-        const int m = cnt[i + 1] - cnt[i];
-        qsort(r, (size_t)m, sizeof *r, cmp_int);
-        for (int j = 0; j < m; j++)
-            if (j == 0 || r[j] != r[j - 1])
-                tmp[nnzb++] = r[j]; /* nnzb <= cnt[i] + j: never ahead of the read */
-        f->row_ptr[i + 1] = nnzb;
+        const int u = f->free_list[i];
+        int b = f->row_ptr[i];
+        f->diag[i] = -1;
+        for (int j = vptr[u]; j < vptr[u + 1]; j++, b++) {
+            f->col[b] = f->rid[vcol[j]];
+            if (vcol[j] == u)
+                f->diag[i] = b;
+        }
+        f->row_ptr[i + 1] = b;
     }
-    free(cnt);
-    f->nnzb = nnzb;
-    f->col = tmp;
-    f->val = tw_malloc(9 * (size_t)(nnzb ? nnzb : 1) * sizeof *f->val, "front values");
+    f->nnzb = total;
+    f->val = tw_malloc(9 * (size_t)(total ? total : 1) * sizeof *f->val, "front values");
     if (!f->val)
         return TW_ERR_NOMEM;
-    for (int i = 0; i < n; i++) {
-        f->diag[i] = -1;
-        for (int b = f->row_ptr[i]; b < f->row_ptr[i + 1]; b++)
-            if (f->col[b] == i)
-                f->diag[i] = b;
-    }
-    /* every slot pair's block */
-    free(f->el_blk);
-    f->el_blk = tw_malloc((size_t)(f->el_blk_ptr[f->nact] ? f->el_blk_ptr[f->nact] : 1) * sizeof *f->el_blk,
-                          "front element blocks");
-    if (!f->el_blk)
-        return TW_ERR_NOMEM;
+    /* every slot pair's block, as its position in its row: found again
+     * only for the tets whose slots or whose slots' rows changed */
     for (int k = 0; k < f->nact; k++) {
-        const int *slot = f->el_slot + MAX_SLOTS * (size_t)k, ne = f->el_n[k];
-        int *blk = f->el_blk + f->el_blk_ptr[k];
+        const int id = f->act[k], ne = f->el_n[id];
+        const int *slot = f->el_slot + MAX_SLOTS * (size_t)id;
+        int redo_el = f->el_changed[id];
+        for (int s = 0; s < ne && !redo_el; s++)
+            redo_el = f->row_redo[slot[s]];
+        if (!redo_el)
+            continue;
+        unsigned short *pos = f->el_pos + MAX_SLOTS * MAX_SLOTS * (size_t)id;
         for (int s = 0; s < ne; s++) {
-            const int i = slot[s];
+            const int *row = vcol + vptr[slot[s]];
             for (int q = 0; q < ne; q++) {
-                int lo = f->row_ptr[i], hi = f->row_ptr[i + 1] - 1;
+                int lo = 0, hi = vptr[slot[s] + 1] - vptr[slot[s]] - 1;
                 while (lo < hi) {
                     const int mid = (lo + hi) / 2;
-                    if (f->col[mid] < slot[q])
+                    if (row[mid] < slot[q])
                         lo = mid + 1;
                     else
                         hi = mid;
                 }
-                blk[ne * s + q] = lo;
+                if (lo > 65535)
+                    return tw_fail(TW_ERR_INVALID, "tetra front: a row of more than 65536 blocks (vertex %d)",
+                                   slot[s]);
+                pos[MAX_SLOTS * s + q] = (unsigned short)lo;
             }
         }
     }
@@ -465,10 +560,10 @@ static tw_status rebuild(tw_front *f)
     for (int k = 0; k < f->nact; k++) {
         const int id = f->act[k];
         const double m4 = 0.25 * f->t->density[id] * f->t->vol[id];
-        const double *W = f->el_w + 4 * MAX_SLOTS * (size_t)k;
+        const double *W = f->el_w + 4 * MAX_SLOTS * (size_t)id;
         for (int p = 0; p < 4; p++)
-            for (int s = 0; s < f->el_n[k]; s++)
-                f->mass[f->el_slot[MAX_SLOTS * (size_t)k + s]] += m4 * W[MAX_SLOTS * p + s];
+            for (int s = 0; s < f->el_n[id]; s++)
+                f->mass[f->rid[f->el_slot[MAX_SLOTS * (size_t)id + s]]] += m4 * W[MAX_SLOTS * p + s];
     }
     for (int i = 0; i < n; i++) {
         f->cons[i] = f->pinned[f->free_list[i]] ? 1 : 0;
@@ -541,8 +636,12 @@ void tw_front_destroy(tw_front *f)
     free(f->el_n);
     free(f->el_slot);
     free(f->el_w);
-    free(f->el_blk_ptr);
-    free(f->el_blk);
+    free(f->el_pos);
+    free(f->in_sys);
+    free(f->el_changed);
+    free(f->row_redo);
+    free(f->vptr);
+    free(f->vcol);
     free(f->row_ptr);
     free(f->col);
     free(f->diag);
@@ -556,6 +655,8 @@ void tw_front_destroy(tw_front *f)
     free(f->elf);
     free(f->elK);
     free(f->Xr);
+    free(f->force);
+    free(f->fq);
     tw_amg_free(f->amg);
     tw_solver_work_free(&f->work);
     free(f);
@@ -612,6 +713,11 @@ tw_front *tw_front_create(const tw_tetra_tree *t, const unsigned char *pinned, c
     f->el_n = tw_malloc((size_t)f->ntree * sizeof *f->el_n, "front slots");
     f->el_slot = tw_malloc(MAX_SLOTS * (size_t)f->ntree * sizeof *f->el_slot, "front slots");
     f->el_w = tw_malloc(4 * MAX_SLOTS * (size_t)f->ntree * sizeof *f->el_w, "front slot weights");
+    f->el_pos = tw_malloc(MAX_SLOTS * MAX_SLOTS * (size_t)f->ntree * sizeof *f->el_pos, "front slot blocks");
+    f->in_sys = tw_calloc((size_t)f->ntree, 1, "front system tets");
+    f->el_changed = tw_calloc((size_t)f->ntree, 1, "front system tets");
+    f->row_redo = tw_calloc((size_t)nv, 1, "front rows");
+    f->vptr = tw_calloc((size_t)nv + 1, sizeof *f->vptr, "front rows");
     f->mass = tw_malloc((size_t)nv * sizeof *f->mass, "front mass");
     f->rhs = tw_malloc(3 * (size_t)nv * sizeof *f->rhs, "front rhs");
     f->vr = tw_malloc(3 * (size_t)nv * sizeof *f->vr, "front reduced velocity");
@@ -620,7 +726,8 @@ tw_front *tw_front_create(const tw_tetra_tree *t, const unsigned char *pinned, c
     f->Xr = tw_malloc(3 * (size_t)nv * sizeof *f->Xr, "front reduced rest positions");
     if (!f->par || !f->hkey || !f->hmid || !f->X || !f->x || !f->v || !f->pinned || !f->g || !f->Ke || !f->active ||
         !f->since || !f->act || !f->used || !f->on_coarse || !f->valid || !f->rid || !f->free_list || !f->exp_n ||
-        !f->exp_i || !f->exp_w || !f->exp_stamp || !f->el_n || !f->el_slot || !f->el_w || !f->mass || !f->rhs ||
+        !f->exp_i || !f->exp_w || !f->exp_stamp || !f->el_n || !f->el_slot || !f->el_w || !f->el_pos || !f->in_sys ||
+        !f->el_changed || !f->row_redo || !f->vptr || !f->mass || !f->rhs ||
         !f->vr || !f->fr || !f->cons || !f->Xr) {
         tw_front_destroy(f);
         return NULL;
@@ -848,6 +955,51 @@ double tw_front_energy(tw_front *f)
     return e;
 }
 
+/* Q^T of the external forces into fq (per finest vertex; read at the free
+ * ones): a vertex that is not free is the mean of its parent edge's ends,
+ * so its force goes half to each, finest first (children follow parents in
+ * vertex order). */
+static void reduce_forces(tw_front *f)
+{
+    memcpy(f->fq, f->force, 3 * (size_t)f->nv * sizeof *f->fq);
+    for (int u = f->nv - 1; u >= 0; u--) {
+        const int a = f->par[2 * (size_t)u], b = f->par[2 * (size_t)u + 1];
+        if (f->rid[u] >= 0 || a < 0)
+            continue;
+        for (int d = 0; d < 3; d++) {
+            const double h = 0.5 * f->fq[3 * (size_t)u + d];
+            f->fq[3 * (size_t)a + d] += h;
+            f->fq[3 * (size_t)b + d] += h;
+        }
+    }
+}
+
+tw_status tw_front_set_forces(tw_front *f, const double *force)
+{
+    if (!force) {
+        free(f->force);
+        free(f->fq);
+        f->force = f->fq = NULL;
+        return TW_OK;
+    }
+    for (int i = 0; i < 3 * f->nv; i++)
+        if (!isfinite(force[i]))
+            return tw_fail(TW_ERR_INVALID, "tetra front: force %d of vertex %d is not finite (%g)", i % 3, i / 3,
+                           force[i]);
+    if (!f->force) {
+        f->force = tw_malloc(3 * (size_t)f->nv * sizeof *f->force, "front forces");
+        f->fq = tw_malloc(3 * (size_t)f->nv * sizeof *f->fq, "front forces");
+        if (!f->force || !f->fq) {
+            free(f->force);
+            free(f->fq);
+            f->force = f->fq = NULL;
+            return TW_ERR_NOMEM;
+        }
+    }
+    memcpy(f->force, force, 3 * (size_t)f->nv * sizeof *f->force);
+    return TW_OK;
+}
+
 tw_status tw_front_step(tw_front *f, tw_front_stats *st)
 {
     tw_front_stats s;
@@ -881,19 +1033,21 @@ tw_status tw_front_step(tw_front *f, tw_front_stats *st)
     memset(f->val, 0, 9 * (size_t)f->nnzb * sizeof *f->val);
     memset(f->fr, 0, 3 * (size_t)n * sizeof *f->fr);
     for (int k = 0; k < f->nact; k++) {
-        const int ne = f->el_n[k];
-        const int *slot = f->el_slot + MAX_SLOTS * (size_t)k, *blk = f->el_blk + f->el_blk_ptr[k];
-        const double *W = f->el_w + 4 * MAX_SLOTS * (size_t)k, *fe = f->elf + 12 * (size_t)k,
+        const int id = f->act[k], ne = f->el_n[id];
+        const int *slot = f->el_slot + MAX_SLOTS * (size_t)id;
+        const unsigned short *pos = f->el_pos + MAX_SLOTS * MAX_SLOTS * (size_t)id;
+        const double *W = f->el_w + 4 * MAX_SLOTS * (size_t)id, *fe = f->elf + 12 * (size_t)k,
                      *KR = f->elK + 144 * (size_t)k;
         for (int sI = 0; sI < ne; sI++) {
+            const int row = f->rid[slot[sI]];
             for (int p = 0; p < 4; p++) {
                 const double wp = W[MAX_SLOTS * p + sI];
                 if (wp == 0)
                     continue;
                 for (int d = 0; d < 3; d++)
-                    f->fr[3 * (size_t)slot[sI] + d] += wp * fe[3 * p + d];
+                    f->fr[3 * (size_t)row + d] += wp * fe[3 * p + d];
                 for (int sJ = 0; sJ < ne; sJ++) {
-                    tw_real *A = f->val + 9 * (size_t)blk[ne * sI + sJ];
+                    tw_real *A = f->val + 9 * (size_t)(f->row_ptr[row] + pos[MAX_SLOTS * sI + sJ]);
                     for (int q = 0; q < 4; q++) {
                         const double w = ck * wp * W[MAX_SLOTS * q + sJ];
                         if (w == 0)
@@ -906,13 +1060,18 @@ tw_status tw_front_step(tw_front *f, tw_front_stats *st)
             }
         }
     }
+    if (f->force)
+        reduce_forces(f);
     for (int i = 0; i < n; i++) {
         tw_real *A = f->val + 9 * (size_t)f->diag[i];
         const double m = f->mass[i];
         const double *v = f->v + 3 * (size_t)f->free_list[i];
         for (int d = 0; d < 3; d++) {
             A[4 * d] += (tw_real)(cm * m);
-            f->rhs[3 * i + d] = (tw_real)(m * v[d] + h * (f->fr[3 * i + d] + m * f->def.gravity[d]));
+            double fe = f->fr[3 * i + d] + m * f->def.gravity[d];
+            if (f->force)
+                fe += f->fq[3 * (size_t)f->free_list[i] + d];
+            f->rhs[3 * i + d] = (tw_real)(m * v[d] + h * fe);
             f->vr[3 * i + d] = f->cons[i] ? 0 : (tw_real)v[d];
         }
     }

@@ -28,6 +28,10 @@ tw_status tw_front_set(tw_front *f, const unsigned char *active);
 /* Tests: the largest distance of a T-junction vertex from the linear
  * interpolation of the coarse tet it lies on, m. */
 double tw_front_tjunction_error(const tw_front *f);
+/* External forces, N, 3 per finest vertex (copied; NULL removes them),
+ * constant until set again; a vertex outside the front passes its force to
+ * the front through the interpolation that places it (Q^T f). */
+tw_status tw_front_set_forces(tw_front *f, const double *force);
 /* The state (3 per finest vertex, positions and velocities; read-write for
  * tests that impose a deformation). */
 double *tw_front_x(tw_front *f);

@@ -48,6 +48,8 @@ static const char *const key_help =
     "       + / -  Young's modulus x2 / /2 (recreates the worlds)   [ / ]  time step /1.5 / x1.5\n"
     "       a  bone core: timed spin on / off (off: held where it is; a core drag holds it too)\n"
     "       w  wireframe              h  this help                   q, Esc  quit\n"
+    "       l  tree-* and mr-liver: the simulated levels in colours on / off (0 blue, 1 green, 2 red)\n"
+    "       k  tetra tree scenes: Young's modulus in colours on / off (red stiff, yellow soft)\n"
     "       t  tool: then left-drag on a body puts a sphere there and moves it (in the plane facing\n"
     "          you; the wheel pushes it in or out), the force on it in the title; t again removes it\n";
 
@@ -71,6 +73,7 @@ typedef struct viewer_opts {
     int width, height;
     int up_given, up_axis, up_sign; /* --up: 0 x, 1 y, 2 z; -1 for -x, -y, -z */
     double progress;          /* headless: seconds between progress lines; 0: after every frame */
+    int color_mode;           /* --colors: DEMO_COLOR_* for the tetra tree bodies */
 } viewer_opts;
 
 typedef struct viewer {
@@ -114,7 +117,8 @@ static void print_help(void)
     cli_scene_opts d = cli_default_scene_opts();
     printf("usage: " PROG " [--scene NAME | SCENE OPTIONS] [--render-surface PATH] [options]\n\n"
            "A window showing elastic solids simulated by tetwarp, or (--headless) PNG frames of them.\n\n"
-           "  --scene NAME            bars | tube | bunny | dane | cube (the papers' scenes; each\n"
+           "  --scene NAME            bars | tube | bunny | dane | cube | tree-box | tree-bunny |\n"
+           "                          tree-armadillo | tree-liver | mr-liver (the papers' scenes; each\n"
            "                          one also runs headless). Without --scene the scene options\n"
            "                          below build one body, as `tetwarp run` does.\n"
            "  --render-surface PATH   .obj/.off surface embedded in the tets and drawn instead of\n"
@@ -148,6 +152,9 @@ static void print_help(void)
            "                          the vertex buffers CUDA shares with OpenGL, which needs\n"
            "                          NVIDIA's OpenGL on the GPU; auto (default): interop where it\n"
            "                          works, else host\n"
+           "  --colors body|levels|stiffness  tetra tree scenes (tree-*): colour by the body's colour,\n"
+           "                          the level of the front's tet at each vertex (keys l, k)\n"
+           "                          or Young's modulus (default body)\n"
            "  --require-cuda          exit 77 (a test's \"skipped\") when no CUDA device can be used\n"
            "  --help                  this text\n\n",
            TW_DATA_DIR);
@@ -243,6 +250,9 @@ static int parse(int argc, char **argv, viewer_opts *o)
         } else if (cli_is(&a, "--progress")) {
             if (cli_double(&a, "seconds", &o->progress) || cli_require(&a, o->progress >= 0, ">= 0 (seconds)"))
                 return -1;
+        } else if (cli_is(&a, "--colors")) {
+            static const char *const names[] = {"body", "levels", "stiffness"};
+            if (cli_choice(&a, "body, levels or stiffness", names, 3, &o->color_mode)) return -1;
         } else if (cli_is(&a, "--video")) {
             if (cli_flag(&a)) return -1;
             o->video = 1;
@@ -457,6 +467,8 @@ static int setup_interop(viewer *v)
 static int upload(viewer *v, int colors)
 {
     size_t d0 = d2h_bytes(v);
+    for (int i = 0; i < v->scene.body_count; i++) /* the front's levels change as it steps */
+        colors |= (v->scene.body[i].front || v->scene.body[i].mr) && v->scene.body[i].color_mode == DEMO_COLOR_LEVELS;
     for (int i = 0; i < v->scene.body_count; i++) {
         demo_body *b = &v->scene.body[i];
         int r = 1;
@@ -795,6 +807,18 @@ static void on_char(GLFWwindow *w, unsigned int c)
         printf("tool: %s\n", v->tool_mode ? "on (left-drag on a body)" : "off");
     } else if (c == 'w') {
         v->wireframe = !v->wireframe;
+    } else if (c == 'l' || c == 'k') {
+        int mode = c == 'l' ? DEMO_COLOR_LEVELS : DEMO_COLOR_STIFFNESS, trees = 0;
+        for (int i = 0; i < s->body_count; i++)
+            if (s->body[i].front || (s->body[i].mr && mode == DEMO_COLOR_LEVELS)) {
+                s->body[i].color_mode = s->body[i].color_mode == mode ? DEMO_COLOR_BODY : mode;
+                trees++;
+                printf("%s: colours: %s\n", s->body[i].name,
+                       s->body[i].color_mode == DEMO_COLOR_LEVELS      ? "the front's levels (0 blue, 1 green, 2 red, 3 yellow)"
+                       : s->body[i].color_mode == DEMO_COLOR_STIFFNESS ? "Young's modulus (red stiff, yellow soft)"
+                                                                       : "the body's");
+            }
+        if (!trees) printf("%s has no tetra tree or multiresolution body (tree-*, mr-liver)\n", s->name);
     } else if (c == 'h') {
         printf("%s", key_help);
         v->help_until = glfwGetTime() + 8;
@@ -1077,6 +1101,8 @@ int main(int argc, char **argv)
     viewer_tool_init(&v.tool);
     if (build_scene(&v)) return CLI_EXIT_FAIL;
     demo_scene *s = &v.scene;
+    for (int i = 0; i < s->body_count; i++)
+        if (s->body[i].front || (s->body[i].mr && o.color_mode == DEMO_COLOR_LEVELS)) s->body[i].color_mode = o.color_mode;
     for (int i = 0; i < s->body_count; i++) {
         v.rest_volume[i] = tw_world_volume(s->body[i].world);
         for (int k = 0; k < 3; k++) v.gravity[i][k] = s->body[i].def.gravity[k];

@@ -1,10 +1,12 @@
 /* The space- and time-adaptive multiresolution simulation (host/multires.h)
  * on three independent meshes of a 0.1 m cube (2^3, 3^3 and a jittered 5^3
  * bar), clamped at x = 0 and sagging under gravity. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "multires.h"
+#include "scenes.h"
 #include "mesh.h"
 #include "tw_test.h"
 
@@ -429,5 +431,93 @@ TW_TEST(mixed_levels_conserve_energy)
     printf("energy %.4g J, largest change %.3g of it over 60 frames\n", e0, worst);
     CHECK(worst <= 0.02);
     tw_multires_destroy(s);
+    return 0;
+}
+
+/* The level that places each finest point (tw_multires_point_level, the
+ * viewer's level colours): the coarsest while only it is active; after the
+ * coarse nodes at x > 5 cm (of the 10 cm cube) split, level 1 for some
+ * finest points beyond 9 cm and still level 0 for every finest point within
+ * 1 cm of x = 0, and each point's probe
+ * is that level's interpolation (at rest: the rest position). */
+TW_TEST(point_level_follows_splits)
+{
+    tw_multires_def d = soft_def();
+    tw_multires *s = make(&d);
+    CHECK(s);
+    const tw_mesh *f = tw_multires_mesh(s, 2);
+    int before = 0;
+    for (int i = 0; i < f->nv; i++)
+        before += tw_multires_point_level(s, 2, i) != 0;
+    CHECK(split_above(s, 0, 0.05) > 0);
+    int near_wall_fine = 0, far_fine = 0;
+    double worst = 0;
+    for (int i = 0; i < f->nv; i++) {
+        const int l = tw_multires_point_level(s, 2, i);
+        if (f->X[3 * i] < 0.01)
+            near_wall_fine += l != 0;
+        if (f->X[3 * i] > 0.09)
+            far_fine += l == 1;
+        double p[3];
+        tw_multires_probe(s, 2, i, p);
+        for (int k = 0; k < 3; k++)
+            worst = tw_test_max(worst, fabs(p[k] - f->X[3 * i + k]));
+    }
+    printf("finest points simulated by a finer level: %d before the splits; after: %d within 1 cm of x = 0, %d of level 1 "
+           "beyond x = 9 cm; probe at rest off by %.3g m\n", before, near_wall_fine, far_fine, worst);
+    CHECK(before == 0);
+    CHECK(near_wall_fine == 0);
+    CHECK(far_fine > 0);
+    CHECK(worst <= 1e-12);
+    tw_multires_destroy(s);
+    return 0;
+}
+
+/* The viewer's tool on the mr-liver scene (demos/mr_scene.c): a sphere
+ * collider put into the liver's drawn world becomes the simulation's tool.
+ * Put 6 mm below the scripted sphere's start, it is followed at 0.1 m/s
+ * and moves the surface millimetres within six frames; the scene's own
+ * scripted sphere, starting above the surface, barely touches it then. */
+TW_TEST(scene_tool_from_world_collider)
+{
+    double moved[2] = {0, 0};
+    for (int r = 0; r < 2; r++) {
+        demo_options o = demo_default_options();
+        o.data_dir = TW_DATA_DIR;
+        demo_scene s;
+        CHECK(demo_scene_build(&s, "mr-liver", &o, "test") == 0);
+        CHECK(s.body_count == 2 && s.body[0].mr && s.body[1].display_only);
+        tw_world *w = s.body[0].world;
+        if (r) {
+            tw_collider_def c = tw_default_collider_def();
+            c.kind = TW_COLLIDER_SPHERE;
+            c.radius = 0.008;
+            c.center[0] = c.end[0] = -0.0144;
+            c.center[1] = c.end[1] = 0.0269;
+            c.center[2] = c.end[2] = 0.0363 - 0.006;
+            CHECK_OK(tw_world_add_collider(w, &c));
+        }
+        const int nv = tw_world_vertex_count(w);
+        double *x0 = malloc(3 * sizeof(double) * (size_t)nv);
+        CHECK(x0);
+        for (int i = 0; i < 3 * nv; i++)
+            x0[i] = tw_world_positions(w)[i];
+        int cg;
+        for (int k = 0; k < 6; k++)
+            CHECK_OK(demo_scene_step(&s, &cg));
+        for (int i = 0; i < nv; i++) {
+            double d2 = 0;
+            for (int k = 0; k < 3; k++)
+                d2 += (tw_world_positions(w)[3 * i + k] - x0[3 * i + k]) *
+                      (tw_world_positions(w)[3 * i + k] - x0[3 * i + k]);
+            moved[r] = tw_test_max(moved[r], sqrt(d2));
+        }
+        free(x0);
+        demo_scene_destroy(&s);
+    }
+    printf("mr-liver, 6 frames: the surface moved at most %.3g mm with the scripted sphere, %.3g mm with a sphere "
+           "collider in the drawn world\n", 1e3 * moved[0], 1e3 * moved[1]);
+    CHECK(moved[1] > 2e-3);
+    CHECK(moved[1] > 5 * moved[0]);
     return 0;
 }

@@ -1,6 +1,7 @@
 /* The tetra front (Imai et al. 2013 sec. 5): the switching rules on
  * constructed strains, T-junction vertices on their coarse tet's linear
  * field, the energy at a switch, and the finest level when not adapting. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -322,5 +323,216 @@ TW_TEST(finest_matches_world)
     tw_tetra_tree_free(t);
     tw_mesh_destroy(b);
     free(pin);
+    return 0;
+}
+
+/* A bar of 2 levels, 5 x 1 x 1 base cells, fixed at x = 0, without gravity. */
+static tw_tetra_tree *force_bar(unsigned char **pin)
+{
+    tw_mesh *b = tw_mesh_bar(1, 0.1, 0.1, 5, 1, 1);
+    if (!b)
+        return NULL;
+    tw_tetra_tree_def td = tw_default_tetra_tree_def();
+    td.levels = 2;
+    tw_tetra_tree *t = tw_tetra_tree_build(b, &td);
+    tw_mesh_destroy(b);
+    if (!t)
+        return NULL;
+    const tw_mesh *m = t->h->level[1];
+    *pin = calloc((size_t)m->nv, 1);
+    if (*pin)
+        for (int i = 0; i < m->nv; i++)
+            (*pin)[i] = m->X[3 * i] < 1e-6;
+    return t;
+}
+
+/* External forces (tw_front_set_forces) on the finest front against the
+ * engine's (tw_world_set_force) on the same mesh: 5 N down at the tip
+ * vertex of a bar without gravity; the trajectories agree to the float
+ * world's rounding. A force of 0 changes nothing. */
+TW_TEST(force_matches_world)
+{
+    unsigned char *pin = NULL;
+    tw_tetra_tree *t = force_bar(&pin);
+    CHECK(t && pin);
+    const tw_mesh *m = t->h->level[1];
+    int tip = 0;
+    for (int i = 1; i < m->nv; i++)
+        if (m->X[3 * i] > m->X[3 * tip] + 1e-9)
+            tip = i;
+    tw_front_def fd = tw_default_front_def();
+    fd.adapt = 0;
+    fd.cg_tolerance = 1e-8;
+    fd.gravity[2] = 0;
+    tw_front *f = tw_front_create(t, pin, &fd);
+    CHECK(f);
+    double *force = calloc(3 * (size_t)m->nv, sizeof *force);
+    CHECK(force);
+    CHECK_OK(tw_front_set_forces(f, force)); /* zeros: the same as none */
+    force[3 * tip + 2] = -5;
+    CHECK_OK(tw_front_set_forces(f, force));
+    force[3 * tip] = NAN;
+    CHECK(tw_front_set_forces(f, force) == TW_ERR_INVALID);
+    tw_world_def wd = tw_default_world_def();
+    wd.method = TW_COROT_ELEMENT;
+    wd.integrator = TW_IMPLICIT_EULER;
+    wd.backend = TW_BACKEND_CPU;
+    wd.cg_tolerance = 1e-8;
+    wd.energy_check = 0;
+    wd.precond = TW_PRECOND_JACOBI;
+    wd.gravity[0] = wd.gravity[1] = wd.gravity[2] = 0;
+    tw_world *w = tw_world_create(m, &wd);
+    CHECK(w);
+    CHECK(tw_world_pin_where(w, 0, 1, 1e-6) > 0);
+    const double fz[3] = {0, 0, -5};
+    CHECK_OK(tw_world_set_force(w, tip, fz));
+    for (int k = 0; k < 40; k++) {
+        CHECK_OK(tw_front_step(f, NULL));
+        CHECK_OK(tw_world_step(w, NULL));
+    }
+    const double *xf = tw_front_x(f);
+    const tw_real *xw = tw_world_positions(w);
+    double worst = 0;
+    for (int i = 0; i < 3 * m->nv; i++)
+        worst = tw_test_max(worst, fabs(xf[i] - (double)xw[i]));
+    const double sag = m->X[3 * tip + 2] - xf[3 * tip + 2];
+    printf("tip force 5 N: front sag %.4g m, largest difference from the world %.3g m\n", sag, worst);
+    CHECK(sag > 1e-3);
+    CHECK(worst <= 1e-4 * sag);
+    tw_world_destroy(w);
+    tw_front_destroy(f);
+    tw_tetra_tree_free(t);
+    free(force);
+    free(pin);
+    return 0;
+}
+
+/* A force on a finest vertex outside a coarse front reaches the front
+ * through the interpolation that places the vertex (Q^T): half to each end
+ * of its parent edge, so it moves the body exactly as those halves do. */
+TW_TEST(force_off_front_reaches_parents)
+{
+    unsigned char *pin = NULL;
+    tw_tetra_tree *t = force_bar(&pin);
+    CHECK(t && pin);
+    const tw_mesh *m = t->h->level[1];
+    const tw_transfer *P = &t->h->P[0];
+    int u = -1; /* the free end's midpoint vertex farthest out: an edge midpoint of level 1 */
+    for (int i = P->n_coarse; i < P->n_fine; i++)
+        if (u < 0 || m->X[3 * i] > m->X[3 * u] + 1e-9)
+            u = i;
+    const int a = P->idx[TW_HIER_ROW * (size_t)u], bb = P->idx[TW_HIER_ROW * (size_t)u + 1];
+    unsigned char *act = calloc((size_t)t->nt, 1);
+    double *fa = calloc(3 * (size_t)m->nv, sizeof *fa), *fb = calloc(3 * (size_t)m->nv, sizeof *fb);
+    CHECK(act && fa && fb);
+    for (int e = 0; e < t->level_start[1]; e++)
+        act[e] = 1; /* the base */
+    fa[3 * u + 1] = 4;
+    fb[3 * a + 1] = fb[3 * bb + 1] = 2;
+    tw_front_def fd = tw_default_front_def();
+    fd.adapt = 0;
+    fd.gravity[2] = 0;
+    double *x[2];
+    for (int r = 0; r < 2; r++) {
+        tw_front *f = tw_front_create(t, pin, &fd);
+        CHECK(f);
+        CHECK_OK(tw_front_set(f, act));
+        CHECK_OK(tw_front_set_forces(f, r ? fb : fa));
+        for (int k = 0; k < 20; k++)
+            CHECK_OK(tw_front_step(f, NULL));
+        x[r] = malloc(3 * sizeof(double) * (size_t)m->nv);
+        CHECK(x[r]);
+        tw_front_positions(f, x[r]);
+        tw_front_destroy(f);
+    }
+    double worst = 0, moved = 0;
+    for (int i = 0; i < 3 * m->nv; i++) {
+        worst = tw_test_max(worst, fabs(x[0][i] - x[1][i]));
+        moved = tw_test_max(moved, fabs(x[0][i] - m->X[i]));
+    }
+    printf("4 N on vertex %d (off the base front) vs 2 N on each of %d and %d: moved %.3g m, difference %.3g m\n", u,
+           a, bb, moved, worst);
+    CHECK(moved > 1e-4);
+    CHECK(worst <= 1e-12 * (1 + moved));
+    free(x[0]);
+    free(x[1]);
+    free(act);
+    free(fa);
+    free(fb);
+    free(pin);
+    tw_tetra_tree_free(t);
+    return 0;
+}
+
+/* A switch rebuilds only what it changed (the tets whose slots changed and
+ * their rows): the system does not depend on the fronts it was reached
+ * through. Two fronts set to the same cut of the tree, one directly from
+ * the finest level and one through an earlier front of an adaptive run, with
+ * the same state, step to the same bits. */
+TW_TEST(rebuild_independent_of_history)
+{
+    tw_mesh *b = tw_mesh_bar(0.3, 0.1, 0.1, 3, 1, 1);
+    CHECK(b);
+    tw_tetra_tree_def td = tw_default_tetra_tree_def();
+    td.levels = 3;
+    td.t2 = 3e-6;
+    tw_tetra_tree *t = tw_tetra_tree_build(b, &td);
+    CHECK(t);
+    const tw_mesh *m = t->h->level[2];
+    unsigned char *pin = calloc((size_t)m->nv, 1), *early = calloc((size_t)t->nt, 1), *late = calloc((size_t)t->nt, 1);
+    CHECK(pin && early && late);
+    for (int i = 0; i < m->nv; i++)
+        pin[i] = m->X[3 * i] < 1e-12;
+    tw_front_def d = tw_default_front_def();
+    d.t3 = 1e-2; /* coarsens too */
+    tw_front *a = tw_front_create(t, pin, &d);
+    CHECK(a);
+    int coarsened = 0, n_early = 0, n_late = 0;
+    for (int k = 0; k < 60; k++) {
+        tw_front_stats s;
+        CHECK_OK(tw_front_step(a, &s));
+        coarsened += s.coarsened;
+        for (int id = 0; id < t->nt; id++) {
+            if (k == 3)
+                early[id] = (unsigned char)tw_front_is_active(a, id);
+            late[id] = (unsigned char)tw_front_is_active(a, id);
+        }
+    }
+    for (int id = 0; id < t->nt; id++) {
+        n_early += early[id];
+        n_late += late[id];
+    }
+    d.adapt = 0;
+    tw_front *direct = tw_front_create(t, pin, &d), *through = tw_front_create(t, pin, &d);
+    CHECK(direct && through);
+    CHECK_OK(tw_front_set(direct, late));
+    CHECK_OK(tw_front_set(through, early));
+    CHECK_OK(tw_front_set(through, late));
+    for (int r = 0; r < 2; r++) {
+        tw_front *f = r ? through : direct;
+        memcpy(tw_front_x(f), tw_front_x(a), 3 * sizeof(double) * (size_t)m->nv);
+        memcpy(tw_front_v(f), tw_front_v(a), 3 * sizeof(double) * (size_t)m->nv);
+        for (int k = 0; k < 5; k++)
+            CHECK_OK(tw_front_step(f, NULL));
+    }
+    double worst = 0, moved = 0;
+    const double *x0 = tw_front_x(direct), *x1 = tw_front_x(through), *xa = tw_front_x(a);
+    for (int i = 0; i < 3 * m->nv; i++) {
+        worst = tw_test_max(worst, fabs(x0[i] - x1[i]));
+        moved = tw_test_max(moved, fabs(x0[i] - xa[i]));
+    }
+    printf("fronts of %d and %d tets (%d parents restored on the way): moved %.3g m in 5 steps, direct vs through "
+           "the early front %.3g m\n", n_early, n_late, coarsened, moved, worst);
+    CHECK(n_early != n_late && coarsened > 0);
+    CHECK(moved > 0);
+    CHECK(worst == 0);
+    tw_front_destroy(a);
+    tw_front_destroy(direct);
+    tw_front_destroy(through);
+    tw_tetra_tree_free(t);
+    tw_mesh_destroy(b);
+    free(pin);
+    free(early);
+    free(late);
     return 0;
 }

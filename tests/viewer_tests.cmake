@@ -129,7 +129,7 @@ function(tw_viewer_tests)
   add_test(NAME viewer.bad_up
            COMMAND ${fails} "--up 'w': expected x, y or z" ${view} ${bar} --up w --headless)
   add_test(NAME viewer.unknown_scene
-           COMMAND ${fails} "unknown scene \\(choose bars, tube, bunny, dane, cube, bunny-block, stack or dane-floor\\)" ${view} --scene zoo --headless)
+           COMMAND ${fails} "unknown scene \\(choose bars, tube, bunny, dane, cube, bunny-block, stack, dane-floor, tree-box, tree-bunny, tree-armadillo, tree-liver or mr-liver\\)" ${view} --scene zoo --headless)
   # the window without a display; headless with neither EGL (no EGL driver
   # for glvnd) nor a display; GLX forced without a display
   add_test(NAME viewer.no_display
@@ -175,6 +175,46 @@ function(tw_viewer_tests)
   set_tests_properties(viewer.interop_same_image viewer.interop_no_d2h viewer.upload_interop_unavailable
                        viewer.upload_auto_cpu_is_host PROPERTIES
                        SKIP_RETURN_CODE 77 TIMEOUT ${t300} ENVIRONMENT "${env}")
+
+  # the adaptive tetra tree's scenes (Imai et al. 2013; demos/tree_scenes.c):
+  # --colors levels paints the front's level at each vertex (0 blue, 1 green,
+  # 2 red). The box starts on its base (blue) and refines toward the wall
+  # (red) within 1 s; the bunny starts on its base and refines its soft body
+  # to level 1 (green). The box's own colour is blue: without --colors levels
+  # no red appears, so the red comes from the levels.
+  set(dir ${tmp}/tree_box_levels)
+  add_test(NAME viewer.tree_box_levels
+           COMMAND ${wrap} sh -c "rm -rf '${dir}' && \"$0\" --scene tree-box --headless --colors levels --frames 11 --out '${dir}' && \"$1\" '${dir}/frame_00000.png' --more blue red && \"$1\" '${dir}/frame_00010.png' --more red blue"
+                   ${view} ${check})
+  set(dir ${tmp}/tree_box_body)
+  add_test(NAME viewer.tree_box_body_colour
+           COMMAND ${wrap} sh -c "rm -rf '${dir}' && \"$0\" --scene tree-box --headless --frames 11 --out '${dir}' && \"$1\" '${dir}/frame_00010.png' --more blue red"
+                   ${view} ${check})
+  set(dir ${tmp}/tree_bunny_levels)
+  add_test(NAME viewer.tree_bunny_levels
+           COMMAND ${wrap} sh -c "rm -rf '${dir}' && \"$0\" --scene tree-bunny --headless --colors levels --frames 11 --out '${dir}' && \"$1\" '${dir}/frame_00000.png' --more blue green && \"$1\" '${dir}/frame_00010.png' --more green blue"
+                   ${view} ${check})
+  # --colors stiffness: the graded bunny's stiff feet are red (its own colour
+  # is a beige with neither red nor blue hue)
+  set(dir ${tmp}/tree_bunny_stiffness)
+  add_test(NAME viewer.tree_bunny_stiffness
+           COMMAND ${wrap} sh -c "rm -rf '${dir}' && \"$0\" --scene tree-bunny --headless --colors stiffness --frames 1 --out '${dir}' && \"$1\" '${dir}/frame_00000.png' --more red blue"
+                   ${view} ${check})
+  # the multiresolution liver (Debunne et al. 2001; demos/mr_scene.c) starts
+  # on its coarsest level: with --colors levels the liver is blue (its own
+  # colour is red) beside the grey tool
+  set(dir ${tmp}/mr_liver_levels)
+  add_test(NAME viewer.mr_liver_levels
+           COMMAND ${wrap} sh -c "rm -rf '${dir}' && \"$0\" --scene mr-liver --headless --colors levels --frames 1 --out '${dir}' | grep 'mr-liver: 3 levels (181, 705, 2207 nodes)' && \"$1\" '${dir}/frame_00000.png' --more blue red"
+                   ${view} ${check})
+  set(dir ${tmp}/mr_liver_body)
+  add_test(NAME viewer.mr_liver_body_colour
+           COMMAND ${wrap} sh -c "rm -rf '${dir}' && \"$0\" --scene mr-liver --headless --frames 2 --out '${dir}' && \"$1\" '${dir}/frame_00001.png' --more red blue"
+                   ${view} ${check})
+  add_test(NAME viewer.bad_colors
+           COMMAND ${fails} "--colors 'rainbow': unknown body, levels or stiffness" ${view} --scene tree-box --headless --colors rainbow)
+  set_tests_properties(viewer.tree_box_levels viewer.tree_box_body_colour viewer.tree_bunny_levels viewer.tree_bunny_stiffness
+                       viewer.mr_liver_levels viewer.mr_liver_body_colour viewer.bad_colors PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${t300} ENVIRONMENT "${env}")
 
 endfunction()
 tw_viewer_tests()
