@@ -410,8 +410,10 @@ tw_status tw_hb_set_force(tw_hb *hb, int vertex, const double f[3])
     if (vertex < 0 || vertex >= hb->nf || !isfinite(f[0]) || !isfinite(f[1]) || !isfinite(f[2]))
         return tw_fail(TW_ERR_INVALID, "tw_hb_set_force: vertex %d (of %d) or force (%g, %g, %g) invalid", vertex,
                        hb->nf, f[0], f[1], f[2]);
-    for (int c = 0; c < 3; c++) hb->fpoint[3 * (size_t)vertex + c] = f[c];
-    refresh_fext(hb);
+    for (int c = 0; c < 3; c++) {
+        hb->fpoint[3 * (size_t)vertex + c] = f[c];
+        hb->fext[3 * (size_t)vertex + c] = f[c] + hb->mass[vertex] * hb->def.gravity[c];
+    }
     return TW_OK;
 }
 
@@ -663,7 +665,7 @@ static void assemble(tw_hb *hb, double cm, double ck)
                 }
         }
     }
-    if (hb->chol && (hb->chol_age <= 0 || !hb->chol_ok)) {
+    if (hb->chol && hb->def.precond != TW_HB_PRECOND_JACOBI && (hb->chol_age <= 0 || !hb->chol_ok)) {
         coarse_factor(hb);
         hb->chol_age = hb->def.coarse_refresh;
     }
