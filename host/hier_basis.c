@@ -63,6 +63,7 @@ struct tw_hb {
     unsigned char *cons_c;
     tw_solver_work_d cwork;
     double *chol;        /* (3 nc)^2: the coarse system's Cholesky factor (dense, when small) */
+    int *chol_first;     /* 3 nc: the first column of each row's envelope (the factor keeps it) */
     int chol_ok, chol_age;
     int coarse_iters;
 };
@@ -171,6 +172,7 @@ void tw_hb_destroy(tw_hb *hb)
     free(hb->dv); free(hb->vt); free(hb->G); free(hb->xk); free(hb->f); free(hb->yc); free(hb->zc);
     free(hb->cons_c);
     free(hb->chol);
+    free(hb->chol_first);
     free(hb);
 }
 
@@ -361,10 +363,14 @@ tw_hb *tw_hb_create(const tw_hierarchy *h, const tw_hb_def *def)
     for (size_t e = 0; e < ntf; e++) hb->anc[e] = (int)(e >> (3 * (hb->L - 1)));
     if ((s = coupling_pattern(hb)) != TW_OK) goto fail;
     if (3 * (size_t)hb->nc <= TW_HB_DENSE_COARSE && hb->L > 1 &&
-        !(hb->chol = malloc(9 * (size_t)hb->nc * hb->nc * sizeof *hb->chol))) {
+        (!(hb->chol = malloc(9 * (size_t)hb->nc * hb->nc * sizeof *hb->chol)) ||
+         !(hb->chol_first = malloc(3 * (size_t)hb->nc * sizeof *hb->chol_first)))) {
         s = tw_fail(TW_ERR_NOMEM, "tw_hb_create: out of memory (coarse factor of %d vertices)", hb->nc);
         goto fail;
     }
+    if (hb->chol)
+        for (int i = 0; i < hb->nc; i++)
+            for (int r = 0; r < 3; r++) hb->chol_first[3 * i + r] = 3 * hb->fc->col[hb->fc->row_ptr[i]];
     memcpy(hb->X, mf->X, n3 * sizeof(double));
     memcpy(hb->x, mf->X, n3 * sizeof(double));
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
@@ -725,9 +731,16 @@ static void apply_A(const tw_hb *hb, const double *x, double *y)
 
 static double dot(const double *a, const double *b, size_t n)
 {
-    double s = 0;
-    for (size_t i = 0; i < n; i++) s += a[i] * b[i];
-    return s;
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0; /* four chains: the sum is not latency-bound */
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += a[i] * b[i];
+        s1 += a[i + 1] * b[i + 1];
+        s2 += a[i + 2] * b[i + 2];
+        s3 += a[i + 3] * b[i + 3];
+    }
+    for (; i < n; i++) s0 += a[i] * b[i];
+    return (s0 + s1) + (s2 + s3);
 }
 
 static void block_mul(const double *D, const double *r, double *z)
@@ -737,8 +750,10 @@ static void block_mul(const double *D, const double *r, double *z)
     z[2] = D[6] * r[0] + D[7] * r[1] + D[8] * r[2];
 }
 
-/* Dense Cholesky of Apc (pinned rows and columns replaced by identity);
- * chol_ok = 0 when not positive definite (then the inner PCG solves). */
+/* Cholesky of Apc (pinned rows and columns replaced by identity) in dense
+ * storage, computed within each row's envelope (from its first non-zero
+ * column: the factor has no fill outside it); chol_ok = 0 when not
+ * positive definite (then the inner PCG solves). */
 static void coarse_factor(tw_hb *hb)
 {
     const int n = 3 * hb->nc;
@@ -754,9 +769,10 @@ static void coarse_factor(tw_hb *hb)
                         hb->cons_c[i] || hb->cons_c[j] ? (i == j && r == c) : hb->Apc[9 * (size_t)b + 3 * r + c];
         }
     hb->chol_ok = 1;
+    const int *f = hb->chol_first;
     for (int j = 0; j < n; j++) {
-        double d = L[(size_t)j * n + j];
-        for (int k = 0; k < j; k++) d -= L[(size_t)j * n + k] * L[(size_t)j * n + k];
+        const double *Lj = L + (size_t)j * n;
+        double d = Lj[j] - dot(Lj + f[j], Lj + f[j], (size_t)(j - f[j]));
         if (!(d > 0)) {
             hb->chol_ok = 0;
             return;
@@ -764,9 +780,10 @@ static void coarse_factor(tw_hb *hb)
         d = sqrt(d);
         L[(size_t)j * n + j] = d;
         for (int i = j + 1; i < n; i++) {
-            double v = L[(size_t)i * n + j];
-            for (int k = 0; k < j; k++) v -= L[(size_t)i * n + k] * L[(size_t)j * n + k];
-            L[(size_t)i * n + j] = v / d;
+            if (f[i] > j) continue; /* outside row i's envelope: 0 */
+            double *Li = L + (size_t)i * n;
+            const int k0 = f[i] > f[j] ? f[i] : f[j];
+            Li[j] = (Li[j] - dot(Li + k0, Lj + k0, (size_t)(j - k0))) / d;
         }
     }
 }
@@ -779,15 +796,14 @@ static void coarse_solve(tw_hb *hb)
         const int n = 3 * hb->nc;
         const double *L = hb->chol;
         double *z = hb->zc;
-        for (int i = 0; i < n; i++) {
-            double v = hb->cons_c[i / 3] ? 0 : hb->yc[i];
-            for (int k = 0; k < i; k++) v -= L[(size_t)i * n + k] * z[k];
-            z[i] = v / L[(size_t)i * n + i];
-        }
+        const int *f = hb->chol_first;
+        for (int i = 0; i < n; i++) /* L w = y, then L^T z = w by rows of L */
+            z[i] = ((hb->cons_c[i / 3] ? 0 : hb->yc[i]) - dot(L + (size_t)i * n + f[i], z + f[i], (size_t)(i - f[i]))) /
+                   L[(size_t)i * n + i];
         for (int i = n - 1; i >= 0; i--) {
-            double v = z[i];
-            for (int k = i + 1; k < n; k++) v -= L[(size_t)k * n + i] * z[k];
-            z[i] = v / L[(size_t)i * n + i];
+            const double *Li = L + (size_t)i * n;
+            const double zi = z[i] /= Li[i];
+            for (int k = f[i]; k < i; k++) z[k] -= Li[k] * zi;
         }
         for (int i = 0; i < n; i++)
             if (hb->cons_c[i / 3]) z[i] = 0;
