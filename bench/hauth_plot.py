@@ -41,3 +41,19 @@ fig.savefig(out, dpi=110)
 for m in methods:
     ok = [float(r["dt"]) for r in stab if r["run"] == m and r["ok"] == "1"]
     print(f"{m}: largest stable dt {max(ok) if ok else 'none'} s")
+
+# the probe's error of every traced run against the accurate reference of its
+# level count (same steps), over the reference's largest displacement
+full = {}
+for r in csv.DictReader(open(trace)):
+    full.setdefault(r["run"], []).append([float(r[k]) for k in ("probe_ux", "probe_uy", "probe_uz")])
+for ref in [k for k in full if k.startswith("reference-")]:
+    lv = ref.split("-")[1]
+    R = full[ref]
+    umax = max(math.sqrt(sum(c * c for c in u)) for u in R)
+    for run, U in full.items():
+        if run.startswith("reference") or not run.endswith(lv) or len(U) != len(R):
+            continue
+        e = [math.sqrt(sum((a - b) ** 2 for a, b in zip(u, v))) for u, v in zip(U, R)]
+        print(f"probe error {run}: max {max(e):.4g} m, last {e[-1]:.4g} m, "
+              f"{100 * max(e) / umax:.3g} % / {100 * e[-1] / umax:.3g} % of the reference's largest displacement {umax:.4g} m")

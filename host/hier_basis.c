@@ -3,17 +3,17 @@
  * hier_basis.h.
  *
  * Layout: the finest level's tw_fem (its BSR pattern, gather lists, lumped
- * mass) holds the corotated part of the system; the coarsest level's tw_fem
- * holds the coarse part (ck (K_green - K_cr^0), the difference of the two
- * strain measures on the coarse tets), added to the coarse vertices' rows
- * (a vertex keeps its index on every finer level, so coarse vertex i is
- * finest vertex i). With one level the finest and coarsest level are the
- * same mesh: the fine part is empty (green) or the whole corotated system
- * (coarse_green = 0), and the solve is block-Jacobi PCG as the world's.
+ * mass) holds the offsets' corotated blocks R K_e R^T; the coarsest level's
+ * tw_fem holds the coarse block (the StVK tangent's form with A = F_T - R in
+ * place of F) on the coarse vertices' rows (a vertex keeps its index on
+ * every finer level, so coarse vertex i is finest vertex i); a rectangular
+ * pattern (finest rows, coarse columns) holds their coupling. With one level
+ * the finest and coarsest level are the same mesh and the three parts add up
+ * to the StVK tangent; the solve is block-Jacobi PCG as the world's.
  *
  * Matrices are assembled per block from the gather lists in a fixed order;
- * forces per vertex from the element forces in element order: the result
- * does not depend on a thread count (the loops are serial). */
+ * forces are scattered in element order: the result does not depend on a
+ * thread count (the loops are serial). */
 #define _POSIX_C_SOURCE 200809L
 #include "hier_basis.h"
 
@@ -49,7 +49,7 @@ struct tw_hb {
     double *Cv;          /* 9 per coupling block */
     tw_real *pkf;        /* TW_COROT_PACK per finest tet */
     tw_real *pkg, *pkp;  /* TW_GREEN_PACK per coarse tet: A's (Acorr), F_T's (Apc) */
-    /* the system: A v = Af v + Acorr v_c + ck coupling(v) */
+    /* the system: A v = Af v + Acorr v_c + C v_c + C^T v */
     double ck;
     double *Af;          /* 9 per finest block */
     double *Acorr;       /* 9 per coarse block */

@@ -35,17 +35,21 @@
  * (one level: corot-element).
  *
  * Time step: implicit Euler in velocity form with Rayleigh damping
- * C = alpha M + beta K' (K' the tangent of E at fixed R), as the world's:
+ * C = alpha M + beta K' (K' the Hessian of E at fixed R), as the world's:
  * (M + h C + h^2 K') v+ = M v + h (f(x) + f_ext), x+ = x + h v+; more
- * Newton iterations (the coarse Green part and the rotations updated) with
+ * Newton iterations (the rotations and the coarse Green part updated) with
  * a backtracking line search on the step's residual when asked. The linear
- * system is solved by CG in the nodal basis preconditioned in the
- * hierarchical basis: z = S B S^T r with B = (coarse system^-1, per-vertex
- * 3x3 inverses of the offsets' diagonal blocks), the hierarchical-basis
- * preconditioner of Yserentant (1986), which is CG on S^T A S with a block
- * diagonal preconditioner. The coarse block (lumped coarse mass, Green
- * tangent) is solved by an inner PCG to a tight tolerance, so the outer CG
- * uses the flexible (Polak-Ribière) update.
+ * system is solved by CG in the nodal basis, preconditioned by default with
+ * block-Jacobi on the finest level plus the coarse block solved exactly
+ * (two-level, added), the coarse part reached through the hierarchical
+ * basis' transforms (S^T r, S z); or with the hierarchical-basis
+ * preconditioner z = S B S^T r, B = (the coarse block's inverse, the
+ * offsets' 3x3 diagonal inverses), Yserentant's (1986), which is CG on
+ * S^T A S with a block-diagonal preconditioner (in 3D its condition grows
+ * with the levels: it takes more iterations than two-level). The coarse
+ * block (lumped coarse mass, the coarse StVK-form tangent) is factored by
+ * Cholesky within each row's envelope, or, when large, solved by an inner
+ * PCG (then the outer CG takes the flexible Polak-Ribière update).
  *
  * CPU only, double precision state; the element math is the engine's
  * (hd/element.h). */
