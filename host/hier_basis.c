@@ -64,6 +64,7 @@ struct tw_hb {
     tw_solver_work_d cwork;
     double *chol;        /* (3 nc)^2: the coarse system's Cholesky factor (dense, when small) */
     int *chol_first;     /* 3 nc: the first column of each row's envelope (the factor keeps it) */
+    int *chol_pos;       /* nc: a coarse vertex's place in the factor's order (reverse Cuthill-McKee) */
     int chol_ok, chol_age;
     int coarse_iters;
 };
@@ -173,6 +174,7 @@ void tw_hb_destroy(tw_hb *hb)
     free(hb->cons_c);
     free(hb->chol);
     free(hb->chol_first);
+    free(hb->chol_pos);
     free(hb);
 }
 
@@ -296,6 +298,59 @@ static tw_status coupling_pattern(tw_hb *hb)
     return TW_OK;
 }
 
+/* The coarse factor's order: reverse Cuthill-McKee on the coarse vertex
+ * graph (breadth first from a vertex of least degree, neighbours by
+ * increasing degree, each component in turn, reversed), which keeps the
+ * envelope narrow whatever the mesh's numbering; and each row's envelope. */
+static tw_status coarse_order(tw_hb *hb)
+{
+    const tw_fem *fc = hb->fc;
+    const int nc = hb->nc;
+    int *order = malloc((size_t)nc * sizeof *order), *seen = calloc((size_t)nc, sizeof *seen);
+    if (!order || !seen) {
+        free(order);
+        free(seen);
+        return tw_fail(TW_ERR_NOMEM, "tw_hb_create: out of memory (coarse order)");
+    }
+    int head = 0, tail = 0;
+    while (tail < nc) {
+        int start = -1;
+        for (int i = 0; i < nc; i++)
+            if (!seen[i] && (start < 0 || fc->row_ptr[i + 1] - fc->row_ptr[i] < fc->row_ptr[start + 1] - fc->row_ptr[start]))
+                start = i;
+        seen[start] = 1;
+        order[tail++] = start;
+        while (head < tail) {
+            const int v = order[head++], first = tail;
+            for (int b = fc->row_ptr[v]; b < fc->row_ptr[v + 1]; b++) {
+                const int u = fc->col[b];
+                if (seen[u]) continue;
+                seen[u] = 1;
+                order[tail++] = u;
+            }
+            for (int a = first + 1; a < tail; a++) /* by increasing degree */
+                for (int c = a; c > first; c--) {
+                    const int du = fc->row_ptr[order[c] + 1] - fc->row_ptr[order[c]];
+                    const int dw = fc->row_ptr[order[c - 1] + 1] - fc->row_ptr[order[c - 1]];
+                    if (dw <= du) break;
+                    const int t = order[c];
+                    order[c] = order[c - 1];
+                    order[c - 1] = t;
+                }
+        }
+    }
+    for (int k = 0; k < nc; k++) hb->chol_pos[order[nc - 1 - k]] = k;
+    for (int i = 0; i < nc; i++) {
+        int lo = hb->chol_pos[i];
+        for (int b = fc->row_ptr[i]; b < fc->row_ptr[i + 1]; b++)
+            if (hb->chol_pos[fc->col[b]] < lo) lo = hb->chol_pos[fc->col[b]];
+        for (int r = 0; r < 3; r++) hb->chol_first[3 * hb->chol_pos[i] + r] = 3 * lo;
+    }
+    free(order);
+    free(seen);
+    return TW_OK;
+}
+
 tw_hb *tw_hb_create(const tw_hierarchy *h, const tw_hb_def *def)
 {
     if (!h || h->kind != TW_HIER_NESTED || h->n_levels < 1) {
@@ -364,13 +419,12 @@ tw_hb *tw_hb_create(const tw_hierarchy *h, const tw_hb_def *def)
     if ((s = coupling_pattern(hb)) != TW_OK) goto fail;
     if (3 * (size_t)hb->nc <= TW_HB_DENSE_COARSE && hb->L > 1 &&
         (!(hb->chol = malloc(9 * (size_t)hb->nc * hb->nc * sizeof *hb->chol)) ||
-         !(hb->chol_first = malloc(3 * (size_t)hb->nc * sizeof *hb->chol_first)))) {
+         !(hb->chol_first = malloc(3 * (size_t)hb->nc * sizeof *hb->chol_first)) ||
+         !(hb->chol_pos = malloc((size_t)hb->nc * sizeof *hb->chol_pos)))) {
         s = tw_fail(TW_ERR_NOMEM, "tw_hb_create: out of memory (coarse factor of %d vertices)", hb->nc);
         goto fail;
     }
-    if (hb->chol)
-        for (int i = 0; i < hb->nc; i++)
-            for (int r = 0; r < 3; r++) hb->chol_first[3 * i + r] = 3 * hb->fc->col[hb->fc->row_ptr[i]];
+    if (hb->chol && (s = coarse_order(hb)) != TW_OK) goto fail;
     memcpy(hb->X, mf->X, n3 * sizeof(double));
     memcpy(hb->x, mf->X, n3 * sizeof(double));
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
@@ -751,8 +805,8 @@ static void block_mul(const double *D, const double *r, double *z)
 }
 
 /* Cholesky of Apc (pinned rows and columns replaced by identity) in dense
- * storage, computed within each row's envelope (from its first non-zero
- * column: the factor has no fill outside it); chol_ok = 0 when not
+ * storage, in coarse_order's order, computed within each row's envelope
+ * (from its first non-zero column: the factor has no fill outside it); chol_ok = 0 when not
  * positive definite (then the inner PCG solves). */
 static void coarse_factor(tw_hb *hb)
 {
@@ -760,12 +814,13 @@ static void coarse_factor(tw_hb *hb)
     const tw_fem *fc = hb->fc;
     double *L = hb->chol;
     memset(L, 0, (size_t)n * n * sizeof *L);
+    const int *pos = hb->chol_pos;
     for (int i = 0; i < hb->nc; i++)
         for (int b = fc->row_ptr[i]; b < fc->row_ptr[i + 1]; b++) {
             const int j = fc->col[b];
             for (int r = 0; r < 3; r++)
                 for (int c = 0; c < 3; c++)
-                    L[(size_t)(3 * i + r) * n + 3 * j + c] =
+                    L[(size_t)(3 * pos[i] + r) * n + 3 * pos[j] + c] =
                         hb->cons_c[i] || hb->cons_c[j] ? (i == j && r == c) : hb->Apc[9 * (size_t)b + 3 * r + c];
         }
     hb->chol_ok = 1;
@@ -795,18 +850,19 @@ static void coarse_solve(tw_hb *hb)
     if (hb->chol && hb->chol_ok) {
         const int n = 3 * hb->nc;
         const double *L = hb->chol;
-        double *z = hb->zc;
-        const int *f = hb->chol_first;
+        double *z = hb->cwork.s; /* in the factor's order */
+        const int *f = hb->chol_first, *pos = hb->chol_pos;
+        for (int i = 0; i < hb->nc; i++)
+            for (int r = 0; r < 3; r++) z[3 * pos[i] + r] = hb->cons_c[i] ? 0 : hb->yc[3 * i + r];
         for (int i = 0; i < n; i++) /* L w = y, then L^T z = w by rows of L */
-            z[i] = ((hb->cons_c[i / 3] ? 0 : hb->yc[i]) - dot(L + (size_t)i * n + f[i], z + f[i], (size_t)(i - f[i]))) /
-                   L[(size_t)i * n + i];
+            z[i] = (z[i] - dot(L + (size_t)i * n + f[i], z + f[i], (size_t)(i - f[i]))) / L[(size_t)i * n + i];
         for (int i = n - 1; i >= 0; i--) {
             const double *Li = L + (size_t)i * n;
             const double zi = z[i] /= Li[i];
             for (int k = f[i]; k < i; k++) z[k] -= Li[k] * zi;
         }
-        for (int i = 0; i < n; i++)
-            if (hb->cons_c[i / 3]) z[i] = 0;
+        for (int i = 0; i < hb->nc; i++)
+            for (int r = 0; r < 3; r++) hb->zc[3 * i + r] = hb->cons_c[i] ? 0 : z[3 * pos[i] + r];
         return;
     }
     const size_t nc3 = 3 * (size_t)hb->nc;
