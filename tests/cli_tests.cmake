@@ -273,6 +273,15 @@ add_test(NAME cli.run_tree_frames
                  --obj-dir ${TW_CLI_TMP}/tree_frames)
 set_tests_properties(cli.run_tree_frames PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW_CLI_ENV})
 
+# ---- the hierarchical basis (run --hier-basis)
+tw_cli_writes_csv(run_hier_basis_csv ${TW_CLI_TMP}/hb.csv 6
+  "step,time,cg_iterations,newton_iterations,residual,step_ms,kinetic_energy,elastic_energy,gravity_energy,probe_ux,probe_uy,probe_uz,ref_step_ms,ref_cg_iterations,ref_probe_ux,ref_probe_uy,ref_probe_uz,err_probe,err_max"
+  run ${TW_CLI_BAR} --hier-basis 2 --steps 5 --reference green --csv ${TW_CLI_TMP}/hb.csv)
+tw_cli_prints(run_hier_basis_levels "2 levels: 20 vertices/24 tets 81 vertices/192 tets; 9 pinned, 9 loaded"
+  run ${TW_CLI_BAR} --hier-basis 2 --steps 2 --fix x<0.01 --load x>0.99 --load-force 0,0,-1)
+tw_cli_exits(run_hier_basis_range 2 "--hier-basis 9: must be 1..5" run --hier-basis 9)
+tw_cli_exits(run_hier_basis_load 2 "--load x>5 selects no vertex" run ${TW_CLI_BAR} --hier-basis 2 --load x>5)
+
 # ---- --scene: a demo scene of one world runs; a scene of several worlds is refused
 tw_cli_prints(run_scene_stack "scene stack \\(3 bodies\\): 375 vertices" run --scene stack --steps 3
               --data ${TW_DATA_DIR})

@@ -17,5 +17,8 @@ int cli_cmd_mesh(int argc, char **argv);
 /* `tetwarp run --multires` (cli_multires.c) */
 void cli_multires_help(FILE *f);
 int cli_cmd_run_multires(int argc, char **argv);
+/* `tetwarp run --hier-basis` (cli_hier_basis.c) */
+void cli_hier_basis_help(FILE *f);
+int cli_cmd_run_hier_basis(int argc, char **argv);
 
 #endif

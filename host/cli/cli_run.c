@@ -131,6 +131,8 @@ void cli_run_help(FILE *f)
             "  --bone-spin AXIS,DEG_S  rotate the bone core about its centroid around x, y or z at\n"
             "                          DEG_S degrees per second; the skin follows dynamically\n"
             "  --verbose               say in full why the CUDA backend was not used\n"
+            "  --hier-basis L          the hierarchical-basis corotated simulation (Hauth & Strasser):\n"
+            "                          its options in `tetwarp run --hier-basis 2 --help`\n"
             "  --multires LEVELS       the space- and time-adaptive multiresolution simulation\n"
             "                          (Debunne 2001): its options in `tetwarp run --multires 1 --help`\n"
             "  --scene NAME            a scene of the demo library instead of --mesh/--bar, with its\n"
@@ -582,6 +584,8 @@ int cli_cmd_run(int argc, char **argv)
     for (int k = 0; k < argc; k++)
         if (strncmp(argv[k], "--multires", 10) == 0 && (argv[k][10] == 0 || argv[k][10] == '='))
             return cli_cmd_run_multires(argc, argv);
+        else if (strncmp(argv[k], "--hier-basis", 12) == 0 && (argv[k][12] == 0 || argv[k][12] == '='))
+            return cli_cmd_run_hier_basis(argc, argv);
     cli_args a = cli_args_make(argc, argv, "tetwarp run");
     cli_scene_opts so = cli_default_scene_opts();
     run_opts o = run_defaults();
