@@ -9,7 +9,7 @@
 #   e.g. bench/bodies_report.sh build bench/results/cpu-2core-intel-xeon
 # Writes OUT_DIR/bodies_report.csv, bodies_report.log (everything the runs
 # printed), bodies_trace_SCENE_DT.csv and bodies_report.png. Two runs at a
-# time, one thread each. Simulated time: bunny-block 2 s, stack 5 s,
+# time, one thread each. Simulated time: bunny-block 2 s, stack 10 s,
 # dane-floor 3 s.
 set -e
 B=${1:?usage: $0 BUILD_DIR OUT_DIR}
@@ -21,7 +21,7 @@ jobs=$(mktemp)
 for dt in 0.0333333 0.0166667 0.01; do
     echo "bunny-block $dt 2" >> "$jobs"
     echo "dane-floor $dt 3" >> "$jobs"
-    echo "stack $dt 5" >> "$jobs"
+    echo "stack $dt 10" >> "$jobs"
 done
 start=$(date +%s)
 {

@@ -8,11 +8,38 @@
  *   volume_pct   volume at the end against rest, %; within 1
  *   pen_mm       deepest vertex inside the floor at the end of any step, mm;
  *                at most 0.5
+ *   max_rise     max over the steps of (E_k - min_{j<k} E_j) / E_drop: the
+ *                largest energy any stretch of the run gained back (a
+ *                rebound the contact or the integrator made); 0 when E
+ *                never rises
  *   ke_per_kg    kinetic energy at the end / mass, J/kg
+ *   ke_cm_per_kg the part of it in the centre of mass's motion, |p|^2 / 2m^2
+ *                (a body sliding on a frictionless floor, not trembling)
+ *   static_strain the reference for rest_strain: the elastic energy / E_drop
+ *                of a static solve (tw_world_solve_static) of the body
+ *                resting on the floor, its rest shape placed in the pose the
+ *                run ends in (the rigid fit of the end positions to the rest
+ *                ones) and the vertices then within 0.1 mm of the floor
+ *                pinned there, moved onto it (stuck contacts: no friction
+ *                slip). rest_strain equal to it is the body's own sag; far
+ *                above it, strain the contact locked in. Empty for a method
+ *                without a static solver or a run that did not finish
+ *   rest_over_static rest_strain / static_strain
+ *   static_how   "static" (tw_world_solve_static), or "relaxed" where Newton
+ *                fails because the pinned vertices leave a mode free (the
+ *                tube's contact is a line it can roll on): damped implicit
+ *                Euler steps of 0.05 s from the same start until at rest
+ *   placed_strain the body set down on the floor without a drop (its rest
+ *                shape in the end pose, lowered onto the floor, at rest) and
+ *                relaxed there by damped implicit Euler steps of 0.02 s with
+ *                the same floor and friction: its elastic energy / E_drop,
+ *                the body's sag under the contact as it is without an impact
+ *   rest_over_placed rest_strain / placed_strain
  *   ms_step, cg_mean, passes_mean, and the warning counts summed over the
  *   run (tw_step_stats: cg_capped, energy_rise, contacts_unresolved).
  *
- * Usage: tw_contact_report [--header] SCENE METHOD INTEGRATOR DT FRICTION SECONDS
+ * Usage: tw_contact_report [--header] SCENE METHOD INTEGRATOR DT FRICTION SECONDS [--refs]
+ *   --refs: compute static_strain and placed_strain (else empty)
  *   SCENE: cube | tube | bunny | armadillo (meshes from TW_DATA_DIR or data/)
  *   TW_CONTACT_REPORT_VERBOSE=1: each step's tw_step_stats on stderr
  * Scenes: cube 0.2 m (4x4x4 cells), E 1e5; tube (0.05/0.08 m radii, 0.6 m,
@@ -34,6 +61,142 @@
 
 static double now_ms(void);
 
+/* R, the rotation nearest the 3x3 matrix H (its polar factor, by the
+ * averaging iteration R <- (R + R^-T) / 2; H not singular). */
+static void nearest_rotation(const double H[9], double R[9])
+{
+    memcpy(R, H, sizeof(double) * 9);
+    for (int it = 0; it < 100; it++) {
+        const double *a = R;
+        double c[9] = {a[4] * a[8] - a[5] * a[7], a[5] * a[6] - a[3] * a[8], a[3] * a[7] - a[4] * a[6],
+                       a[2] * a[7] - a[1] * a[8], a[0] * a[8] - a[2] * a[6], a[1] * a[6] - a[0] * a[7],
+                       a[1] * a[5] - a[2] * a[4], a[2] * a[3] - a[0] * a[5], a[0] * a[4] - a[1] * a[3]};
+        double det = a[0] * c[0] + a[1] * c[1] + a[2] * c[2], diff = 0; /* c: the cofactors, R^-T = c / det */
+        for (int k = 0; k < 9; k++) {
+            double r = 0.5 * (R[k] + c[k] / det);
+            diff = fmax(diff, fabs(r - R[k]));
+            R[k] = r;
+        }
+        if (diff < 1e-14) break;
+    }
+}
+
+/* The static reference of the body resting on the floor (the plane
+ * coordinate `up` = floor): the elastic energy (J) of tw_world_solve_static
+ * from the rest shape in the pose of x (the rotation and translation that fit
+ * the rest positions best to x), the vertices of x within 0.1 mm of the floor
+ * pinned at their posed rest positions moved onto the floor. NAN when the
+ * solve fails. */
+static double static_reference(const tw_mesh *m, const tw_world_def *d, const tw_real *x, int up, double floor,
+                               const char **how)
+{
+    int n = tw_mesh_vertex_count(m);
+    const double *X = tw_mesh_positions(m);
+    double cx[3] = {0, 0, 0}, cX[3] = {0, 0, 0}, H[9] = {0}, R[9];
+    for (int i = 0; i < n; i++)
+        for (int a = 0; a < 3; a++) { cx[a] += (double)x[3 * i + a] / n; cX[a] += X[3 * i + a] / n; }
+    for (int i = 0; i < n; i++) /* H = sum (x - cx)(X - cX)^T: R maps rest to posed */
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) H[3 * a + b] += ((double)x[3 * i + a] - cx[a]) * (X[3 * i + b] - cX[b]);
+    nearest_rotation(H, R);
+    tw_world_def sd = *d;
+    sd.threads = 1;
+    tw_world *w = tw_world_create(m, &sd);
+    tw_real *p = malloc(sizeof(tw_real) * 3 * (size_t)n);
+    if (!w || !p) { free(p); tw_world_destroy(w); return NAN; }
+    int pinned = 0;
+    for (int i = 0; i < n; i++) {
+        for (int a = 0; a < 3; a++) {
+            double q = cx[a];
+            for (int b = 0; b < 3; b++) q += R[3 * a + b] * (X[3 * i + b] - cX[b]);
+            p[3 * i + a] = (tw_real)q;
+        }
+        if ((double)x[3 * i + up] - floor < 1e-4) {
+            p[3 * i + up] = (tw_real)floor;
+            tw_world_set_constraint(w, i, TW_PINNED);
+            pinned++;
+        }
+    }
+    double e = NAN;
+    tw_static_def st = tw_default_static_def();
+    *how = "static";
+    if (pinned >= 3 && tw_world_set_positions(w, p) == TW_OK && tw_world_solve_static(w, &st, NULL) == TW_OK) {
+        e = tw_world_elastic_energy(w);
+    } else if (pinned >= 1 && tw_world_set_positions(w, p) == TW_OK) {
+        /* Newton's static solve fails where the pinned vertices leave a mode
+         * free (a tube on its contact line can roll): relax instead, by
+         * implicit Euler steps of 0.05 s with mass damping 20/s (the free
+         * mode, unloaded, stays at rest), until the kinetic energy is below
+         * 1e-14 J per vertex */
+        tw_world_destroy(w);
+        sd.dt = 0.05;
+        sd.damping_mass = 20;
+        sd.cg_tolerance = 1e-8;
+        w = tw_world_create(m, &sd);
+        for (int i = 0; w && i < n; i++)
+            if (p[3 * i + up] == (tw_real)floor) tw_world_set_constraint(w, i, TW_PINNED);
+        if (w && tw_world_set_positions(w, p) == TW_OK) {
+            for (int k = 0; k < 2000; k++) {
+                if (tw_world_step(w, NULL) != TW_OK) break;
+                if (k > 20 && tw_world_kinetic_energy(w) < 1e-14 * n) { e = tw_world_elastic_energy(w); break; }
+            }
+        }
+        *how = "relaxed";
+    }
+    if (!isfinite(e)) fprintf(stderr, "static reference (%d vertices on the floor): %s\n", pinned, tw_last_error());
+    free(p);
+    tw_world_destroy(w);
+    return e;
+}
+
+/* The body set down on the floor (plane fl, normal along `up`) without a
+ * drop: its rest shape in the pose of x (as static_reference), lowered until
+ * its lowest vertex touches the floor, at rest, then relaxed by implicit
+ * Euler steps of 0.02 s with mass damping 20/s (the same contact) until the
+ * kinetic energy is below 1e-12 J per vertex or 3 s have passed (60 times
+ * the damping's time constant): the elastic energy (J) it holds there, NAN
+ * when a step fails. */
+static double placed_reference(const tw_mesh *m, const tw_world_def *d, const tw_collider_def *fl, const tw_real *x,
+                               int up)
+{
+    int n = tw_mesh_vertex_count(m);
+    const double *X = tw_mesh_positions(m);
+    double cx[3] = {0, 0, 0}, cX[3] = {0, 0, 0}, H[9] = {0}, R[9], low = INFINITY;
+    for (int i = 0; i < n; i++)
+        for (int a = 0; a < 3; a++) { cx[a] += (double)x[3 * i + a] / n; cX[a] += X[3 * i + a] / n; }
+    for (int i = 0; i < n; i++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) H[3 * a + b] += ((double)x[3 * i + a] - cx[a]) * (X[3 * i + b] - cX[b]);
+    nearest_rotation(H, R);
+    tw_real *p = malloc(sizeof(tw_real) * 3 * (size_t)n);
+    if (!p) return NAN;
+    for (int i = 0; i < n; i++)
+        for (int a = 0; a < 3; a++) {
+            double q = cx[a];
+            for (int b = 0; b < 3; b++) q += R[3 * a + b] * (X[3 * i + b] - cX[b]);
+            p[3 * i + a] = (tw_real)q;
+            if (a == up) low = fmin(low, q);
+        }
+    for (int i = 0; i < n; i++) p[3 * i + up] += (tw_real)(fl->point[up] - low);
+    tw_world_def sd = *d;
+    sd.threads = 1;
+    sd.dt = 0.02;
+    sd.damping_mass = 20;
+    sd.integrator = TW_IMPLICIT_EULER;
+    tw_world *w = tw_world_create(m, &sd);
+    double e = NAN;
+    if (w && tw_world_add_collider(w, fl) == TW_OK && tw_world_set_positions(w, p) == TW_OK)
+        for (int k = 0; k < 150; k++) {
+            if (tw_world_step(w, NULL) != TW_OK) { e = NAN; break; }
+            e = tw_world_elastic_energy(w);
+            if (k > 20 && tw_world_kinetic_energy(w) < 1e-12 * n) break;
+        }
+    if (!isfinite(e)) fprintf(stderr, "placed reference: %s\n", tw_last_error());
+    free(p);
+    tw_world_destroy(w);
+    return e;
+}
+
 static tw_mesh *load(const char *file)
 {
     char path[1024];
@@ -50,13 +213,15 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--header")) {
         printf("scene,method,integrator,dt,friction,seconds,steps,vertices,drop_J,max_gain,rest_strain,volume_pct,"
-               "pen_mm,ke_per_kg,ms_step,cg_mean,passes_mean,cg_capped,energy_rise,unresolved,status\n");
+               "pen_mm,ke_per_kg,ms_step,cg_mean,passes_mean,cg_capped,energy_rise,unresolved,status,max_rise,static_strain,"
+               "rest_over_static,static_how,placed_strain,rest_over_placed,ke_cm_per_kg\n");
         return 0;
     }
-    if (argc != 7) {
-        fprintf(stderr, "usage: %s [--header] SCENE METHOD INTEGRATOR DT FRICTION SECONDS\n", argv[0]);
+    if (argc != 7 && !(argc == 8 && !strcmp(argv[7], "--refs"))) {
+        fprintf(stderr, "usage: %s [--header] SCENE METHOD INTEGRATOR DT FRICTION SECONDS [--refs]\n", argv[0]);
         return 2;
     }
+    int refs_wanted = argc == 8;
     const char *scene = argv[1];
     int method = tw_method_parse(argv[2]), integ = tw_integrator_parse(argv[3]);
     double dt = atof(argv[4]), mu = atof(argv[5]), seconds = atof(argv[6]);
@@ -113,7 +278,7 @@ int main(int argc, char **argv)
     double drop = mass * 9.81 * gap, vol0 = tw_world_volume(w);
     double e0 = tw_world_kinetic_energy(w) + tw_world_elastic_energy(w) + tw_world_gravity_energy(w);
     int steps = (int)ceil(seconds / tw_world_dt(w) - 1e-9);
-    double max_gain = -INFINITY, pen = 0, ms = 0;
+    double max_gain = -INFINITY, pen = 0, ms = 0, max_rise = 0, e_min = e0;
     long cg = 0, passes = 0, capped = 0, rises = 0, unresolved = 0;
     const char *status = "ok";
     for (int s = 0; s < steps; s++) {
@@ -138,13 +303,34 @@ int main(int argc, char **argv)
         const tw_real *x = tw_world_positions(w);
         for (int i = 0; i < n; i++) pen = fmax(pen, fl.point[up] - x[3 * i + up]);
         double e = tw_world_kinetic_energy(w) + tw_world_elastic_energy(w) + tw_world_gravity_energy(w);
+        if (getenv("TW_CONTACT_REPORT_VERBOSE"))
+            fprintf(stderr, "  (E - E0) / E_drop %.4g: kinetic %.4g, elastic %.4g, gravity %.4g\n", (e - e0) / drop,
+                    tw_world_kinetic_energy(w) / drop, tw_world_elastic_energy(w) / drop,
+                    (tw_world_gravity_energy(w) - e0) / drop);
         max_gain = fmax(max_gain, (e - e0) / drop);
+        max_rise = fmax(max_rise, (e - e_min) / drop);
+        e_min = fmin(e_min, e);
     }
+    double rest = tw_world_elastic_energy(w) / drop, ref = NAN;
+    const char *how = "";
+    if (refs_wanted && !strcmp(status, "ok") && (method == TW_COROT_ELEMENT || method == TW_GREEN || method == TW_LINEAR))
+        ref = static_reference(m, &d, tw_world_positions(w), up, fl.point[up], &how) / drop;
+    double placed = NAN;
+    if (refs_wanted && !strcmp(status, "ok") && integ != TW_EXPLICIT_NEWMARK)
+        placed = placed_reference(m, &d, &fl, tw_world_positions(w), up) / drop;
     double ns = steps > 0 ? steps : 1;
-    printf("%s,%s,%s,%.6g,%g,%g,%d,%d,%.6g,%.4g,%.4g,%.4g,%.4g,%.3g,%.4g,%.1f,%.2f,%ld,%ld,%ld,%s\n", scene,
-           argv[2], argv[3], tw_world_dt(w), mu, seconds, steps, n, drop, max_gain,
-           tw_world_elastic_energy(w) / drop, 100 * (tw_world_volume(w) / vol0 - 1), 1e3 * pen,
-           tw_world_kinetic_energy(w) / mass, ms / ns, cg / ns, passes / ns, capped, rises, unresolved, status);
+    char refs[64] = ",,";
+    if (isfinite(ref)) snprintf(refs, sizeof refs, "%.4g,%.4g,%s", ref, rest / ref, how);
+    double pcm[3] = {0, 0, 0};
+    for (int i = 0; i < n; i++)
+        for (int a = 0; a < 3; a++) pcm[a] += tw_world_vertex_mass(w)[i] * (double)tw_world_velocities(w)[3 * i + a];
+    double ke_cm = 0.5 * (pcm[0] * pcm[0] + pcm[1] * pcm[1] + pcm[2] * pcm[2]) / (mass * mass);
+    char pl[64] = ",";
+    if (isfinite(placed)) snprintf(pl, sizeof pl, "%.4g,%.4g", placed, rest / placed);
+    printf("%s,%s,%s,%.6g,%g,%g,%d,%d,%.6g,%.4g,%.4g,%.4g,%.4g,%.3g,%.4g,%.1f,%.2f,%ld,%ld,%ld,%s,%.4g,%s,%s,%.3g\n", scene,
+           argv[2], argv[3], tw_world_dt(w), mu, seconds, steps, n, drop, max_gain, rest,
+           100 * (tw_world_volume(w) / vol0 - 1), 1e3 * pen, tw_world_kinetic_energy(w) / mass, ms / ns, cg / ns,
+           passes / ns, capped, rises, unresolved, status, max_rise, refs, pl, ke_cm);
     tw_world_destroy(w);
     tw_mesh_destroy(m);
     return 0;

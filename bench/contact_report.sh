@@ -6,6 +6,15 @@
 #
 # Usage: bench/contact_report.sh BUILD_DIR OUT_CSV
 #   e.g. bench/contact_report.sh build bench/results/cpu-2core-intel-xeon/contact_report.csv
+# Writes OUT_CSV, its rest table OUT_CSV with _rest before .csv, the log
+# (.log: the runs' messages, the load) and the plot (.png, by
+# bench/plot_contact.py).
+#
+# The rest table: corot-element, implicit Euler, 10 s simulated (the
+# bunny 3 s, at 1/30 s only: its block-Jacobi CG takes about 1 s a step
+# here), cube, tube and armadillo at 1/30, 1/60 and 1/100 s, friction 0
+# and 0.5, with the references (--refs: the static solve with the floor
+# contacts pinned, and the body set down on the floor without a drop).
 #
 # Kept under about 10 minutes on 2 shared cores by trimming the matrix:
 # the cube and the tube run every dt x method x friction; the armadillo runs
@@ -22,7 +31,6 @@ OUT=${2:?usage: $0 BUILD_DIR OUT_CSV}
 R=$B/bench/tw_contact_report
 export OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1
 jobs=$(mktemp)
-rm -f "$OUT.rows"
 for mu in 0 0.5; do
     for m in corot-element warp-vertex green linear; do
         for dt in 0.0333333 0.0166667 0.01; do
@@ -44,10 +52,31 @@ for mu in 0 0.5; do
         echo "$s corot-element bdf2 0.0333333 $mu 0.6" >> "$jobs"
     done
 done
+REST=${OUT%.csv}_rest.csv
+LOG=${OUT%.csv}.log
+rest=$(mktemp)
+for mu in 0 0.5; do
+    echo "bunny corot-element implicit-euler 0.0333333 $mu 3 --refs" >> "$rest"
+    for dt in 0.0333333 0.0166667 0.01; do
+        for s in armadillo tube cube; do echo "$s corot-element implicit-euler $dt $mu 10 --refs" >> "$rest"; done
+    done
+done
 start=$(date +%s)
+{
+    echo "# bench/contact_report.sh $B $OUT at $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u)"
+    echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc --all) cores, load: $(cut -d' ' -f1-3 /proc/loadavg)"
+} > "$LOG"
 $R --header > "$OUT"
-# the bunny first, so the two runners finish together
-{ grep '^bunny' "$jobs"; grep -v '^bunny' "$jobs"; } | xargs -P 2 -L 1 "$R" >> "$OUT.rows"
-sort "$OUT.rows" >> "$OUT"
-rm -f "$OUT.rows" "$jobs"
-echo "$(($(date +%s) - start)) s for $(($(wc -l < "$OUT") - 1)) runs" >&2
+$R --header > "$REST"
+# the bunny first, so the two runners finish together; the rows go to
+# stdout, the runs' messages to the log
+{ grep '^bunny' "$rest"; grep -v '^bunny' "$rest"; grep '^bunny' "$jobs"; grep -v '^bunny' "$jobs"; } |
+    xargs -P 2 -L 1 sh -c '"$0" "$@" >> "$0.rows.$( [ "$7" = "--refs" ] && echo rest || echo main)"' "$R" 2>> "$LOG"
+sort "$R.rows.main" >> "$OUT"
+sort "$R.rows.rest" >> "$REST"
+rm -f "$R.rows.main" "$R.rows.rest" "$jobs" "$rest"
+echo "# $(($(date +%s) - start)) s for $(($(wc -l < "$OUT") - 1)) + $(($(wc -l < "$REST") - 1)) runs; load at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$LOG"
+for py in python3 /usr/bin/python3; do
+    if "$py" -c 'import matplotlib' 2>/dev/null; then exec "$py" "$(dirname "$0")/plot_contact.py" "$OUT" "$REST"; fi
+done
+echo "no python3 with matplotlib: the plot is not made" >&2

@@ -29,6 +29,9 @@
  * cf |v_t| = mu J when sliding, or to the stuck value mu J / vt_min when the
  * vertex's own force stays inside Coulomb's cone (a lagged-friction fixed
  * point; Coulomb within 2 %, at most two extra solves for friction alone).
+ * BDF2 takes one implicit Euler step after a step with an impact (a contact
+ * vertex that started it approaching faster than |g| h: step.c), so that its
+ * two-step base never carries the velocity the contact stopped.
  * Every integrator then projects: a vertex that ended inside a collider is
  * moved to its surface, its approaching normal velocity removed, and friction
  * applied in proportion to that velocity change (explicit Newmark's contact;

@@ -200,7 +200,7 @@ static tw_status check_velocities(tw_world *w, const tw_real *v, double h, const
  * Implicit Euler: heff = h, xbase = x, vbase = v. BDF2: heff = 2h/3,
  * xbase = (4 x_n - x_n-1)/3, vbase = (4 v_n - v_n-1)/3. Leaves v+ in w->vnew. */
 static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, const tw_real *vbase, double h,
-                                tw_step_stats *st)
+                                tw_step_stats *st, int *impacts)
 {
     const tw_fem *f = &w->fem;
     int n = f->n;
@@ -268,6 +268,15 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
         st->contacts = 0;
         for (int i = 0; i < n; i++) st->contacts += w->fcons[i] == TW_FILTER_NORMAL;
         tw_contact_forces(w, w->rhs, w->vnew, heff);
+        /* impacts: contacts the step's start velocity (v_n) took towards
+         * their collider faster than gravity adds in a step */
+        double vtol = h * sqrt(w->def.gravity[0] * w->def.gravity[0] + w->def.gravity[1] * w->def.gravity[1] +
+                               w->def.gravity[2] * w->def.gravity[2]);
+        for (int i = 0; i < n; i++) {
+            size_t k = 3 * (size_t)i;
+            if (w->fcons[i] == TW_FILTER_NORMAL && !w->cons[i])
+                *impacts += tw_contact_impact(w->v + k, w->cvel + k, w->cnormal + k, vtol);
+        }
     }
     st->cg_capped = capped && w->def.cg_fixed_iterations <= 0;
     double t3 = tw_now_ms();
@@ -573,7 +582,8 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
             }
             heff = 2 * h / 3;
         }
-        s = implicit_solve(w, heff, xbase, vbase, h, &st);
+        int impacts = 0;
+        s = implicit_solve(w, heff, xbase, vbase, h, &st, &impacts);
         st.newton_iterations = 1;
         if (s == TW_OK && tw_world_newton_iterations(w) > 1 && w->def.method != TW_LINEAR)
             s = newton_refine(w, heff, xbase, vbase, &st);
@@ -581,7 +591,11 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
             if (w->def.integrator == TW_BDF2) {
                 memcpy(w->xprev, w->x, sizeof(tw_real) * n3);
                 memcpy(w->vprev, w->v, sizeof(tw_real) * n3);
-                w->has_history = 1;
+                /* after an impact the next step is implicit Euler: BDF2's
+                 * base (4 v_n - v_n-1)/3 would still hold the approach
+                 * velocity v_n-1 that the contact has just stopped, and send
+                 * the body back out of the contact with energy it never had */
+                w->has_history = !impacts;
             }
             memcpy(w->v, w->vnew, sizeof(tw_real) * n3);
 #pragma omp parallel for if (TW_PAR(n3)) num_threads(tw_world_threads(w)) schedule(static)

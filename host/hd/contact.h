@@ -308,6 +308,16 @@ TW_HD double tw_contact_impulse(const int *row_ptr, const int *col, const tw_rea
     return J;
 }
 
+/* Did active contact vertex i hit its collider (vc its velocity): was its
+ * velocity at the start of the step (vi) taking it towards it faster than
+ * vtol? BDF2 restarts after a step with one (host/step.c). */
+TW_HD int tw_contact_impact(const tw_real *vi, const tw_real *vc, const tw_real *nn, double vtol)
+{
+    tw_real r[3];
+    tw_contact_relative(vi, vc, r);
+    return r[0] * nn[0] + r[1] * nn[1] + r[2] * nn[2] < -vtol;
+}
+
 /* Coulomb: reduce the tangential velocity by up to dv_max (m/s). */
 TW_HD void tw_contact_apply_friction(tw_real *v, const tw_real *n, double dv_max)
 {
