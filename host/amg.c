@@ -43,12 +43,13 @@
  *   hierarchy (tw_amg_matches); when the contact set changes the Galerkin
  *   operators are redone.
  * - The cycle's products read float copies of P, P^T and the coarse
- *   operators and the finest level's tw_real values (it is memory-bound);
- *   the vectors, the Galerkin products and the block inverses are double.
+ *   operators and the finest level's tw_real values, its vectors are in the
+ *   CG's precision (it is memory-bound, and float arithmetic is twice as
+ *   wide); the Galerkin products and the block inverses are double.
  * - Smoother: damped block-Jacobi (the node blocks), the same before and
  *   after the coarse correction, each sweep one fused pass over A (residual,
  *   filter, block inverse, update), so the V-cycle is symmetric; with
- *   w lambda_max < 2 it is positive definite.
+ *   w lambda_max < 2 it is positive definite (TW_AMG_SMOOTH_DAMPING).
  * - The coarsest level (at most def.max_coarse unknowns) is factored densely
  *   by Cholesky at each Galerkin update. */
 #include "amg.h"
@@ -64,8 +65,22 @@ double tw_now_ms(void); /* step.c */
 
 #define TW_AMG_MAX_LEVELS 16
 #define CB 6 /* unknowns per coarse node */
+/* the smoother's damping w lambda (lambda: the estimate with its 10 %
+ * margin): the cycle stays SPD while w lambda_max < 2, i.e. while the
+ * estimate is within 20 % of lambda_max; 1.7 instead of the prolongator's
+ * 4/3 takes 10-15 % fewer CG iterations on the bars */
+#define TW_AMG_SMOOTH_DAMPING 1.7
 #ifndef _OPENMP
 #define TW_THREADS(threads) 1
+#endif
+/* the block loops have constant trip counts (3 or 6) where inlined: unrolled
+ * they keep a block row's sums in registers */
+#if defined(__clang__)
+#define UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define UNROLL _Pragma("GCC unroll 8")
+#else
+#define UNROLL
 #endif
 
 /* block CSR: nbr block rows of br x bc blocks (row-major values) */
@@ -82,16 +97,16 @@ typedef struct level {
     bmat A;           /* below the finest level (the finest reads the step's BSR) */
     int *diag;        /* per node: its diagonal block in A */
     double *dinv;     /* per node, bs x bs: the smoother's block inverse */
-    float *fdinv;     /* the cycle's copy of w dinv */
+    float *fdinv;     /* the cycle's copy of the smoother's damped dinv */
     double lambda, omega;
-    double *eig;      /* power iteration's vector, carried across updates */
+    tw_real *eig;     /* power iteration's vector, carried across updates */
     double *B;        /* n x 6: the rigid modes carried to this level */
     /* to the next level (absent on the coarsest) */
     int *agg;         /* per node: aggregate or -1 */
     bmat P0, P, Pt, AP;
     int *pt_map;      /* Pt block -> P block */
     int *mirror;      /* per block of A: the block of its transpose (below the finest) */
-    double *x, *t, *b, *r;
+    tw_real *x, *t, *b, *r; /* the cycle's vectors, in the CG's precision */
 } level;
 
 struct tw_amg {
@@ -105,6 +120,7 @@ struct tw_amg {
     int nlev;
     level lev[TW_AMG_MAX_LEVELS];
     double *L;              /* the coarsest level's dense Cholesky factor, row-major */
+    double *lb, *lx;        /* its right-hand side and solution */
     double update_ms;
     int since_galerkin;     /* updates since the coarse operators were last recomputed */
     double *p0_rest;        /* the finest P0's values before the contact projection */
@@ -147,23 +163,26 @@ static void bmat_shadow(bmat *a, int threads)
 }
 
 /* yi = row i of M x (add: yi += it) over the float values */
-static inline __attribute__((always_inline)) void bmat_row(const bmat *M, const double *x, double *yi, int i, int add,
-                                                           int br, int bc)
+static inline __attribute__((always_inline)) void bmat_row(const bmat *M, const tw_real *restrict x, tw_real *restrict yi,
+                                                           int i, int add, int br, int bc)
 {
-    double acc[CB] = {0, 0, 0, 0, 0, 0};
+    tw_real acc[CB] = {0, 0, 0, 0, 0, 0};
     for (int k = M->ptr[i]; k < M->ptr[i + 1]; k++) {
-        const float *a = M->fval + (size_t)br * bc * k;
-        const double *xj = x + (size_t)bc * M->col[k];
-        for (int r = 0; r < br; r++) {
-            double s = 0;
-            for (int c = 0; c < bc; c++) s += a[r * bc + c] * xj[c];
+        const float *restrict a = M->fval + (size_t)br * bc * k;
+        const tw_real *restrict xj = x + (size_t)bc * M->col[k];
+        tw_real xv[CB];
+        UNROLL for (int c = 0; c < bc; c++) xv[c] = xj[c];
+        UNROLL for (int r = 0; r < br; r++) {
+            tw_real s = 0;
+            UNROLL for (int c = 0; c < bc; c++) s += a[r * bc + c] * xv[c];
             acc[r] += s;
         }
     }
-    if (add)
-        for (int r = 0; r < br; r++) yi[r] += acc[r];
-    else
-        for (int r = 0; r < br; r++) yi[r] = acc[r];
+    if (add) {
+        UNROLL for (int r = 0; r < br; r++) yi[r] += acc[r];
+    } else {
+        UNROLL for (int r = 0; r < br; r++) yi[r] = acc[r];
+    }
 }
 
 #define BMAT_SPMV_LOOP(BR, BC)                                                                             \
@@ -172,7 +191,7 @@ static inline __attribute__((always_inline)) void bmat_row(const bmat *M, const 
         for (int i = 0; i < M->nbr; i++) bmat_row(M, x, y + (size_t)(BR) * i, i, add, BR, BC);                                \
     } while (0)
 
-static void bmat_spmv(const bmat *M, const double *x, double *y, int add, int threads)
+static void bmat_spmv(const bmat *M, const tw_real *x, tw_real *y, int add, int threads)
 {
     int work = (int)(bmat_nnzb(M) * (size_t)M->br * M->bc / 4);
     if (M->br == 3) BMAT_SPMV_LOOP(3, CB);
@@ -236,6 +255,37 @@ static void dense_pseudo_inverse(int k, const double *a, double *d)
         for (int c = 0; c < r; c++) d[r * k + c] = d[c * k + r] = 0.5 * (d[r * k + c] + d[c * k + r]);
 }
 
+/* o += a b (a: R x K, b: K x C, row-major); the block sizes are constants
+ * at every call */
+static inline __attribute__((always_inline)) void block_mul_add(int R, int K, int C, const double *restrict a,
+                                                                const double *restrict b, double *restrict o)
+{
+    UNROLL for (int r = 0; r < R; r++) {
+        double acc[CB];
+        UNROLL for (int c = 0; c < C; c++) acc[c] = o[r * C + c];
+        UNROLL for (int t = 0; t < K; t++) {
+            double s = a[r * K + t];
+            UNROLL for (int c = 0; c < C; c++) acc[c] += s * b[t * C + c];
+        }
+        UNROLL for (int c = 0; c < C; c++) o[r * C + c] = acc[c];
+    }
+}
+
+/* o += a^T b (a: K x R, b: K x C) */
+static inline __attribute__((always_inline)) void block_tmul_add(int R, int K, int C, const double *restrict a,
+                                                                 const double *restrict b, double *restrict o)
+{
+    UNROLL for (int r = 0; r < R; r++) {
+        double acc[CB];
+        UNROLL for (int c = 0; c < C; c++) acc[c] = o[r * C + c];
+        UNROLL for (int t = 0; t < K; t++) {
+            double s = a[t * R + r];
+            UNROLL for (int c = 0; c < C; c++) acc[c] += s * b[t * C + c];
+        }
+        UNROLL for (int c = 0; c < C; c++) o[r * C + c] = acc[c];
+    }
+}
+
 /* ---- the finest level: the step's BSR through the filter ---- */
 
 /* v = S_i v for fine vertex i (the filter as of the last update) */
@@ -247,6 +297,19 @@ static inline void filter3(const tw_amg *m, int i, double *v)
         const double *nn = m->normal + 3 * (size_t)i;
         double d = nn[0] * v[0] + nn[1] * v[1] + nn[2] * v[2];
         v[0] -= d * nn[0]; v[1] -= d * nn[1]; v[2] -= d * nn[2];
+    } else {
+        v[0] = v[1] = v[2] = 0;
+    }
+}
+
+static inline void filter3v(const tw_amg *m, int i, tw_real *v)
+{
+    unsigned char c = m->cons[i];
+    if (!c) return;
+    if (c == TW_FILTER_NORMAL) {
+        const double *nn = m->normal + 3 * (size_t)i;
+        tw_real d = (tw_real)(nn[0] * v[0] + nn[1] * v[1] + nn[2] * v[2]);
+        for (int q = 0; q < 3; q++) v[q] -= (tw_real)(d * nn[q]);
     } else {
         v[0] = v[1] = v[2] = 0;
     }
@@ -302,15 +365,15 @@ static const double *level_block(const tw_amg *m, const level *l, int li, int i,
 }
 
 /* y = row i of (A x), bs values, over the cycle's values */
-static inline __attribute__((always_inline)) void level_row(const tw_amg *m, const level *l, int li, const double *x,
-                                                            int i, double *y)
+static inline __attribute__((always_inline)) void level_row(const tw_amg *m, const level *l, int li, const tw_real *x,
+                                                            int i, tw_real *y)
 {
     if (li) { bmat_row(&l->A, x, y, i, 0, CB, CB); return; }
     const tw_bsr *A = &m->A;
-    double y0 = 0, y1 = 0, y2 = 0;
+    tw_real y0 = 0, y1 = 0, y2 = 0;
     for (int k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
         const tw_real *a = A->val + 9 * (size_t)k;
-        const double *xj = x + 3 * (size_t)A->col[k];
+        const tw_real *xj = x + 3 * (size_t)A->col[k];
         y0 += a[0] * xj[0] + a[1] * xj[1] + a[2] * xj[2];
         y1 += a[3] * xj[0] + a[4] * xj[1] + a[5] * xj[2];
         y2 += a[6] * xj[0] + a[7] * xj[1] + a[8] * xj[2];
@@ -320,31 +383,38 @@ static inline __attribute__((always_inline)) void level_row(const tw_amg *m, con
 
 /* One fused pass over the level's rows: r = S(b - A x) (x NULL: x = 0), and
  * when out is set, out = x + w D^-1 r (the damped block-Jacobi sweep; its
- * residual is then not kept). b NULL: b = 0. */
-static void level_sweep(const tw_amg *m, const level *l, int li, const double *b, const double *x, double *r,
-                        double *out)
+ * residual is then not kept). b NULL: b = 0. FINE: level 0 (bs 3, the
+ * step's BSR and the filter), else a coarse level (bs 6). */
+static inline __attribute__((always_inline)) void sweep_rows(const tw_amg *m, const level *l, int li, int fine,
+                                                             const tw_real *b, const tw_real *x, tw_real *r, tw_real *out)
 {
-    int bs = l->bs, threads = m->threads;
-    int work = li ? (int)(bmat_nnzb(&l->A) * CB * CB / 4) : 9 * m->A.nnzb / 4;
-#pragma omp parallel for if (TW_PAR(work)) num_threads(TW_THREADS(threads)) schedule(static)
+    const int bs = fine ? 3 : CB;
+    int work = fine ? 9 * m->A.nnzb / 4 : (int)(bmat_nnzb(&l->A) * CB * CB / 4);
+#pragma omp parallel for if (TW_PAR(work)) num_threads(TW_THREADS(m->threads)) schedule(static)
     for (int i = 0; i < l->nnode; i++) {
-        double ri[CB];
+        tw_real ri[CB] = {0, 0, 0, 0, 0, 0};
         size_t s0 = (size_t)bs * i;
-        if (x) level_row(m, l, li, x, i, ri);
-        else for (int q = 0; q < bs; q++) ri[q] = 0;
-        for (int q = 0; q < bs; q++) ri[q] = (b ? b[s0 + q] : 0) - ri[q];
-        if (!li) filter3(m, i, ri);
+        if (x) level_row(m, l, fine ? 0 : li, x, i, ri);
+        UNROLL for (int q = 0; q < bs; q++) ri[q] = (b ? b[s0 + q] : 0) - ri[q];
+        if (fine) filter3v(m, i, ri);
         if (!out) {
-            for (int q = 0; q < bs; q++) r[s0 + q] = ri[q];
+            UNROLL for (int q = 0; q < bs; q++) r[s0 + q] = ri[q];
             continue;
         }
         const float *d = l->fdinv + (size_t)bs * bs * i;
-        for (int q = 0; q < bs; q++) {
-            double s = x ? x[s0 + q] : 0;
-            for (int c = 0; c < bs; c++) s += d[q * bs + c] * ri[c];
+        UNROLL for (int q = 0; q < bs; q++) {
+            tw_real s = x ? x[s0 + q] : 0;
+            UNROLL for (int c = 0; c < bs; c++) s += d[q * bs + c] * ri[c];
             out[s0 + q] = s;
         }
     }
+}
+
+static void level_sweep(const tw_amg *m, const level *l, int li, const tw_real *b, const tw_real *x, tw_real *r,
+                        tw_real *out)
+{
+    if (li) sweep_rows(m, l, li, 0, b, x, r, out);
+    else sweep_rows(m, l, 0, 1, b, x, r, out);
 }
 
 /* ---- the hierarchy's fixed part ---- */
@@ -352,18 +422,18 @@ static void level_sweep(const tw_amg *m, const level *l, int li, const double *b
 static tw_status level_alloc_vectors(level *l)
 {
     size_t n = (size_t)l->n + 1, bb = (size_t)l->bs * l->bs * l->nnode + 1;
-    l->x = tw_calloc(n, sizeof(double), "AMG vectors");
-    l->t = tw_calloc(n, sizeof(double), "AMG vectors");
-    l->b = tw_calloc(n, sizeof(double), "AMG vectors");
-    l->r = tw_calloc(n, sizeof(double), "AMG vectors");
-    l->eig = tw_calloc(n, sizeof(double), "AMG vectors");
+    l->x = tw_calloc(n, sizeof(tw_real), "AMG vectors");
+    l->t = tw_calloc(n, sizeof(tw_real), "AMG vectors");
+    l->b = tw_calloc(n, sizeof(tw_real), "AMG vectors");
+    l->r = tw_calloc(n, sizeof(tw_real), "AMG vectors");
+    l->eig = tw_calloc(n, sizeof(tw_real), "AMG vectors");
     l->dinv = tw_calloc(bb, sizeof(double), "AMG smoother");
     l->fdinv = tw_calloc(bb, sizeof(float), "AMG smoother");
     if (!l->x || !l->t || !l->b || !l->r || !l->eig || !l->dinv || !l->fdinv) return TW_ERR_NOMEM;
     unsigned s = 12345u;
     for (int i = 0; i < l->n; i++) {
         s = s * 1664525u + 1013904223u;
-        l->eig[i] = (double)(s >> 8) / 16777216.0 - 0.5;
+        l->eig[i] = (tw_real)((double)(s >> 8) / 16777216.0 - 0.5);
     }
     return TW_OK;
 }
@@ -622,7 +692,7 @@ static void level_scale_dinv(const tw_amg *m, level *l)
 {
     size_t nb = (size_t)l->bs * l->bs * l->nnode;
 #pragma omp parallel for if (TW_PAR((int)nb)) num_threads(TW_THREADS(m->threads)) schedule(static)
-    for (size_t k = 0; k < nb; k++) l->fdinv[k] = (float)(l->omega * l->dinv[k]);
+    for (size_t k = 0; k < nb; k++) l->fdinv[k] = (float)(TW_AMG_SMOOTH_DAMPING / l->lambda * l->dinv[k]);
 }
 
 /* lambda_max(D^-1 A) by power iteration from the last update's vector; a
@@ -630,10 +700,11 @@ static void level_scale_dinv(const tw_amg *m, level *l)
  * cycle's values of A (the finest level's own, the float copy below). */
 static void level_lambda(const tw_amg *m, level *l, int li, int iterations)
 {
-    double *x = l->eig, *y = l->r, ratio = 1;
+    tw_real *x = l->eig, *y = l->r;
+    double ratio = 1;
     int bs = l->bs, bb = bs * bs;
     if (!li)
-        for (int i = 0; i < l->nnode; i++) filter3(m, i, x + 3 * (size_t)i);
+        for (int i = 0; i < l->nnode; i++) filter3v(m, i, x + 3 * (size_t)i);
     for (int it = 0; it < iterations; it++) {
         level_sweep(m, l, li, NULL, x, y, NULL); /* y = -S A x */
         double xx = 0, yy = 0;
@@ -648,15 +719,15 @@ static void level_lambda(const tw_amg *m, level *l, int li, int iterations)
             }
             for (int r = 0; r < bs; r++) {
                 size_t q = (size_t)bs * i + r;
-                xx += x[q] * x[q];
+                xx += (double)x[q] * x[q];
                 yy += t[r] * t[r];
-                y[q] = t[r];
+                y[q] = (tw_real)t[r];
             }
         }
         if (!(xx > 0) || !(yy > 0)) break;
         ratio = sqrt(yy / xx);
         double s = 1 / sqrt(yy);
-        for (int q = 0; q < l->n; q++) x[q] = y[q] * s;
+        for (int q = 0; q < l->n; q++) x[q] = (tw_real)(y[q] * s);
     }
     l->lambda = 1.1 * ratio;
     l->omega = 4.0 / (3.0 * l->lambda);
@@ -683,12 +754,8 @@ static void level_prolongator(const tw_amg *m, level *l, int li)
             double buf[9];
             const double *ab = level_block(m, l, li, i, j, k, buf), *pj = P0->val + (size_t)pb * P0->ptr[j];
             double *o = pv + (size_t)pb * q;
-            for (int r = 0; r < bs; r++)
-                for (int t = 0; t < bs; t++) {
-                    double s = ab[r * bs + t];
-                    if (s == 0) continue;
-                    for (int c = 0; c < CB; c++) o[r * CB + c] += s * pj[t * CB + c];
-                }
+            if (bs == 3) block_mul_add(3, 3, CB, ab, pj, o);
+            else block_mul_add(CB, CB, CB, ab, pj, o);
         }
         const double *d = l->dinv + (size_t)bb * i;
         for (int q = 0; q < np; q++) {
@@ -745,11 +812,8 @@ static void level_ap(const tw_amg *m, level *l, int li)
                 for (int kb = P->ptr[j]; kb < P->ptr[j + 1]; kb++) {
                     const double *pj = P->val + (size_t)pb * kb;
                     double *o = AP->val + (size_t)pb * pos[P->col[kb]];
-                    for (int r = 0; r < bs; r++)
-                        for (int t = 0; t < bs; t++) {
-                            double s = ab[r * bs + t];
-                            for (int c = 0; c < CB; c++) o[r * CB + c] += s * pj[t * CB + c];
-                        }
+                    if (bs == 3) block_mul_add(3, 3, CB, ab, pj, o);
+                    else block_mul_add(CB, CB, CB, ab, pj, o);
                 }
             }
         }
@@ -780,12 +844,8 @@ static void level_coarse_operator(const tw_amg *m, level *l, level *c)
                     if (b < a) continue;
                     const double *apb = AP->val + (size_t)pb * k; /* bs x 6 */
                     double *o = Ac->val + (size_t)CB * CB * pos[b];
-                    for (int r = 0; r < CB; r++)
-                        for (int t = 0; t < bs; t++) {
-                            double s = pia[t * CB + r];
-                            if (s == 0) continue;
-                            for (int q = 0; q < CB; q++) o[r * CB + q] += s * apb[t * CB + q];
-                        }
+                    if (bs == 3) block_tmul_add(CB, 3, CB, pia, apb, o);
+                    else block_tmul_add(CB, CB, CB, pia, apb, o);
                 }
             }
         }
@@ -879,7 +939,9 @@ static tw_status coarsest_factor(tw_amg *m)
     int n = l->n, bs = l->bs;
     if (!m->L) {
         m->L = tw_malloc(sizeof(double) * ((size_t)n * n + 1), "AMG coarsest factor");
-        if (!m->L) return TW_ERR_NOMEM;
+        m->lb = tw_malloc(sizeof(double) * (2 * (size_t)n + 1), "AMG coarsest factor");
+        if (!m->L || !m->lb) return TW_ERR_NOMEM;
+        m->lx = m->lb + n;
     }
     memset(m->L, 0, sizeof(double) * (size_t)n * n);
     const int *gptr = level_ptr(m, l, li), *gcol = level_col(m, l, li);
@@ -1049,19 +1111,21 @@ void tw_amg_free(tw_amg *m)
         free(l->agg); free(l->pt_map); free(l->mirror); free(l->x); free(l->t); free(l->b); free(l->r);
         bmat_free(&l->A); bmat_free(&l->P0); bmat_free(&l->P); bmat_free(&l->Pt); bmat_free(&l->AP);
     }
-    free(m->L); free(m->fixed); free(m->cons); free(m->contact); free(m->normal); free(m->p0_rest);
+    free(m->L); free(m->lb); free(m->fixed); free(m->cons); free(m->contact); free(m->normal); free(m->p0_rest);
     free(m);
 }
 
 /* x = V b on level li (b in lev[li].b) from x = 0; returns x (one of the
  * level's two vectors) */
-static const double *vcycle(tw_amg *m, int li)
+static const tw_real *vcycle(tw_amg *m, int li)
 {
     level *l = &m->lev[li];
     int th = m->threads;
-    double *x = l->x, *t = l->t;
+    tw_real *x = l->x, *t = l->t;
     if (li == m->nlev - 1) {
-        dense_cholesky_solve(l->n, m->L, l->b, x);
+        for (int i = 0; i < l->n; i++) m->lb[i] = l->b[i];
+        dense_cholesky_solve(l->n, m->L, m->lb, m->lx);
+        for (int i = 0; i < l->n; i++) x[i] = (tw_real)m->lx[i];
         return x;
     }
     level *c = &m->lev[li + 1];
@@ -1069,15 +1133,15 @@ static const double *vcycle(tw_amg *m, int li)
     level_sweep(m, l, li, l->b, NULL, NULL, x);
     for (int s = 1; s < m->def.smooth_steps; s++) {
         level_sweep(m, l, li, l->b, x, NULL, t);
-        double *u = x; x = t; t = u;
+        tw_real *u = x; x = t; t = u;
     }
     level_sweep(m, l, li, l->b, x, l->r, NULL);
     bmat_spmv(&l->Pt, l->r, c->b, 0, th);
-    const double *xc = vcycle(m, li + 1);
+    const tw_real *xc = vcycle(m, li + 1);
     bmat_spmv(&l->P, xc, x, 1, th);
     for (int s = 0; s < m->def.smooth_steps; s++) {
         level_sweep(m, l, li, l->b, x, NULL, t);
-        double *u = x; x = t; t = u;
+        tw_real *u = x; x = t; t = u;
     }
     return x;
 }
@@ -1088,13 +1152,12 @@ void tw_amg_apply(void *ctx, const tw_real *r, tw_real *z)
     level *l = &m->lev[0];
 #pragma omp parallel for if (TW_PAR(l->n)) num_threads(TW_THREADS(m->threads)) schedule(static)
     for (int i = 0; i < m->nv; i++) {
-        double *bi = l->b + 3 * (size_t)i;
+        tw_real *bi = l->b + 3 * (size_t)i;
         for (int q = 0; q < 3; q++) bi[q] = r[3 * (size_t)i + q];
-        filter3(m, i, bi);
+        filter3v(m, i, bi);
     }
-    const double *x = vcycle(m, 0);
-#pragma omp parallel for if (TW_PAR(l->n)) num_threads(TW_THREADS(m->threads)) schedule(static)
-    for (int i = 0; i < l->n; i++) z[i] = (tw_real)x[i];
+    const tw_real *x = vcycle(m, 0);
+    memcpy(z, x, sizeof(tw_real) * (size_t)l->n);
 }
 
 int tw_amg_levels(const tw_amg *m) { return m->nlev; }
