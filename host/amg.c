@@ -676,15 +676,30 @@ static tw_status pattern_transpose(const bmat *P, bmat *T, int **map)
 
 /* ---- the step's part: smoother, prolongator, Galerkin operator ---- */
 
+/* d = a^-1 (3 x 3 symmetric) by cofactors, symmetrised; 0 when a is close to
+ * singular (then the pseudo-inverse) */
+static int inverse3(const double *a, double *d)
+{
+    double c[9] = {a[4] * a[8] - a[5] * a[7], a[2] * a[7] - a[1] * a[8], a[1] * a[5] - a[2] * a[4],
+                   a[5] * a[6] - a[3] * a[8], a[0] * a[8] - a[2] * a[6], a[2] * a[3] - a[0] * a[5],
+                   a[3] * a[7] - a[4] * a[6], a[1] * a[6] - a[0] * a[7], a[0] * a[4] - a[1] * a[3]};
+    double det = a[0] * c[0] + a[1] * c[3] + a[2] * c[6], scale = fmax(fabs(a[0]), fmax(fabs(a[4]), fabs(a[8])));
+    if (!(det > 1e-9 * scale * scale * scale)) return 0;
+    for (int r = 0; r < 3; r++)
+        for (int q = 0; q < 3; q++) d[3 * r + q] = 0.5 * (c[3 * r + q] + c[3 * q + r]) / det;
+    return 1;
+}
+
 /* the node blocks' (pseudo-)inverses and the cycle's w D^-1 */
 static void level_block_inverses(const tw_amg *m, level *l, int li)
 {
     int bs = l->bs, bb = bs * bs;
 #pragma omp parallel for if (TW_PAR(l->nnode)) num_threads(TW_THREADS(m->threads)) schedule(static)
     for (int i = 0; i < l->nnode; i++) {
-        double buf[9];
+        double buf[9], *d = l->dinv + (size_t)bb * i;
         const double *a = li ? l->A.val + (size_t)bb * l->diag[i] : level_block(m, l, 0, i, i, m->A.diag[i], buf);
-        dense_pseudo_inverse(bs, a, l->dinv + (size_t)bb * i);
+        if (!li && inverse3(a, d)) continue;
+        dense_pseudo_inverse(bs, a, d);
     }
 }
 
