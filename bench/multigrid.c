@@ -5,8 +5,11 @@
  * multigrid hierarchy; its time is ms_first_step), cpu_ms_step the process's
  * CPU time (all threads), ms_mg_update the multigrid's per-step update:
  *
- *   tw_bench_multigrid [--steps N] [--threads-list 1,0] [--fixed N] SCENE...
+ *   tw_bench_multigrid [--steps N] [--threads-list 1,0] [--fixed N] [--only jacobi|mg] SCENE...
  *
+ * --only runs one preconditioner (for a profiler); without it both run
+ * back to back per scene and thread count, so their ratio is taken under
+ * the same machine load.
  * --fixed N: the real-time mode, exactly N CG iterations a step (no
  * tolerance test); residual_mean and residual_max are then the relative
  * residual |r| / |b| those iterations leave, the step's distance from its
@@ -86,18 +89,21 @@ static int run(const char *scene, tw_mesh *mesh, int is_bar, tw_preconditioner p
 
 int main(int argc, char **argv)
 {
-    int steps = 11, tl[8] = {1, 0}, ntl = 2, fixed = 0;
+    int steps = 11, tl[8] = {1, 0}, ntl = 2, fixed = 0, only = -1;
     int a = 1;
     for (; a < argc && argv[a][0] == '-'; a++) {
         if (!strcmp(argv[a], "--steps") && a + 1 < argc) steps = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--fixed") && a + 1 < argc) fixed = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--only") && a + 1 < argc) only = strcmp(argv[++a], "mg") ? TW_PRECOND_JACOBI : TW_PRECOND_MG;
         else if (!strcmp(argv[a], "--threads-list") && a + 1 < argc) {
             ntl = 0;
             for (char *p = argv[++a]; *p && ntl < 8;) {
                 tl[ntl++] = (int)strtol(p, &p, 10);
                 if (*p == ',') p++;
             }
-        } else { fprintf(stderr, "usage: %s [--steps N] [--threads-list 1,0] [--fixed N] SCENE...\n", argv[0]); return 2; }
+        } else { fprintf(stderr, "usage: %s [--steps N] [--threads-list 1,0] [--fixed N] [--only jacobi|mg] SCENE...\n", argv[0]);
+            return 2;
+        }
     }
     if (steps < 2) steps = 2;
     printf("scene,vertices,tets,precond,threads,cg_mean,cg_max,residual_max,ms_step,cpu_ms_step,ms_solve,ms_mg_update,"
@@ -108,7 +114,7 @@ int main(int argc, char **argv)
         if (!m) { fprintf(stderr, "%s: %s\n", argv[a], tw_last_error()); return 1; }
         for (int t = 0; t < ntl; t++)
             for (int pc = 0; pc < 2; pc++)
-                if (run(argv[a], m, is_bar, (tw_preconditioner)pc, tl[t], steps, fixed)) return 1;
+                if ((only < 0 || pc == only) && run(argv[a], m, is_bar, (tw_preconditioner)pc, tl[t], steps, fixed)) return 1;
         tw_mesh_destroy(m);
     }
     return 0;

@@ -11,41 +11,47 @@
  * - Near-null space: the six rigid-body modes of the rest positions. K' of
  *   every method (constant, warped, corotated, StVK tangent) has them, or
  *   rotated copies of them, as its low-energy modes; a tentative prolongator
- *   P0 that reproduces them exactly (a thin QR of the modes per aggregate, at
- *   most six coarse unknowns per aggregate, fewer where an aggregate cannot
- *   carry all six) is what makes the iteration count independent of size on
- *   an elastic body, where a scalar (Laplacian-like) aggregation would not.
- *   The QR's R carries the modes to the next level, so every level
- *   reproduces them.
+ *   P0 that reproduces them exactly (a thin QR of the modes per aggregate)
+ *   is what makes the iteration count independent of size on an elastic
+ *   body, where a scalar (Laplacian-like) aggregation would not. The QR's R
+ *   carries the modes to the next level, so every level reproduces them.
+ * - Every matrix is block-sparse with fixed block sizes: 3 unknowns per fine
+ *   vertex, 6 per coarse node (an aggregate that cannot carry all six modes
+ *   keeps zero columns in P0 and zero rows and columns in its coarse
+ *   operator, which the pseudo-inverses below map to zero). The products
+ *   are then small dense block products, one column index per block.
  * - One damped-Jacobi smoothing of P0 (P = (I - w D^-1 A) P0, w = 4/(3
  *   lambda_max(D^-1 A))) gives the energy-minimising prolongator; the coarse
  *   operators are Galerkin products P^T A P, so the coarse levels see the
- *   warped / corotated matrix, not a rest-state approximation. The
- *   products' patterns are fixed with the aggregates and computed once;
- *   their values are redone every def.galerkin_interval steps (they cost
- *   about as much as the cycles of several steps, and the iteration count
- *   barely moves when they lag a few steps behind the rotations), while the
- *   finest operator and its smoother follow every step's matrix.
- * - The cycle's products read float copies of the matrices (it is
- *   memory-bound); the vectors, the Galerkin products and the smoother's
- *   block inverses stay in double.
- * - Everything below the fine matrix is scalar CSR in double: coarse
- *   unknowns per node vary (up to six), and double keeps the Galerkin
- *   products and the coarsest Cholesky away from float's rounding.
- * - Smoother: damped block-Jacobi (3x3 blocks on the finest level, the
- *   coarse nodes' blocks below), the same before and after the coarse
- *   correction, so the V-cycle is symmetric; with w lambda_max < 2 it is
- *   positive definite.
- * - The Baraff-Witkin filter: the fine operator is the filtered one, S A S
- *   on the free directions plus a decoupled diagonal on the constrained ones
- *   (a fully constrained vertex keeps its diagonal, a contact vertex gets
- *   trace/3 along its normal), so the V-cycle is SPD and the PCG's S V S is
- *   SPD on the filtered subspace. Fully constrained vertices belong to no
- *   aggregate (the coarse spaces vanish there, the usual Dirichlet
- *   treatment); when the set of such vertices changes the world builds a new
- *   hierarchy (tw_amg_matches).
+ *   warped / corotated matrix, not a rest-state approximation. Their block
+ *   patterns are fixed with the aggregates and computed once; the values
+ *   are redone every def.galerkin_interval steps (they cost about as much as
+ *   the cycles of several steps, and the iteration count barely moves when
+ *   they lag a few steps behind the rotations), only the upper blocks
+ *   (the lower ones are their transposes, so the operator is exactly
+ *   symmetric). The finest level reads the step's own BSR matrix, so it
+ *   follows every step at no cost beyond its block inverses.
+ * - The Baraff-Witkin filter S: the PCG hands the cycle filtered vectors, and
+ *   on the filtered subspace the filtered operator is S A: the finest level
+ *   applies S to its residuals (a per-vertex test), its block inverses are
+ *   those of the filtered diagonal blocks (a fully constrained vertex's
+ *   diagonal, a contact vertex's normal decoupled with trace/3), and P0's
+ *   rows are filtered (fully constrained vertices belong to no aggregate, a
+ *   contact vertex's rows lose their normal component), so P and every
+ *   vector the cycle makes stay filtered and P^T S A P = P^T A P. When the
+ *   set of fully constrained vertices changes the world builds a new
+ *   hierarchy (tw_amg_matches); when the contact set changes the Galerkin
+ *   operators are redone.
+ * - The cycle's products read float copies of P, P^T and the coarse
+ *   operators and the finest level's tw_real values, its vectors are in the
+ *   CG's precision (it is memory-bound, and float arithmetic is twice as
+ *   wide); the Galerkin products and the block inverses are double.
+ * - Smoother: damped block-Jacobi (the node blocks), the same before and
+ *   after the coarse correction, each sweep one fused pass over A (residual,
+ *   filter, block inverse, update), so the V-cycle is symmetric; with
+ *   w lambda_max < 2 it is positive definite (TW_AMG_SMOOTH_DAMPING).
  * - The coarsest level (at most def.max_coarse unknowns) is factored densely
- *   by Cholesky each step. */
+ *   by Cholesky at each Galerkin update. */
 #include "amg.h"
 
 #include <math.h>
@@ -58,49 +64,66 @@
 double tw_now_ms(void); /* step.c */
 
 #define TW_AMG_MAX_LEVELS 16
+#define CB 6 /* unknowns per coarse node */
+/* the smoother's damping w lambda (lambda: the estimate with its 10 %
+ * margin): the cycle stays SPD while w lambda_max < 2, i.e. while the
+ * estimate is within 20 % of lambda_max; 1.7 instead of the prolongator's
+ * 4/3 takes 10-15 % fewer CG iterations on the bars */
+#define TW_AMG_SMOOTH_DAMPING 1.7
 #ifndef _OPENMP
 #define TW_THREADS(threads) 1
 #endif
+/* the block loops have constant trip counts (3 or 6) where inlined: unrolled
+ * they keep a block row's sums in registers */
+#if defined(__clang__)
+#define UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define UNROLL _Pragma("GCC unroll 8")
+#else
+#define UNROLL
+#endif
 
-typedef struct csr {
-    int nr, nc;
+/* block CSR: nbr block rows of br x bc blocks (row-major values) */
+typedef struct bmat {
+    int nbr, nbc, br, bc;
     int *ptr, *col;
     double *val;
-    /* when set: the rows of each node (node_ptr, nnode of them) list the
-     * same columns in the same order, so a product reads them once */
-    const int *node_ptr;
-    int nnode;
-    float *fval; /* the values the V-cycle's products read (csr_shadow), or NULL: val */
-} csr;
+    float *fval; /* the cycle's copy */
+} bmat;
 
 typedef struct level {
-    int n, nnode;
-    int *node_ptr;      /* nnode + 1: the node's unknowns */
-    int *dof_node;      /* n */
-    csr A;
-    double *dinv;       /* per node, its block's inverse (bs^2 at dinv_off) */
-    int *dinv_off;
+    int nnode, bs, n; /* n = nnode * bs */
+    int rank;         /* unknowns that carry a mode (the level's size as reported) */
+    bmat A;           /* below the finest level (the finest reads the step's BSR) */
+    int *diag;        /* per node: its diagonal block in A */
+    double *dinv;     /* per node, bs x bs: the smoother's block inverse */
+    float *fdinv;     /* the cycle's copy of the smoother's damped dinv */
     double lambda, omega;
-    double *eig;        /* power iteration's vector, carried across steps */
-    double *B;          /* n x 6: the rigid modes carried to this level */
+    tw_real *eig;     /* power iteration's vector, carried across updates */
+    double *B;        /* n x 6: the rigid modes carried to this level */
     /* to the next level (absent on the coarsest) */
-    int *agg;           /* per node: aggregate or -1 */
-    csr P0, T, P, Pt, AP;
-    int *pt_map;        /* Pt entry -> P entry */
-    double *x, *b, *r;
+    int *agg;         /* per node: aggregate or -1 */
+    bmat P0, P, Pt, AP;
+    int *pt_map;      /* Pt block -> P block */
+    int *mirror;      /* per block of A: the block of its transpose (below the finest) */
+    tw_real *x, *t, *b, *r; /* the cycle's vectors, in the CG's precision */
 } level;
 
 struct tw_amg {
     tw_amg_def def;
     int threads, nv;
-    unsigned char *fixed; /* fine vertices left out of the aggregates */
+    tw_bsr A;               /* the step's matrix; its arrays are the caller's, read until the next update */
+    unsigned char *fixed;   /* fine vertices left out of the aggregates */
+    unsigned char *cons;    /* the filter at the last update */
+    double *normal;         /* its contact normals, 3 per vertex */
+    unsigned char *contact; /* fine vertices with a contact filter at the last Galerkin update */
     int nlev;
     level lev[TW_AMG_MAX_LEVELS];
-    double *L;            /* the coarsest level's dense Cholesky factor, row-major */
+    double *L;              /* the coarsest level's dense Cholesky factor, row-major */
+    double *lb, *lx;        /* its right-hand side and solution */
     double update_ms;
-    int since_galerkin;   /* updates since the coarse operators were last recomputed */
-    unsigned char *contact; /* fine vertices with a contact filter at the last Galerkin update */
-    double *p0_rest;      /* the finest P0's values before the contact projection */
+    int since_galerkin;     /* updates since the coarse operators were last recomputed */
+    double *p0_rest;        /* the finest P0's values before the contact projection */
 };
 
 tw_amg_def tw_default_amg_def(void)
@@ -115,184 +138,70 @@ tw_amg_def tw_default_amg_def(void)
     return d;
 }
 
-static void csr_free(csr *a)
+static void bmat_free(bmat *a)
 {
     free(a->ptr); free(a->col); free(a->val); free(a->fval);
     memset(a, 0, sizeof *a);
 }
 
-/* the V-cycle's copy of the values in float: half the bytes its
- * memory-bound products read; the rounded matrices are still symmetric and
- * used alike before and after the coarse correction, so the cycle stays
- * symmetric */
-static tw_status csr_shadow(csr *a, int threads)
+static size_t bmat_nnzb(const bmat *a) { return a->ptr ? (size_t)a->ptr[a->nbr] : 0; }
+
+/* the values and their float copy on a's pattern (ptr, col set) */
+static tw_status bmat_alloc_values(bmat *a, int with_double)
 {
-    size_t nnz = (size_t)a->ptr[a->nr];
-    if (!a->fval && !(a->fval = tw_malloc(sizeof(float) * (nnz ? nnz : 1), "AMG float values"))) return TW_ERR_NOMEM;
-#pragma omp parallel for if (TW_PAR((int)nnz)) num_threads(TW_THREADS(threads)) schedule(static)
-    for (size_t k = 0; k < nnz; k++) a->fval[k] = (float)a->val[k];
+    size_t nv = bmat_nnzb(a) * (size_t)a->br * a->bc + 1;
+    if (with_double && !(a->val = tw_calloc(nv, sizeof(double), "AMG matrix values"))) return TW_ERR_NOMEM;
+    if (!(a->fval = tw_calloc(nv, sizeof(float), "AMG matrix values"))) return TW_ERR_NOMEM;
     return TW_OK;
 }
 
-/* y = A x over the values V (A->val in double, or the cycle's float copy
- * A->fval), one body for both: a node's rows share their columns, so the
- * three rows of a vertex are read in one pass. */
-#define CSR_SPMV_BODY(V)                                                                                  \
-    do {                                                                                                 \
-        if (A->node_ptr) {                                                                               \
-            _Pragma("omp parallel for if (TW_PAR(A->nr)) num_threads(TW_THREADS(threads)) schedule(static)") \
-            for (int i = 0; i < A->nnode; i++) {                                                         \
-                int s0 = A->node_ptr[i], bs = A->node_ptr[i + 1] - s0;                                   \
-                if (bs == 0) continue;                                                                   \
-                int p0 = A->ptr[s0], len = A->ptr[s0 + 1] - p0;                                          \
-                const int *col = A->col + p0;                                                            \
-                if (bs == 3) {                                                                           \
-                    double y0 = 0, y1 = 0, y2 = 0;                                                       \
-                    for (int k = 0; k < len; k++) {                                                     \
-                        double xv = x[col[k]];                                                           \
-                        y0 += (V)[p0 + k] * xv;                                                          \
-                        y1 += (V)[A->ptr[s0 + 1] + k] * xv;                                              \
-                        y2 += (V)[A->ptr[s0 + 2] + k] * xv;                                              \
-                    }                                                                                    \
-                    y[s0] = y0; y[s0 + 1] = y1; y[s0 + 2] = y2;                                          \
-                } else {                                                                                 \
-                    double acc[6] = {0, 0, 0, 0, 0, 0};                                                  \
-                    for (int k = 0; k < len; k++) {                                                      \
-                        double xv = x[col[k]];                                                           \
-                        for (int r = 0; r < bs; r++) acc[r] += (V)[A->ptr[s0 + r] + k] * xv;             \
-                    }                                                                                    \
-                    for (int r = 0; r < bs; r++) y[s0 + r] = acc[r];                                     \
-                }                                                                                        \
-            }                                                                                            \
-        } else {                                                                                         \
-            _Pragma("omp parallel for if (TW_PAR(A->nr)) num_threads(TW_THREADS(threads)) schedule(static)") \
-            for (int i = 0; i < A->nr; i++) {                                                            \
-                double s = 0;                                                                            \
-                for (int k = A->ptr[i]; k < A->ptr[i + 1]; k++) s += (V)[k] * x[A->col[k]];              \
-                y[i] = s;                                                                                \
-            }                                                                                            \
-        }                                                                                                \
+static void bmat_shadow(bmat *a, int threads)
+{
+    size_t nv = bmat_nnzb(a) * (size_t)a->br * a->bc;
+#pragma omp parallel for if (TW_PAR((int)nv)) num_threads(TW_THREADS(threads)) schedule(static)
+    for (size_t k = 0; k < nv; k++) a->fval[k] = (float)a->val[k];
+}
+
+/* yi = row i of M x (add: yi += it) over the float values */
+static inline __attribute__((always_inline)) void bmat_row(const bmat *M, const tw_real *restrict x, tw_real *restrict yi,
+                                                           int i, int add, int br, int bc)
+{
+    tw_real acc[CB] = {0, 0, 0, 0, 0, 0};
+    for (int k = M->ptr[i]; k < M->ptr[i + 1]; k++) {
+        const float *restrict a = M->fval + (size_t)br * bc * k;
+        const tw_real *restrict xj = x + (size_t)bc * M->col[k];
+        tw_real xv[CB];
+        UNROLL for (int c = 0; c < bc; c++) xv[c] = xj[c];
+        UNROLL for (int r = 0; r < br; r++) {
+            tw_real s = 0;
+            UNROLL for (int c = 0; c < bc; c++) s += a[r * bc + c] * xv[c];
+            acc[r] += s;
+        }
+    }
+    if (add) {
+        UNROLL for (int r = 0; r < br; r++) yi[r] += acc[r];
+    } else {
+        UNROLL for (int r = 0; r < br; r++) yi[r] = acc[r];
+    }
+}
+
+#define BMAT_SPMV_LOOP(BR, BC)                                                                             \
+    do {                                                                                                   \
+        _Pragma("omp parallel for if (TW_PAR(work)) num_threads(TW_THREADS(threads)) schedule(static)")  \
+        for (int i = 0; i < M->nbr; i++) bmat_row(M, x, y + (size_t)(BR) * i, i, add, BR, BC);                                \
     } while (0)
 
-static void csr_spmv(const csr *A, const double *x, double *y, int threads)
+static void bmat_spmv(const bmat *M, const tw_real *x, tw_real *y, int add, int threads)
 {
-    if (A->fval) CSR_SPMV_BODY(A->fval);
-    else CSR_SPMV_BODY(A->val);
-}
-#undef CSR_SPMV_BODY
-
-/* C = A B: the pattern (once) */
-static tw_status csr_matmul_symbolic(const csr *A, const csr *B, csr *C, int threads)
-{
-    int nr = A->nr, nc = B->nc, bad = 0;
-    memset(C, 0, sizeof *C);
-    C->nr = nr; C->nc = nc;
-    C->ptr = tw_calloc((size_t)nr + 1, sizeof(int), "AMG product pattern");
-    if (!C->ptr) return TW_ERR_NOMEM;
-    for (int pass = 0; pass < 2; pass++) {
-#pragma omp parallel num_threads(TW_THREADS(threads)) if (TW_PAR(nr))
-        {
-            int *mark = malloc(sizeof(int) * (size_t)(nc > 0 ? nc : 1));
-            if (!mark) {
-#pragma omp atomic write
-                bad = 1;
-            } else {
-                for (int c = 0; c < nc; c++) mark[c] = -1;
-#pragma omp for schedule(static)
-                for (int i = 0; i < nr; i++) {
-                    int cnt = 0, p = pass ? C->ptr[i] : 0;
-                    for (int ka = A->ptr[i]; ka < A->ptr[i + 1]; ka++) {
-                        int j = A->col[ka];
-                        for (int kb = B->ptr[j]; kb < B->ptr[j + 1]; kb++) {
-                            int c = B->col[kb];
-                            if (mark[c] == i) continue;
-                            mark[c] = i;
-                            if (pass) C->col[p++] = c;
-                            else cnt++;
-                        }
-                    }
-                    if (!pass) C->ptr[i + 1] = cnt;
-                }
-                free(mark);
-            }
-        }
-        if (bad) return tw_fail(TW_ERR_NOMEM, "amg.c: out of memory in a sparse product (%d x %d)", nr, nc);
-        if (!pass) {
-            for (int i = 0; i < nr; i++) C->ptr[i + 1] += C->ptr[i];
-            C->col = tw_malloc(sizeof(int) * (size_t)(C->ptr[nr] > 0 ? C->ptr[nr] : 1), "AMG product pattern");
-            C->val = tw_calloc((size_t)(C->ptr[nr] > 0 ? C->ptr[nr] : 1), sizeof(double), "AMG product values");
-            if (!C->col || !C->val) return TW_ERR_NOMEM;
-        }
-    }
-    return TW_OK;
+    int work = (int)(bmat_nnzb(M) * (size_t)M->br * M->bc / 4);
+    if (M->br == 3) BMAT_SPMV_LOOP(3, CB);
+    else if (M->bc == 3) BMAT_SPMV_LOOP(CB, 3);
+    else BMAT_SPMV_LOOP(CB, CB);
 }
 
-/* C = A B: the values, on C's pattern */
-static tw_status csr_matmul_numeric(const csr *A, const csr *B, csr *C, int threads)
-{
-    int nr = A->nr, nc = B->nc, bad = 0;
-#pragma omp parallel num_threads(TW_THREADS(threads)) if (TW_PAR(nr))
-    {
-        int *pos = malloc(sizeof(int) * (size_t)(nc > 0 ? nc : 1));
-        if (!pos) {
-#pragma omp atomic write
-            bad = 1;
-        } else {
-#pragma omp for schedule(static)
-            for (int i = 0; i < nr; i++) {
-                for (int k = C->ptr[i]; k < C->ptr[i + 1]; k++) { pos[C->col[k]] = k; C->val[k] = 0; }
-                for (int ka = A->ptr[i]; ka < A->ptr[i + 1]; ka++) {
-                    double a = A->val[ka];
-                    int j = A->col[ka];
-                    for (int kb = B->ptr[j]; kb < B->ptr[j + 1]; kb++) C->val[pos[B->col[kb]]] += a * B->val[kb];
-                }
-            }
-            free(pos);
-        }
-    }
-    return bad ? tw_fail(TW_ERR_NOMEM, "amg.c: out of memory in a sparse product (%d x %d)", nr, nc) : TW_OK;
-}
-
-/* sets M's node blocking when its rows per node share their columns */
-static void csr_try_nodes(csr *M, const int *node_ptr, int nnode)
-{
-    M->node_ptr = NULL;
-    for (int i = 0; i < nnode; i++) {
-        int s0 = node_ptr[i], bs = node_ptr[i + 1] - s0;
-        if (bs > 6) return;
-        int len = bs ? M->ptr[s0 + 1] - M->ptr[s0] : 0;
-        for (int r = 1; r < bs; r++) {
-            if (M->ptr[s0 + r + 1] - M->ptr[s0 + r] != len) return;
-            if (memcmp(M->col + M->ptr[s0], M->col + M->ptr[s0 + r], sizeof(int) * (size_t)len)) return;
-        }
-    }
-    M->node_ptr = node_ptr;
-    M->nnode = nnode;
-}
-
-static tw_status csr_transpose_symbolic(const csr *P, csr *T, int **map)
-{
-    memset(T, 0, sizeof *T);
-    T->nr = P->nc; T->nc = P->nr;
-    size_t nnz = (size_t)P->ptr[P->nr];
-    T->ptr = tw_calloc((size_t)T->nr + 2, sizeof(int), "AMG transpose");
-    T->col = tw_malloc(sizeof(int) * (nnz ? nnz : 1), "AMG transpose");
-    T->val = tw_calloc(nnz ? nnz : 1, sizeof(double), "AMG transpose");
-    *map = tw_malloc(sizeof(int) * (nnz ? nnz : 1), "AMG transpose");
-    if (!T->ptr || !T->col || !T->val || !*map) return TW_ERR_NOMEM;
-    for (size_t k = 0; k < nnz; k++) T->ptr[P->col[k] + 2]++;
-    for (int c = 0; c < T->nr; c++) T->ptr[c + 2] += T->ptr[c + 1];
-    for (int r = 0; r < P->nr; r++)
-        for (int k = P->ptr[r]; k < P->ptr[r + 1]; k++) {
-            int q = T->ptr[P->col[k] + 1]++;
-            T->col[q] = r;
-            (*map)[q] = k;
-        }
-    return TW_OK;
-}
-
-/* a (k x k, SPD or semi-definite) -> its (pseudo-)inverse: Cholesky, a pivot
- * below 1e-12 of the largest diagonal makes its direction a null direction */
+/* a (k x k, SPD or semi-definite) -> its Cholesky factor in the lower
+ * triangle; a pivot below 1e-12 of the largest diagonal makes its direction
+ * a null direction (its column zero) */
 static void dense_cholesky(int k, double *a)
 {
     double dmax = 0;
@@ -331,121 +240,200 @@ static void dense_cholesky_solve(int k, const double *L, const double *b, double
     }
 }
 
-static int level_bs(const level *l, int node) { return l->node_ptr[node + 1] - l->node_ptr[node]; }
-
-/* the node blocks' inverses */
-static void level_block_inverses(level *l, int threads)
+/* d = a^+ (k x k symmetric), symmetrised */
+static void dense_pseudo_inverse(int k, const double *a, double *d)
 {
-#pragma omp parallel for if (TW_PAR(l->nnode)) num_threads(TW_THREADS(threads)) schedule(static)
+    double f[CB * CB], e[CB], x[CB];
+    memcpy(f, a, sizeof(double) * (size_t)k * k);
+    dense_cholesky(k, f);
+    for (int c = 0; c < k; c++) {
+        for (int r = 0; r < k; r++) e[r] = r == c;
+        dense_cholesky_solve(k, f, e, x);
+        for (int r = 0; r < k; r++) d[r * k + c] = x[r];
+    }
+    for (int r = 0; r < k; r++)
+        for (int c = 0; c < r; c++) d[r * k + c] = d[c * k + r] = 0.5 * (d[r * k + c] + d[c * k + r]);
+}
+
+/* o += a b (a: R x K, b: K x C, row-major); the block sizes are constants
+ * at every call */
+static inline __attribute__((always_inline)) void block_mul_add(int R, int K, int C, const double *restrict a,
+                                                                const double *restrict b, double *restrict o)
+{
+    UNROLL for (int r = 0; r < R; r++) {
+        double acc[CB];
+        UNROLL for (int c = 0; c < C; c++) acc[c] = o[r * C + c];
+        UNROLL for (int t = 0; t < K; t++) {
+            double s = a[r * K + t];
+            UNROLL for (int c = 0; c < C; c++) acc[c] += s * b[t * C + c];
+        }
+        UNROLL for (int c = 0; c < C; c++) o[r * C + c] = acc[c];
+    }
+}
+
+/* o += a^T b (a: K x R, b: K x C) */
+static inline __attribute__((always_inline)) void block_tmul_add(int R, int K, int C, const double *restrict a,
+                                                                 const double *restrict b, double *restrict o)
+{
+    UNROLL for (int r = 0; r < R; r++) {
+        double acc[CB];
+        UNROLL for (int c = 0; c < C; c++) acc[c] = o[r * C + c];
+        UNROLL for (int t = 0; t < K; t++) {
+            double s = a[t * R + r];
+            UNROLL for (int c = 0; c < C; c++) acc[c] += s * b[t * C + c];
+        }
+        UNROLL for (int c = 0; c < C; c++) o[r * C + c] = acc[c];
+    }
+}
+
+/* ---- the finest level: the step's BSR through the filter ---- */
+
+/* v = S_i v for fine vertex i (the filter as of the last update) */
+static inline void filter3(const tw_amg *m, int i, double *v)
+{
+    unsigned char c = m->cons[i];
+    if (!c) return;
+    if (c == TW_FILTER_NORMAL) {
+        const double *nn = m->normal + 3 * (size_t)i;
+        double d = nn[0] * v[0] + nn[1] * v[1] + nn[2] * v[2];
+        v[0] -= d * nn[0]; v[1] -= d * nn[1]; v[2] -= d * nn[2];
+    } else {
+        v[0] = v[1] = v[2] = 0;
+    }
+}
+
+static inline void filter3v(const tw_amg *m, int i, tw_real *v)
+{
+    unsigned char c = m->cons[i];
+    if (!c) return;
+    if (c == TW_FILTER_NORMAL) {
+        const double *nn = m->normal + 3 * (size_t)i;
+        tw_real d = (tw_real)(nn[0] * v[0] + nn[1] * v[1] + nn[2] * v[2]);
+        for (int q = 0; q < 3; q++) v[q] -= (tw_real)(d * nn[q]);
+    } else {
+        v[0] = v[1] = v[2] = 0;
+    }
+}
+
+/* the filtered operator's block (i, j) (A's block k): S A S on the free
+ * directions, a fully constrained vertex decoupled with its diagonal (the
+ * identity when that is empty), a contact vertex's normal decoupled with
+ * trace/3 */
+static void fine_block(const tw_amg *m, int i, int j, int k, double *b)
+{
+    for (int q = 0; q < 9; q++) b[q] = m->A.val[9 * (size_t)k + q];
+    int ci = m->cons[i], cj = m->cons[j];
+    if (!ci && !cj) return;
+    double tr = (b[0] + b[4] + b[8]) / 3;
+    if ((ci && ci != TW_FILTER_NORMAL) || (cj && cj != TW_FILTER_NORMAL)) {
+        double s = i == j && tr > 0 ? tr : 1;
+        for (int q = 0; q < 9; q++) b[q] = i == j && q % 4 == 0 ? s : 0;
+        return;
+    }
+    if (ci) { /* b = (I - n n^T) b */
+        const double *nn = m->normal + 3 * (size_t)i;
+        for (int c = 0; c < 3; c++) {
+            double d = nn[0] * b[c] + nn[1] * b[3 + c] + nn[2] * b[6 + c];
+            for (int r = 0; r < 3; r++) b[3 * r + c] -= nn[r] * d;
+        }
+    }
+    if (cj) { /* b = b (I - n n^T) */
+        const double *nn = m->normal + 3 * (size_t)j;
+        for (int r = 0; r < 3; r++) {
+            double d = b[3 * r] * nn[0] + b[3 * r + 1] * nn[1] + b[3 * r + 2] * nn[2];
+            for (int c = 0; c < 3; c++) b[3 * r + c] -= d * nn[c];
+        }
+    }
+    if (i == j) {
+        const double *nn = m->normal + 3 * (size_t)i;
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) b[3 * r + c] += tr * nn[r] * nn[c];
+    }
+}
+
+/* the level's node graph */
+static const int *level_ptr(const tw_amg *m, const level *l, int li) { return li ? l->A.ptr : m->A.row_ptr; }
+static const int *level_col(const tw_amg *m, const level *l, int li) { return li ? l->A.col : m->A.col; }
+
+/* block k (row i, column j) of the level's operator in double: a pointer to
+ * the stored block, or to buf holding the finest level's filtered one */
+static const double *level_block(const tw_amg *m, const level *l, int li, int i, int j, int k, double *buf)
+{
+    if (li) return l->A.val + (size_t)CB * CB * k;
+    fine_block(m, i, j, k, buf);
+    return buf;
+}
+
+/* y = row i of (A x), bs values, over the cycle's values */
+static inline __attribute__((always_inline)) void level_row(const tw_amg *m, const level *l, int li, const tw_real *x,
+                                                            int i, tw_real *y)
+{
+    if (li) { bmat_row(&l->A, x, y, i, 0, CB, CB); return; }
+    const tw_bsr *A = &m->A;
+    tw_real y0 = 0, y1 = 0, y2 = 0;
+    for (int k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
+        const tw_real *a = A->val + 9 * (size_t)k;
+        const tw_real *xj = x + 3 * (size_t)A->col[k];
+        y0 += a[0] * xj[0] + a[1] * xj[1] + a[2] * xj[2];
+        y1 += a[3] * xj[0] + a[4] * xj[1] + a[5] * xj[2];
+        y2 += a[6] * xj[0] + a[7] * xj[1] + a[8] * xj[2];
+    }
+    y[0] = y0; y[1] = y1; y[2] = y2;
+}
+
+/* One fused pass over the level's rows: r = S(b - A x) (x NULL: x = 0), and
+ * when out is set, out = x + w D^-1 r (the damped block-Jacobi sweep; its
+ * residual is then not kept). b NULL: b = 0. FINE: level 0 (bs 3, the
+ * step's BSR and the filter), else a coarse level (bs 6). */
+static inline __attribute__((always_inline)) void sweep_rows(const tw_amg *m, const level *l, int li, int fine,
+                                                             const tw_real *b, const tw_real *x, tw_real *r, tw_real *out)
+{
+    const int bs = fine ? 3 : CB;
+    int work = fine ? 9 * m->A.nnzb / 4 : (int)(bmat_nnzb(&l->A) * CB * CB / 4);
+#pragma omp parallel for if (TW_PAR(work)) num_threads(TW_THREADS(m->threads)) schedule(static)
     for (int i = 0; i < l->nnode; i++) {
-        int s0 = l->node_ptr[i], bs = level_bs(l, i);
-        double a[36], e[6], x[6];
-        memset(a, 0, sizeof a);
-        for (int r = 0; r < bs; r++)
-            for (int k = l->A.ptr[s0 + r]; k < l->A.ptr[s0 + r + 1]; k++) {
-                int c = l->A.col[k] - s0;
-                if (c >= 0 && c < bs) a[r * bs + c] = l->A.val[k];
-            }
-        dense_cholesky(bs, a);
-        double *d = l->dinv + l->dinv_off[i];
-        for (int c = 0; c < bs; c++) {
-            for (int r = 0; r < bs; r++) e[r] = r == c;
-            dense_cholesky_solve(bs, a, e, x);
-            for (int r = 0; r < bs; r++) d[r * bs + c] = x[r];
+        tw_real ri[CB] = {0, 0, 0, 0, 0, 0};
+        size_t s0 = (size_t)bs * i;
+        if (x) level_row(m, l, fine ? 0 : li, x, i, ri);
+        UNROLL for (int q = 0; q < bs; q++) ri[q] = (b ? b[s0 + q] : 0) - ri[q];
+        if (fine) filter3v(m, i, ri);
+        if (!out) {
+            UNROLL for (int q = 0; q < bs; q++) r[s0 + q] = ri[q];
+            continue;
+        }
+        const float *d = l->fdinv + (size_t)bs * bs * i;
+        UNROLL for (int q = 0; q < bs; q++) {
+            tw_real s = x ? x[s0 + q] : 0;
+            UNROLL for (int c = 0; c < bs; c++) s += d[q * bs + c] * ri[c];
+            out[s0 + q] = s;
         }
     }
 }
 
-/* y = D^-1 x (y may be x) */
-static void level_dinv(const level *l, const double *x, double *y, int threads)
+static void level_sweep(const tw_amg *m, const level *l, int li, const tw_real *b, const tw_real *x, tw_real *r,
+                        tw_real *out)
 {
-#pragma omp parallel for if (TW_PAR(l->nnode)) num_threads(TW_THREADS(threads)) schedule(static)
-    for (int i = 0; i < l->nnode; i++) {
-        int s0 = l->node_ptr[i], bs = level_bs(l, i);
-        const double *d = l->dinv + l->dinv_off[i];
-        double xi[6], yi[6];
-        for (int c = 0; c < bs; c++) xi[c] = x[s0 + c];
-        for (int r = 0; r < bs; r++) {
-            double s = 0;
-            for (int c = 0; c < bs; c++) s += d[r * bs + c] * xi[c];
-            yi[r] = s;
-        }
-        for (int r = 0; r < bs; r++) y[s0 + r] = yi[r];
-    }
+    if (li) sweep_rows(m, l, li, 0, b, x, r, out);
+    else sweep_rows(m, l, 0, 1, b, x, r, out);
 }
 
-/* lambda_max(D^-1 A) by power iteration from the last step's vector; a 10 %
- * margin because the estimate approaches it from below */
-static void level_lambda(level *l, int threads, int iterations)
-{
-    double *x = l->eig, *y = l->r, *t = l->x, ratio = 1;
-    float *shadow = l->A.fval; /* the double values: the float copy is the last update's */
-    l->A.fval = NULL;
-    for (int it = 0; it < iterations; it++) {
-        csr_spmv(&l->A, x, t, threads);
-        level_dinv(l, t, y, threads);
-        double xx = 0, yy = 0;
-        for (int i = 0; i < l->n; i++) { xx += x[i] * x[i]; yy += y[i] * y[i]; }
-        if (!(xx > 0) || !(yy > 0)) break;
-        ratio = sqrt(yy / xx);
-        double s = 1 / sqrt(yy);
-        for (int i = 0; i < l->n; i++) x[i] = y[i] * s;
-    }
-    l->A.fval = shadow;
-    l->lambda = 1.1 * ratio;
-    l->omega = 4.0 / (3.0 * l->lambda);
-}
-
-/* T = I - omega D^-1 A on A's pattern (rows of a node share A's pattern) */
-static void level_smoothing_operator(level *l, int threads)
-{
-    int n = l->n;
-#pragma omp parallel num_threads(TW_THREADS(threads)) if (TW_PAR(n))
-    {
-        int *pos = malloc(sizeof(int) * (size_t)n);
-#pragma omp for schedule(static)
-        for (int i = 0; i < l->nnode; i++) {
-            if (!pos) continue;
-            int s0 = l->node_ptr[i], bs = level_bs(l, i);
-            const double *d = l->dinv + l->dinv_off[i];
-            for (int r = 0; r < bs; r++) {
-                int row = s0 + r;
-                for (int k = l->T.ptr[row]; k < l->T.ptr[row + 1]; k++) { pos[l->T.col[k]] = k; l->T.val[k] = 0; }
-                for (int q = 0; q < bs; q++) {
-                    double dq = -l->omega * d[r * bs + q];
-                    int srow = s0 + q;
-                    for (int k = l->A.ptr[srow]; k < l->A.ptr[srow + 1]; k++) l->T.val[pos[l->A.col[k]]] += dq * l->A.val[k];
-                }
-                l->T.val[pos[row]] += 1;
-            }
-        }
-        free(pos);
-    }
-}
+/* ---- the hierarchy's fixed part ---- */
 
 static tw_status level_alloc_vectors(level *l)
 {
-    l->x = tw_calloc((size_t)l->n, sizeof(double), "AMG vectors");
-    l->b = tw_calloc((size_t)l->n, sizeof(double), "AMG vectors");
-    l->r = tw_calloc((size_t)l->n, sizeof(double), "AMG vectors");
-    l->eig = tw_calloc((size_t)l->n, sizeof(double), "AMG vectors");
-    l->dof_node = tw_malloc(sizeof(int) * (size_t)(l->n ? l->n : 1), "AMG vectors");
-    l->dinv_off = tw_malloc(sizeof(int) * ((size_t)l->nnode + 1), "AMG smoother");
-    if (!l->x || !l->b || !l->r || !l->eig || !l->dof_node || !l->dinv_off) return TW_ERR_NOMEM;
-    size_t off = 0;
-    for (int i = 0; i < l->nnode; i++) {
-        l->dinv_off[i] = (int)off;
-        int bs = level_bs(l, i);
-        off += (size_t)bs * bs;
-        for (int r = 0; r < bs; r++) l->dof_node[l->node_ptr[i] + r] = i;
-    }
-    l->dinv_off[l->nnode] = (int)off;
-    l->dinv = tw_calloc(off ? off : 1, sizeof(double), "AMG smoother");
-    if (!l->dinv) return TW_ERR_NOMEM;
+    size_t n = (size_t)l->n + 1, bb = (size_t)l->bs * l->bs * l->nnode + 1;
+    l->x = tw_calloc(n, sizeof(tw_real), "AMG vectors");
+    l->t = tw_calloc(n, sizeof(tw_real), "AMG vectors");
+    l->b = tw_calloc(n, sizeof(tw_real), "AMG vectors");
+    l->r = tw_calloc(n, sizeof(tw_real), "AMG vectors");
+    l->eig = tw_calloc(n, sizeof(tw_real), "AMG vectors");
+    l->dinv = tw_calloc(bb, sizeof(double), "AMG smoother");
+    l->fdinv = tw_calloc(bb, sizeof(float), "AMG smoother");
+    if (!l->x || !l->t || !l->b || !l->r || !l->eig || !l->dinv || !l->fdinv) return TW_ERR_NOMEM;
     unsigned s = 12345u;
     for (int i = 0; i < l->n; i++) {
         s = s * 1664525u + 1013904223u;
-        l->eig[i] = (double)(s >> 8) / 16777216.0 - 0.5;
+        l->eig[i] = (tw_real)((double)(s >> 8) / 16777216.0 - 0.5);
     }
     return TW_OK;
 }
@@ -453,57 +441,44 @@ static tw_status level_alloc_vectors(level *l)
 /* Aggregates on the strong node graph (standard aggregation: a seed and its
  * strong neighbours when none is taken; left-over nodes join a neighbouring
  * aggregate; what remains seeds new ones). Excluded nodes get -1. */
-static int level_aggregate(level *l, double theta, const unsigned char *exclude, int distance2)
+static int level_aggregate(const tw_amg *m, level *l, int li, double theta, const unsigned char *exclude,
+                           int distance2)
 {
-    int nn = l->nnode, nagg = 0;
+    int nn = l->nnode, nagg = 0, bb = l->bs * l->bs;
     int *agg = l->agg;
-    /* the node graph with block Frobenius norms */
-    double *diag = tw_calloc((size_t)nn, sizeof(double), "AMG aggregation");
-    double *acc = tw_calloc((size_t)nn, sizeof(double), "AMG aggregation");
-    int *mark = tw_malloc(sizeof(int) * (size_t)nn, "AMG aggregation");
+    const int *gptr = level_ptr(m, l, li), *gcol = level_col(m, l, li);
+    double *norm = tw_malloc(sizeof(double) * ((size_t)gptr[nn] + 1), "AMG aggregation");
+    double *diag = tw_calloc((size_t)nn + 1, sizeof(double), "AMG aggregation");
+    int *mark = tw_malloc(sizeof(int) * ((size_t)nn + 1), "AMG aggregation");
     int *sptr = tw_calloc((size_t)nn + 1, sizeof(int), "AMG aggregation");
-    int *list = tw_malloc(sizeof(int) * (size_t)nn, "AMG aggregation");
-    int cap = 16 * nn + 16, *sadj = tw_malloc(sizeof(int) * (size_t)cap, "AMG aggregation");
-    if (!diag || !acc || !mark || !sptr || !list || !sadj) { nagg = -1; goto done; }
-    for (int i = 0; i < nn; i++) mark[i] = -1;
-    for (int pass = 0; pass < 2; pass++) {
-        int ns = 0;
-        for (int i = 0; i < nn; i++) {
-            int nl = 0;
-            for (int row = l->node_ptr[i]; row < l->node_ptr[i + 1]; row++)
-                for (int k = l->A.ptr[row]; k < l->A.ptr[row + 1]; k++) {
-                    int j = l->dof_node[l->A.col[k]];
-                    if (mark[j] != i + pass * nn) { mark[j] = i + pass * nn; acc[j] = 0; list[nl++] = j; }
-                    acc[j] += l->A.val[k] * l->A.val[k];
-                }
-            if (!pass) {
-                diag[i] = sqrt(acc[i] > 0 ? acc[i] : 0);
-                continue;
-            }
-            sptr[i] = ns;
-            for (int q = 0; q < nl; q++) {
-                int j = list[q];
-                if (j == i || (exclude && exclude[j])) continue;
-                if (sqrt(acc[j]) >= theta * sqrt(diag[i] * diag[j])) {
-                    if (ns == cap) {
-                        cap *= 2;
-                        int *t = realloc(sadj, sizeof(int) * (size_t)cap);
-                        if (!t) { nagg = -1; goto done; }
-                        sadj = t;
-                    }
-                    sadj[ns++] = j;
-                }
-            }
+    int *sadj = tw_malloc(sizeof(int) * ((size_t)gptr[nn] + 1), "AMG aggregation");
+    if (!norm || !diag || !mark || !sptr || !sadj) { nagg = -1; goto done; }
+    /* block Frobenius norms */
+    for (int i = 0; i < nn; i++)
+        for (int k = gptr[i]; k < gptr[i + 1]; k++) {
+            double buf[9], s = 0;
+            const double *a = level_block(m, l, li, i, gcol[k], k, buf);
+            for (int q = 0; q < bb; q++) s += a[q] * a[q];
+            norm[k] = sqrt(s);
+            if (gcol[k] == i) diag[i] = norm[k];
         }
-        sptr[nn] = ns;
+    int ns = 0;
+    for (int i = 0; i < nn; i++) {
+        sptr[i] = ns;
+        for (int k = gptr[i]; k < gptr[i + 1]; k++) {
+            int j = gcol[k];
+            if (j == i || (exclude && exclude[j])) continue;
+            if (norm[k] >= theta * sqrt(diag[i] * diag[j])) sadj[ns++] = j;
+        }
     }
+    sptr[nn] = ns;
     if (distance2) { /* the strong graph squared: aggregates of a seed's two rings */
-        int ns = 0, cap2 = 4 * sptr[nn] + 16, *sptr2 = tw_calloc((size_t)nn + 1, sizeof(int), "AMG aggregation");
+        int ns2 = 0, cap2 = 4 * sptr[nn] + 16, *sptr2 = tw_calloc((size_t)nn + 1, sizeof(int), "AMG aggregation");
         int *sadj2 = tw_malloc(sizeof(int) * (size_t)cap2, "AMG aggregation");
         if (!sptr2 || !sadj2) { free(sptr2); free(sadj2); nagg = -1; goto done; }
         for (int i = 0; i < nn; i++) mark[i] = -1;
         for (int i = 0; i < nn; i++) {
-            sptr2[i] = ns;
+            sptr2[i] = ns2;
             mark[i] = i;
             for (int k = sptr[i]; k < sptr[i + 1]; k++) {
                 int j = sadj[k];
@@ -511,21 +486,21 @@ static int level_aggregate(level *l, double theta, const unsigned char *exclude,
                     int t = q < 0 ? j : sadj[sptr[j] + q];
                     if (mark[t] == i) continue;
                     mark[t] = i;
-                    if (ns == cap2) {
+                    if (ns2 == cap2) {
                         cap2 *= 2;
                         int *tt = realloc(sadj2, sizeof(int) * (size_t)cap2);
                         if (!tt) { free(sptr2); free(sadj2); nagg = -1; goto done; }
                         sadj2 = tt;
                     }
-                    sadj2[ns++] = t;
+                    sadj2[ns2++] = t;
                 }
             }
         }
-        sptr2[nn] = ns;
+        sptr2[nn] = ns2;
         free(sptr); free(sadj);
         sptr = sptr2; sadj = sadj2;
     }
-    for (int i = 0; i < nn; i++) agg[i] = -1;
+    for (int i = 0; i < nn; i++) { agg[i] = -1; mark[i] = -1; }
     /* pass 1: seeds whose strong neighbours are all free */
     for (int i = 0; i < nn; i++) {
         if (agg[i] >= 0 || (exclude && exclude[i])) continue;
@@ -554,245 +529,487 @@ static int level_aggregate(level *l, double theta, const unsigned char *exclude,
         nagg++;
     }
 done:
-    free(diag); free(acc); free(mark); free(sptr); free(list); free(sadj);
+    free(norm); free(diag); free(mark); free(sptr); free(sadj);
     if (nagg < 0) tw_fail(TW_ERR_NOMEM, "amg.c: out of memory aggregating %d nodes", nn);
     return nagg;
 }
 
 /* The tentative prolongator: per aggregate a thin QR of its rows of B
  * (modified Gram-Schmidt, twice, dropping directions the aggregate cannot
- * carry); Q's columns become the coarse unknowns, R the coarse modes. */
+ * carry: those coarse unknowns keep zero columns); Q's columns become the
+ * coarse unknowns, R the coarse modes. P0 has one bs x 6 block per
+ * aggregated node. */
 static tw_status level_tentative(level *l, int nagg, level *c)
 {
-    int nn = l->nnode;
-    int *aptr = tw_calloc((size_t)nagg + 1, sizeof(int), "AMG prolongator"); /* the aggregates' rows */
-    int *arows = tw_malloc(sizeof(int) * (size_t)(l->n ? l->n : 1), "AMG prolongator");
-    int *rank = tw_calloc((size_t)nagg + 1, sizeof(int), "AMG prolongator");
-    double *R = tw_calloc((size_t)nagg * 36 + 1, sizeof(double), "AMG prolongator");
-    double *Q = tw_calloc((size_t)l->n * 6 + 1, sizeof(double), "AMG prolongator");
+    int nn = l->nnode, bs = l->bs;
+    int *aptr = tw_calloc((size_t)nagg + 2, sizeof(int), "AMG prolongator"); /* the aggregates' nodes */
+    int *anode = tw_malloc(sizeof(int) * ((size_t)nn + 1), "AMG prolongator");
+    double *Q = tw_calloc((size_t)l->n * CB + 1, sizeof(double), "AMG prolongator"); /* per fine row, 6 */
+    double *v = tw_malloc(sizeof(double) * ((size_t)l->n + 1), "AMG prolongator");
     tw_status st = TW_ERR_NOMEM;
-    if (!aptr || !arows || !rank || !R || !Q) goto done;
+    memset(c, 0, sizeof *c);
+    if (!aptr || !anode || !Q || !v) goto done;
     for (int i = 0; i < nn; i++)
-        if (l->agg[i] >= 0) aptr[l->agg[i] + 1] += level_bs(l, i);
-    for (int a = 0; a < nagg; a++) aptr[a + 1] += aptr[a];
-    {
-        int *fill = tw_malloc(sizeof(int) * ((size_t)nagg + 1), "AMG prolongator");
-        if (!fill) goto done;
-        memcpy(fill, aptr, sizeof(int) * (size_t)nagg);
-        for (int i = 0; i < nn; i++)
-            if (l->agg[i] >= 0)
-                for (int r = l->node_ptr[i]; r < l->node_ptr[i + 1]; r++) arows[fill[l->agg[i]]++] = r;
-        free(fill);
-    }
-    /* Q (row-major, 6 per row, in aggregate row order), R (6 x 6 per aggregate) */
+        if (l->agg[i] >= 0) aptr[l->agg[i] + 2]++;
+    for (int a = 0; a < nagg; a++) aptr[a + 2] += aptr[a + 1];
+    for (int i = 0; i < nn; i++)
+        if (l->agg[i] >= 0) anode[aptr[l->agg[i] + 1]++] = i;
+    c->nnode = nagg; c->bs = CB; c->n = CB * nagg;
+    c->B = tw_calloc((size_t)c->n * 6 + 1, sizeof(double), "AMG coarse modes");
+    if (!c->B) goto done;
+    /* Q row (node i, component r) at Q[6 (bs i + r)] */
     for (int a = 0; a < nagg; a++) {
-        int m = aptr[a + 1] - aptr[a], k = 0;
-        double *q = Q + 6 * (size_t)aptr[a], *ra = R + 36 * (size_t)a, v[6 * 64], *vv;
-        double *big = m > 64 ? malloc(sizeof(double) * (size_t)m) : NULL;
-        vv = big ? big : v;
-        if (m > 64 && !big) goto done;
+        int k = 0, na = aptr[a + 1] - aptr[a], mrows = na * bs;
+        const int *nodes = anode + aptr[a];
+#define AROW(q) ((size_t)bs * nodes[(q) / bs] + (size_t)((q) % bs))
         for (int j = 0; j < 6; j++) {
             double n0 = 0, nv = 0;
-            for (int r = 0; r < m; r++) { vv[r] = l->B[6 * (size_t)arows[aptr[a] + r] + j]; n0 += vv[r] * vv[r]; }
+            for (int q = 0; q < mrows; q++) { v[q] = l->B[6 * AROW(q) + j]; n0 += v[q] * v[q]; }
             for (int twice = 0; twice < 2; twice++)
                 for (int p = 0; p < k; p++) {
                     double d = 0;
-                    for (int r = 0; r < m; r++) d += q[6 * r + p] * vv[r];
-                    for (int r = 0; r < m; r++) vv[r] -= d * q[6 * r + p];
+                    for (int q = 0; q < mrows; q++) d += Q[CB * AROW(q) + p] * v[q];
+                    for (int q = 0; q < mrows; q++) v[q] -= d * Q[CB * AROW(q) + p];
                 }
-            for (int r = 0; r < m; r++) nv += vv[r] * vv[r];
+            for (int q = 0; q < mrows; q++) nv += v[q] * v[q];
             if (!(n0 > 0) || !(nv > 1e-16 * n0)) continue;
             nv = 1 / sqrt(nv);
-            for (int r = 0; r < m; r++) q[6 * r + k] = vv[r] * nv;
+            for (int q = 0; q < mrows; q++) Q[CB * AROW(q) + k] = v[q] * nv;
             k++;
         }
-        free(big);
         for (int p = 0; p < k; p++)
             for (int j = 0; j < 6; j++) {
                 double d = 0;
-                for (int r = 0; r < m; r++) d += q[6 * r + p] * l->B[6 * (size_t)arows[aptr[a] + r] + j];
-                ra[6 * p + j] = d;
+                for (int q = 0; q < mrows; q++) d += Q[CB * AROW(q) + p] * l->B[6 * AROW(q) + j];
+                c->B[6 * ((size_t)CB * a + p) + j] = d;
             }
-        rank[a] = k;
+#undef AROW
+        c->rank += k;
     }
-    /* the coarse level's nodes (one per aggregate) and modes */
-    memset(c, 0, sizeof *c);
-    c->nnode = nagg;
-    c->node_ptr = tw_malloc(sizeof(int) * ((size_t)nagg + 1), "AMG coarse level");
-    if (!c->node_ptr) goto done;
-    c->node_ptr[0] = 0;
-    for (int a = 0; a < nagg; a++) c->node_ptr[a + 1] = c->node_ptr[a] + rank[a];
-    c->n = c->node_ptr[nagg];
-    c->B = tw_calloc((size_t)c->n * 6 + 1, sizeof(double), "AMG coarse modes");
-    if (!c->B) goto done;
-    for (int a = 0; a < nagg; a++)
-        for (int p = 0; p < rank[a]; p++) memcpy(c->B + 6 * (size_t)(c->node_ptr[a] + p), R + 36 * (size_t)a + 6 * p, sizeof(double) * 6);
-    /* P0 rows */
-    csr *P0 = &l->P0;
+    bmat *P0 = &l->P0;
     memset(P0, 0, sizeof *P0);
-    P0->nr = l->n; P0->nc = c->n;
-    P0->ptr = tw_calloc((size_t)l->n + 1, sizeof(int), "AMG prolongator");
+    P0->nbr = nn; P0->nbc = nagg; P0->br = bs; P0->bc = CB;
+    P0->ptr = tw_calloc((size_t)nn + 1, sizeof(int), "AMG prolongator");
     if (!P0->ptr) goto done;
-    for (int a = 0; a < nagg; a++)
-        for (int r = aptr[a]; r < aptr[a + 1]; r++) P0->ptr[arows[r] + 1] = rank[a];
-    for (int r = 0; r < l->n; r++) P0->ptr[r + 1] += P0->ptr[r];
-    P0->col = tw_malloc(sizeof(int) * (size_t)(P0->ptr[l->n] + 1), "AMG prolongator");
-    P0->val = tw_malloc(sizeof(double) * (size_t)(P0->ptr[l->n] + 1), "AMG prolongator");
+    for (int i = 0; i < nn; i++) P0->ptr[i + 1] = P0->ptr[i] + (l->agg[i] >= 0);
+    P0->col = tw_malloc(sizeof(int) * ((size_t)P0->ptr[nn] + 1), "AMG prolongator");
+    P0->val = tw_calloc((size_t)P0->ptr[nn] * bs * CB + 1, sizeof(double), "AMG prolongator");
     if (!P0->col || !P0->val) goto done;
-    for (int a = 0; a < nagg; a++)
-        for (int r = aptr[a]; r < aptr[a + 1]; r++)
-            for (int p = 0; p < rank[a]; p++) {
-                int k = P0->ptr[arows[r]] + p;
-                P0->col[k] = c->node_ptr[a] + p;
-                P0->val[k] = Q[6 * (size_t)r + p];
-            }
+    for (int i = 0; i < nn; i++) {
+        if (l->agg[i] < 0) continue;
+        int k = P0->ptr[i];
+        P0->col[k] = l->agg[i];
+        memcpy(P0->val + (size_t)bs * CB * k, Q + (size_t)CB * bs * i, sizeof(double) * (size_t)bs * CB);
+    }
     st = TW_OK;
 done:
-    free(aptr); free(arows); free(rank); free(R); free(Q);
+    free(aptr); free(anode); free(Q); free(v);
     if (st != TW_OK) tw_fail(st, "amg.c: out of memory building the tentative prolongator (%d aggregates)", nagg);
     return st;
 }
 
-/* The step's smoothed prolongator and the coarse operator below level li;
- * the patterns on the first call */
-static tw_status level_galerkin(tw_amg *m, int li, int first)
+/* C's block pattern for C = A B with A's node graph (aptr, acol; nr rows) and
+ * B (nc block columns); ptr and col set, no values */
+static tw_status pattern_product(int nr, const int *aptr, const int *acol, const bmat *B, bmat *C, int threads)
+{
+    int nc = B->nbc, bad = 0;
+    C->nbr = nr; C->nbc = nc;
+    C->ptr = tw_calloc((size_t)nr + 1, sizeof(int), "AMG product pattern");
+    if (!C->ptr) return TW_ERR_NOMEM;
+    for (int pass = 0; pass < 2; pass++) {
+#pragma omp parallel num_threads(TW_THREADS(threads)) if (TW_PAR(nr))
+        {
+            int *mark = malloc(sizeof(int) * (size_t)(nc > 0 ? nc : 1));
+            if (!mark) {
+#pragma omp atomic write
+                bad = 1;
+            } else {
+                for (int c = 0; c < nc; c++) mark[c] = -1;
+#pragma omp for schedule(static)
+                for (int i = 0; i < nr; i++) {
+                    int cnt = 0, p = pass ? C->ptr[i] : 0;
+                    for (int ka = aptr[i]; ka < aptr[i + 1]; ka++) {
+                        int j = acol[ka];
+                        for (int kb = B->ptr[j]; kb < B->ptr[j + 1]; kb++) {
+                            int c = B->col[kb];
+                            if (mark[c] == i) continue;
+                            mark[c] = i;
+                            if (pass) C->col[p++] = c;
+                            else cnt++;
+                        }
+                    }
+                    if (!pass) C->ptr[i + 1] = cnt;
+                }
+                free(mark);
+            }
+        }
+        if (bad) return tw_fail(TW_ERR_NOMEM, "amg.c: out of memory in a sparse product (%d x %d)", nr, nc);
+        if (!pass) {
+            for (int i = 0; i < nr; i++) C->ptr[i + 1] += C->ptr[i];
+            C->col = tw_malloc(sizeof(int) * ((size_t)C->ptr[nr] + 1), "AMG product pattern");
+            if (!C->col) return TW_ERR_NOMEM;
+        }
+    }
+    return TW_OK;
+}
+
+/* T = P^T's pattern (blocks bc x br) and the map from T's blocks to P's */
+static tw_status pattern_transpose(const bmat *P, bmat *T, int **map)
+{
+    memset(T, 0, sizeof *T);
+    T->nbr = P->nbc; T->nbc = P->nbr; T->br = P->bc; T->bc = P->br;
+    size_t nnz = bmat_nnzb(P);
+    T->ptr = tw_calloc((size_t)T->nbr + 2, sizeof(int), "AMG transpose");
+    T->col = tw_malloc(sizeof(int) * (nnz + 1), "AMG transpose");
+    *map = tw_malloc(sizeof(int) * (nnz + 1), "AMG transpose");
+    if (!T->ptr || !T->col || !*map) return TW_ERR_NOMEM;
+    for (size_t k = 0; k < nnz; k++) T->ptr[P->col[k] + 2]++;
+    for (int c = 0; c < T->nbr; c++) T->ptr[c + 2] += T->ptr[c + 1];
+    for (int r = 0; r < P->nbr; r++)
+        for (int k = P->ptr[r]; k < P->ptr[r + 1]; k++) {
+            int q = T->ptr[P->col[k] + 1]++;
+            T->col[q] = r;
+            (*map)[q] = k;
+        }
+    return TW_OK;
+}
+
+/* ---- the step's part: smoother, prolongator, Galerkin operator ---- */
+
+/* d = a^-1 (3 x 3 symmetric) by cofactors, symmetrised; 0 when a is close to
+ * singular (then the pseudo-inverse) */
+static int inverse3(const double *a, double *d)
+{
+    double c[9] = {a[4] * a[8] - a[5] * a[7], a[2] * a[7] - a[1] * a[8], a[1] * a[5] - a[2] * a[4],
+                   a[5] * a[6] - a[3] * a[8], a[0] * a[8] - a[2] * a[6], a[2] * a[3] - a[0] * a[5],
+                   a[3] * a[7] - a[4] * a[6], a[1] * a[6] - a[0] * a[7], a[0] * a[4] - a[1] * a[3]};
+    double det = a[0] * c[0] + a[1] * c[3] + a[2] * c[6], scale = fmax(fabs(a[0]), fmax(fabs(a[4]), fabs(a[8])));
+    if (!(det > 1e-9 * scale * scale * scale)) return 0;
+    for (int r = 0; r < 3; r++)
+        for (int q = 0; q < 3; q++) d[3 * r + q] = 0.5 * (c[3 * r + q] + c[3 * q + r]) / det;
+    return 1;
+}
+
+/* the node blocks' (pseudo-)inverses and the cycle's w D^-1 */
+static void level_block_inverses(const tw_amg *m, level *l, int li)
+{
+    int bs = l->bs, bb = bs * bs;
+#pragma omp parallel for if (TW_PAR(l->nnode)) num_threads(TW_THREADS(m->threads)) schedule(static)
+    for (int i = 0; i < l->nnode; i++) {
+        double buf[9], *d = l->dinv + (size_t)bb * i;
+        const double *a = li ? l->A.val + (size_t)bb * l->diag[i] : level_block(m, l, 0, i, i, m->A.diag[i], buf);
+        if (!li && inverse3(a, d)) continue;
+        dense_pseudo_inverse(bs, a, d);
+    }
+}
+
+static void level_scale_dinv(const tw_amg *m, level *l)
+{
+    size_t nb = (size_t)l->bs * l->bs * l->nnode;
+#pragma omp parallel for if (TW_PAR((int)nb)) num_threads(TW_THREADS(m->threads)) schedule(static)
+    for (size_t k = 0; k < nb; k++) l->fdinv[k] = (float)(TW_AMG_SMOOTH_DAMPING / l->lambda * l->dinv[k]);
+}
+
+/* lambda_max(D^-1 A) by power iteration from the last update's vector; a
+ * 10 % margin because the estimate approaches it from below. Uses the
+ * cycle's values of A (the finest level's own, the float copy below). */
+static void level_lambda(const tw_amg *m, level *l, int li, int iterations)
+{
+    tw_real *x = l->eig, *y = l->r;
+    double ratio = 1;
+    int bs = l->bs, bb = bs * bs;
+    if (!li)
+        for (int i = 0; i < l->nnode; i++) filter3v(m, i, x + 3 * (size_t)i);
+    for (int it = 0; it < iterations; it++) {
+        level_sweep(m, l, li, NULL, x, y, NULL); /* y = -S A x */
+        double xx = 0, yy = 0;
+#pragma omp parallel for if (TW_PAR(l->nnode)) num_threads(TW_THREADS(m->threads)) reduction(+ : xx, yy) schedule(static)
+        for (int i = 0; i < l->nnode; i++) {
+            const double *d = l->dinv + (size_t)bb * i;
+            double t[CB];
+            for (int r = 0; r < bs; r++) {
+                double s = 0;
+                for (int c = 0; c < bs; c++) s += d[r * bs + c] * y[(size_t)bs * i + c];
+                t[r] = s;
+            }
+            for (int r = 0; r < bs; r++) {
+                size_t q = (size_t)bs * i + r;
+                xx += (double)x[q] * x[q];
+                yy += t[r] * t[r];
+                y[q] = (tw_real)t[r];
+            }
+        }
+        if (!(xx > 0) || !(yy > 0)) break;
+        ratio = sqrt(yy / xx);
+        double s = 1 / sqrt(yy);
+        for (int q = 0; q < l->n; q++) x[q] = (tw_real)(y[q] * s);
+    }
+    l->lambda = 1.1 * ratio;
+    l->omega = 4.0 / (3.0 * l->lambda);
+}
+
+/* P = P0 - w D^-1 S A P0, row by row (P0 has one block per aggregated node) */
+static void level_prolongator(const tw_amg *m, level *l, int li)
+{
+    int bs = l->bs, bb = bs * bs, pb = bs * CB;
+    const int *gptr = level_ptr(m, l, li), *gcol = level_col(m, l, li);
+    bmat *P = &l->P;
+    const bmat *P0 = &l->P0;
+#pragma omp parallel for if (TW_PAR(gptr[l->nnode])) num_threads(TW_THREADS(m->threads)) schedule(static)
+    for (int i = 0; i < l->nnode; i++) {
+        int p0 = P->ptr[i], np = P->ptr[i + 1] - p0;
+        double *pv = P->val + (size_t)pb * p0;
+        if (!np) continue;
+        memset(pv, 0, sizeof(double) * (size_t)pb * np);
+        for (int k = gptr[i]; k < gptr[i + 1]; k++) {
+            int j = gcol[k];
+            if (P0->ptr[j] == P0->ptr[j + 1]) continue;
+            int a = P0->col[P0->ptr[j]], q = 0;
+            while (q < np && P->col[p0 + q] != a) q++;
+            double buf[9];
+            const double *ab = level_block(m, l, li, i, j, k, buf), *pj = P0->val + (size_t)pb * P0->ptr[j];
+            double *o = pv + (size_t)pb * q;
+            if (bs == 3) block_mul_add(3, 3, CB, ab, pj, o);
+            else block_mul_add(CB, CB, CB, ab, pj, o);
+        }
+        const double *d = l->dinv + (size_t)bb * i;
+        for (int q = 0; q < np; q++) {
+            double *o = pv + (size_t)pb * q, t[CB * CB];
+            if (!li)
+                for (int c = 0; c < CB; c++) {
+                    double col[3] = {o[c], o[CB + c], o[2 * CB + c]};
+                    filter3(m, i, col);
+                    o[c] = col[0]; o[CB + c] = col[1]; o[2 * CB + c] = col[2];
+                }
+            for (int r = 0; r < bs; r++)
+                for (int c = 0; c < CB; c++) {
+                    double s = 0;
+                    for (int u = 0; u < bs; u++) s += d[r * bs + u] * o[u * CB + c];
+                    t[r * CB + c] = -l->omega * s;
+                }
+            memcpy(o, t, sizeof(double) * (size_t)pb);
+        }
+        if (P0->ptr[i] < P0->ptr[i + 1]) {
+            int a = P0->col[P0->ptr[i]], q = 0;
+            while (q < np && P->col[p0 + q] != a) q++;
+            const double *pi = P0->val + (size_t)pb * P0->ptr[i];
+            for (int e = 0; e < pb; e++) pv[(size_t)pb * q + e] += pi[e];
+        }
+    }
+}
+
+/* AP = A P (A the level's operator, unfiltered at the finest level: P's
+ * columns are filtered and P^T S = P^T) */
+static void level_ap(const tw_amg *m, level *l, int li)
+{
+    int bs = l->bs, pb = bs * CB, nc = l->P.nbc;
+    const int *gptr = level_ptr(m, l, li), *gcol = level_col(m, l, li);
+    const bmat *P = &l->P;
+    bmat *AP = &l->AP;
+#pragma omp parallel num_threads(TW_THREADS(m->threads)) if (TW_PAR(gptr[l->nnode]))
+    {
+        int *pos = malloc(sizeof(int) * ((size_t)nc + 1));
+#pragma omp for schedule(static)
+        for (int i = 0; i < l->nnode; i++) {
+            if (!pos) continue;
+            for (int k = AP->ptr[i]; k < AP->ptr[i + 1]; k++) pos[AP->col[k]] = k;
+            double *out = AP->val + (size_t)pb * AP->ptr[i];
+            memset(out, 0, sizeof(double) * (size_t)pb * (AP->ptr[i + 1] - AP->ptr[i]));
+            for (int k = gptr[i]; k < gptr[i + 1]; k++) {
+                int j = gcol[k];
+                double buf[9];
+                const double *ab;
+                if (li) ab = l->A.val + (size_t)CB * CB * k;
+                else {
+                    for (int q = 0; q < 9; q++) buf[q] = m->A.val[9 * (size_t)k + q];
+                    ab = buf;
+                }
+                for (int kb = P->ptr[j]; kb < P->ptr[j + 1]; kb++) {
+                    const double *pj = P->val + (size_t)pb * kb;
+                    double *o = AP->val + (size_t)pb * pos[P->col[kb]];
+                    if (bs == 3) block_mul_add(3, 3, CB, ab, pj, o);
+                    else block_mul_add(CB, CB, CB, ab, pj, o);
+                }
+            }
+        }
+        free(pos);
+    }
+}
+
+/* Ac = P^T AP: the upper blocks by rows of P^T, the lower ones their
+ * transposes */
+static void level_coarse_operator(const tw_amg *m, level *l, level *c)
+{
+    int bs = l->bs, pb = bs * CB, nc = c->nnode;
+    const bmat *P = &l->P, *Pt = &l->Pt, *AP = &l->AP;
+    bmat *Ac = &c->A;
+#pragma omp parallel num_threads(TW_THREADS(m->threads)) if (TW_PAR((int)bmat_nnzb(AP)))
+    {
+        int *pos = malloc(sizeof(int) * ((size_t)nc + 1));
+#pragma omp for schedule(dynamic, 16)
+        for (int a = 0; a < nc; a++) {
+            if (!pos) continue;
+            for (int k = Ac->ptr[a]; k < Ac->ptr[a + 1]; k++) pos[Ac->col[k]] = k;
+            memset(Ac->val + (size_t)CB * CB * Ac->ptr[a], 0, sizeof(double) * CB * CB * (Ac->ptr[a + 1] - Ac->ptr[a]));
+            for (int kt = Pt->ptr[a]; kt < Pt->ptr[a + 1]; kt++) {
+                int i = Pt->col[kt];
+                const double *pia = P->val + (size_t)pb * l->pt_map[kt]; /* bs x 6 */
+                for (int k = AP->ptr[i]; k < AP->ptr[i + 1]; k++) {
+                    int b = AP->col[k];
+                    if (b < a) continue;
+                    const double *apb = AP->val + (size_t)pb * k; /* bs x 6 */
+                    double *o = Ac->val + (size_t)CB * CB * pos[b];
+                    if (bs == 3) block_tmul_add(CB, 3, CB, pia, apb, o);
+                    else block_tmul_add(CB, CB, CB, pia, apb, o);
+                }
+            }
+        }
+        free(pos);
+    }
+#pragma omp parallel for if (TW_PAR((int)bmat_nnzb(Ac))) num_threads(TW_THREADS(m->threads)) schedule(static)
+    for (int a = 0; a < nc; a++)
+        for (int k = Ac->ptr[a]; k < Ac->ptr[a + 1]; k++) {
+            if (Ac->col[k] >= a) continue;
+            const double *s = Ac->val + (size_t)CB * CB * c->mirror[k];
+            double *o = Ac->val + (size_t)CB * CB * k;
+            for (int r = 0; r < CB; r++)
+                for (int q = 0; q < CB; q++) o[r * CB + q] = s[q * CB + r];
+        }
+}
+
+/* the patterns below level li (first Galerkin update) */
+static tw_status level_patterns(tw_amg *m, int li)
 {
     level *l = &m->lev[li], *c = &m->lev[li + 1];
     int th = m->threads;
-    tw_status st = TW_OK;
-    level_block_inverses(l, th);
-    level_lambda(l, th, first ? 20 : 6);
-    if (first) {
-        l->T.nr = l->T.nc = l->n;
-        l->T.ptr = l->A.ptr; l->T.col = l->A.col; /* shared with A; freed with A */
-        l->T.val = tw_malloc(sizeof(double) * (size_t)(l->A.ptr[l->n] + 1), "AMG smoothing operator");
-        if (!l->T.val) return TW_ERR_NOMEM;
+    const int *gptr = level_ptr(m, l, li), *gcol = level_col(m, l, li);
+    tw_status st;
+    /* P: A's graph times P0, a fully constrained fine vertex's row empty */
+    if ((st = pattern_product(l->nnode, gptr, gcol, &l->P0, &l->P, th)) != TW_OK) return st;
+    if (!li)
+        for (int i = 0; i < l->nnode; i++)
+            if (m->fixed[i]) { /* drop the row: compact */
+                int len = l->P.ptr[i + 1] - l->P.ptr[i];
+                if (!len) continue;
+                memmove(l->P.col + l->P.ptr[i], l->P.col + l->P.ptr[i + 1],
+                        sizeof(int) * (size_t)(l->P.ptr[l->nnode] - l->P.ptr[i + 1]));
+                for (int q = i + 1; q <= l->nnode; q++) l->P.ptr[q] -= len;
+            }
+    l->P.br = l->bs; l->P.bc = CB;
+    if ((st = bmat_alloc_values(&l->P, 1)) != TW_OK) return st;
+    if ((st = pattern_transpose(&l->P, &l->Pt, &l->pt_map)) != TW_OK) return st;
+    if ((st = bmat_alloc_values(&l->Pt, 0)) != TW_OK) return st;
+    if ((st = pattern_product(l->nnode, gptr, gcol, &l->P, &l->AP, th)) != TW_OK) return st;
+    l->AP.br = l->bs; l->AP.bc = CB;
+    if ((st = bmat_alloc_values(&l->AP, 1)) != TW_OK) return st;
+    if ((st = pattern_product(c->nnode, l->Pt.ptr, l->Pt.col, &l->AP, &c->A, th)) != TW_OK) return st;
+    c->A.br = c->A.bc = CB;
+    if ((st = bmat_alloc_values(&c->A, 1)) != TW_OK) return st;
+    /* the coarse operator's diagonal and mirror blocks */
+    size_t nnzb = bmat_nnzb(&c->A);
+    c->diag = tw_malloc(sizeof(int) * ((size_t)c->nnode + 1), "AMG coarse operator");
+    c->mirror = tw_malloc(sizeof(int) * (nnzb + 1), "AMG coarse operator");
+    if (!c->diag || !c->mirror) return TW_ERR_NOMEM;
+    for (int a = 0; a < c->nnode; a++) {
+        c->diag[a] = -1;
+        for (int k = c->A.ptr[a]; k < c->A.ptr[a + 1]; k++) {
+            int b = c->A.col[k], q = c->A.ptr[b];
+            if (b == a) c->diag[a] = k;
+            while (q < c->A.ptr[b + 1] && c->A.col[q] != a) q++;
+            if (q == c->A.ptr[b + 1]) return tw_fail(TW_ERR_INVALID, "amg.c: coarse operator pattern not symmetric");
+            c->mirror[k] = q;
+        }
+        if (c->diag[a] < 0) return tw_fail(TW_ERR_INVALID, "amg.c: coarse node %d has no diagonal block", a);
     }
-    level_smoothing_operator(l, th);
-    if (first && (st = csr_matmul_symbolic(&l->T, &l->P0, &l->P, th)) != TW_OK) return st;
-    if (first) csr_try_nodes(&l->P, l->node_ptr, l->nnode);
-    if ((st = csr_matmul_numeric(&l->T, &l->P0, &l->P, th)) != TW_OK) return st;
-    if (first && (st = csr_transpose_symbolic(&l->P, &l->Pt, &l->pt_map)) != TW_OK) return st;
-    if (first) csr_try_nodes(&l->Pt, c->node_ptr, c->nnode);
-    size_t nnz = (size_t)l->P.ptr[l->P.nr];
-#pragma omp parallel for if (TW_PAR((int)nnz)) num_threads(TW_THREADS(th)) schedule(static)
-    for (size_t q = 0; q < nnz; q++) l->Pt.val[q] = l->P.val[l->pt_map[q]];
-    if (first && (st = csr_matmul_symbolic(&l->A, &l->P, &l->AP, th)) != TW_OK) return st;
-    if ((st = csr_matmul_numeric(&l->A, &l->P, &l->AP, th)) != TW_OK) return st;
-    if (first && (st = csr_matmul_symbolic(&l->Pt, &l->AP, &c->A, th)) != TW_OK) return st;
-    if (first) csr_try_nodes(&c->A, c->node_ptr, c->nnode);
-    return csr_matmul_numeric(&l->Pt, &l->AP, &c->A, th);
+    return TW_OK;
+}
+
+/* The step's smoothed prolongator and the coarse operator below level li */
+static void level_galerkin(tw_amg *m, int li, int first)
+{
+    level *l = &m->lev[li], *c = &m->lev[li + 1];
+    level_block_inverses(m, l, li);
+    level_lambda(m, l, li, first ? 20 : 6);
+    level_scale_dinv(m, l);
+    level_prolongator(m, l, li);
+    bmat_shadow(&l->P, m->threads);
+    size_t nv = bmat_nnzb(&l->P) * (size_t)l->bs * CB;
+    int pb = l->bs * CB;
+#pragma omp parallel for if (TW_PAR((int)nv)) num_threads(TW_THREADS(m->threads)) schedule(static)
+    for (int kt = 0; kt < (int)bmat_nnzb(&l->Pt); kt++) { /* Pt's float blocks: P's transposed */
+        const float *s = l->P.fval + (size_t)pb * l->pt_map[kt];
+        float *o = l->Pt.fval + (size_t)pb * kt;
+        for (int r = 0; r < CB; r++)
+            for (int q = 0; q < l->bs; q++) o[r * l->bs + q] = s[q * CB + r];
+    }
+    level_ap(m, l, li);
+    level_coarse_operator(m, l, c);
+    bmat_shadow(&c->A, m->threads);
 }
 
 static tw_status coarsest_factor(tw_amg *m)
 {
-    level *l = &m->lev[m->nlev - 1];
-    int n = l->n;
+    int li = m->nlev - 1;
+    level *l = &m->lev[li];
+    int n = l->n, bs = l->bs;
     if (!m->L) {
         m->L = tw_malloc(sizeof(double) * ((size_t)n * n + 1), "AMG coarsest factor");
-        if (!m->L) return TW_ERR_NOMEM;
+        m->lb = tw_malloc(sizeof(double) * (2 * (size_t)n + 1), "AMG coarsest factor");
+        if (!m->L || !m->lb) return TW_ERR_NOMEM;
+        m->lx = m->lb + n;
     }
     memset(m->L, 0, sizeof(double) * (size_t)n * n);
-    for (int i = 0; i < n; i++)
-        for (int k = l->A.ptr[i]; k < l->A.ptr[i + 1]; k++) m->L[(size_t)i * n + l->A.col[k]] += l->A.val[k];
+    const int *gptr = level_ptr(m, l, li), *gcol = level_col(m, l, li);
+    for (int i = 0; i < l->nnode; i++)
+        for (int k = gptr[i]; k < gptr[i + 1]; k++) {
+            double buf[9];
+            const double *a = level_block(m, l, li, i, gcol[k], k, buf);
+            for (int r = 0; r < bs; r++)
+                for (int q = 0; q < bs; q++) m->L[((size_t)bs * i + r) * n + (size_t)bs * gcol[k] + q] = a[r * bs + q];
+        }
     dense_cholesky(n, m->L);
     return TW_OK;
-}
-
-/* The finest operator from the step's BSR values, filtered: S A S on the
- * free directions, a fully constrained vertex decoupled with its diagonal
- * (the identity when that is empty), a contact vertex's normal decoupled
- * with trace/3 */
-static void fine_operator(tw_amg *m, const tw_bsr *A, const tw_filter *f)
-{
-    level *l = &m->lev[0];
-    const unsigned char *cons = f ? f->cons : NULL;
-#pragma omp parallel for if (TW_PAR(A->n)) num_threads(TW_THREADS(m->threads)) schedule(static)
-    for (int i = 0; i < A->n; i++) {
-        int ci = cons ? cons[i] : 0, nb = A->row_ptr[i + 1] - A->row_ptr[i];
-        for (int k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
-            int j = A->col[k], cj = cons ? cons[j] : 0;
-            double b[9];
-            for (int q = 0; q < 9; q++) b[q] = A->val[9 * (size_t)k + q];
-            double tr = (b[0] + b[4] + b[8]) / 3;
-            int fi = ci && ci != TW_FILTER_NORMAL, fj = cj && cj != TW_FILTER_NORMAL;
-            if (fi || fj) {
-                double s = i == j && tr > 0 ? tr : 1;
-                for (int q = 0; q < 9; q++) b[q] = i == j && q % 4 == 0 ? s : 0;
-            } else {
-                if (ci == TW_FILTER_NORMAL) { /* b = (I - n n^T) b */
-                    const tw_real *nn = f->normal + 3 * (size_t)i;
-                    for (int c = 0; c < 3; c++) {
-                        double d = nn[0] * b[c] + nn[1] * b[3 + c] + nn[2] * b[6 + c];
-                        for (int r = 0; r < 3; r++) b[3 * r + c] -= nn[r] * d;
-                    }
-                }
-                if (cj == TW_FILTER_NORMAL) { /* b = b (I - n n^T) */
-                    const tw_real *nn = f->normal + 3 * (size_t)j;
-                    for (int r = 0; r < 3; r++) {
-                        double d = b[3 * r] * nn[0] + b[3 * r + 1] * nn[1] + b[3 * r + 2] * nn[2];
-                        for (int c = 0; c < 3; c++) b[3 * r + c] -= d * nn[c];
-                    }
-                }
-                if (i == j && ci == TW_FILTER_NORMAL) {
-                    const tw_real *nn = f->normal + 3 * (size_t)i;
-                    for (int r = 0; r < 3; r++)
-                        for (int c = 0; c < 3; c++) b[3 * r + c] += tr * nn[r] * nn[c];
-                }
-            }
-            for (int r = 0; r < 3; r++) {
-                double *v = l->A.val + l->A.ptr[3 * i + r] + 3 * (k - A->row_ptr[i]);
-                v[0] = b[3 * r]; v[1] = b[3 * r + 1]; v[2] = b[3 * r + 2];
-            }
-        }
-        (void)nb;
-    }
 }
 
 /* The finest P0 on the filtered subspace: a contact vertex's rows lose
  * their normal component, so the coarse spaces do not fight the
  * constraint (a direction the filter removes would otherwise be a coarse
  * unknown the decoupled normal diagonal penalises). Records the contact set. */
-static void project_tentative(tw_amg *m, const tw_filter *f)
+static void project_tentative(tw_amg *m)
 {
     level *l = &m->lev[0];
-    memcpy(l->P0.val, m->p0_rest, sizeof(double) * (size_t)l->P0.ptr[l->n]);
+    memcpy(l->P0.val, m->p0_rest, sizeof(double) * bmat_nnzb(&l->P0) * 3 * CB);
     for (int i = 0; i < m->nv; i++) {
-        int c = f && f->cons ? f->cons[i] : 0;
-        m->contact[i] = c == TW_FILTER_NORMAL;
-        if (!m->contact[i]) continue;
-        const tw_real *nn = f->normal + 3 * (size_t)i;
-        int p0 = l->P0.ptr[3 * i], len = l->P0.ptr[3 * i + 1] - p0; /* the three rows list the same columns */
-        double *v0 = l->P0.val + p0, *v1 = l->P0.val + l->P0.ptr[3 * i + 1], *v2 = l->P0.val + l->P0.ptr[3 * i + 2];
-        for (int q = 0; q < len; q++) {
-            double d = nn[0] * v0[q] + nn[1] * v1[q] + nn[2] * v2[q];
-            v0[q] -= d * nn[0]; v1[q] -= d * nn[1]; v2[q] -= d * nn[2];
+        m->contact[i] = m->cons[i] == TW_FILTER_NORMAL;
+        if (!m->contact[i] || l->P0.ptr[i] == l->P0.ptr[i + 1]) continue;
+        double *v = l->P0.val + (size_t)3 * CB * l->P0.ptr[i];
+        for (int c = 0; c < CB; c++) {
+            double col[3] = {v[c], v[CB + c], v[2 * CB + c]};
+            filter3(m, i, col);
+            v[c] = col[0]; v[CB + c] = col[1]; v[2 * CB + c] = col[2];
         }
     }
 }
 
-/* 1 when the contact set differs from the last Galerkin update's */
-static int contacts_changed(const tw_amg *m, const tw_filter *f)
+/* the filter and matrix of this update */
+static void take_filter(tw_amg *m, const tw_bsr *A, const tw_filter *f)
 {
+    m->A = *A;
+    m->threads = A->threads;
     for (int i = 0; i < m->nv; i++) {
-        int c = f && f->cons ? f->cons[i] : 0;
-        if ((c == TW_FILTER_NORMAL) != (m->contact[i] != 0)) return 1;
+        unsigned char c = f && f->cons ? f->cons[i] : 0;
+        m->cons[i] = c;
+        if (c == TW_FILTER_NORMAL)
+            for (int q = 0; q < 3; q++) m->normal[3 * (size_t)i + q] = f->normal[3 * (size_t)i + q];
     }
-    return 0;
 }
 
-/* the float copies the V-cycle reads: the finest operator after every
- * update, the rest after a Galerkin update */
-static tw_status refresh_shadows(tw_amg *m, int all)
+/* 1 when the contact set differs from the last Galerkin update's */
+static int contacts_changed(const tw_amg *m)
 {
-    tw_status st = csr_shadow(&m->lev[0].A, m->threads);
-    for (int li = 0; all && st == TW_OK && li + 1 < m->nlev; li++) {
-        level *l = &m->lev[li];
-        if (li > 0) st = csr_shadow(&l->A, m->threads);
-        if (st == TW_OK) st = csr_shadow(&l->P, m->threads);
-        if (st == TW_OK) st = csr_shadow(&l->Pt, m->threads);
-    }
-    return st;
+    for (int i = 0; i < m->nv; i++)
+        if ((m->cons[i] == TW_FILTER_NORMAL) != (m->contact[i] != 0)) return 1;
+    return 0;
 }
 
 int tw_amg_matches(const tw_amg *m, const tw_filter *f)
@@ -807,23 +1024,21 @@ int tw_amg_matches(const tw_amg *m, const tw_filter *f)
 tw_status tw_amg_update(tw_amg *m, const tw_bsr *A, const tw_filter *f)
 {
     double t0 = tw_now_ms();
-    m->threads = A->threads;
-    fine_operator(m, A, f);
-    int changed = m->nlev > 1 && contacts_changed(m, f);
+    take_filter(m, A, f);
+    level *l0 = &m->lev[0];
+    int changed = m->nlev > 1 && contacts_changed(m);
     if (m->nlev > 1 && ++m->since_galerkin < m->def.galerkin_interval && !changed) {
-        level_block_inverses(&m->lev[0], m->threads);
+        /* the finest level follows the step's matrix; its damping is the
+         * last Galerkin update's */
+        level_block_inverses(m, l0, 0);
+        level_scale_dinv(m, l0);
         m->update_ms = tw_now_ms() - t0;
-        return refresh_shadows(m, 0);
+        return TW_OK;
     }
     m->since_galerkin = 0;
-    if (m->nlev > 1) project_tentative(m, f);
-    for (int li = 0; li + 1 < m->nlev; li++) {
-        tw_status st = level_galerkin(m, li, 0);
-        if (st != TW_OK) return st;
-    }
-    level_block_inverses(&m->lev[m->nlev - 1], m->threads);
+    if (m->nlev > 1) project_tentative(m);
+    for (int li = 0; li + 1 < m->nlev; li++) level_galerkin(m, li, 0);
     tw_status st = coarsest_factor(m);
-    if (st == TW_OK) st = refresh_shadows(m, 1);
     m->update_ms = tw_now_ms() - t0;
     return st;
 }
@@ -835,37 +1050,21 @@ tw_amg *tw_amg_create(const tw_bsr *A, const tw_real *X, const tw_filter *f, con
     m->def = def ? *def : tw_default_amg_def();
     if (m->def.max_levels > TW_AMG_MAX_LEVELS) m->def.max_levels = TW_AMG_MAX_LEVELS;
     if (m->def.max_levels < 1) m->def.max_levels = 1;
-    m->threads = A->threads;
-    m->nv = A->n;
+    if (m->def.smooth_steps < 1) m->def.smooth_steps = 1;
     int nv = A->n;
+    m->nv = nv;
     m->fixed = tw_calloc((size_t)nv + 1, 1, "AMG");
+    m->cons = tw_calloc((size_t)nv + 1, 1, "AMG");
     m->contact = tw_calloc((size_t)nv + 1, 1, "AMG");
-    if (!m->fixed || !m->contact) goto fail;
-    for (int i = 0; i < nv; i++) {
-        int c = f && f->cons ? f->cons[i] : 0;
-        m->fixed[i] = c && c != TW_FILTER_NORMAL;
-    }
-    /* the finest level: scalar CSR with A's block pattern */
+    m->normal = tw_calloc(3 * (size_t)nv + 1, sizeof(double), "AMG");
+    if (!m->fixed || !m->cons || !m->contact || !m->normal) goto fail;
+    take_filter(m, A, f);
+    for (int i = 0; i < nv; i++) m->fixed[i] = m->cons[i] && m->cons[i] != TW_FILTER_NORMAL;
+    /* the finest level: the step's BSR */
     level *l0 = &m->lev[0];
-    l0->n = 3 * nv; l0->nnode = nv;
-    l0->node_ptr = tw_malloc(sizeof(int) * ((size_t)nv + 1), "AMG");
-    l0->A.nr = l0->A.nc = 3 * nv;
-    l0->A.ptr = tw_malloc(sizeof(int) * (3 * (size_t)nv + 1), "AMG fine operator");
-    l0->A.col = tw_malloc(sizeof(int) * (9 * (size_t)A->nnzb + 1), "AMG fine operator");
-    l0->A.val = tw_calloc(9 * (size_t)A->nnzb + 1, sizeof(double), "AMG fine operator");
+    l0->nnode = nv; l0->bs = 3; l0->n = 3 * nv; l0->rank = 3 * nv;
     l0->B = tw_calloc(18 * (size_t)nv + 1, sizeof(double), "AMG rigid modes");
-    if (!l0->node_ptr || !l0->A.ptr || !l0->A.col || !l0->A.val || !l0->B) goto fail;
-    for (int i = 0; i <= nv; i++) l0->node_ptr[i] = 3 * i;
-    for (int i = 0; i < nv; i++) {
-        int nb = A->row_ptr[i + 1] - A->row_ptr[i];
-        for (int r = 0; r < 3; r++) {
-            int p = 9 * A->row_ptr[i] + 3 * r * nb;
-            l0->A.ptr[3 * i + r] = p;
-            for (int k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
-                for (int c = 0; c < 3; c++) l0->A.col[p++] = 3 * A->col[k] + c;
-        }
-    }
-    l0->A.ptr[3 * nv] = 9 * A->nnzb;
+    if (!l0->B) goto fail;
     /* the rigid modes about the centroid, rotations scaled by the size */
     double cen[3] = {0, 0, 0}, size = 0;
     for (int i = 0; i < nv; i++)
@@ -884,8 +1083,6 @@ tw_amg *tw_amg_create(const tw_bsr *A, const tw_real *X, const tw_filter *f, con
         b[6 * 0 + 5] = -p[1]; b[6 * 1 + 5] = p[0];
     }
     if (level_alloc_vectors(l0) != TW_OK) goto fail;
-    csr_try_nodes(&l0->A, l0->node_ptr, l0->nnode);
-    fine_operator(m, A, f);
     m->nlev = 1;
     for (int li = 0; li + 1 < m->def.max_levels; li++) {
         level *l = &m->lev[li];
@@ -893,23 +1090,27 @@ tw_amg *tw_amg_create(const tw_bsr *A, const tw_real *X, const tw_filter *f, con
         l->agg = tw_malloc(sizeof(int) * ((size_t)l->nnode + 1), "AMG aggregates");
         if (!l->agg) goto fail;
         double theta = m->def.strength * pow(0.5, li);
-        int nagg = level_aggregate(l, theta, li == 0 ? m->fixed : NULL, li < m->def.distance2_levels);
+        int nagg = level_aggregate(m, l, li, theta, li == 0 ? m->fixed : NULL, li < m->def.distance2_levels);
         if (nagg < 0) goto fail;
-        if (nagg == 0 || nagg * 6 >= l->n * 9 / 10) break; /* no useful coarsening: this is the coarsest */
+        if (nagg == 0 || nagg * CB >= l->n * 9 / 10) break; /* no useful coarsening: this is the coarsest */
         if (level_tentative(l, nagg, &m->lev[li + 1]) != TW_OK) goto fail;
         if (li == 0) {
-            size_t nnz = (size_t)l->P0.ptr[l->n];
-            m->p0_rest = tw_malloc(sizeof(double) * (nnz + 1), "AMG prolongator");
+            size_t nval = bmat_nnzb(&l->P0) * 3 * CB;
+            m->p0_rest = tw_malloc(sizeof(double) * (nval + 1), "AMG prolongator");
             if (!m->p0_rest) goto fail;
-            memcpy(m->p0_rest, l->P0.val, sizeof(double) * nnz);
-            project_tentative(m, f);
+            memcpy(m->p0_rest, l->P0.val, sizeof(double) * nval);
+            project_tentative(m);
         }
         if (level_alloc_vectors(&m->lev[li + 1]) != TW_OK) goto fail;
         m->nlev = li + 2;
-        if (level_galerkin(m, li, 1) != TW_OK) goto fail;
+        if (level_patterns(m, li) != TW_OK) goto fail;
+        level_galerkin(m, li, 1);
     }
-    level_block_inverses(&m->lev[m->nlev - 1], m->threads);
-    if (coarsest_factor(m) != TW_OK || refresh_shadows(m, 1) != TW_OK) goto fail;
+    if (coarsest_factor(m) != TW_OK) goto fail;
+    if (m->nlev == 1) { /* a single level: the cycle is the dense solve */
+        level_block_inverses(m, l0, 0);
+        level_scale_dinv(m, l0);
+    }
     return m;
 fail:
     tw_amg_free(m);
@@ -921,79 +1122,81 @@ void tw_amg_free(tw_amg *m)
     if (!m) return;
     for (int li = 0; li < TW_AMG_MAX_LEVELS; li++) {
         level *l = &m->lev[li];
-        free(l->node_ptr); free(l->dof_node); free(l->dinv); free(l->dinv_off); free(l->eig); free(l->B);
-        free(l->agg); free(l->pt_map); free(l->x); free(l->b); free(l->r);
-        free(l->T.val); /* T's pattern is A's */
-        csr_free(&l->A); csr_free(&l->P0); csr_free(&l->P); csr_free(&l->Pt); csr_free(&l->AP);
+        free(l->diag); free(l->dinv); free(l->fdinv); free(l->eig); free(l->B);
+        free(l->agg); free(l->pt_map); free(l->mirror); free(l->x); free(l->t); free(l->b); free(l->r);
+        bmat_free(&l->A); bmat_free(&l->P0); bmat_free(&l->P); bmat_free(&l->Pt); bmat_free(&l->AP);
     }
-    free(m->L); free(m->fixed); free(m->contact); free(m->p0_rest);
+    free(m->L); free(m->lb); free(m->fixed); free(m->cons); free(m->contact); free(m->normal); free(m->p0_rest);
     free(m);
 }
 
-/* x = V b on level li, from x = 0 */
-static void vcycle(const tw_amg *m, int li)
+/* x = V b on level li (b in lev[li].b) from x = 0; returns x (one of the
+ * level's two vectors) */
+static const tw_real *vcycle(tw_amg *m, int li)
 {
-    const level *l = &m->lev[li];
-    int n = l->n, th = m->threads;
+    level *l = &m->lev[li];
+    int th = m->threads;
+    tw_real *x = l->x, *t = l->t;
     if (li == m->nlev - 1) {
-        if (m->L) dense_cholesky_solve(n, m->L, l->b, l->x);
-        return;
+        for (int i = 0; i < l->n; i++) m->lb[i] = l->b[i];
+        dense_cholesky_solve(l->n, m->L, m->lb, m->lx);
+        for (int i = 0; i < l->n; i++) x[i] = (tw_real)m->lx[i];
+        return x;
     }
-    const level *c = &m->lev[li + 1];
-    double w = l->omega;
-    /* pre-smoothing; the first sweep from x = 0 is x = w D^-1 b */
-    level_dinv(l, l->b, l->x, th);
-    for (int i = 0; i < n; i++) l->x[i] *= w;
+    level *c = &m->lev[li + 1];
+    /* pre-smoothing, the first sweep from x = 0 */
+    level_sweep(m, l, li, l->b, NULL, NULL, x);
     for (int s = 1; s < m->def.smooth_steps; s++) {
-        csr_spmv(&l->A, l->x, l->r, th);
-        for (int i = 0; i < n; i++) l->r[i] = l->b[i] - l->r[i];
-        level_dinv(l, l->r, l->r, th);
-        for (int i = 0; i < n; i++) l->x[i] += w * l->r[i];
+        level_sweep(m, l, li, l->b, x, NULL, t);
+        tw_real *u = x; x = t; t = u;
     }
-    csr_spmv(&l->A, l->x, l->r, th);
-#pragma omp parallel for if (TW_PAR(n)) num_threads(TW_THREADS(th)) schedule(static)
-    for (int i = 0; i < n; i++) l->r[i] = l->b[i] - l->r[i];
-    csr_spmv(&l->Pt, l->r, c->b, th);
-    vcycle(m, li + 1);
-    csr_spmv(&l->P, c->x, l->r, th);
-#pragma omp parallel for if (TW_PAR(n)) num_threads(TW_THREADS(th)) schedule(static)
-    for (int i = 0; i < n; i++) l->x[i] += l->r[i];
+    level_sweep(m, l, li, l->b, x, l->r, NULL);
+    bmat_spmv(&l->Pt, l->r, c->b, 0, th);
+    const tw_real *xc = vcycle(m, li + 1);
+    bmat_spmv(&l->P, xc, x, 1, th);
     for (int s = 0; s < m->def.smooth_steps; s++) {
-        csr_spmv(&l->A, l->x, l->r, th);
-#pragma omp parallel for if (TW_PAR(n)) num_threads(TW_THREADS(th)) schedule(static)
-        for (int i = 0; i < n; i++) l->r[i] = l->b[i] - l->r[i];
-        level_dinv(l, l->r, l->r, th);
-#pragma omp parallel for if (TW_PAR(n)) num_threads(TW_THREADS(th)) schedule(static)
-        for (int i = 0; i < n; i++) l->x[i] += w * l->r[i];
+        level_sweep(m, l, li, l->b, x, NULL, t);
+        tw_real *u = x; x = t; t = u;
     }
+    return x;
 }
 
 void tw_amg_apply(void *ctx, const tw_real *r, tw_real *z)
 {
     tw_amg *m = ctx;
     level *l = &m->lev[0];
-    for (int i = 0; i < l->n; i++) l->b[i] = r[i];
-    vcycle(m, 0);
-    for (int i = 0; i < l->n; i++) z[i] = (tw_real)l->x[i];
+#pragma omp parallel for if (TW_PAR(l->n)) num_threads(TW_THREADS(m->threads)) schedule(static)
+    for (int i = 0; i < m->nv; i++) {
+        tw_real *bi = l->b + 3 * (size_t)i;
+        for (int q = 0; q < 3; q++) bi[q] = r[3 * (size_t)i + q];
+        filter3v(m, i, bi);
+    }
+    const tw_real *x = vcycle(m, 0);
+    memcpy(z, x, sizeof(tw_real) * (size_t)l->n);
 }
 
 int tw_amg_levels(const tw_amg *m) { return m->nlev; }
-int tw_amg_level_size(const tw_amg *m, int level) { return level >= 0 && level < m->nlev ? m->lev[level].n : 0; }
+int tw_amg_level_size(const tw_amg *m, int level) { return level >= 0 && level < m->nlev ? m->lev[level].rank : 0; }
 double tw_amg_update_ms(const tw_amg *m) { return m->update_ms; }
 
 double tw_amg_rigid_mode_error(const tw_amg *m, int li)
 {
     if (li < 0 || li + 1 >= m->nlev) return 0;
     const level *l = &m->lev[li], *c = &m->lev[li + 1];
+    int bs = l->bs;
     double err = 0, bmax = 0;
-    for (int r = 0; r < l->n; r++) {
-        if (l->P0.ptr[r] == l->P0.ptr[r + 1]) continue; /* a left-out (constrained) row */
-        for (int j = 0; j < 6; j++) {
-            double s = 0;
-            for (int k = l->P0.ptr[r]; k < l->P0.ptr[r + 1]; k++) s += l->P0.val[k] * c->B[6 * (size_t)l->P0.col[k] + j];
-            err = fmax(err, fabs(s - l->B[6 * (size_t)r + j]));
-            bmax = fmax(bmax, fabs(l->B[6 * (size_t)r + j]));
-        }
+    for (int i = 0; i < l->nnode; i++) {
+        if (l->P0.ptr[i] == l->P0.ptr[i + 1]) continue; /* a left-out (constrained) node */
+        int a = l->P0.col[l->P0.ptr[i]];
+        const double *p = l->P0.val + (size_t)bs * CB * l->P0.ptr[i];
+        for (int r = 0; r < bs; r++)
+            for (int j = 0; j < 6; j++) {
+                double s = 0;
+                for (int q = 0; q < CB; q++) s += p[r * CB + q] * c->B[6 * ((size_t)CB * a + q) + j];
+                const double bij = l->B[6 * ((size_t)bs * i + r) + j];
+                err = fmax(err, fabs(s - bij));
+                bmax = fmax(bmax, fabs(bij));
+            }
     }
     return bmax > 0 ? err / bmax : err;
 }
