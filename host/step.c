@@ -478,7 +478,9 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
         memcpy(w->cforce, out.collider_force, sizeof w->cforce);
         tw_colliders_advance(w, w->def.dt);
         w->host_x_stale = w->host_v_stale = 1;
-        if (w->def.integrator == TW_BDF2) w->has_history = 1; /* the device kept x, v in its history */
+        /* the device kept x, v in its history; after an impact the next step
+         * is implicit Euler, as on the CPU (tw_world_step) */
+        if (w->def.integrator == TW_BDF2) w->has_history = !out.impacts;
         w->step++;
         w->time += w->def.dt;
     } else if (s != TW_ERR_DIVERGED && out.started) {

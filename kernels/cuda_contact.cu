@@ -159,6 +159,29 @@ __global__ void contact_impulse_kernel(tw_cuda_data d)
     for (int a = 0; a < 3; a++) d.cpush[k + a] = (tw_real)(-p[a] / d.P->heff);
 }
 
+/* After the contact passes: the active contacts that the step's start
+ * velocity (v, not yet committed) took towards their collider faster than
+ * gravity adds in a step (tw_contact_impact; host/step.c restarts BDF2 with
+ * an implicit Euler step after one); sums them */
+__global__ void contact_impact_kernel(tw_cuda_data d, double *partial)
+{
+    const tw_cuda_params *P = d.P;
+    double vtol = P->h * sqrt(P->gravity[0] * P->gravity[0] + P->gravity[1] * P->gravity[1] +
+                              P->gravity[2] * P->gravity[2]);
+    double s[1] = {0};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x) {
+        if (d.fcons[i] != TW_FILTER_NORMAL || d.cons[i]) continue;
+        size_t k = 3 * (size_t)i;
+        s[0] += tw_contact_impact(d.v + k, d.cvel + k, d.cnormal + k, vtol);
+    }
+    tw_block_partials<1>(s, partial);
+}
+
+__global__ void contact_impact_count_kernel(tw_cuda_status *st, const double *scalars)
+{
+    st->impacts = (int)scalars[TW_S_IMPACTS];
+}
+
 /* The force on collider c: cpush summed over the vertices whose contact is
  * on it (deterministic partial sums) */
 __global__ void contact_force_kernel(tw_cuda_data d, int c, double *partial)
@@ -305,6 +328,19 @@ tw_status tw_cuda_contact_project_newmark(tw_cuda_world *cw)
 tw_status tw_cuda_contact_impulses(tw_cuda_world *cw)
 {
     contact_impulse_kernel<<<tw_cuda_grid(cw->d.n), TW_CUDA_THREADS, 0, cw->stream>>>(cw->d);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_contact_impacts(tw_cuda_world *cw)
+{
+    const tw_cuda_data &d = cw->d;
+    unsigned nb = tw_cuda_reduce_grid(d.n);
+    contact_impact_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(d, cw->partial);
+    TW_CUDA_LAUNCHED();
+    tw_status s = tw_cuda_reduce_finish(cw, 1, (int)nb, TW_S_IMPACTS);
+    if (s != TW_OK) return s;
+    contact_impact_count_kernel<<<1, 1, 0, cw->stream>>>(cw->d.st, cw->scalars);
     TW_CUDA_LAUNCHED();
     return TW_OK;
 }

@@ -36,7 +36,8 @@ enum {
     TW_S_FORCE = 14,    /* 3: the force on one collider (tw_cuda_contact_forces) */
     TW_S_ALPHA = 17,    /* the fused PCG (cuda_pcg_fused.cu): rz / pq of this iteration */
     TW_S_BETA = 18,     /* the fused PCG: rz / rz_prev for the next direction (0 before the first) */
-    TW_S_COUNT = 19
+    TW_S_IMPACTS = 19,  /* active contacts that hit their collider (tw_cuda_contact_impacts) */
+    TW_S_COUNT = 20
 };
 
 /* The per-step numbers, in device memory (tw_cuda_world.params), written by
@@ -83,6 +84,7 @@ typedef struct tw_cuda_status {
     int contacts;           /* contact vertices marked this step (0 without colliders) */
     int contact_changed;    /* the last active-set update: vertices that joined or left */
     int contact_friction;   /* ... and those whose friction was off Coulomb's */
+    int impacts;            /* active contacts that hit their collider this step (BDF2 restarts) */
 } tw_cuda_status;
 
 /* The device arrays every kernel reads, passed by value (one argument). The
@@ -344,6 +346,9 @@ tw_status tw_cuda_contact_project_newmark(tw_cuda_world *cw);
  * (tw_contact_vertex_impulse) over heff into cpush, the others 0. The
  * projections then add their momentum over h. */
 tw_status tw_cuda_contact_impulses(tw_cuda_world *cw);
+/* After the last contact pass (implicit): the active contacts that hit their
+ * collider this step (tw_contact_impact) into the status's impacts. */
+tw_status tw_cuda_contact_impacts(tw_cuda_world *cw);
 /* The force on each of the nc colliders (cpush summed over its contacts,
  * sign turned) into force; waits for the stream. */
 tw_status tw_cuda_contact_forces(tw_cuda_world *cw, int nc, double force[][3]);

@@ -743,7 +743,8 @@ static tw_status contact_passes(tw_cuda_world *cw, const tw_cuda_params *hp, tw_
     st->contacts_unresolved = changed;
     st->cg_iterations = iterations;
     st->cg_capped = cap;
-    return tw_cuda_contact_impulses(cw);
+    if ((s = tw_cuda_contact_impulses(cw)) != TW_OK) return s;
+    return tw_cuda_contact_impacts(cw); /* before the commit: reads the step's start velocity */
 }
 
 /* The step on the device: implicit_solve and what follows it (implicit
@@ -801,6 +802,7 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
     st->residual = hs->residual;
     st->newton_iterations = explicit_step ? 0 : 1;
     st->contacts = sh.colliders ? hs->contacts : 0;
+    out->impacts = passes ? hs->impacts : 0;
     st->ms_rotations = elapsed(cw, 0, 1);
     st->ms_assembly = elapsed(cw, 1, 2);
     st->ms_solve = elapsed(cw, 2, 3);

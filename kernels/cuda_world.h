@@ -70,6 +70,8 @@ typedef struct tw_cuda_step_out {
     int vmax_vertex;       /* the fastest vertex (the first of equal maxima) */
     double vmax;           /* its speed, m/s */
     int committed;         /* the device's own verdict passed: x and v there are the new state */
+    int impacts;           /* implicit steps with colliders: active contacts that hit their collider
+                              (tw_contact_impact); BDF2 restarts with implicit Euler after one */
     double collider_force[TW_MAX_COLLIDERS][3]; /* the force the body exerted on each collider, N */
 } tw_cuda_step_out;
 
