@@ -14,13 +14,11 @@
  * Matrices are assembled per block from the gather lists in a fixed order;
  * forces are scattered in element order: the result does not depend on a
  * thread count (the loops are serial). */
-#define _POSIX_C_SOURCE 200809L
 #include "hier_basis.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "error.h"
 #include "fem.h"
@@ -28,6 +26,7 @@
 #include "hd/math3.h"
 #include "mesh.h"
 #include "solver.h"
+#include "world.h" /* tw_now_ms */
 
 struct tw_hb {
     const tw_hierarchy *h;
@@ -89,12 +88,6 @@ tw_hb_def tw_default_hb_def(void)
     return d;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
 
 /* ------------------------------------------------------ hierarchical basis */
 
@@ -989,7 +982,7 @@ tw_status tw_hb_step(tw_hb *hb, tw_hb_stats *stats)
 {
     tw_hb_stats st;
     memset(&st, 0, sizeof st);
-    const double t0 = now_ms();
+    const double t0 = tw_now_ms();
     const size_t n3 = 3 * (size_t)hb->nf;
     const double h = hb->def.dt, cm = 1 + h * hb->def.damping_mass, ck = h * h + h * hb->def.damping_stiffness;
     hb->coarse_iters = 0;
@@ -1003,7 +996,7 @@ tw_status tw_hb_step(tw_hb *hb, tw_hb_stats *stats)
         }
     memcpy(hb->vn, hb->v, n3 * sizeof *hb->vn);
     filter(hb, hb->vn);
-    const double t1 = now_ms();
+    const double t1 = tw_now_ms();
     tw_solve_result sr = solve(hb, hb->b, hb->vn);
     st.cg_iterations = sr.iterations;
     st.residual = sr.residual;
@@ -1034,7 +1027,7 @@ tw_status tw_hb_step(tw_hb *hb, tw_hb_stats *stats)
         if (!(best < g)) break;
         for (size_t k = 0; k < n3; k++) hb->vn[k] += best_a * hb->dv[k];
     }
-    const double t2 = now_ms();
+    const double t2 = tw_now_ms();
     /* divergence: a non-finite velocity, or a vertex moving 10 body sizes in a step */
     double vmax = 0;
     for (int i = 0; i < hb->nf; i++) {
@@ -1058,7 +1051,7 @@ tw_status tw_hb_step(tw_hb *hb, tw_hb_stats *stats)
     st.coarse_iterations = hb->coarse_iters;
     st.ms_forces = t1 - t0;
     st.ms_solve = t2 - t1;
-    st.ms_total = now_ms() - t0;
+    st.ms_total = tw_now_ms() - t0;
     if (stats) *stats = st;
     return TW_OK;
 }
