@@ -55,6 +55,7 @@ typedef struct mr_level {
     double *h;          /* nv: smallest altitude of the node's tets, m */
     double *h_step;     /* nv: the length its Courant limit uses: h, less where its mass is
                            less than its lumped mass */
+    double *dt_limit;   /* nv: the largest step its Courant limit allows, s */
     double *h_edge;     /* nv: distance to its nearest neighbour, m (gamma's h, eq. 9: a sliver's
                            altitude would make its nodes look badly sampled) */
     double *Kd;         /* 9 per node: the linear stiffness's diagonal block at rest */
@@ -212,6 +213,7 @@ static tw_status level_build(tw_multires *m, int l)
     L->h = tw_malloc(sizeof(double) * nv, "multires node sizes");
     L->h_step = tw_malloc(sizeof(double) * nv, "multires node step sizes");
     L->h_edge = tw_malloc(sizeof(double) * nv, "multires node spacings");
+    L->dt_limit = tw_malloc(sizeof(double) * nv, "multires node step limits");
     L->Kd = tw_calloc(9 * nv, sizeof(double), "multires node Jacobians");
     L->x = tw_malloc(sizeof(double) * 3 * nv, "multires positions");
     L->v = tw_calloc(3 * nv, sizeof(double), "multires velocities");
@@ -235,7 +237,7 @@ static tw_status level_build(tw_multires *m, int l)
     L->ilvl = tw_calloc(nv, 1, "multires interface levels");
     L->need = tw_calloc(nv, 1, "multires interface needs");
     L->loc = tw_calloc((size_t)m->L, sizeof(tw_transfer), "multires locations");
-    if (!L->g || !L->vol || !L->mass || !L->h || !L->h_step || !L->h_edge || !L->Kd || !L->x || !L->v || !L->f || !L->v_tick || !L->detail || !L->gamma || !L->state ||
+    if (!L->g || !L->vol || !L->mass || !L->h || !L->h_step || !L->dt_limit || !L->h_edge || !L->Kd || !L->x || !L->v || !L->f || !L->v_tick || !L->detail || !L->gamma || !L->state ||
         !L->pinned || !L->boundary || !L->dtl || !L->courant_level || !L->boost || !L->normal ||
         !L->tet_f || !L->tool_hit || !L->tool_f || !L->tool_last || !L->tool_held || !L->imp || !L->ilvl || !L->need || !L->loc)
         return TW_ERR_NOMEM;
@@ -350,6 +352,7 @@ static void level_free(mr_level *L, int levels)
     free(L->h);
     free(L->h_step);
     free(L->h_edge);
+    free(L->dt_limit);
     free(L->Kd);
     free(L->vt_ptr);
     free(L->vt);
@@ -405,6 +408,43 @@ void tw_multires_destroy(tw_multires *m)
 
 static double courant_limit(const tw_multires *m, double h) { return m->def.courant_factor * h / m->wave; }
 
+/* Each node's largest step: courant_factor times 2 / omega, omega^2 the
+ * largest row sum of |K| over the node's block row (the rest stiffness,
+ * each tet's blocks taken apart: an upper bound of Gershgorin's) over its
+ * mass; a bound on the highest frequency the node takes part in, so a
+ * linear explicit step below 2 / omega is stable. The altitude limit of
+ * eq. 10 instead where the def asks for it. */
+static tw_status step_limits(tw_multires *m, mr_level *L)
+{
+    if (m->def.step_limit == TW_MR_STEP_ALTITUDE) {
+        for (int i = 0; i < L->nv; i++)
+            L->dt_limit[i] = courant_limit(m, L->h_step[i]);
+        return TW_OK;
+    }
+    double *rs = tw_calloc(3 * (size_t)L->nv, sizeof(double), "multires stiffness row sums");
+    if (!rs)
+        return TW_ERR_NOMEM;
+    for (int e = 0; e < L->nt; e++) {
+        const int *t = L->m->tets + 4 * e;
+        const double *g = L->g + 12 * e, V = L->vol[e];
+        for (int a = 0; a < 4; a++)
+            for (int b = 0; b < 4; b++) {
+                const double *ga = g + 3 * a, *gb = g + 3 * b;
+                const double dot = ga[0] * gb[0] + ga[1] * gb[1] + ga[2] * gb[2];
+                for (int r = 0; r < 3; r++)
+                    for (int c = 0; c < 3; c++) /* K_ab = V (lam ga gb^T + mu gb ga^T + mu ga.gb I) */
+                        rs[3 * t[a] + r] +=
+                            fabs(V * (m->lam * ga[r] * gb[c] + m->mu * ga[c] * gb[r] + (r == c ? m->mu * dot : 0)));
+            }
+    }
+    for (int i = 0; i < L->nv; i++) {
+        const double k = fmax(rs[3 * i], fmax(rs[3 * i + 1], rs[3 * i + 2]));
+        L->dt_limit[i] = k > 0 && L->mass[i] > 0 ? m->def.courant_factor * 2 / sqrt(k / L->mass[i]) : DBL_MAX;
+    }
+    free(rs);
+    return TW_OK;
+}
+
 static tw_status check_def(const tw_multires_def *d, int levels)
 {
     if (!(d->youngs > 0) || !(d->poisson > -1 && d->poisson < 0.5) || !(d->density > 0))
@@ -418,6 +458,8 @@ static tw_status check_def(const tw_multires_def *d, int levels)
     if (!(d->damping_phi >= 0 && d->damping_psi >= 0) || !(d->speed_change >= 0) || !(d->work_budget >= 0))
         return tw_fail(TW_ERR_INVALID, "multires: damping %g,%g Pa s, speed change %g and budget %g must be >= 0",
                        d->damping_phi, d->damping_psi, d->speed_change, d->work_budget);
+    if (d->step_limit != TW_MR_STEP_STIFFNESS && d->step_limit != TW_MR_STEP_ALTITUDE)
+        return tw_fail(TW_ERR_INVALID, "multires: step_limit %d is neither stiffness (0) nor altitude (1)", (int)d->step_limit);
     if (d->max_dt_level < 0 || d->max_dt_level > MR_MAX_DT_LEVEL)
         return tw_fail(TW_ERR_INVALID, "multires: max_dt_level %d out of 0..%d", d->max_dt_level, MR_MAX_DT_LEVEL);
     if (d->start_level < 0 || d->start_level >= levels)
@@ -498,8 +540,10 @@ tw_multires *tw_multires_create(tw_hierarchy *h, const tw_multires_def *def)
     int need = 0;
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
+        if (step_limits(m, L) != TW_OK)
+            goto fail;
         for (int i = 0; i < L->nv; i++) {
-            const double lim = courant_limit(m, L->h_step[i]);
+            const double lim = L->dt_limit[i];
             int k = 0;
             while (def->frame_dt / ldexp(1, k) > lim && k < MR_MAX_DT_LEVEL + 1)
                 k++;
@@ -1419,7 +1463,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
     tw_mr_frame_stats st;
     memset(&st, 0, sizeof st);
     const double T = m->def.frame_dt;
-    const int M = m->M, N = 1 << M;
+    const int M = m->M;
     double c_end[3] = {0, 0, 0};
     if (m->has_tool) {
         tool_center(m, m->time, m->tool_c0);
@@ -1475,6 +1519,20 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
     tw_status rs = build_schedule(m);
     if (rs != TW_OK)
         return rs;
+    /* the frame's finest step: that of its finest tet or node (M when the def fixes
+       it); a finer drift would only split the same straight lines */
+    int Ms = M;
+    if (!m->def.max_dt_level) {
+        Ms = 0;
+        for (int k = 0; k <= M; k++)
+            if (m->due_ptr[k + 1] > m->due_ptr[k])
+                Ms = k;
+        for (int l = 0; l < m->L; l++)
+            for (int q = m->act_ptr[l]; q < m->act_ptr[l + 1]; q++)
+                if (m->lv[l].dtl[m->act[q]] > Ms)
+                    Ms = m->lv[l].dtl[m->act[q]];
+    }
+    const int N = 1 << Ms;
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
         memset(L->f, 0, sizeof(double) * 3 * (size_t)L->nv);
@@ -1491,7 +1549,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
             int tz = 0;
             while (!((s >> tz) & 1))
                 tz++;
-            kmin = M - tz;
+            kmin = Ms - tz;
         }
         for (int b = m->due_ptr[kmin]; b < m->due_ptr[M + 1]; b++) {
             const mr_due *d = &m->due[b];
@@ -1528,7 +1586,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                 }
                 for (int d = 0; d < 3; d++)
                     v[d] += ds * m->def.gravity[d];
-                const int span = 1 << (M - L->dtl[i]);
+                const int span = 1 << (Ms - L->dtl[i]);
                 if ((s + 1) % span == 0) {
                     /* the end of the node's own step */
                     const double dt = T / (1 << L->dtl[i]);
@@ -1604,7 +1662,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
             int tz = 0;
             while (!(((s + 1) >> tz) & 1))
                 tz++;
-            run_sub(m, M - tz);
+            run_sub(m, Ms - tz);
         } else {
             run_plan(m);
         }
@@ -1684,6 +1742,7 @@ double *tw_multires_velocities(tw_multires *m, int l) { return m->lv[l].v; }
 const unsigned char *tw_multires_states(const tw_multires *m, int l) { return m->lv[l].state; }
 const signed char *tw_multires_dt_levels(const tw_multires *m, int l) { return m->lv[l].dtl; }
 const double *tw_multires_node_h(const tw_multires *m, int l) { return m->lv[l].h; }
+const double *tw_multires_node_dt_limit(const tw_multires *m, int l) { return m->lv[l].dt_limit; }
 double tw_multires_frame_dt(const tw_multires *m) { return m->def.frame_dt; }
 int tw_multires_max_dt_level(const tw_multires *m) { return m->M; }
 double tw_multires_time(const tw_multires *m) { return m->time; }

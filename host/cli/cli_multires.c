@@ -80,6 +80,9 @@ void cli_multires_help(FILE *f)
             "  --frames N              frames to run (default %d)\n"
             "  --max-dt-level K        finest step frame_dt/2^K (default: from the Courant limit)\n"
             "  --courant F             dt <= F h sqrt(rho/(lambda+2mu)), 0 < F <= 1 (default %g)\n"
+            "  --step-limit stiffness|altitude  a node's stable step: 2/omega from its rest stiffness\n"
+            "                          and mass (default), or eq. 10's smallest tet altitude over the\n"
+            "                          wave speed (slivers make it tiny)\n"
             "  --semi-implicit         the filter v *= (I - dt^2/m J)^-1 (eq. 11), a damping; the step\n"
             "                          stays --courant's\n"
             "  --speed-change F        halve a node's step when a step's velocity change moves it by\n"
@@ -164,6 +167,17 @@ static int mr_parse(cli_args *a, cli_scene_opts *so, mr_opts *o)
         } else if (cli_is(a, "--courant")) {
             bad = cli_double(a, "factor", &o->def.courant_factor) ||
                   cli_require(a, o->def.courant_factor > 0 && o->def.courant_factor <= 1, "in (0, 1]");
+        } else if (cli_is(a, "--step-limit")) {
+            const char *v = cli_value(a, "stiffness|altitude");
+            bad = !v;
+            if (v && !strcmp(v, "stiffness")) {
+                o->def.step_limit = TW_MR_STEP_STIFFNESS;
+            } else if (v && !strcmp(v, "altitude")) {
+                o->def.step_limit = TW_MR_STEP_ALTITUDE;
+            } else if (v) {
+                cli_error(a, "--step-limit %s: stiffness or altitude", v);
+                bad = 1;
+            }
         } else if (cli_is(a, "--semi-implicit")) {
             bad = cli_flag(a);
             o->def.semi_implicit = 1;
