@@ -1533,6 +1533,13 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                     Ms = m->lv[l].dtl[m->act[q]];
     }
     const int N = 1 << Ms;
+    st.tool_step_level = -1;
+    for (int l = 0; l < m->L; l++)
+        for (int q = m->act_ptr[l]; q < m->act_ptr[l + 1]; q++) {
+            const int i = m->act[q];
+            if (m->lv[l].tool_hit[i] && m->lv[l].dtl[i] > st.tool_step_level)
+                st.tool_step_level = m->lv[l].dtl[i];
+        }
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
         memset(L->f, 0, sizeof(double) * 3 * (size_t)L->nv);

@@ -83,6 +83,8 @@ typedef struct tw_mr_frame_stats {
                                   def fixes it */
     int tool_nodes;            /* active nodes near the tool this frame (held out of it) */
     int tool_held;             /* the most of them the tool held at one substep */
+    int tool_step_level;       /* the finest step level of those nodes (-1: none): the force on
+                                  the tool is updated 2^tool_step_level times a frame */
     double tool_force[3];      /* N: the force on the tool, mean over the frame's substeps; each
                                   held node's internal force over its last own step */
     double tool_force_last[3]; /* N: at the frame's last substep */

@@ -387,7 +387,8 @@ int cli_cmd_run_multires(int argc, char **argv)
     /* the budget from a measured cost per tet evaluation (a running mean) */
     double ms_per_work = 0, ms_total = 0, ms_max = 0;
     long work_total = 0;
-    int over = 0, late = 0;
+    int over = 0, late = 0, tool_frames = 0;
+    double tool_updates = 0, tool_ms = 0, substeps = 0; /* the tool force's updates and the substeps, all frames */
     for (int f = 1; f <= o.frames; f++) {
         if (o.frame_budget_ms > 0 && ms_per_work > 0) {
             double w = o.frame_budget_ms / ms_per_work;
@@ -409,6 +410,12 @@ int cli_cmd_run_multires(int argc, char **argv)
         ms_total += ms;
         ms_max = fmax(ms_max, ms);
         work_total += st.work;
+        substeps += st.substeps;
+        if (st.tool_step_level >= 0) {
+            tool_frames++;
+            tool_updates += ldexp(1, st.tool_step_level);
+            tool_ms += ms;
+        }
         over += st.over_budget;
         late += o.frame_budget_ms > 0 && ms > o.frame_budget_ms;
         if (csv) {
@@ -426,6 +433,12 @@ int cli_cmd_run_multires(int argc, char **argv)
            o.frames * o.def.frame_dt * 1000 / ms_total);
     printf("tet evaluations: %.0f a frame; %.1f ns each\n", (double)work_total / o.frames,
            work_total > 0 ? 1e6 * ms_total / work_total : 0.0);
+    printf("substeps: %.0f a frame\n", substeps / o.frames);
+    if (tool_frames > 0)
+        printf("tool force: updated %.1f times a frame (its nodes' finest step) in the %d frames touching it: "
+               "%.0f Hz simulated, %.0f Hz on the clock\n",
+               tool_updates / tool_frames, tool_frames, tool_updates / tool_frames / o.def.frame_dt,
+               1000 * tool_updates / tool_ms);
     if (o.frame_budget_ms > 0)
         printf("frame budget %g ms: %d of %d frames over it on the clock, %d planned over the work budget\n",
                o.frame_budget_ms, late, o.frames, over);
