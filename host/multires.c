@@ -55,6 +55,7 @@ typedef struct mr_level {
     double *h;          /* nv: smallest altitude of the node's tets, m */
     double *h_step;     /* nv: the length its Courant limit uses: h, less where its mass is
                            less than its lumped mass */
+    double *dt_limit;   /* nv: the largest step its Courant limit allows, s */
     double *h_edge;     /* nv: distance to its nearest neighbour, m (gamma's h, eq. 9: a sliver's
                            altitude would make its nodes look badly sampled) */
     double *Kd;         /* 9 per node: the linear stiffness's diagonal block at rest */
@@ -80,7 +81,17 @@ typedef struct mr_level {
     double *imp;        /* 3 nv: the substep's internal impulses, interface nodes' passed on */
     signed char *ilvl;  /* interface nodes: the finest step level among the active nodes
                            they are interpolated from (through other interface nodes too) */
+    signed char *need;  /* interface nodes: the finest tet level that reads them, directly or
+                           through later plan entries (-1: none); the frame's substeps
+                           interpolate a node only before a substep that evaluates its readers */
 } mr_level;
+
+/* A tet due in the frame: level l, tet e, and its kick scale (its step times
+ * its active nodes' share of its energy). */
+typedef struct mr_due {
+    int level, tet;
+    double scale;
+} mr_due;
 
 typedef struct mr_plan {
     int level, node, src;
@@ -103,6 +114,12 @@ struct tw_multires {
     tw_mr_tool tool;
     double tool_c0[3], tool_c1[3]; /* the tool's centre at the frame's start and end */
     double budget;
+    /* the frame's schedule, kept between frames (no allocation a frame once grown) */
+    mr_due *due;      /* tets by level: level k from due_ptr[k] to due_ptr[k + 1] */
+    int due_cap, *due_ptr;
+    int *act, act_cap, *act_ptr; /* active nodes of level l: act[act_ptr[l] .. act_ptr[l + 1]) */
+    int *sub, sub_cap, *sub_ptr; /* plan entries in plan order whose need is >= k:
+                                    sub[sub_ptr[k] .. sub_ptr[k + 1]) */
 };
 
 tw_multires_def tw_default_multires_def(void)
@@ -196,6 +213,7 @@ static tw_status level_build(tw_multires *m, int l)
     L->h = tw_malloc(sizeof(double) * nv, "multires node sizes");
     L->h_step = tw_malloc(sizeof(double) * nv, "multires node step sizes");
     L->h_edge = tw_malloc(sizeof(double) * nv, "multires node spacings");
+    L->dt_limit = tw_malloc(sizeof(double) * nv, "multires node step limits");
     L->Kd = tw_calloc(9 * nv, sizeof(double), "multires node Jacobians");
     L->x = tw_malloc(sizeof(double) * 3 * nv, "multires positions");
     L->v = tw_calloc(3 * nv, sizeof(double), "multires velocities");
@@ -217,10 +235,11 @@ static tw_status level_build(tw_multires *m, int l)
     L->tool_held = tw_calloc(nv, 1, "multires tool holds");
     L->imp = tw_calloc(3 * nv, sizeof(double), "multires impulses");
     L->ilvl = tw_calloc(nv, 1, "multires interface levels");
+    L->need = tw_calloc(nv, 1, "multires interface needs");
     L->loc = tw_calloc((size_t)m->L, sizeof(tw_transfer), "multires locations");
-    if (!L->g || !L->vol || !L->mass || !L->h || !L->h_step || !L->h_edge || !L->Kd || !L->x || !L->v || !L->f || !L->v_tick || !L->detail || !L->gamma || !L->state ||
+    if (!L->g || !L->vol || !L->mass || !L->h || !L->h_step || !L->dt_limit || !L->h_edge || !L->Kd || !L->x || !L->v || !L->f || !L->v_tick || !L->detail || !L->gamma || !L->state ||
         !L->pinned || !L->boundary || !L->dtl || !L->courant_level || !L->boost || !L->normal ||
-        !L->tet_f || !L->tool_hit || !L->tool_f || !L->tool_last || !L->tool_held || !L->imp || !L->ilvl || !L->loc)
+        !L->tet_f || !L->tool_hit || !L->tool_f || !L->tool_last || !L->tool_held || !L->imp || !L->ilvl || !L->need || !L->loc)
         return TW_ERR_NOMEM;
     memcpy(L->x, me->X, sizeof(double) * 3 * nv);
     for (size_t i = 0; i < nv; i++)
@@ -333,6 +352,7 @@ static void level_free(mr_level *L, int levels)
     free(L->h);
     free(L->h_step);
     free(L->h_edge);
+    free(L->dt_limit);
     free(L->Kd);
     free(L->vt_ptr);
     free(L->vt);
@@ -360,6 +380,7 @@ static void level_free(mr_level *L, int levels)
     free(L->tool_held);
     free(L->imp);
     free(L->ilvl);
+    free(L->need);
     if (L->loc)
         for (int k = 0; k < levels; k++)
             tw_transfer_free(&L->loc[k]);
@@ -375,11 +396,54 @@ void tw_multires_destroy(tw_multires *m)
             level_free(&m->lv[l], m->L);
     free(m->lv);
     free(m->plan);
+    free(m->due);
+    free(m->due_ptr);
+    free(m->act);
+    free(m->act_ptr);
+    free(m->sub);
+    free(m->sub_ptr);
     tw_hier_free(m->h);
     free(m);
 }
 
 static double courant_limit(const tw_multires *m, double h) { return m->def.courant_factor * h / m->wave; }
+
+/* Each node's largest step: courant_factor times 2 / omega, omega^2 the
+ * largest row sum of |K| over the node's block row (the rest stiffness,
+ * each tet's blocks taken apart: an upper bound of Gershgorin's) over its
+ * mass; a bound on the highest frequency the node takes part in, so a
+ * linear explicit step below 2 / omega is stable. The altitude limit of
+ * eq. 10 instead where the def asks for it. */
+static tw_status step_limits(tw_multires *m, mr_level *L)
+{
+    if (m->def.step_limit == TW_MR_STEP_ALTITUDE) {
+        for (int i = 0; i < L->nv; i++)
+            L->dt_limit[i] = courant_limit(m, L->h_step[i]);
+        return TW_OK;
+    }
+    double *rs = tw_calloc(3 * (size_t)L->nv, sizeof(double), "multires stiffness row sums");
+    if (!rs)
+        return TW_ERR_NOMEM;
+    for (int e = 0; e < L->nt; e++) {
+        const int *t = L->m->tets + 4 * e;
+        const double *g = L->g + 12 * e, V = L->vol[e];
+        for (int a = 0; a < 4; a++)
+            for (int b = 0; b < 4; b++) {
+                const double *ga = g + 3 * a, *gb = g + 3 * b;
+                const double dot = ga[0] * gb[0] + ga[1] * gb[1] + ga[2] * gb[2];
+                for (int r = 0; r < 3; r++)
+                    for (int c = 0; c < 3; c++) /* K_ab = V (lam ga gb^T + mu gb ga^T + mu ga.gb I) */
+                        rs[3 * t[a] + r] +=
+                            fabs(V * (m->lam * ga[r] * gb[c] + m->mu * ga[c] * gb[r] + (r == c ? m->mu * dot : 0)));
+            }
+    }
+    for (int i = 0; i < L->nv; i++) {
+        const double k = fmax(rs[3 * i], fmax(rs[3 * i + 1], rs[3 * i + 2]));
+        L->dt_limit[i] = k > 0 && L->mass[i] > 0 ? m->def.courant_factor * 2 / sqrt(k / L->mass[i]) : DBL_MAX;
+    }
+    free(rs);
+    return TW_OK;
+}
 
 static tw_status check_def(const tw_multires_def *d, int levels)
 {
@@ -394,6 +458,8 @@ static tw_status check_def(const tw_multires_def *d, int levels)
     if (!(d->damping_phi >= 0 && d->damping_psi >= 0) || !(d->speed_change >= 0) || !(d->work_budget >= 0))
         return tw_fail(TW_ERR_INVALID, "multires: damping %g,%g Pa s, speed change %g and budget %g must be >= 0",
                        d->damping_phi, d->damping_psi, d->speed_change, d->work_budget);
+    if (d->step_limit != TW_MR_STEP_STIFFNESS && d->step_limit != TW_MR_STEP_ALTITUDE)
+        return tw_fail(TW_ERR_INVALID, "multires: step_limit %d is neither stiffness (0) nor altitude (1)", (int)d->step_limit);
     if (d->max_dt_level < 0 || d->max_dt_level > MR_MAX_DT_LEVEL)
         return tw_fail(TW_ERR_INVALID, "multires: max_dt_level %d out of 0..%d", d->max_dt_level, MR_MAX_DT_LEVEL);
     if (d->start_level < 0 || d->start_level >= levels)
@@ -474,8 +540,10 @@ tw_multires *tw_multires_create(tw_hierarchy *h, const tw_multires_def *def)
     int need = 0;
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
+        if (step_limits(m, L) != TW_OK)
+            goto fail;
         for (int i = 0; i < L->nv; i++) {
-            const double lim = courant_limit(m, L->h_step[i]);
+            const double lim = L->dt_limit[i];
             int k = 0;
             while (def->frame_dt / ldexp(1, k) > lim && k < MR_MAX_DT_LEVEL + 1)
                 k++;
@@ -691,30 +759,6 @@ static void plan_levels(tw_multires *m)
     }
 }
 
-/* The transpose of the interpolation, in reverse plan order: an interface
- * node's impulse goes to the nodes it is interpolated from, so that the
- * forces are the gradient of one energy of the active nodes (the
- * interface positions being functions of them) and the mixed levels
- * conserve it. A pinned interface node holds its own. */
-static void scatter_plan(tw_multires *m)
-{
-    for (int k = m->plan_n - 1; k >= 0; k--) {
-        const int l = m->plan[k].level, i = m->plan[k].node, src = m->plan[k].src;
-        mr_level *D = &m->lv[l], *S = &m->lv[src];
-        double *g = D->imp + 3 * (size_t)i;
-        if (!D->pinned[i] && (g[0] != 0 || g[1] != 0 || g[2] != 0)) {
-            const tw_transfer *P = &D->loc[src];
-            for (int r = 0; r < TW_HIER_ROW; r++) {
-                const int j = P->idx[TW_HIER_ROW * i + r];
-                const double w = P->w[TW_HIER_ROW * i + r];
-                for (int d = 0; d < 3; d++)
-                    S->imp[3 * (size_t)j + d] += w * g[d];
-            }
-        }
-        g[0] = g[1] = g[2] = 0;
-    }
-}
-
 void tw_multires_update_interface(tw_multires *m)
 {
     build_plan(m);
@@ -785,6 +829,88 @@ static double tet_force(const tw_multires *m, mr_level *L, int e, int want_energ
     for (int k = 0; k < 9; k++)
         e2 += E[k] * E[k];
     return V * (mu * e2 + 0.5 * lam * trE * trE);
+}
+
+/* tet_force's forces of tet e times scale, added to its nodes' impulses:
+ * a substep's kick. The same arithmetic in the same order, less what it
+ * cannot change: without damping the rate terms (they add zeros), and E and
+ * N are symmetric, their lower halves copied. */
+static void tet_kick(const tw_multires *m, mr_level *L, int e, double scale)
+{
+    const int *t = L->m->tets + 4 * e;
+    const double *g = L->g + 12 * e, *X = L->m->X, *x = L->x, *vel = L->v;
+    const int damped = m->def.damping_phi != 0 || m->def.damping_psi != 0;
+    double F[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, Fd[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (int p = 0; p < 4; p++) {
+        const int i = t[p];
+        const double *gp = g + 3 * p;
+        for (int r = 0; r < 3; r++) {
+            const double u = x[3 * i + r] - X[3 * i + r];
+            F[3 * r] += u * gp[0];
+            F[3 * r + 1] += u * gp[1];
+            F[3 * r + 2] += u * gp[2];
+        }
+        if (damped)
+            for (int r = 0; r < 3; r++) {
+                const double v = vel[3 * i + r];
+                Fd[3 * r] += v * gp[0];
+                Fd[3 * r + 1] += v * gp[1];
+                Fd[3 * r + 2] += v * gp[2];
+            }
+    }
+    const double lam = m->lam, mu = m->mu, phi = m->def.damping_phi, psi = m->def.damping_psi;
+    const int green = m->def.strain == TW_MR_GREEN;
+    double E[9], N[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, S[9], P[9];
+    for (int r = 0; r < 3; r++)
+        for (int c = r; c < 3; c++) {
+            if (green) {
+                double s = 0;
+                for (int k = 0; k < 3; k++)
+                    s += F[3 * k + r] * F[3 * k + c];
+                E[3 * r + c] = E[3 * c + r] = 0.5 * (s - (r == c));
+            } else {
+                E[3 * r + c] = E[3 * c + r] = 0.5 * (F[3 * r + c] + F[3 * c + r]) - (r == c);
+            }
+            if (damped) {
+                if (green) {
+                    double sd = 0;
+                    for (int k = 0; k < 3; k++)
+                        sd += Fd[3 * k + r] * F[3 * k + c] + F[3 * k + r] * Fd[3 * k + c];
+                    N[3 * r + c] = N[3 * c + r] = 0.5 * sd;
+                } else {
+                    N[3 * r + c] = N[3 * c + r] = 0.5 * (Fd[3 * r + c] + Fd[3 * c + r]);
+                }
+            }
+        }
+    const double trE = E[0] + E[4] + E[8];
+    if (damped) {
+        const double trN = N[0] + N[4] + N[8];
+        for (int k = 0; k < 9; k++)
+            S[k] = 2 * mu * E[k] + 2 * psi * N[k];
+        for (int d = 0; d < 3; d++)
+            S[4 * d] += lam * trE + phi * trN;
+    } else {
+        for (int k = 0; k < 9; k++)
+            S[k] = 2 * mu * E[k];
+        for (int d = 0; d < 3; d++)
+            S[4 * d] += lam * trE;
+    }
+    if (green) {
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++)
+                P[3 * r + c] = F[3 * r] * S[c] + F[3 * r + 1] * S[3 + c] + F[3 * r + 2] * S[6 + c];
+    } else {
+        memcpy(P, S, sizeof P);
+    }
+    const double V = L->vol[e];
+    for (int p = 0; p < 4; p++) {
+        double *imp = L->imp + 3 * t[p];
+        const double *gp = g + 3 * p;
+        for (int r = 0; r < 3; r++) {
+            const double f = -V * (P[3 * r] * gp[0] + P[3 * r + 1] * gp[1] + P[3 * r + 2] * gp[2]);
+            imp[r] += scale * f;
+        }
+    }
 }
 
 /* ---- work: a tet costs 2^(largest dt level of its active nodes) evaluations a frame */
@@ -1161,12 +1287,183 @@ static long adapt(tw_multires *m, const double tool_c[3], tw_mr_frame_stats *st)
     return W;
 }
 
+/* Grows *buf to hold n items of sz bytes; 0 with tw_last_error when out of memory. */
+static int grow(void **buf, int *cap, int n, size_t sz, const char *what)
+{
+    if (n <= *cap)
+        return 1;
+    int c = *cap > 0 ? *cap : 64;
+    while (c < n)
+        c *= 2;
+    void *p = realloc(*buf, sz * (size_t)c);
+    if (!p) {
+        tw_fail(TW_ERR_NOMEM, "multires: %s (%d)", what, n);
+        return 0;
+    }
+    *buf = p;
+    *cap = c;
+    return 1;
+}
+
+/* The frame's schedule once the active set and the plan are final: the due
+ * tets by level with their kick scales, the active nodes of each level, and
+ * per tet level k the plan entries a substep evaluating levels k and finer
+ * reads (an interface node is read by the tets it belongs to and by the plan
+ * entries interpolated from it). A stale entry reads values as they are,
+ * later entries' included: it and all it reads run at every substep, as the
+ * whole plan would. */
+static tw_status build_schedule(tw_multires *m)
+{
+    const int M = m->M;
+    const double T = m->def.frame_dt;
+    if (!m->due_ptr) {
+        m->due_ptr = malloc(sizeof(int) * (MR_MAX_DT_LEVEL + 2));
+        m->sub_ptr = malloc(sizeof(int) * (MR_MAX_DT_LEVEL + 2));
+        m->act_ptr = malloc(sizeof(int) * ((size_t)m->L + 1));
+        if (!m->due_ptr || !m->sub_ptr || !m->act_ptr)
+            return tw_fail(TW_ERR_NOMEM, "multires: frame schedule (%d levels)", m->L);
+    }
+    int fill[MR_MAX_DT_LEVEL + 2], nb = 0, na = 0;
+    memset(m->due_ptr, 0, sizeof(int) * ((size_t)M + 2));
+    for (int l = 0; l < m->L; l++)
+        for (int e = 0; e < m->lv[l].nt; e++) {
+            const int k = tet_level(&m->lv[l], e);
+            if (k >= 0) {
+                m->due_ptr[k + 1]++;
+                nb++;
+            }
+        }
+    for (int k = 0; k <= M; k++)
+        m->due_ptr[k + 1] += m->due_ptr[k];
+    for (int l = 0; l < m->L; l++)
+        for (int i = 0; i < m->lv[l].nv; i++)
+            na += m->lv[l].state[i] == TW_MR_ACTIVE;
+    if (!grow((void **)&m->due, &m->due_cap, nb + 1, sizeof *m->due, "frame tet list") ||
+        !grow((void **)&m->act, &m->act_cap, na + 1, sizeof *m->act, "frame active nodes"))
+        return TW_ERR_NOMEM;
+    memcpy(fill, m->due_ptr, sizeof(int) * ((size_t)M + 2));
+    for (int l = 0; l < m->L; l++) {
+        mr_level *L = &m->lv[l];
+        for (int e = 0; e < L->nt; e++) {
+            const int k = tet_level(L, e);
+            if (k < 0)
+                continue;
+            const int *t = L->m->tets + 4 * e;
+            int active = 0;
+            for (int p = 0; p < 4; p++)
+                active += L->state[t[p]] == TW_MR_ACTIVE;
+            mr_due *d = &m->due[fill[k]++];
+            d->level = l;
+            d->tet = e;
+            /* each active node owns a quarter of the tet's energy */
+            d->scale = T / (1 << k) * active / 4;
+        }
+    }
+    na = 0;
+    for (int l = 0; l < m->L; l++) {
+        m->act_ptr[l] = na;
+        for (int i = 0; i < m->lv[l].nv; i++)
+            if (m->lv[l].state[i] == TW_MR_ACTIVE)
+                m->act[na++] = i;
+    }
+    m->act_ptr[m->L] = na;
+    /* the plan entries' needs: the readers' tet levels, carried back to the sources */
+    for (int k = 0; k < m->plan_n; k++)
+        m->lv[m->plan[k].level].need[m->plan[k].node] = -1;
+    for (int b = 0; b < nb; b++) {
+        int k = 0;
+        while (b >= m->due_ptr[k + 1])
+            k++;
+        mr_level *L = &m->lv[m->due[b].level];
+        const int *t = L->m->tets + 4 * m->due[b].tet;
+        for (int p = 0; p < 4; p++)
+            if (L->state[t[p]] == TW_MR_INTERFACE && L->need[t[p]] < k)
+                L->need[t[p]] = (signed char)k;
+    }
+    for (int k = m->plan_n - m->stale; k < m->plan_n; k++)
+        m->lv[m->plan[k].level].need[m->plan[k].node] = (signed char)M;
+    int changed = 1;
+    while (changed) { /* one pass unless a stale entry reads a later one */
+        changed = 0;
+        for (int k = m->plan_n - 1; k >= 0; k--) {
+            const int l = m->plan[k].level, i = m->plan[k].node, src = m->plan[k].src;
+            const int n = m->lv[l].need[i];
+            if (n < 0)
+                continue;
+            const tw_transfer *P = &m->lv[l].loc[src];
+            mr_level *S = &m->lv[src];
+            for (int r = 0; r < TW_HIER_ROW; r++) {
+                const int j = P->idx[TW_HIER_ROW * i + r];
+                if (P->w[TW_HIER_ROW * i + r] != 0 && S->state[j] == TW_MR_INTERFACE && S->need[j] < n) {
+                    S->need[j] = (signed char)n;
+                    changed = 1;
+                }
+            }
+        }
+        if (m->stale == 0)
+            break;
+    }
+    int ns = 0;
+    for (int k = 0; k < m->plan_n; k++)
+        ns += m->lv[m->plan[k].level].need[m->plan[k].node] + 1;
+    if (!grow((void **)&m->sub, &m->sub_cap, ns + 1, sizeof *m->sub, "frame plan lists"))
+        return TW_ERR_NOMEM;
+    ns = 0;
+    for (int k = 0; k <= M; k++) {
+        m->sub_ptr[k] = ns;
+        for (int q = 0; q < m->plan_n; q++)
+            if (m->lv[m->plan[q].level].need[m->plan[q].node] >= k)
+                m->sub[ns++] = q;
+    }
+    m->sub_ptr[M + 1] = ns;
+    return TW_OK;
+}
+
+/* The plan entries a substep evaluating tet levels kmin and finer reads: in
+ * plan order, as run_plan would interpolate them. */
+static void run_sub(tw_multires *m, int kmin)
+{
+    if (m->L < 2)
+        return;
+    for (int q = m->sub_ptr[kmin]; q < m->sub_ptr[kmin + 1]; q++) {
+        const mr_plan *p = &m->plan[m->sub[q]];
+        interpolate(m, p->level, p->node, p->src);
+    }
+}
+
+/* The transpose of the interpolation, in reverse plan order: an interface
+ * node's impulse goes to the nodes it is interpolated from, so that the
+ * forces are the gradient of one energy of the active nodes (the
+ * interface positions being functions of them) and the mixed levels
+ * conserve it. A pinned interface node holds its own. Over the entries a
+ * substep evaluating tet levels kmin and finer reads: the others hold no
+ * impulse. */
+static void scatter_sub(tw_multires *m, int kmin)
+{
+    for (int q = m->sub_ptr[kmin + 1] - 1; q >= m->sub_ptr[kmin]; q--) {
+        const int k = m->sub[q];
+        const int l = m->plan[k].level, i = m->plan[k].node, src = m->plan[k].src;
+        mr_level *D = &m->lv[l], *S = &m->lv[src];
+        double *g = D->imp + 3 * (size_t)i;
+        if (!D->pinned[i] && (g[0] != 0 || g[1] != 0 || g[2] != 0)) {
+            const tw_transfer *P = &D->loc[src];
+            for (int r = 0; r < TW_HIER_ROW; r++) {
+                const int j = P->idx[TW_HIER_ROW * i + r];
+                const double w = P->w[TW_HIER_ROW * i + r];
+                for (int d = 0; d < 3; d++)
+                    S->imp[3 * (size_t)j + d] += w * g[d];
+            }
+        }
+        g[0] = g[1] = g[2] = 0;
+    }
+}
+
 tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
 {
     tw_mr_frame_stats st;
     memset(&st, 0, sizeof st);
     const double T = m->def.frame_dt;
-    const int M = m->M, N = 1 << M;
+    const int M = m->M;
     double c_end[3] = {0, 0, 0};
     if (m->has_tool) {
         tool_center(m, m->time, m->tool_c0);
@@ -1219,38 +1516,30 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
     st.predicted_work = W;
     /* the tets to evaluate, bucketed by their level (the largest step level of
        their active nodes): level k is due at substeps that are multiples of 2^(M-k) */
-    int *bucket_ptr = calloc((size_t)M + 2, sizeof(int));
-    if (!bucket_ptr)
-        return tw_fail(TW_ERR_NOMEM, "multires: frame tet lists (%d levels)", M);
-    int nb = 0;
-    for (int l = 0; l < m->L; l++)
-        for (int e = 0; e < m->lv[l].nt; e++) {
-            const int k = tet_level(&m->lv[l], e);
-            if (k >= 0) {
-                bucket_ptr[k + 1]++;
-                nb++;
-            }
-        }
-    for (int k = 0; k <= M; k++)
-        bucket_ptr[k + 1] += bucket_ptr[k];
-    int *bucket = malloc(sizeof(int) * 2 * ((size_t)nb + 1)), *fill = malloc(sizeof(int) * ((size_t)M + 2));
-    if (!bucket || !fill) {
-        free(bucket_ptr);
-        free(bucket);
-        free(fill);
-        return tw_fail(TW_ERR_NOMEM, "multires: frame tet lists (%d tets)", nb);
+    tw_status rs = build_schedule(m);
+    if (rs != TW_OK)
+        return rs;
+    /* the frame's finest step: that of its finest tet or node (M when the def fixes
+       it); a finer drift would only split the same straight lines */
+    int Ms = M;
+    if (!m->def.max_dt_level) {
+        Ms = 0;
+        for (int k = 0; k <= M; k++)
+            if (m->due_ptr[k + 1] > m->due_ptr[k])
+                Ms = k;
+        for (int l = 0; l < m->L; l++)
+            for (int q = m->act_ptr[l]; q < m->act_ptr[l + 1]; q++)
+                if (m->lv[l].dtl[m->act[q]] > Ms)
+                    Ms = m->lv[l].dtl[m->act[q]];
     }
-    memcpy(fill, bucket_ptr, sizeof(int) * ((size_t)M + 2));
+    const int N = 1 << Ms;
+    st.tool_step_level = -1;
     for (int l = 0; l < m->L; l++)
-        for (int e = 0; e < m->lv[l].nt; e++) {
-            const int k = tet_level(&m->lv[l], e);
-            if (k >= 0) {
-                bucket[2 * fill[k]] = l;
-                bucket[2 * fill[k] + 1] = e;
-                fill[k]++;
-            }
+        for (int q = m->act_ptr[l]; q < m->act_ptr[l + 1]; q++) {
+            const int i = m->act[q];
+            if (m->lv[l].tool_hit[i] && m->lv[l].dtl[i] > st.tool_step_level)
+                st.tool_step_level = m->lv[l].dtl[i];
         }
-    free(fill);
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
         memset(L->f, 0, sizeof(double) * 3 * (size_t)L->nv);
@@ -1267,34 +1556,20 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
             int tz = 0;
             while (!((s >> tz) & 1))
                 tz++;
-            kmin = M - tz;
+            kmin = Ms - tz;
         }
-        for (int b = bucket_ptr[kmin]; b < bucket_ptr[M + 1]; b++) {
-            const int l = bucket[2 * b], e = bucket[2 * b + 1];
-            mr_level *L = &m->lv[l];
-            int k = 0;
-            while (b >= bucket_ptr[k + 1])
-                k++;
-            const int *t = L->m->tets + 4 * e;
-            int active = 0;
-            for (int p = 0; p < 4; p++)
-                active += L->state[t[p]] == TW_MR_ACTIVE;
-            /* each active node owns a quarter of the tet's energy */
-            const double scale = T / (1 << k) * active / 4;
-            tet_force(m, L, e, 0);
-            st.work++;
-            for (int p = 0; p < 4; p++) {
-                const double *fe = L->tet_f + 12 * e + 3 * p;
-                for (int d = 0; d < 3; d++)
-                    L->imp[3 * t[p] + d] += scale * fe[d];
-            }
+        for (int b = m->due_ptr[kmin]; b < m->due_ptr[M + 1]; b++) {
+            const mr_due *d = &m->due[b];
+            tet_kick(m, &m->lv[d->level], d->tet, d->scale);
         }
-        scatter_plan(m);
+        st.work += m->due_ptr[M + 1] - m->due_ptr[kmin];
+        scatter_sub(m, kmin);
         for (int l = 0; l < m->L; l++) {
             mr_level *L = &m->lv[l];
-            for (int i = 0; i < L->nv; i++) {
+            for (int q = m->act_ptr[l]; q < m->act_ptr[l + 1]; q++) {
+                const int i = m->act[q];
                 double *g = L->imp + 3 * i;
-                if (L->state[i] != TW_MR_ACTIVE || (g[0] == 0 && g[1] == 0 && g[2] == 0))
+                if (g[0] == 0 && g[1] == 0 && g[2] == 0)
                     continue;
                 for (int d = 0; d < 3; d++) {
                     L->f[3 * i + d] += g[d] / T;
@@ -1309,9 +1584,8 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
         /* gravity, the nodes' own steps (filter, speed change), the drift */
         for (int l = 0; l < m->L; l++) {
             mr_level *L = &m->lv[l];
-            for (int i = 0; i < L->nv; i++) {
-                if (L->state[i] != TW_MR_ACTIVE)
-                    continue;
+            for (int q = m->act_ptr[l]; q < m->act_ptr[l + 1]; q++) {
+                const int i = m->act[q];
                 double *x = L->x + 3 * i, *v = L->v + 3 * i;
                 if (L->pinned[i]) {
                     memset(v, 0, 3 * sizeof *v);
@@ -1319,7 +1593,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                 }
                 for (int d = 0; d < 3; d++)
                     v[d] += ds * m->def.gravity[d];
-                const int span = 1 << (M - L->dtl[i]);
+                const int span = 1 << (Ms - L->dtl[i]);
                 if ((s + 1) % span == 0) {
                     /* the end of the node's own step */
                     const double dt = T / (1 << L->dtl[i]);
@@ -1385,15 +1659,20 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                         for (int d = 0; d < 3; d++)
                             tf[d] += fi[d];
                 }
-                if (!isfinite(x[0] + x[1] + x[2])) {
-                    free(bucket_ptr);
-                    free(bucket);
+                if (!isfinite(x[0] + x[1] + x[2]))
                     return tw_fail(TW_ERR_DIVERGED, "multires: node %d of level %d diverged at t = %g s", i, l,
                                    m->time + (double)(s + 1) / N * T);
-                }
             }
         }
-        run_plan(m);
+        /* the interface nodes the next substep reads; all of them after the last */
+        if (s + 1 < N) {
+            int tz = 0;
+            while (!(((s + 1) >> tz) & 1))
+                tz++;
+            run_sub(m, Ms - tz);
+        } else {
+            run_plan(m);
+        }
         for (int d = 0; d < 3; d++) {
             st.tool_force[d] += tf[d] / N;
             st.tool_force_last[d] = tf[d];
@@ -1401,8 +1680,6 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
         if (held > st.tool_held)
             st.tool_held = held;
     }
-    free(bucket_ptr);
-    free(bucket);
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
         for (int i = 0; i < L->nv; i++)
@@ -1472,6 +1749,7 @@ double *tw_multires_velocities(tw_multires *m, int l) { return m->lv[l].v; }
 const unsigned char *tw_multires_states(const tw_multires *m, int l) { return m->lv[l].state; }
 const signed char *tw_multires_dt_levels(const tw_multires *m, int l) { return m->lv[l].dtl; }
 const double *tw_multires_node_h(const tw_multires *m, int l) { return m->lv[l].h; }
+const double *tw_multires_node_dt_limit(const tw_multires *m, int l) { return m->lv[l].dt_limit; }
 double tw_multires_frame_dt(const tw_multires *m) { return m->def.frame_dt; }
 int tw_multires_max_dt_level(const tw_multires *m) { return m->M; }
 double tw_multires_time(const tw_multires *m) { return m->time; }

@@ -27,6 +27,15 @@ typedef enum tw_mr_strain {
     TW_MR_CAUCHY = 1 /* the linear (Cauchy) strain of §3.1, for comparison */
 } tw_mr_strain;
 
+typedef enum tw_mr_step_limit {
+    TW_MR_STEP_STIFFNESS = 0, /* a node's stable step from its rest stiffness and mass: 2/omega
+                                 with omega^2 the Gershgorin bound of its block row of K over its
+                                 mass. A sliver's nodes take their mass from healthy tets: the
+                                 altitude would halve their step many times over */
+    TW_MR_STEP_ALTITUDE = 1   /* eq. 10 as written: h / sqrt((lambda + 2 mu) / rho), h the node's
+                                 smallest tet altitude (less where its region is lighter) */
+} tw_mr_step_limit;
+
 typedef struct tw_multires_def {
     double youngs, poisson, density; /* Pa, -, kg/m^3 */
     double damping_phi, damping_psi; /* visco-elastic stress phi tr(nu) I + 2 psi nu (eq. 4), Pa s */
@@ -35,8 +44,8 @@ typedef struct tw_multires_def {
     double frame_dt;       /* display step, s: every node steps frame_dt / 2^i */
     int max_dt_level;      /* the finest step is frame_dt / 2^max_dt_level; 0: what the
                               finest level's Courant limit needs, plus one for speed changes */
-    double courant_factor; /* dt <= factor h sqrt(rho / (lambda + 2 mu)), h the node's smallest
-                              tet altitude; in (0, 1] */
+    double courant_factor; /* dt <= factor times the step_limit's stable step; in (0, 1] */
+    tw_mr_step_limit step_limit;
     int semi_implicit;     /* 1: the filter v *= (I - dt^2/m J)^-1 with the rest node Jacobian
                               (eq. 11). The paper doubles the step with it; the step is left to
                               courant_factor here: at 1.0 with the filter the mixed levels of the
@@ -70,9 +79,12 @@ typedef struct tw_mr_frame_stats {
     int over_budget;           /* 1: even after merging the plan passes the budget */
     int splits, merges, refused_splits, forced_merges;
     int stale_interface;       /* interface nodes with no fully current source tet */
-    int substeps;              /* 2^max_dt_level */
+    int substeps;              /* 2^(the frame's finest step level); 2^max_dt_level when the
+                                  def fixes it */
     int tool_nodes;            /* active nodes near the tool this frame (held out of it) */
     int tool_held;             /* the most of them the tool held at one substep */
+    int tool_step_level;       /* the finest step level of those nodes (-1: none): the force on
+                                  the tool is updated 2^tool_step_level times a frame */
     double tool_force[3];      /* N: the force on the tool, mean over the frame's substeps; each
                                   held node's internal force over its last own step */
     double tool_force_last[3]; /* N: at the frame's last substep */
@@ -93,7 +105,7 @@ void tw_multires_set_tool(tw_multires *m, const tw_mr_tool *tool);
 void tw_multires_set_budget(tw_multires *m, double work_budget);
 
 /* One display frame: tool contact, merges and splits within the budget,
- * the per-node time steps, then 2^max_dt_level substeps. */
+ * the per-node time steps, then the substeps of the frame's finest step. */
 tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats);
 
 /* Splits active node i of level l (l below the finest, i with children):
@@ -113,6 +125,8 @@ enum { TW_MR_INACTIVE = 0, TW_MR_ACTIVE = 1, TW_MR_INTERFACE = 2 };
 const unsigned char *tw_multires_states(const tw_multires *m, int l);
 const signed char *tw_multires_dt_levels(const tw_multires *m, int l); /* of active nodes */
 const double *tw_multires_node_h(const tw_multires *m, int l); /* smallest tet altitude, m */
+const double *tw_multires_node_dt_limit(const tw_multires *m, int l); /* the step_limit's stable step
+                                                                         times courant_factor, s */
 double tw_multires_frame_dt(const tw_multires *m);
 int tw_multires_max_dt_level(const tw_multires *m);
 double tw_multires_time(const tw_multires *m);

@@ -202,13 +202,16 @@ TW_TEST(split_then_merge_restores_coarse_state)
 }
 
 /* Adaptive frames with the speed-change rule on: every active node's step
- * stays within the Courant limit of eq. 10, h sqrt(rho / (lambda + 2 mu)),
- * with h its smallest tet altitude (no larger than the distance to its
- * nearest neighbour), semi-implicit or not. */
+ * stays within its Courant limit, semi-implicit or not: with the altitude
+ * limit, eq. 10's h sqrt(rho / (lambda + 2 mu)), h its smallest tet altitude
+ * (no larger than the distance to its nearest neighbour); with the
+ * stiffness limit, the node's own (courant_factor 2 / omega). */
 TW_TEST(time_steps_within_courant_limit)
 {
-    for (int semi = 0; semi < 2; semi++) {
+    for (int run = 0; run < 4; run++) {
+        const int semi = run & 1, altitude = run >> 1;
         tw_multires_def d = soft_def();
+        d.step_limit = altitude ? TW_MR_STEP_ALTITUDE : TW_MR_STEP_STIFFNESS;
         d.gamma_min = 2e-5;
         d.gamma_max = 5e-5;
         d.speed_change = 0.01;
@@ -228,7 +231,10 @@ TW_TEST(time_steps_within_courant_limit)
                         continue;
                     const int k = tw_multires_dt_levels(s, l)[i];
                     const double dt = tw_multires_frame_dt(s) / (1 << k);
-                    const double limit = tw_multires_node_h(s, l)[i] / tw_multires_wave_speed(s);
+                    /* eq. 10's altitude limit, or the node's own limit from its stiffness
+                       (courant_factor included) */
+                    const double limit = altitude ? tw_multires_node_h(s, l)[i] / tw_multires_wave_speed(s)
+                                                  : tw_multires_node_dt_limit(s, l)[i];
                     worst = tw_test_max(worst, dt / limit);
                     top = k > top ? k : top;
                 }

@@ -80,6 +80,9 @@ void cli_multires_help(FILE *f)
             "  --frames N              frames to run (default %d)\n"
             "  --max-dt-level K        finest step frame_dt/2^K (default: from the Courant limit)\n"
             "  --courant F             dt <= F h sqrt(rho/(lambda+2mu)), 0 < F <= 1 (default %g)\n"
+            "  --step-limit stiffness|altitude  a node's stable step: 2/omega from its rest stiffness\n"
+            "                          and mass (default), or eq. 10's smallest tet altitude over the\n"
+            "                          wave speed (slivers make it tiny)\n"
             "  --semi-implicit         the filter v *= (I - dt^2/m J)^-1 (eq. 11), a damping; the step\n"
             "                          stays --courant's\n"
             "  --speed-change F        halve a node's step when a step's velocity change moves it by\n"
@@ -164,6 +167,17 @@ static int mr_parse(cli_args *a, cli_scene_opts *so, mr_opts *o)
         } else if (cli_is(a, "--courant")) {
             bad = cli_double(a, "factor", &o->def.courant_factor) ||
                   cli_require(a, o->def.courant_factor > 0 && o->def.courant_factor <= 1, "in (0, 1]");
+        } else if (cli_is(a, "--step-limit")) {
+            const char *v = cli_value(a, "stiffness|altitude");
+            bad = !v;
+            if (v && !strcmp(v, "stiffness")) {
+                o->def.step_limit = TW_MR_STEP_STIFFNESS;
+            } else if (v && !strcmp(v, "altitude")) {
+                o->def.step_limit = TW_MR_STEP_ALTITUDE;
+            } else if (v) {
+                cli_error(a, "--step-limit %s: stiffness or altitude", v);
+                bad = 1;
+            }
         } else if (cli_is(a, "--semi-implicit")) {
             bad = cli_flag(a);
             o->def.semi_implicit = 1;
@@ -373,7 +387,8 @@ int cli_cmd_run_multires(int argc, char **argv)
     /* the budget from a measured cost per tet evaluation (a running mean) */
     double ms_per_work = 0, ms_total = 0, ms_max = 0;
     long work_total = 0;
-    int over = 0, late = 0;
+    int over = 0, late = 0, tool_frames = 0;
+    double tool_updates = 0, tool_ms = 0, substeps = 0; /* the tool force's updates and the substeps, all frames */
     for (int f = 1; f <= o.frames; f++) {
         if (o.frame_budget_ms > 0 && ms_per_work > 0) {
             double w = o.frame_budget_ms / ms_per_work;
@@ -395,6 +410,12 @@ int cli_cmd_run_multires(int argc, char **argv)
         ms_total += ms;
         ms_max = fmax(ms_max, ms);
         work_total += st.work;
+        substeps += st.substeps;
+        if (st.tool_step_level >= 0) {
+            tool_frames++;
+            tool_updates += ldexp(1, st.tool_step_level);
+            tool_ms += ms;
+        }
         over += st.over_budget;
         late += o.frame_budget_ms > 0 && ms > o.frame_budget_ms;
         if (csv) {
@@ -412,6 +433,12 @@ int cli_cmd_run_multires(int argc, char **argv)
            o.frames * o.def.frame_dt * 1000 / ms_total);
     printf("tet evaluations: %.0f a frame; %.1f ns each\n", (double)work_total / o.frames,
            work_total > 0 ? 1e6 * ms_total / work_total : 0.0);
+    printf("substeps: %.0f a frame\n", substeps / o.frames);
+    if (tool_frames > 0)
+        printf("tool force: updated %.1f times a frame (its nodes' finest step) in the %d frames touching it: "
+               "%.0f Hz simulated, %.0f Hz on the clock\n",
+               tool_updates / tool_frames, tool_frames, tool_updates / tool_frames / o.def.frame_dt,
+               1000 * tool_updates / tool_ms);
     if (o.frame_budget_ms > 0)
         printf("frame budget %g ms: %d of %d frames over it on the clock, %d planned over the work budget\n",
                o.frame_budget_ms, late, o.frames, over);
