@@ -9,10 +9,14 @@
 #
 # With BEFORE_BUILD_DIR (a build of an earlier commit whose
 # tw_bench_multigrid has --only), its mg rows are measured right after this
-# build's rows of the same scene: the build column says which.
+# build's rows of the same scene: the build column says which. BEFORE_ARGS
+# (default "--only mg") are the before build's options: empty measures its
+# jacobi rows too (for a change that moves both).
+# SCENES (default: all four, "STEPS:SCENE" each, the token bunny for the
+# shipped bunny) picks the rows to measure.
 # Writes multigrid.csv, .log and .png into OUT_DIR.
 #
-# Usage: bench/multigrid.sh BUILD_DIR OUT_DIR [BEFORE_BUILD_DIR]
+# Usage: [SCENES=...] [BEFORE_ARGS=...] bench/multigrid.sh BUILD_DIR OUT_DIR [BEFORE_BUILD_DIR]
 set -e
 B=${1:?usage: $0 BUILD_DIR OUT_DIR [BEFORE_BUILD_DIR]}
 OUT=${2:?usage: $0 BUILD_DIR OUT_DIR [BEFORE_BUILD_DIR]}
@@ -42,11 +46,14 @@ run() { # build-label build-dir steps scene [--only mg]
     tail -n +2 "$OUT/.multigrid_rows" | sed "s/^/$label,/" >> "$CSV"
     rm -f "$OUT/.multigrid_rows"
 }
-for spec in 17:bar:40,6,7 17:bar:90,14,13 17:$M 9:bar:195,29,29; do
+BEFORE_ARGS=${BEFORE_ARGS---only mg}
+for spec in ${SCENES:-17:bar:40,6,7 17:bar:90,14,13 17:bunny 9:bar:195,29,29}; do
     steps=${spec%%:*}
     scene=${spec#*:}
+    [ "$scene" = bunny ] && scene=$M
     run after "$B" "$steps" "$scene"
-    [ -n "$BEFORE" ] && run before "$BEFORE" "$steps" "$scene" --only mg
+    # shellcheck disable=SC2086 # BEFORE_ARGS is a list of options
+    [ -n "$BEFORE" ] && run before "$BEFORE" "$steps" "$scene" $BEFORE_ARGS
 done
 echo "# load at the end $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)" >> "$LOG"
 ${PYTHON:-python3} "$HERE/plot_multigrid.py" "$OUT" >> "$LOG"

@@ -13,6 +13,7 @@
  *  hybrid          R_e=polar(F_e)      -V P_hybrid g_p (hd/element.h)   as corot-element
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hd/element.h"
@@ -25,6 +26,7 @@ void tw_compute_rotations(tw_world *w, const tw_real *x)
 {
     const tw_fem *f = &w->fem;
     const tw_step_view s = tw_world_view(w);
+    w->rot_cached = 0;
     switch (w->def.method) {
     case TW_LINEAR: break;
     case TW_WARP_VERTEX:
@@ -69,9 +71,12 @@ void tw_compute_elastic_force(tw_world *w, const tw_real *x, tw_real *out, int g
         }
         return;
     }
-    /* per-element forces into fe, then a fixed-order gather per vertex */
+    /* per-element forces into fe (unless the energy check's pass left them
+     * at this x), then a fixed-order gather per vertex */
+    if (!tw_rotations_cached(w, x)) {
 #pragma omp parallel for if (TW_PAR(f->nt)) num_threads(tw_world_threads(w)) schedule(static)
-    for (int e = 0; e < f->nt; e++) tw_element_force(&s, x, e, m);
+        for (int e = 0; e < f->nt; e++) tw_element_force(&s, x, e, m);
+    }
 #pragma omp parallel for if (TW_PAR(f->n)) num_threads(tw_world_threads(w)) schedule(static)
     for (int i = 0; i < f->n; i++) tw_gather_element_forces(&s, i, out);
 }
@@ -169,6 +174,60 @@ double tw_compute_elastic_energy(tw_world *w, const tw_real *x)
         energy += (double)psi * f->vol[e];
     }
     return energy;
+}
+
+/* The element methods' rotation and force pass (hd/step_fused.h's
+ * tw_rotation_element_force) with the energy density added: the same F, R,
+ * pack and element forces as tw_rotation_element and tw_element_force, the
+ * same psi and sum as tw_compute_elastic_energy, so the energy check's pass
+ * at a step's end leaves the next step's rotations and element forces. */
+double tw_compute_rotations_energy(tw_world *w, const tw_real *x)
+{
+    const tw_fem *f = &w->fem;
+    tw_method m = w->def.method;
+    if (m != TW_COROT_ELEMENT && m != TW_HYBRID && m != TW_GREEN) return tw_compute_elastic_energy(w, x);
+    size_t n3 = 3 * (size_t)f->n;
+    if (!w->rot_x) w->rot_x = malloc(sizeof(tw_real) * n3); /* no copy: no cache, the same energy */
+    const tw_step_view s = tw_world_view(w);
+    int green = m == TW_GREEN;
+    double energy = 0;
+#pragma omp parallel for if (TW_PAR(f->nt)) num_threads(tw_world_threads(w)) reduction(+ : energy) schedule(static)
+    for (int e = 0; e < f->nt; e++) {
+        tw_v3 xs[4];
+        tw_element_displacements(&s, x, e, xs);
+        const tw_real *g = f->g + 12 * (size_t)e;
+        tw_m3 F = tw_elem_deformation(xs, g);
+        tw_real psi = 0;
+        tw_m3 P;
+        if (green) {
+            tw_real *pack = s.S + TW_GREEN_PACK * (size_t)e;
+            tw_m3 S = tw_stvk_S(F, f->lam[e], f->mu[e], &psi);
+            tw_m3_store(s.R + 9 * (size_t)e, F);
+            tw_green_pack(pack, F, tw_m3_mul_bt(F, F), S, g, f->vol[e], f->lam[e], f->mu[e]);
+            P = tw_m3_mul(F, tw_sym_load(pack + 40)); /* the stress as stored, as tw_element_force reads it */
+        } else {
+            tw_m3 R = tw_polar3(F);
+            tw_m3_store(s.R + 9 * (size_t)e, R);
+            tw_corot_pack(s.S + TW_COROT_PACK * (size_t)e, R, g, f->vol[e], f->lam[e], f->mu[e]);
+            P = m == TW_HYBRID ? tw_hybrid_P(F, R, f->lam[e], f->mu[e], &psi) : tw_corot_P(F, R, f->lam[e], f->mu[e], &psi);
+        }
+        tw_v3 fp[4];
+        tw_elem_forces_from_P(P, g, f->vol[e], fp);
+        for (int p = 0; p < 4; p++) tw_v3_store(s.fe + 12 * (size_t)e + 3 * p, fp[p]);
+        energy += (double)psi * f->vol[e];
+    }
+    if (w->rot_x) {
+        memcpy(w->rot_x, x, sizeof(tw_real) * n3);
+        w->rot_cached = 1;
+        w->rot_method = m;
+    }
+    return energy;
+}
+
+int tw_rotations_cached(const tw_world *w, const tw_real *x)
+{
+    return w->rot_cached && w->rot_x && w->rot_method == (int)w->def.method &&
+           !memcmp(w->rot_x, x, sizeof(tw_real) * 3 * (size_t)w->fem.n);
 }
 
 void tw_external_force(const tw_world *w, const tw_real *x, tw_real *out)

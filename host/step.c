@@ -208,7 +208,7 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
     double alpha = w->def.damping_mass, beta = w->def.damping_stiffness;
     double cm = 1 + heff * alpha, ck = heff * heff + heff * beta;
     double t0 = tw_now_ms();
-    tw_compute_rotations(w, w->x);
+    if (!tw_rotations_cached(w, w->x)) tw_compute_rotations(w, w->x); /* else the energy check's, at this x */
     double t1 = tw_now_ms();
     int vertex_method = w->def.method == TW_WARP_VERTEX || w->def.method == TW_WARP_EDGE;
     tw_compute_elastic_force(w, w->x, w->f, vertex_method && w->def.ghost_force_correction);
@@ -509,7 +509,8 @@ static double state_key(const tw_world *w)
 }
 
 /* Kinetic + elastic + gravity energy (J), and its scale: kinetic + elastic +
- * the weight times the body's size. */
+ * the weight times the body's size. The elastic energy's pass leaves the
+ * rotations at w->x (element methods), which the next implicit step uses. */
 static double mechanical_energy(tw_world *w, double *scale)
 {
     double k = 0, g = 0, m = 0;
@@ -521,7 +522,7 @@ static double mechanical_energy(tw_world *w, double *scale)
             g -= f->mass[i] * w->def.gravity[c] * ((double)w->x[3 * i + c] - f->X[3 * i + c]);
         }
     }
-    double e = tw_compute_elastic_energy(w, w->x);
+    double e = tw_compute_rotations_energy(w, w->x);
     double gn = sqrt(w->def.gravity[0] * w->def.gravity[0] + w->def.gravity[1] * w->def.gravity[1] +
                      w->def.gravity[2] * w->def.gravity[2]);
     *scale = k + fabs(e) + m * gn * w->size;

@@ -404,6 +404,7 @@ void tw_world_destroy(tw_world *w)
     free(w->fe); free(w->f); free(w->rhs); free(w->vnew); free(w->A); free(w->edge_nbr);
     free(w->acc); free(w->xprev); free(w->vprev); free(w->xbase); free(w->vbase);
     free(w->fcons); free(w->cnormal); free(w->cdist); free(w->cimpulse); free(w->cmu); free(w->cfric); free(w->ccol); free(w->cvel); free(w->newton);
+    free(w->rot_x);
     tw_hanging_free(w);
     tw_bodies_free(w->bodies);
     tw_solver_work_free(&w->work);

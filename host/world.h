@@ -71,6 +71,13 @@ struct tw_world {
      * step energy_step, valid while the state's fingerprint is energy_key */
     double energy_last, energy_key;
     long energy_step;
+    /* element methods: the energy check's pass leaves R, S and fe at the
+     * step's end positions (tw_compute_rotations_energy), a copy of which is
+     * rot_x; rot_cached says they still hold there (any other
+     * tw_compute_rotations clears it), so the next step need not compute
+     * them again */
+    tw_real *rot_x;
+    int rot_cached, rot_method;
     /* hanging (geometrically constrained) vertices, hanging.c: vertex
      * hang_vertex[k] sits at sum_j hang_w[j] x[hang_idx[j]] over
      * j in [hang_ptr[k], hang_ptr[k+1]) */
@@ -99,6 +106,16 @@ void tw_compute_elastic_force(tw_world *w, const tw_real *x, tw_real *out, int g
 void tw_assemble_system(tw_world *w, double cm, double ck);
 /* Elastic energy at x for the current method. */
 double tw_compute_elastic_energy(tw_world *w, const tw_real *x);
+/* corot-element, hybrid, green: tw_compute_rotations(w, x), the element
+ * forces of tw_compute_elastic_force (w->fe) and the elastic energy at x
+ * from one element pass (the same numbers as the separate calls); marks
+ * them cached at x (w->rot_x), so a tw_compute_elastic_force at x gathers
+ * them without recomputing. Other methods: returns tw_compute_elastic_energy
+ * and caches nothing. */
+double tw_compute_rotations_energy(tw_world *w, const tw_real *x);
+/* 1 when w->R, w->S and w->fe hold the current method's rotations and
+ * element forces at x (the cache tw_compute_rotations_energy left). */
+int tw_rotations_cached(const tw_world *w, const tw_real *x);
 
 /* External force (gravity, point forces, the spring at x) into out (3n). */
 void tw_external_force(const tw_world *w, const tw_real *x, tw_real *out);

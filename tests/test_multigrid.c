@@ -225,3 +225,52 @@ TW_TEST(pcg_bunny)
     tw_mesh_destroy(m);
     return 0;
 }
+
+/* The energy check's pass at a step's end leaves the next step's rotations
+ * and element forces (tw_compute_rotations_energy): its energy is
+ * tw_compute_elastic_energy's to the bit, its R, packs and element forces
+ * those tw_compute_rotations and tw_compute_elastic_force make at the same
+ * positions, for every element method. */
+TW_TEST(energy_pass_leaves_rotations)
+{
+    tw_method methods[3] = {TW_COROT_ELEMENT, TW_HYBRID, TW_GREEN};
+    tw_mesh *m = tw_mesh_bar(1, 0.15, 0.15, 10, 2, 2);
+    CHECK(m);
+    for (int k = 0; k < 3; k++) {
+        tw_world_def d = tw_default_world_def();
+        d.method = methods[k];
+        d.threads = 1;
+        tw_world *w = tw_world_create(m, &d);
+        CHECK(w);
+        tw_world_pin_where(w, 0, 1, 1e-6);
+        for (int s = 0; s < 3; s++) CHECK_OK(tw_world_step(w, NULL));
+        CHECK(tw_rotations_cached(w, w->x)); /* the energy check ran */
+        size_t nr = 9 * (size_t)w->fem.nt, ns = TW_GREEN_PACK * (size_t)w->fem.nt, nf = 12 * (size_t)w->fem.nt;
+        size_t n3 = 3 * (size_t)w->fem.n;
+        tw_real *R = malloc(sizeof(tw_real) * nr), *S = malloc(sizeof(tw_real) * ns);
+        tw_real *fe = malloc(sizeof(tw_real) * nf), *f = malloc(sizeof(tw_real) * n3);
+        CHECK(R && S && fe && f);
+        memcpy(R, w->R, sizeof(tw_real) * nr);
+        memcpy(S, w->S, sizeof(tw_real) * ns);
+        memcpy(fe, w->fe, sizeof(tw_real) * nf);
+        tw_compute_elastic_force(w, w->x, f, 0); /* gathers the cached fe */
+        double e_fused = tw_compute_rotations_energy(w, w->x);
+        tw_compute_rotations(w, w->x);
+        CHECK(!tw_rotations_cached(w, w->x)); /* any other rotation pass clears the cache */
+        tw_compute_elastic_force(w, w->x, w->f, 0);
+        CHECK(!memcmp(fe, w->fe, sizeof(tw_real) * nf));
+        CHECK(!memcmp(f, w->f, sizeof(tw_real) * n3));
+        double e = tw_compute_elastic_energy(w, w->x);
+        printf("method %d: elastic energy %.9g J (fused pass %.9g)\n", (int)methods[k], e, e_fused);
+        CHECK(e_fused == e && e > 0);
+        CHECK(!memcmp(R, w->R, sizeof(tw_real) * nr));
+        CHECK(!memcmp(S, w->S, sizeof(tw_real) * ns));
+        free(R);
+        free(S);
+        free(fe);
+        free(f);
+        tw_world_destroy(w);
+    }
+    tw_mesh_destroy(m);
+    return 0;
+}
