@@ -18,6 +18,7 @@
 
 #include "hd/element.h"
 #include "hd/step.h"
+#include "hd/step_fused.h"
 #include "world.h"
 
 static tw_v3 vtx(const tw_real *x, int i) { return tw_v3_load(x + 3 * (size_t)i); }
@@ -176,8 +177,8 @@ double tw_compute_elastic_energy(tw_world *w, const tw_real *x)
     return energy;
 }
 
-/* The element methods' rotation and force pass (hd/step_fused.h's
- * tw_rotation_element_force) with the energy density added: the same F, R,
+/* The element methods' rotation and force pass (tw_rotation_element_force,
+ * hd/step_fused.h) with the energy density asked for: the same F, R,
  * pack and element forces as tw_rotation_element and tw_element_force, the
  * same psi and sum as tw_compute_elastic_energy, so the energy check's pass
  * at a step's end leaves the next step's rotations and element forces. */
@@ -189,31 +190,11 @@ double tw_compute_rotations_energy(tw_world *w, const tw_real *x)
     size_t n3 = 3 * (size_t)f->n;
     if (!w->rot_x) w->rot_x = malloc(sizeof(tw_real) * n3); /* no copy: no cache, the same energy */
     const tw_step_view s = tw_world_view(w);
-    int green = m == TW_GREEN;
     double energy = 0;
 #pragma omp parallel for if (TW_PAR(f->nt)) num_threads(tw_world_threads(w)) reduction(+ : energy) schedule(static)
     for (int e = 0; e < f->nt; e++) {
-        tw_v3 xs[4];
-        tw_element_displacements(&s, x, e, xs);
-        const tw_real *g = f->g + 12 * (size_t)e;
-        tw_m3 F = tw_elem_deformation(xs, g);
         tw_real psi = 0;
-        tw_m3 P;
-        if (green) {
-            tw_real *pack = s.S + TW_GREEN_PACK * (size_t)e;
-            tw_m3 S = tw_stvk_S(F, f->lam[e], f->mu[e], &psi);
-            tw_m3_store(s.R + 9 * (size_t)e, F);
-            tw_green_pack(pack, F, tw_m3_mul_bt(F, F), S, g, f->vol[e], f->lam[e], f->mu[e]);
-            P = tw_m3_mul(F, tw_sym_load(pack + 40)); /* the stress as stored, as tw_element_force reads it */
-        } else {
-            tw_m3 R = tw_polar3(F);
-            tw_m3_store(s.R + 9 * (size_t)e, R);
-            tw_corot_pack(s.S + TW_COROT_PACK * (size_t)e, R, g, f->vol[e], f->lam[e], f->mu[e]);
-            P = m == TW_HYBRID ? tw_hybrid_P(F, R, f->lam[e], f->mu[e], &psi) : tw_corot_P(F, R, f->lam[e], f->mu[e], &psi);
-        }
-        tw_v3 fp[4];
-        tw_elem_forces_from_P(P, g, f->vol[e], fp);
-        for (int p = 0; p < 4; p++) tw_v3_store(s.fe + 12 * (size_t)e + 3 * p, fp[p]);
+        tw_rotation_element_force(&s, x, e, m, &psi);
         energy += (double)psi * f->vol[e];
     }
     if (w->rot_x) {

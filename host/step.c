@@ -268,11 +268,11 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
         st->contacts = 0;
         for (int i = 0; i < n; i++) st->contacts += w->fcons[i] == TW_FILTER_NORMAL;
         tw_contact_forces(w, w->rhs, w->vnew, heff);
-        /* impacts: contacts the step's start velocity (v_n) took towards
-         * their collider faster than gravity adds in a step */
+        /* BDF2's impacts: contacts the step's start velocity (v_n) took
+         * towards their collider faster than gravity adds in a step */
         double vtol = h * sqrt(w->def.gravity[0] * w->def.gravity[0] + w->def.gravity[1] * w->def.gravity[1] +
                                w->def.gravity[2] * w->def.gravity[2]);
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; w->def.integrator == TW_BDF2 && i < n; i++) {
             size_t k = 3 * (size_t)i;
             if (w->fcons[i] == TW_FILTER_NORMAL && !w->cons[i])
                 *impacts += tw_contact_impact(w->v + k, w->cvel + k, w->cnormal + k, vtol);

@@ -58,7 +58,7 @@ __global__ void rotation_force_element(tw_cuda_data d, int method)
     int e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= d.nt) return;
     tw_step_view s = tw_cuda_step_view(d);
-    tw_rotation_element_force(&s, d.x, e, (tw_method)method);
+    tw_rotation_element_force(&s, d.x, e, (tw_method)method, NULL);
 }
 
 /* ---- elastic forces (tw_compute_elastic_force) ---- */

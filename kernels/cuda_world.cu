@@ -743,8 +743,7 @@ static tw_status contact_passes(tw_cuda_world *cw, const tw_cuda_params *hp, tw_
     st->contacts_unresolved = changed;
     st->cg_iterations = iterations;
     st->cg_capped = cap;
-    if ((s = tw_cuda_contact_impulses(cw)) != TW_OK) return s;
-    return tw_cuda_contact_impacts(cw); /* before the commit: reads the step's start velocity */
+    return tw_cuda_contact_impulses(cw);
 }
 
 /* The step on the device: implicit_solve and what follows it (implicit
@@ -763,7 +762,7 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
     fill_params(in, &hp);
     TW_CUDA_TRY(cudaMemcpyAsync(cw->params, &hp, sizeof hp, cudaMemcpyHostToDevice, cw->stream));
     tw_cuda_shape sh = step_shape(cw, in);
-    int explicit_step = sh.integrator == TW_EXPLICIT_NEWMARK;
+    int explicit_step = sh.integrator == TW_EXPLICIT_NEWMARK, bdf2 = sh.integrator == TW_BDF2;
     cw->pcg_filter = sh.colliders ? cw->d.fcons : cw->cons; /* before any capture or launch */
     if (sh.colliders) {
         cw->contact_live = 1;
@@ -789,6 +788,8 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
         if ((s = tw_cuda_pcg_host_loop(cw, &hp)) != TW_OK) return s;
         if (passes && cw->colliders_moving && (s = tw_cuda_contact_shift_end(cw)) != TW_OK) return s;
         if (passes && (s = contact_passes(cw, &hp, &out->stats)) != TW_OK) return s;
+        /* BDF2's restart after an impact; before the commit: reads the step's start velocity */
+        if (passes && bdf2 && (s = tw_cuda_contact_impacts(cw)) != TW_OK) return s;
         if ((s = enqueue_after_loop(cw, &sh)) != TW_OK) return s;
     }
     if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
@@ -802,7 +803,7 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
     st->residual = hs->residual;
     st->newton_iterations = explicit_step ? 0 : 1;
     st->contacts = sh.colliders ? hs->contacts : 0;
-    out->impacts = passes ? hs->impacts : 0;
+    out->impacts = passes && bdf2 ? hs->impacts : 0;
     st->ms_rotations = elapsed(cw, 0, 1);
     st->ms_assembly = elapsed(cw, 1, 2);
     st->ms_solve = elapsed(cw, 2, 3);

@@ -48,7 +48,7 @@ static int fused_matches_separate(tw_method m)
     memset(s.R, 0, sizeof(tw_real) * nr);
     memset(s.S, 0, sizeof(tw_real) * np);
     memset(s.fe, 0, sizeof(tw_real) * nf);
-    for (int e = 0; e < nt; e++) tw_rotation_element_force(&s, x, e, m);
+    for (int e = 0; e < nt; e++) tw_rotation_element_force(&s, x, e, m, NULL);
     int same_r = memcmp(keep, s.R, sizeof(tw_real) * nr) == 0;
     int same_s = memcmp(keep + nr, s.S, sizeof(tw_real) * np) == 0;
     int same_f = memcmp(keep + nr + np, s.fe, sizeof(tw_real) * nf) == 0;

@@ -12,8 +12,9 @@
 #include "step.h"
 
 /* corot-element, hybrid, green: element e's R, S (as tw_rotation_element)
- * and its corner forces into fe (as tw_element_force) */
-TW_HD void tw_rotation_element_force(const tw_step_view *s, const tw_real *x, int e, tw_method m)
+ * and its corner forces into fe (as tw_element_force); with psi, also its
+ * strain energy density (as tw_compute_elastic_energy's) */
+TW_HD void tw_rotation_element_force(const tw_step_view *s, const tw_real *x, int e, tw_method m, tw_real *psi)
 {
     tw_v3 xs[4];
     tw_element_displacements(s, x, e, xs);
@@ -23,11 +24,11 @@ TW_HD void tw_rotation_element_force(const tw_step_view *s, const tw_real *x, in
         tw_m3 R = tw_polar3(F);
         tw_m3_store(s->R + 9 * (size_t)e, R);
         tw_corot_pack(s->S + TW_COROT_PACK * (size_t)e, R, g, s->vol[e], s->lam[e], s->mu[e]);
-        P = m == TW_HYBRID ? tw_hybrid_P(F, R, s->lam[e], s->mu[e], NULL) : tw_corot_P(F, R, s->lam[e], s->mu[e], NULL);
+        P = m == TW_HYBRID ? tw_hybrid_P(F, R, s->lam[e], s->mu[e], psi) : tw_corot_P(F, R, s->lam[e], s->mu[e], psi);
     } else {
         tw_real *pack = s->S + TW_GREEN_PACK * (size_t)e;
         tw_m3_store(s->R + 9 * (size_t)e, F);
-        tw_green_pack(pack, F, tw_m3_mul_bt(F, F), tw_stvk_S(F, s->lam[e], s->mu[e], NULL), g, s->vol[e], s->lam[e],
+        tw_green_pack(pack, F, tw_m3_mul_bt(F, F), tw_stvk_S(F, s->lam[e], s->mu[e], psi), g, s->vol[e], s->lam[e],
                       s->mu[e]);
         P = tw_m3_mul(F, tw_sym_load(pack + 40)); /* the stress as stored, as tw_element_force reads it */
     }
