@@ -340,6 +340,9 @@ tw_status tw_cuda_pcg_init(tw_cuda_world *cw)
     else if (choice && strcmp(choice, "own") == 0) cw->own_spmv = 1;
     else if (choice && strcmp(choice, "cusparse") == 0) cw->own_spmv = 0;
     else cw->own_spmv = d.n >= TW_OWN_SPMV_MIN_VERTICES;
+    if (choice && *choice && !cw->warp_spmv && strcmp(choice, "own") != 0 && strcmp(choice, "cusparse") != 0)
+        fprintf(stderr, "tetwarp: TW_CUDA_SPMV=%s is none of own, warp, cusparse; the SpMV is chosen by size (%s)\n",
+                choice, cw->own_spmv ? "own" : "cusparse");
     if (cw->own_spmv) return TW_OK;
     cusparseStatus_t st = CUSPARSE_STATUS_SUCCESS;
     const char *failed = NULL;

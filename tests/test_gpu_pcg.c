@@ -371,3 +371,40 @@ TW_TEST(fused_mid_bar_many_blocks_matches_unfused)
     tw_mesh_destroy(m);
     return 0;
 }
+
+/* The SpMV chosen by size (kernels/cuda_pcg.cu, TW_OWN_SPMV_MIN_VERTICES =
+ * 50 000): with TW_CUDA_SPMV unset a world of 53 429 vertices (the bar of
+ * 100 x 22 x 22 cells) takes the hand-written kernel, and TW_CUDA_SPMV=cusparse
+ * still forces cuSPARSE there. Only world creation: the kernels themselves
+ * are the other cases'. The session's TW_CUDA_SPMV is put back after. */
+TW_TEST(spmv_default_by_size)
+{
+    if (tw_test_gpu_skip()) return TW_SKIP;
+#ifdef TW_HAVE_CUDA
+    char saved[64] = "";
+    const char *e = getenv("TW_CUDA_SPMV");
+    int had = e != NULL;
+    if (had) snprintf(saved, sizeof saved, "%s", e);
+    tw_mesh *m = tw_mesh_bar(DEMO_BAR_LENGTH, 0.1, 0.1, 100, 22, 22);
+    CHECK(m != NULL);
+    CHECK(tw_mesh_vertex_count(m) >= 50000);
+    tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA, 0);
+    const char *names[2] = {"?", "?"};
+    for (int k = 0; k < 2; k++) {
+        if (k == 0) unsetenv("TW_CUDA_SPMV");
+        else setenv("TW_CUDA_SPMV", "cusparse", 1);
+        tw_world *w = world_of(m, &d, NULL, 0);
+        CHECK(w != NULL);
+        names[k] = tw_cuda_world_spmv_name(w->cuda); /* a string literal */
+        tw_world_destroy(w);
+    }
+    if (had) setenv("TW_CUDA_SPMV", saved, 1);
+    else unsetenv("TW_CUDA_SPMV");
+    printf("%d vertices: SpMV %s with TW_CUDA_SPMV unset, %s with TW_CUDA_SPMV=cusparse\n", tw_mesh_vertex_count(m),
+           names[0], names[1]);
+    CHECK(strcmp(names[0], "own") == 0);
+    CHECK(strcmp(names[1], "cusparse") == 0);
+    tw_mesh_destroy(m);
+#endif
+    return 0;
+}
