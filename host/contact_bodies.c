@@ -57,7 +57,12 @@
  * the vertex's own tangential velocity (exact for a body on a body at rest).
  * The preconditioner is block Jacobi of P^T A P's diagonal blocks (A's, plus
  * w_k^2 (n.A_pp n) n n^T on a triangle's vertex: the held vertex's mass
- * riding on it).
+ * riding on it), whatever def.precond says, and the solve is PCG: it takes
+ * warp-vertex's non-symmetric system (warp_system bicgstab) as symmetric.
+ * A stuck contact's friction (contact.c's stuck damping) ties the vertex to
+ * its triangle's point stiffly, which block Jacobi preconditions poorly:
+ * a stack at rest takes several times the CG iterations it takes without
+ * friction.
  *
  * Why this: an exchange of impulses between separate solves (each side's
  * reaction put on the other's right-hand side after a solve, block Jacobi
