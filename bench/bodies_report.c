@@ -11,14 +11,17 @@
  *   ke_end_per_kg, ke_last_per_kg  kinetic energy at the end, and its largest
  *                value over the last second, J/kg
  *   ms_step      mean wall time of a step, ms; body_ms_step the part of it in
- *                body contact's own work (BVHs, detection, the exchange of
- *                impulses: tw_body_stats.ms_total); body_share their ratio
+ *                body contact's own work (BVHs, detection, the gaps, the
+ *                projection: tw_body_stats.ms_total; the coupled solve counts
+ *                as the step's solve); body_share their ratio
  *   passes_mean, cg_mean  contact passes (solves) and CG iterations a step
  *   rebuilds     BVH rebuilds over the run
+ *   mu_body, mu_floor  Coulomb friction between the bodies and on the floor
+ *                (the scene's 0.5 and 0.5 unless --friction BODY,FLOOR)
  * With --trace FILE each step's time, (E - E0) / drop_J of the end, kinetic
  * energy and body penetration go to FILE.
  *
- * Usage: tw_bodies_report [--header] SCENE DT SECONDS [--trace FILE]
+ * Usage: tw_bodies_report [--header] SCENE DT SECONDS [--trace FILE] [--friction BODY,FLOOR]
  * The meshes come from TW_DATA_DIR (environment) or the build's data/. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -37,14 +40,24 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--header")) {
         printf("scene,bodies,vertices,tets,dt,seconds,steps,drop_J,max_gain,pen_body_mm,pen_floor_mm,ke_end_per_kg,"
-               "ke_last_per_kg,ms_step,body_ms_step,body_share,passes_mean,cg_mean,rebuilds,status\n");
+               "ke_last_per_kg,ms_step,body_ms_step,body_share,passes_mean,cg_mean,rebuilds,status,mu_body,mu_floor\n");
         return 0;
     }
-    if (argc != 4 && argc != 6) {
-        fprintf(stderr, "usage: %s [--header] SCENE DT SECONDS [--trace FILE]\n", argv[0]);
+    const char *trace_path = NULL;
+    double mu_body = -1, mu_floor = -1;
+    int bad = argc < 4;
+    for (int k = 4; k < argc && !bad; k += 2) {
+        if (k + 1 >= argc) bad = 1;
+        else if (!strcmp(argv[k], "--trace")) trace_path = argv[k + 1];
+        else if (!strcmp(argv[k], "--friction"))
+            bad = sscanf(argv[k + 1], "%lf,%lf", &mu_body, &mu_floor) != 2 || !(mu_body >= 0) || !(mu_floor >= 0);
+        else bad = 1;
+    }
+    if (bad) {
+        fprintf(stderr, "usage: %s [--header] SCENE DT SECONDS [--trace FILE] [--friction BODY,FLOOR]\n", argv[0]);
         return 2;
     }
-    const char *name = argv[1], *trace_path = argc == 6 ? argv[5] : NULL;
+    const char *name = argv[1];
     double dt = atof(argv[2]), seconds = atof(argv[3]);
     if (!(dt > 0) || !(seconds > 0)) {
         fprintf(stderr, "%s: DT and SECONDS must be > 0\n", argv[0]);
@@ -61,6 +74,19 @@ int main(int argc, char **argv)
     }
     tw_world *w = s.body[0].world;
     const tw_mesh *m = s.body[0].mesh;
+    if (mu_body >= 0) {
+        if (tw_world_set_body_friction(w, mu_body) != TW_OK) return 1;
+        for (int k = 0; k < tw_world_collider_count(w); k++) {
+            tw_collider_def c;
+            if (tw_world_get_collider(w, k, &c) != TW_OK) return 1;
+            c.friction = mu_floor;
+            if (tw_world_set_collider(w, k, &c) != TW_OK) return 1;
+        }
+    } else {
+        mu_body = tw_mesh_body_count(m) > 1 ? 0.5 : 0; /* the worlds' defaults */
+        tw_collider_def c;
+        mu_floor = tw_world_collider_count(w) > 0 && tw_world_get_collider(w, 0, &c) == TW_OK ? c.friction : 0;
+    }
     int n = tw_world_vertex_count(w), steps = (int)(seconds / dt + 0.5), last = (int)(1 / dt + 0.5);
     double mass = 0;
     for (int i = 0; i < n; i++) mass += tw_world_vertex_mass(w)[i];
@@ -106,10 +132,11 @@ int main(int argc, char **argv)
     if (trace) fclose(trace);
     tw_body_stats bs = tw_world_body_stats(w);
     int dsteps = done > 0 ? done : 1;
-    printf("%s,%d,%d,%d,%.6g,%g,%d,%.6g,%.4g,%.4g,%.4g,%.3g,%.3g,%.4g,%.4g,%.3f,%.2f,%.1f,%d,%s\n", name,
+    printf("%s,%d,%d,%d,%.6g,%g,%d,%.6g,%.4g,%.4g,%.4g,%.3g,%.3g,%.4g,%.4g,%.3f,%.2f,%.1f,%d,%s,%g,%g\n", name,
            tw_mesh_body_count(m), n, tw_mesh_tet_count(m), dt, seconds, done, drop, gain, 1e3 * pen_body,
            1e3 * pen_floor, ke[done] / mass, ke_last / mass, ms / dsteps, bs.ms_total / dsteps,
-           ms > 0 ? bs.ms_total / ms : 0, (double)passes / dsteps, (double)cg / dsteps, bs.rebuilds, status);
+           ms > 0 ? bs.ms_total / ms : 0, (double)passes / dsteps, (double)cg / dsteps, bs.rebuilds, status, mu_body,
+           mu_floor);
     free(e);
     free(ke);
     free(pen);

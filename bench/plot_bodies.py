@@ -35,11 +35,12 @@ for ax, scene in zip(axes[:3], scenes):
 ax = axes[3]
 labels, body, rest = [], [], []
 for r in rows:
-    labels.append("%s 1/%.0f" % (r["scene"], 1 / float(r["dt"])))
+    mu = "" if r["scene"] != "stack" or (r["mu_body"], r["mu_floor"]) == ("0.5", "0.5") else " mu %s/%s" % (r["mu_body"], r["mu_floor"])
+    labels.append("%s%s 1/%.0f" % (r["scene"], mu, 1 / float(r["dt"])))
     body.append(float(r["body_ms_step"]))
     rest.append(float(r["ms_step"]) - float(r["body_ms_step"]))
 ax.barh(labels, rest, label="rest of the step (solves)")
-ax.barh(labels, body, left=rest, label="body contact (BVH, detection, exchange)")
+ax.barh(labels, body, left=rest, label="body contact (BVH, detection, projection)")
 ax.set_xlabel("ms per step (2 shared cores, 1 thread)")
 ax.legend(fontsize=8)
 fig.tight_layout()

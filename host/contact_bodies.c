@@ -19,43 +19,81 @@
  * the other's triangles; a vertex of the other body counts its distance
  * TW_BODY_SLACK of the world's size larger, so that it joins (and lands) only
  * that deep inside: where the surfaces meet, the holding side has them
- * together and the other side's vertices stay free. Two sides holding each
- * other at once form a loop the passes below cannot settle (each side's
- * impulse pushed onto the other's held vertices is absorbed by their own
- * constraint and returned), which gained energy in a frictionless stack.
+ * together and the other side's vertices stay free. A vertex of the other
+ * side that is a corner of an active holding contact's triangle leaves the
+ * contacts for the rest of the step (tw_bodies_coupled): that contact
+ * already carries it, and holding both would close a loop in which each
+ * side's normal velocity is given by the other's (for coincident vertices
+ * the same constraint twice; a region held from both sides loses its common
+ * normal motion). Between the holding vertices the two meshes' surfaces
+ * differ under load (a soft cube's loaded face sinks at the held points and
+ * not at its rim), so such a vertex may lie inside the other body, up to
+ * TW_BODY_UNDER of the size before the projection below moves it.
  *
- * In the step. The contact enters the implicit step exactly as a collider's
- * (contact.c's active set, solved inside the step): the constraint is on the
+ * In the step. The contact enters the implicit step through contact.c's
+ * active set (detection test, landing, release and join, friction, the
+ * impulse J = n.(A v - b)_p all run unchanged) with the constraint on the
  * relative normal velocity, g = d + heff n.(v_p - v_q) >= 0, v_q the
- * velocity of the triangle's point, held fixed during one solve (the
- * triangle is a collider moving at constant velocity). With v_q fixed this is
- * contact.c's g = d' + heff n.v_p with the effective distance
- * d' = d - heff n.v_q in w->cdist, so contact.c's detection test, landing,
- * release and join, friction and impulses run unchanged. A vertex nearer to
- * a collider than to another body keeps the collider (one constraint per
+ * velocity of the triangle's point: contact.c's g = d' + heff n.v_p with the
+ * effective distance d' = d - heff n.v_q in w->cdist, n.v_q taken from the
+ * last solve (tw_bodies_pass) for the join test. A vertex nearer to a
+ * collider than to another body keeps the collider (one constraint per
  * vertex).
  *
- * The two bodies are coupled across the contact passes (block Jacobi): after
- * each solve, the impulse each active contact took (J n and its friction,
- * bounded by Coulomb) goes onto its triangle's vertices by their weights,
- * into the right-hand side, and n.v_q is taken from the solve's velocities;
- * both relaxed by one half, since the plain exchange swings between the
- * bodies (for two rigid masses m_a on m_b its error shrinks by
- * sqrt((1 + m_a/m_b)/4) a pass). The passes go on while that moves a
- * vertex more than TW_BODY_MOVE_TOL of the world's size, at most contact.c's
- * TW_CONTACT_PASSES solves; what is left starts the next step (its
- * reactions are the next step's first guess). A vertex held by its own body
- * contact takes no reaction (it would come back through its constraint).
- * Friction between bodies is contact.c's implicit damping, which damps the
- * vertex's own tangential velocity, not its velocity relative to the
- * triangle: exact for a body on a body at rest, an approximation for one
- * riding on a moving one. Edge-edge crossings (no vertex inside) are not
- * detected; with meshes of similar density they are shallow.
+ * The solve is coupled (tw_bodies_solve): an active contact is an equality
+ * n.v_p = n.(sum_k w_k v_k) - d/heff between the vertex and its triangle's
+ * vertices, eliminated as the hanging vertices are (a row of P, hanging.c):
+ * v = P y + s, where P is the identity on the free directions and gives the
+ * held vertex's normal component as its triangle's, and s holds the
+ * prescribed parts (pinned, kinematic, collider landings, -d/heff n). PCG on
+ * S P^T A P S y = S P^T (b - A s) (Baraff & Witkin's filter S on top) solves
+ * both bodies at once, so the contact's reaction J n on the vertex and
+ * -w_k J n on the triangle's vertices are one multiplier, consistent within
+ * the solve: P^T (A v - b) = 0 leaves (A v - b) = C^T lambda with C the
+ * constraint rows. Friction damps the velocity relative to the triangle's
+ * point, cf (v_p - v_q)_t: contact.c puts the vertex's own block cf T in A,
+ * and the solve adds the rest of cf D^T T D (D v = v_p - v_q), symmetric,
+ * so the triangle's body takes the friction too. Its coefficient is set from
+ * the vertex's own tangential velocity (exact for a body on a body at rest).
+ * The preconditioner is block Jacobi of P^T A P's diagonal blocks (A's, plus
+ * w_k^2 (n.A_pp n) n n^T on a triangle's vertex: the held vertex's mass
+ * riding on it), whatever def.precond says, and the solve is PCG: it takes
+ * warp-vertex's non-symmetric system (warp_system bicgstab) as symmetric.
+ * A stuck contact's friction (contact.c's stuck damping) ties the vertex to
+ * its triangle's point stiffly, which block Jacobi preconditions poorly:
+ * a stack at rest takes several times the CG iterations it takes without
+ * friction.
+ *
+ * Why this: an exchange of impulses between separate solves (each side's
+ * reaction put on the other's right-hand side after a solve, block Jacobi
+ * across the contact passes) is a Dirichlet-Neumann iteration between the
+ * bodies; it converges only under relaxation, by a factor per pass that
+ * depends on the bodies' masses and stiffness, and a stack needs more passes
+ * than a step affords, so the held vertices end every step off their
+ * triangles and the stack trembles. The filtered PCG of Baraff & Witkin
+ * (1998) keeps one-sided constraints on single vertices exact inside the
+ * solve; a vertex-triangle equality is a row of P as a hanging vertex is, so
+ * the same PCG solves it exactly with no loop of its own, at the cost of a
+ * few operations per contact per iteration. The inequality (which contacts
+ * are active) stays the primal-dual active set across the passes, as for the
+ * colliders. Otaduy et al. (2009, implicit contact handling for deformable
+ * objects) solve the same coupled LCP with a projected Gauss-Seidel on the
+ * Schur complement, which needs the compliance C A^-1 C^T (a solve per
+ * contact, or an approximation of it) and an iteration count of its own;
+ * eliminating the held side needs neither, as long as the constraint graph
+ * has no loops (above). A triangle vertex that is itself held (a chain: a
+ * body between two others, one element thick) moves with its own triangle:
+ * P = sum_r N^r over the chain's length (at most TW_BODY_CHAIN), exact for a
+ * chain. Edge-edge crossings (no vertex inside) are not detected; with
+ * meshes of similar density they are shallow.
  *
  * After the step, as contact.c projects vertices out of the colliders, a
- * surface vertex found more than TW_BODY_SLACK of the size inside another
- * body is moved onto its surface and its approach to it stopped (the impacts
- * the passes did not settle; at rest nothing is that deep).
+ * surface vertex found inside another body deeper than it may be is moved
+ * onto its surface and its approach to it stopped (the impacts the passes
+ * did not settle): a holding vertex TW_BODY_SLACK of the size, one of the
+ * other side twice that (it lands TW_BODY_SLACK deep), one left out under a
+ * holding contact TW_BODY_UNDER. At rest none is that deep: a projection
+ * there would move vertices against the elastic forces every step.
  *
  * Only the implicit integrators run body contact, on the CPU backend: a
  * world of several bodies is refused with explicit Newmark or CUDA
@@ -71,6 +109,7 @@
 #include "hd/bodies.h"
 #include "hd/contact.h"
 #include "mesh.h"
+#include "solver.h"
 #include "world.h"
 
 struct tw_bodies {
@@ -90,10 +129,15 @@ struct tw_bodies {
     double *mass;        /* nbodies: each body's mass, kg */
     unsigned char *owns; /* nbodies^2: owns[A nbodies + B]: A's vertices hold against B's triangles */
     tw_real *cd;         /* n: the vertex's signed distance to its triangle at the start of the step, m */
-    tw_real *vq;         /* n: the triangle point's normal velocity the contact holds, m/s */
-    tw_real *react;      /* 3n: the impulses the contacts put on the triangles' vertices, in w->rhs, N s */
-    tw_real *rnew;       /* 3n: scratch */
-    int has_react;
+    tw_real *vq;         /* n: the triangle point's normal velocity of the last solve, m/s */
+    tw_real *rnew;       /* 3n: scratch (the projection's moves) */
+    tw_real *s0;         /* 3n: the coupled solve's prescribed parts */
+    double *rn;          /* n: scratch, per active contact */
+    int *act, nact;      /* the active body contacts of the coupled solve */
+    int *cidx;           /* n: the vertex's index in act, -1 none */
+    unsigned char *under; /* n: left out of this step's contacts under a holding contact's triangle */
+    int depth;           /* the longest chain of held vertices in act (P's terms) */
+    double *rn2;         /* n: scratch, per active contact */
     double mu;           /* Coulomb friction between bodies */
     int contacts, rebuilds;
     double ms_last, ms_total, size;
@@ -124,11 +168,16 @@ tw_bodies *tw_bodies_create(const tw_mesh *m, const tw_real *x, const tw_real *m
     b->owns = tw_calloc((size_t)b->nbodies * (size_t)b->nbodies, 1, "body contact owners");
     b->cd = tw_calloc((size_t)n, sizeof(tw_real), "body contact distances");
     b->vq = tw_calloc((size_t)n, sizeof(tw_real), "body contact velocities");
-    b->react = tw_calloc(3 * (size_t)n, sizeof(tw_real), "body contact reactions");
-    b->rnew = tw_calloc(3 * (size_t)n, sizeof(tw_real), "body contact reactions");
+    b->rnew = tw_calloc(3 * (size_t)n, sizeof(tw_real), "body contact scratch");
+    b->s0 = tw_calloc(3 * (size_t)n, sizeof(tw_real), "body contact solve");
+    b->rn = tw_calloc((size_t)n, sizeof(double), "body contact solve");
+    b->act = tw_calloc((size_t)n, sizeof(int), "body contact solve");
+    b->cidx = tw_malloc(sizeof(int) * (size_t)n, "body contact solve");
+    b->rn2 = tw_calloc((size_t)n, sizeof(double), "body contact solve");
+    b->under = tw_calloc((size_t)n, 1, "body contact solve");
     if (nf <= 0 || !faces || !b->vbody || !b->tris || !b->tri_ptr || !b->tri_nbr || !b->surf || !b->bvh ||
-        !b->bvh_views || !b->fn ||
-        !b->vn || !b->ctri || !b->cw || !b->mass || !b->owns || !b->cd || !b->vq || !b->react || !b->rnew) {
+        !b->bvh_views || !b->fn || !b->vn || !b->ctri || !b->cw || !b->mass || !b->owns || !b->cd || !b->vq ||
+        !b->rnew || !b->s0 || !b->rn || !b->act || !b->cidx || !b->rn2 || !b->under) {
         if (nf == 0) tw_fail(TW_ERR_INVALID, "body contact: the mesh has no boundary faces");
         free(faces);
         tw_bodies_free(b);
@@ -136,7 +185,7 @@ tw_bodies *tw_bodies_create(const tw_mesh *m, const tw_real *x, const tw_real *m
     }
     memcpy(b->vbody, m->body, sizeof(int) * (size_t)n);
     for (int i = 0; i < n; i++) b->mass[b->vbody[i]] += mass[i];
-    for (int i = 0; i < n; i++) b->ctri[i] = -1;
+    for (int i = 0; i < n; i++) b->ctri[i] = b->cidx[i] = -1;
     /* the faces grouped by body (counting sort, stable) */
     for (int f = 0; f < nf; f++) b->tri_ptr[b->vbody[faces[3 * f]] + 1]++;
     for (int k = 0; k < b->nbodies; k++) b->tri_ptr[k + 1] += b->tri_ptr[k];
@@ -241,16 +290,16 @@ void tw_bodies_free(tw_bodies *b)
     free(b->vbody); free(b->tris); free(b->tri_ptr); free(b->tri_nbr); free(b->surf); free(b->bvh);
     free(b->bvh_views);
     free(b->fn); free(b->vn); free(b->ctri); free(b->cw); free(b->mass); free(b->owns);
-    free(b->cd); free(b->vq); free(b->react); free(b->rnew);
+    free(b->cd); free(b->vq); free(b->rnew); free(b->s0); free(b->rn); free(b->act);
+    free(b->cidx); free(b->rn2); free(b->under);
     free(b);
 }
 
 void tw_bodies_reset(tw_bodies *b)
 {
     if (!b) return;
-    for (int i = 0; i < b->n; i++) b->ctri[i] = -1;
-    memset(b->react, 0, sizeof(tw_real) * 3 * (size_t)b->n);
-    b->has_react = 0;
+    for (int i = 0; i < b->n; i++) b->ctri[i] = b->cidx[i] = -1;
+    b->nact = 0;
     b->contacts = 0;
 }
 
@@ -339,6 +388,7 @@ int tw_bodies_detect(tw_world *w, const tw_real *x, double heff, int contacts)
     for (int k = 0; k < b->nsurf; k++) {
         int i = b->surf[k];
         b->ctri[i] = -1;
+        b->under[i] = 0;
         if (w->cons[i]) continue;
         double wt[3], d, nn[3];
         int t = tw_body_nearest(&view, i, r, 0, TW_BODY_SLACK * w->size, wt, &d, nn);
@@ -376,55 +426,17 @@ int tw_bodies_detect(tw_world *w, const tw_real *x, double heff, int contacts)
         body_in += in;
     }
     b->contacts = body_in;
-    if (b->has_react) { /* last step's reactions: this step's first guess */
-        size_t n3 = 3 * (size_t)n;
-        for (size_t k = 0; k < n3; k++) w->rhs[k] += b->react[k];
-    }
     double dt = tw_now_ms() - t0;
     b->ms_last = dt;
     b->ms_total += dt;
     return contacts + added;
 }
 
-int tw_bodies_pass(tw_world *w, double heff)
+void tw_bodies_pass(tw_world *w, double heff)
 {
     tw_bodies *b = w->bodies;
-    if (!b) return 0;
+    if (!b) return;
     double t0 = tw_now_ms();
-    const tw_fem *f = &w->fem;
-    size_t n3 = 3 * (size_t)f->n;
-    memset(b->rnew, 0, sizeof(tw_real) * n3);
-    for (int k = 0; k < b->nsurf; k++) {
-        int i = b->surf[k], t = b->ctri[i];
-        if (t < 0 || w->fcons[i] != TW_FILTER_NORMAL) continue;
-        /* the impulse on the vertex: J n and its friction -cf v_t, which
-         * Coulomb bounds by mu J (cf was set for the next solve, v_t is this
-         * one's) */
-        const tw_real *nn = w->cnormal + 3 * (size_t)i, *v = w->vnew + 3 * (size_t)i;
-        double vn = v[0] * nn[0] + v[1] * nn[1] + v[2] * nn[2], P[3], vt[3], lt = 0;
-        for (int a = 0; a < 3; a++) {
-            vt[a] = v[a] - vn * nn[a];
-            lt += vt[a] * vt[a];
-        }
-        double ft = w->cfric[i] * sqrt(lt), fc = w->cmu[i] * w->cimpulse[i], sc = ft > fc ? fc / ft : 1;
-        for (int a = 0; a < 3; a++) P[a] = w->cimpulse[i] * nn[a] - sc * w->cfric[i] * vt[a];
-        const int *T = b->tris + 3 * (size_t)t;
-        for (int j = 0; j < 3; j++) {
-            if (b->ctri[T[j]] >= 0 && w->fcons[T[j]] == TW_FILTER_NORMAL) continue; /* held by its own contact */
-            for (int a = 0; a < 3; a++) b->rnew[3 * (size_t)T[j] + a] -= (tw_real)(b->cw[3 * (size_t)i + j] * P[a]);
-        }
-    }
-    /* relaxed by one half: the exchange between two bodies unrelaxed swings */
-    double moved = 0;
-    for (size_t k = 0; k < n3; k++) {
-        tw_real r = (tw_real)(0.5 * (b->react[k] + b->rnew[k])), dr = r - b->react[k];
-        if (dr == 0) continue;
-        b->react[k] = r;
-        w->rhs[k] += dr;
-        double m = f->mass[k / 3];
-        if (m > 0 && !w->cons[k / 3]) moved = fmax(moved, heff * fabs(dr) / m);
-    }
-    b->has_react = 1;
     for (int k = 0; k < b->nsurf; k++) {
         int i = b->surf[k], t = b->ctri[i];
         if (t < 0) continue;
@@ -434,16 +446,316 @@ int tw_bodies_pass(tw_world *w, double heff)
         for (int a = 0; a < 3; a++)
             vq += nn[a] * (cw[0] * w->vnew[3 * (size_t)T[0] + a] + cw[1] * w->vnew[3 * (size_t)T[1] + a] +
                            cw[2] * w->vnew[3 * (size_t)T[2] + a]);
-        vq = 0.5 * (b->vq[i] + vq);
-        if (w->fcons[i] == TW_FILTER_NORMAL) moved = fmax(moved, heff * fabs(vq - b->vq[i]));
         b->vq[i] = (tw_real)vq;
         w->cdist[i] = (tw_real)(b->cd[i] - heff * vq);
-        if (w->fcons[i] == TW_FILTER_NORMAL) tw_contact_land(w->vnew + 3 * (size_t)i, nn, w->cdist[i], heff, 0);
     }
     double dt = tw_now_ms() - t0;
     b->ms_last += dt;
     b->ms_total += dt;
-    return moved > TW_BODY_MOVE_TOL * w->size;
+}
+
+/* Does vertex i's body hold its contacts against triangle t's body? */
+static int holds(const tw_bodies *b, int i, int t)
+{
+    return b->owns[b->vbody[i] * b->nbodies + b->vbody[b->tris[3 * (size_t)t]]];
+}
+
+int tw_bodies_coupled(tw_world *w)
+{
+    tw_bodies *b = w->bodies;
+    if (!b) return 0;
+    for (int c = 0; c < b->nact; c++) b->cidx[b->act[c]] = -1;
+    /* the triangles' vertices of the active holding contacts (marked in
+     * cidx by -2) */
+    for (int k = 0; k < b->nsurf; k++) {
+        int i = b->surf[k], t = b->ctri[i];
+        if (t < 0 || w->fcons[i] != TW_FILTER_NORMAL || !holds(b, i, t)) continue;
+        for (int j = 0; j < 3; j++) b->cidx[b->tris[3 * (size_t)t + j]] = -2;
+    }
+    /* a vertex of the side that does not hold, under a holding contact's
+     * triangle, leaves the contacts for the rest of the step: it already
+     * carries that contact, and holding both would close a loop of two
+     * constraints on one gap (for coincident vertices the same constraint
+     * twice) */
+    int c = 0;
+    for (int k = 0; k < b->nsurf; k++) {
+        int i = b->surf[k], t = b->ctri[i];
+        if (t < 0) continue;
+        if (b->cidx[i] == -2 && !holds(b, i, t)) {
+            if (w->fcons[i] == TW_FILTER_NORMAL) {
+                size_t i3 = 3 * (size_t)i;
+                tw_contact_set_damping(w->A + 9 * (size_t)w->fem.diag[i], w->rhs + i3, w->cnormal + i3, w->cvel + i3,
+                                       &w->cfric[i], 0);
+                w->fcons[i] = w->cons[i];
+                w->cimpulse[i] = 0;
+            }
+            w->cdist[i] = (tw_real)INFINITY; /* out of the active-set update */
+            b->ctri[i] = -1;
+            b->under[i] = 1;
+            continue;
+        }
+        if (w->fcons[i] == TW_FILTER_NORMAL) b->act[c++] = i;
+    }
+    for (int k = 0; k < b->nsurf; k++) b->cidx[b->surf[k]] = -1;
+    for (int k = 0; k < c; k++) b->cidx[b->act[k]] = k;
+    b->nact = c;
+    /* the longest chain: a held vertex whose triangle has held vertices
+     * moves with their triangles too (P's terms; without loops it ends) */
+    int *dep = (int *)b->rn; /* scratch, as many as act */
+    for (int k = 0; k < c; k++) dep[k] = 1;
+    int depth = c > 0, grew = 1;
+    for (int it = 0; grew && it < TW_BODY_CHAIN; it++) {
+        grew = 0;
+        for (int k = 0; k < c; k++) {
+            const int *T = b->tris + 3 * (size_t)b->ctri[b->act[k]];
+            for (int j = 0; j < 3; j++) {
+                int q = b->cidx[T[j]];
+                if (q >= 0 && dep[q] + 1 > dep[k]) {
+                    dep[k] = dep[q] + 1;
+                    grew = 1;
+                }
+            }
+            if (dep[k] > depth) depth = dep[k];
+        }
+    }
+    b->depth = depth < TW_BODY_CHAIN ? depth : TW_BODY_CHAIN;
+    return c;
+}
+
+/* v = S v (the PCG's filter: fcons, cnormal) */
+static void filter(const tw_world *w, tw_real *v)
+{
+    for (int i = 0; i < w->fem.n; i++) {
+        unsigned char c = w->fcons[i];
+        if (!c) continue;
+        tw_real *vi = v + 3 * (size_t)i;
+        if (c == TW_FILTER_NORMAL) {
+            const tw_real *nn = w->cnormal + 3 * (size_t)i;
+            tw_real d = vi[0] * nn[0] + vi[1] * nn[1] + vi[2] * nn[2];
+            vi[0] -= d * nn[0]; vi[1] -= d * nn[1]; vi[2] -= d * nn[2];
+        } else {
+            vi[0] = vi[1] = vi[2] = 0;
+        }
+    }
+}
+
+/* v = P y = sum_{r < depth} N^r y: y, and on each held vertex p the normal
+ * velocity of its triangle's point n.(sum_k w_k v_k) added, v_k holding its
+ * own triangle's when k is held (a chain). (N u)_p = n_p (n_p.sum_k w_k u_k);
+ * after the first term u lives on the held vertices only, u_p = n_p t_p. y's
+ * own normal component on a held vertex is 0 or, for s0, the prescribed
+ * -d/heff. */
+static void couple(tw_bodies *b, const tw_world *w, const tw_real *y, tw_real *v, size_t n3)
+{
+    memcpy(v, y, sizeof(tw_real) * n3);
+    double *t = b->rn, *tn = b->rn2;
+    for (int c = 0; c < b->nact; c++) {
+        int i = b->act[c];
+        const int *T = b->tris + 3 * (size_t)b->ctri[i];
+        const tw_real *nn = w->cnormal + 3 * (size_t)i, *cw = b->cw + 3 * (size_t)i;
+        double s = 0;
+        for (int j = 0; j < 3; j++) {
+            const tw_real *yk = y + 3 * (size_t)T[j];
+            s += cw[j] * ((double)yk[0] * nn[0] + (double)yk[1] * nn[1] + (double)yk[2] * nn[2]);
+        }
+        t[c] = s;
+    }
+    for (int r = 0;; r++) {
+        for (int c = 0; c < b->nact; c++) {
+            const tw_real *nn = w->cnormal + 3 * (size_t)b->act[c];
+            for (int a = 0; a < 3; a++) v[3 * (size_t)b->act[c] + a] += (tw_real)(t[c] * nn[a]);
+        }
+        if (r + 1 >= b->depth) break;
+        for (int c = 0; c < b->nact; c++) {
+            int i = b->act[c];
+            const int *T = b->tris + 3 * (size_t)b->ctri[i];
+            const tw_real *nn = w->cnormal + 3 * (size_t)i, *cw = b->cw + 3 * (size_t)i;
+            double s = 0;
+            for (int j = 0; j < 3; j++) {
+                int q = b->cidx[T[j]];
+                if (q < 0) continue;
+                const tw_real *nq = w->cnormal + 3 * (size_t)T[j];
+                s += cw[j] * ((double)nn[0] * nq[0] + (double)nn[1] * nq[1] + (double)nn[2] * nq[2]) * t[q];
+            }
+            tn[c] = s;
+        }
+        double *sw = t; t = tn; tn = sw;
+    }
+}
+
+/* r = S P^T r = S sum_{r < depth} (N^T)^r r, couple's transpose: each held
+ * vertex's normal residual onto its triangle's vertices by their weights,
+ * and on along the chains, then filtered */
+static void couple_t(tw_bodies *b, const tw_world *w, tw_real *r)
+{
+    double *s = b->rn, *sn = b->rn2;
+    for (int c = 0; c < b->nact; c++) { /* all read before any is added */
+        int i = b->act[c];
+        const tw_real *nn = w->cnormal + 3 * (size_t)i, *ri = r + 3 * (size_t)i;
+        s[c] = (double)ri[0] * nn[0] + (double)ri[1] * nn[1] + (double)ri[2] * nn[2];
+    }
+    for (int q = 0;; q++) {
+        for (int c = 0; c < b->nact; c++) {
+            int i = b->act[c];
+            const int *T = b->tris + 3 * (size_t)b->ctri[i];
+            const tw_real *nn = w->cnormal + 3 * (size_t)i, *cw = b->cw + 3 * (size_t)i;
+            for (int j = 0; j < 3; j++)
+                for (int a = 0; a < 3; a++) r[3 * (size_t)T[j] + a] += (tw_real)(cw[j] * s[c] * nn[a]);
+        }
+        if (q + 1 >= b->depth) break;
+        for (int c = 0; c < b->nact; c++) sn[c] = 0;
+        for (int c = 0; c < b->nact; c++) {
+            int i = b->act[c];
+            const int *T = b->tris + 3 * (size_t)b->ctri[i];
+            const tw_real *nn = w->cnormal + 3 * (size_t)i, *cw = b->cw + 3 * (size_t)i;
+            for (int j = 0; j < 3; j++) {
+                int k = b->cidx[T[j]];
+                if (k < 0) continue;
+                const tw_real *nk = w->cnormal + 3 * (size_t)T[j];
+                sn[k] += cw[j] * ((double)nn[0] * nk[0] + (double)nn[1] * nk[1] + (double)nn[2] * nk[2]) * s[c];
+            }
+        }
+        double *sw = s; s = sn; sn = sw;
+    }
+    filter(w, r);
+}
+
+/* Av = A v plus the relative friction's part that A lacks: the damping
+ * cf D^T T D v (D v = v_p - sum_k w_k v_k, T = I - n n^T) less the vertex's
+ * own block cf T, which contact.c put in A. */
+static void apply(tw_bodies *b, const tw_world *w, const tw_bsr *A, const tw_real *v, tw_real *Av)
+{
+    tw_bsr_spmv(A, v, Av);
+    for (int c = 0; c < b->nact; c++) {
+        int i = b->act[c];
+        double cf = w->cfric[i];
+        if (!(cf > 0)) continue;
+        const int *T = b->tris + 3 * (size_t)b->ctri[i];
+        const tw_real *nn = w->cnormal + 3 * (size_t)i, *cw = b->cw + 3 * (size_t)i, *vi = v + 3 * (size_t)i;
+        double u[3], un = 0, dv[3], dn = 0;
+        for (int a = 0; a < 3; a++) {
+            u[a] = cw[0] * v[3 * (size_t)T[0] + a] + cw[1] * v[3 * (size_t)T[1] + a] + cw[2] * v[3 * (size_t)T[2] + a];
+            un += u[a] * nn[a];
+            dv[a] = vi[a] - u[a];
+        }
+        for (int a = 0; a < 3; a++) dn += dv[a] * nn[a];
+        for (int a = 0; a < 3; a++) {
+            double tu = cf * (u[a] - un * nn[a]), td = cf * (dv[a] - dn * nn[a]);
+            Av[3 * (size_t)i + a] -= (tw_real)tu;
+            for (int j = 0; j < 3; j++) Av[3 * (size_t)T[j] + a] -= (tw_real)(cw[j] * td);
+        }
+    }
+}
+
+static double dot(size_t n3, const tw_real *a, const tw_real *c)
+{
+    double s = 0;
+    for (size_t k = 0; k < n3; k++) s += (double)a[k] * c[k];
+    return s;
+}
+
+/* z = S Dinv r */
+static void precondition(const tw_world *w, const tw_real *dinv, const tw_real *r, tw_real *z)
+{
+    for (int i = 0; i < w->fem.n; i++) {
+        const tw_real *d = dinv + 9 * (size_t)i, *ri = r + 3 * (size_t)i;
+        for (int a = 0; a < 3; a++) z[3 * (size_t)i + a] = d[3 * a] * ri[0] + d[3 * a + 1] * ri[1] + d[3 * a + 2] * ri[2];
+    }
+    filter(w, z);
+}
+
+/* a = a^-1 by cofactors (the identity where a is singular: an unused vertex,
+ * which the filter zeroes) */
+static void invert3(tw_real *a)
+{
+    double c[9] = {a[4] * a[8] - a[5] * a[7], a[2] * a[7] - a[1] * a[8], a[1] * a[5] - a[2] * a[4],
+                   a[5] * a[6] - a[3] * a[8], a[0] * a[8] - a[2] * a[6], a[2] * a[3] - a[0] * a[5],
+                   a[3] * a[7] - a[4] * a[6], a[1] * a[6] - a[0] * a[7], a[0] * a[4] - a[1] * a[3]};
+    double det = a[0] * c[0] + a[1] * c[3] + a[2] * c[6], scale = 0;
+    for (int k = 0; k < 9; k++) scale = fmax(scale, fabs((double)a[k]));
+    int ok = fabs(det) > 1e-12 * scale * scale * scale && scale > 0;
+    for (int k = 0; k < 9; k++) a[k] = (tw_real)(ok ? c[k] / det : (k % 4 == 0));
+}
+
+tw_solve_result tw_bodies_solve(tw_world *w, const tw_real *rhs, tw_real *v, double heff)
+{
+    tw_bodies *b = w->bodies;
+    const tw_fem *f = &w->fem;
+    int n = f->n;
+    size_t n3 = 3 * (size_t)n;
+    tw_bsr A = tw_world_bsr(w);
+    tw_solver_work *wk = &w->work;
+    tw_real *y = wk->rhat, *r = wk->r, *z = wk->z, *p = wk->p, *q = wk->q, *Pp = wk->s, *APp = wk->t;
+    tw_real *s0 = b->s0, *dinv = wk->dinv;
+    /* the prescribed parts s0 = v - S v, a held vertex's normal -d/heff;
+     * the free parts y = S v (the warm start) */
+    memcpy(y, v, sizeof(tw_real) * n3);
+    filter(w, y);
+    for (size_t k = 0; k < n3; k++) s0[k] = v[k] - y[k];
+    for (int c = 0; c < b->nact; c++) {
+        int i = b->act[c];
+        const tw_real *nn = w->cnormal + 3 * (size_t)i;
+        for (int a = 0; a < 3; a++) s0[3 * (size_t)i + a] = (tw_real)(-b->cd[i] / heff * nn[a]);
+    }
+    /* the preconditioner: P^T A P's diagonal blocks, inverted */
+    for (int i = 0; i < n; i++) memcpy(dinv + 9 * (size_t)i, A.val + 9 * (size_t)A.diag[i], sizeof(tw_real) * 9);
+    for (int c = 0; c < b->nact; c++) {
+        int i = b->act[c];
+        const int *T = b->tris + 3 * (size_t)b->ctri[i];
+        const tw_real *nn = w->cnormal + 3 * (size_t)i, *cw = b->cw + 3 * (size_t)i, *D = dinv + 9 * (size_t)i;
+        double an = 0, cf = w->cfric[i] > 0 ? w->cfric[i] : 0;
+        for (int r0 = 0; r0 < 3; r0++)
+            for (int c0 = 0; c0 < 3; c0++) an += nn[r0] * D[3 * r0 + c0] * nn[c0];
+        for (int j = 0; j < 3; j++) {
+            tw_real *Dk = dinv + 9 * (size_t)T[j];
+            for (int r0 = 0; r0 < 3; r0++)
+                for (int c0 = 0; c0 < 3; c0++)
+                    Dk[3 * r0 + c0] += (tw_real)(cw[j] * cw[j] * (an * nn[r0] * nn[c0] + cf * ((r0 == c0) - nn[r0] * nn[c0])));
+        }
+    }
+    for (int i = 0; i < n; i++) invert3(dinv + 9 * (size_t)i);
+    /* r = S P^T (b - A (P y + s)), |S P^T b| */
+    for (size_t k = 0; k < n3; k++) z[k] = y[k] + s0[k];
+    couple(b, w, z, Pp, n3);
+    apply(b, w, &A, Pp, APp);
+    for (size_t k = 0; k < n3; k++) r[k] = rhs[k] - APp[k];
+    couple_t(b, w, r);
+    memcpy(z, rhs, sizeof(tw_real) * n3);
+    couple_t(b, w, z);
+    double bnorm = sqrt(dot(n3, z, z));
+    if (bnorm < 1e-300) bnorm = 1;
+    precondition(w, dinv, r, z);
+    memcpy(p, z, sizeof(tw_real) * n3);
+    double rz = dot(n3, r, z), rnorm = sqrt(dot(n3, r, r)), tol = w->def.cg_tolerance;
+    int fixed = w->def.cg_fixed_iterations, limit = fixed > 0 ? fixed : w->def.cg_max_iterations, it = 0;
+    tw_solve_result res = {0, 0, 0};
+    while (it < limit) {
+        if (fixed <= 0 && rnorm <= tol * bnorm) break;
+        if (!(rz > 0)) break;
+        couple(b, w, p, Pp, n3);
+        apply(b, w, &A, Pp, APp);
+        memcpy(q, APp, sizeof(tw_real) * n3);
+        couple_t(b, w, q);
+        double pq = dot(n3, p, q);
+        if (!(pq > 0)) { res.negative_curvature = 1; break; }
+        double alpha = rz / pq;
+        for (size_t k = 0; k < n3; k++) {
+            y[k] += (tw_real)alpha * p[k];
+            r[k] -= (tw_real)alpha * q[k];
+        }
+        precondition(w, dinv, r, z);
+        double rz_new = dot(n3, r, z), beta = rz_new / rz;
+        rz = rz_new;
+        for (size_t k = 0; k < n3; k++) p[k] = z[k] + (tw_real)beta * p[k];
+        rnorm = sqrt(dot(n3, r, r));
+        it++;
+    }
+    /* v = P (y + s0) */
+    for (size_t k = 0; k < n3; k++) z[k] = y[k] + s0[k];
+    couple(b, w, z, v, n3);
+    res.iterations = it;
+    res.residual = rnorm / bnorm;
+    return res;
 }
 
 int tw_bodies_project(tw_world *w, tw_real *x, tw_real *v)
@@ -463,7 +775,8 @@ int tw_bodies_project(tw_world *w, tw_real *x, tw_real *v)
         double wt[3], d, nn[3];
         if (w->cons[i]) continue;
         int t = tw_body_nearest(&view, i, 0.01 * w->size, 1, 0, wt, &d, nn);
-        if (t < 0 || !(d < -tol)) continue;
+        /* the side that does not hold lands TW_BODY_SLACK deep */
+        if (t < 0 || !(d < -(b->under[i] ? TW_BODY_UNDER * w->size : holds(b, i, t) ? tol : 2 * tol))) continue;
         count += d < -deep;
         const int *T = b->tris + 3 * (size_t)t;
         double vn = 0;

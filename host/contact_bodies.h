@@ -4,6 +4,7 @@
  * contact_bodies.c only. */
 #ifndef TW_CONTACT_BODIES_H
 #define TW_CONTACT_BODIES_H
+#include "solver.h"
 #include "tetwarp.h"
 
 struct tw_world;
@@ -13,7 +14,7 @@ typedef struct tw_bodies tw_bodies;
  * world of mesh m (nbodies > 1); NULL with tw_last_error() on failure. */
 tw_bodies *tw_bodies_create(const tw_mesh *m, const tw_real *x, const tw_real *mass, double size);
 void tw_bodies_free(tw_bodies *b);
-/* Forgets the contacts and the pending reactions (tw_world_reset). */
+/* Forgets the contacts (tw_world_reset). */
 void tw_bodies_reset(tw_bodies *b);
 
 /* After tw_contact_detect at the start of an implicit step (positions x,
@@ -21,22 +22,36 @@ void tw_bodies_reset(tw_bodies *b);
  * (BVHs refitted to x, rebuilt after a large motion); where that is nearer
  * than the vertex's collider, it replaces the collider's normal, distance
  * and friction in w->cnormal / cdist / cmu and the first active set in
- * w->fcons. Adds last step's reactions to w->rhs. Returns the contacts
- * (collider and body) in the first active set; `contacts` is
- * tw_contact_detect's count. */
+ * w->fcons. Returns the contacts (collider and body) in the first active
+ * set; `contacts` is tw_contact_detect's count. */
 int tw_bodies_detect(struct tw_world *w, const tw_real *x, double heff, int contacts);
-/* After each contact pass's active-set update (tw_contact_update): the
- * impulses the active body contacts took (J n and friction) pushed onto
- * their triangles' vertices in w->rhs, and the triangles' velocities the
- * contacts hold taken from the pass's solve, both relaxed by one half; the
- * active contacts land again. Returns 1 when that moved some vertex more than
- * TW_BODY_MOVE_TOL x the world's size over the step (another solve is
- * wanted), else 0; 0 with no bodies. */
-#define TW_BODY_MOVE_TOL 1e-4
+/* After each contact pass's solve: every body contact's triangle point's
+ * normal velocity n.v_q from the solve (w->vnew), and its effective distance
+ * d - heff n.v_q in w->cdist, which the active-set update reads; nothing with
+ * no bodies. */
+void tw_bodies_pass(struct tw_world *w, double heff);
 /* How deep (x the world's size) a vertex of the body that does not hold a
  * contact may go into the other before it joins (contact_bodies.c). */
 #define TW_BODY_SLACK 2.5e-4
-int tw_bodies_pass(struct tw_world *w, double heff);
+/* How deep (x the world's size) a vertex of the side that does not hold,
+ * left out of the contacts under a holding contact's triangle, may lie
+ * inside the other body before the end-of-step projection moves it: the
+ * two meshes' surfaces differ between the holding vertices by about this
+ * much under load (contact_bodies.c). */
+#define TW_BODY_UNDER 1e-3
+/* The longest chain of held vertices (a vertex held to a triangle whose
+ * vertices are held to others') the coupled solve follows. */
+#define TW_BODY_CHAIN 8
+/* The active body contacts (w->fcons normal and a triangle this step), listed
+ * for tw_bodies_solve; 0 with no bodies. */
+int tw_bodies_coupled(struct tw_world *w);
+/* A contact pass's solve of w->A v = rhs with the active body contacts as
+ * equalities n.v_p = n.(sum_k w_k v_k) - d/heff between a vertex and its
+ * triangle's vertices (P y + s, PCG on S P^T A P S; contact_bodies.c), the
+ * relative friction, and w->fcons / w->cnormal's filter for the rest. v: the
+ * warm start and its prescribed components in, the solution out. Uses
+ * w->work's vectors. After tw_bodies_coupled. */
+tw_solve_result tw_bodies_solve(struct tw_world *w, const tw_real *rhs, tw_real *v, double heff);
 /* After the step (positions x, velocities v): every free surface vertex more
  * than TW_BODY_SLACK x size inside another body is moved onto its surface and
  * its approach to it stopped (a safety net, as contact.c's projection for

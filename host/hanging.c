@@ -170,6 +170,9 @@ tw_status tw_world_set_hanging(tw_world *w, int count, const int *vertex, const 
         return tw_fail(TW_ERR_INVALID, "tw_world_set_hanging: vertex, ptr, idx and weights must not be NULL");
     if (count > 0 && ptr[0] != 0)
         return tw_fail(TW_ERR_INVALID, "tw_world_set_hanging: ptr[0] is %d, must be 0", ptr[0]);
+    if (count > 0 && w->bodies) /* body contact's coupled solve runs on the full system, not P^T A P */
+        return tw_fail(TW_ERR_UNSUPPORTED, "tw_world_set_hanging: a world of %d bodies (body contact) takes no hanging "
+                       "vertices", tw_world_body_stats(w).bodies);
     unsigned char *mark = tw_calloc((size_t)n + 1, 1, "hanging marks");
     if (!mark) return TW_ERR_NOMEM;
     tw_status st = TW_OK;

@@ -127,13 +127,15 @@ static tw_solve_result solve_system(tw_world *w, const tw_real *b, tw_real *x, c
     return sr;
 }
 
-/* A contact pass's solve of w->A v = b: solve_system, for v - s when a
+/* A contact pass's solve of w->A v = b: with active body contacts, the
+ * coupled solve of contact_bodies.c; else solve_system, for v - s when a
  * contact is on a moving collider (tw_contact_shift; s in w->newton, free
  * until newton_refine). */
-static tw_solve_result solve_contacts(tw_world *w, const tw_real *b, tw_real *v, const tw_filter *filter)
+static tw_solve_result solve_contacts(tw_world *w, const tw_real *b, tw_real *v, const tw_filter *filter, double heff)
 {
     size_t n3 = 3 * (size_t)w->fem.n;
     tw_real *s = w->newton, *bs = w->newton + n3;
+    if (w->bodies && tw_bodies_coupled(w)) return tw_bodies_solve(w, b, v, heff);
     if (!w->ncolliders || !tw_colliders_moving(w) || !tw_contact_shift(w, s)) return solve_system(w, b, v, filter);
     tw_bsr A = tw_world_bsr(w);
     tw_bsr_spmv(&A, s, bs);
@@ -244,7 +246,7 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
         tw_contact_friction_implicit(w, heff);
     }
     tw_filter filter = {w->fcons, w->cnormal};
-    tw_solve_result sr = solve_contacts(w, w->rhs, w->vnew, &filter);
+    tw_solve_result sr = solve_contacts(w, w->rhs, w->vnew, &filter, heff);
     int capped = sr.iterations >= w->def.cg_max_iterations && !(sr.residual <= w->def.cg_tolerance);
     if (w->ncolliders || w->bodies) {
         /* again while the normal set changes, and at most twice more for
@@ -252,12 +254,14 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
          * and sliding; its damping dissipates either way) */
         int iterations = sr.iterations, changed, friction = 0, friction_passes = 0;
         st->contact_passes = 1;
-        /* (body contact's exchange runs after every pass: `|`, not `||`) */
-        while (((changed = tw_contact_update(w, w->rhs, w->vnew, heff, &friction)) | tw_bodies_pass(w, heff) ||
-                (friction && friction_passes < 2)) &&
-               st->contact_passes < (w->def.contact_passes > 0 ? w->def.contact_passes : TW_CONTACT_PASSES)) {
+        for (;;) {
+            tw_bodies_pass(w, heff); /* the body contacts' gaps at this solve, which the update reads */
+            changed = tw_contact_update(w, w->rhs, w->vnew, heff, &friction);
+            if (!((changed || (friction && friction_passes < 2)) &&
+                  st->contact_passes < (w->def.contact_passes > 0 ? w->def.contact_passes : TW_CONTACT_PASSES)))
+                break;
             friction_passes += !changed;
-            sr = solve_contacts(w, w->rhs, w->vnew, &filter);
+            sr = solve_contacts(w, w->rhs, w->vnew, &filter, heff);
             capped |= sr.iterations >= w->def.cg_max_iterations && !(sr.residual <= w->def.cg_tolerance);
             iterations += sr.iterations;
             st->contact_passes++;

@@ -97,9 +97,9 @@ tw_bsr tw_world_bsr(const tw_world *w)
  * one linearisation per step (it has no Newton loop yet). */
 int tw_world_newton_iterations(const tw_world *w)
 {
-    /* body contact exchanges its impulses across the contact passes of one
-     * linearisation; a Newton iteration after them would solve without the
-     * exchange (the stack gained energy and fell apart under BDF2's two) */
+    /* body contact is solved coupled in the contact passes of one
+     * linearisation; a Newton iteration after them (newton_refine's solve)
+     * would solve without the body contacts' coupling */
     if (w->bodies) return 1;
     if (w->def.newton_iterations > 0) return w->def.newton_iterations;
     if (w->def.integrator == TW_BDF2 && w->def.method != TW_LINEAR && !w->cuda) return 2;

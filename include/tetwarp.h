@@ -535,14 +535,14 @@ double tw_collider_distance(const tw_collider_def *c, const double x[3], double 
 
 /* Body contact (a world of a tw_mesh_merge'd mesh; implicit integrators, CPU
  * backend, one linearisation per step whatever newton_iterations says: the
- * bodies exchange their contact impulses across its contact passes).
+ * contact passes solve the bodies coupled, a Newton iteration would not).
  * Coulomb friction between the bodies, >= 0 (default 0.5). */
 tw_status tw_world_set_body_friction(tw_world *w, double friction);
 typedef struct tw_body_stats {
     int bodies;           /* bodies in the world (1: no body contact) */
     int surface_vertices; /* vertices tested against the other bodies */
     int contacts;         /* vertices held by a body contact at the end of the last step */
-    double ms_last;       /* the last step's time in body contact (detection, BVHs, reactions), ms */
+    double ms_last;       /* the last step's time in body contact (detection, BVHs, gaps, projection), ms */
     double ms_total;      /* summed over the steps, ms */
     int rebuilds;         /* BVH rebuilds so far (the others were refits) */
 } tw_body_stats;
