@@ -35,11 +35,26 @@
  *                the same floor and friction: its elastic energy / E_drop,
  *                the body's sag under the contact as it is without an impact
  *   rest_over_placed rest_strain / placed_strain
+ *   frictionless_strain the same placement relaxed on a frictionless floor:
+ *                the elastic energy / E_drop at the minimum of the elastic
+ *                plus gravity energy (the rest state every frictionless run
+ *                reaches). With friction the static states are a set, not
+ *                one: every state whose contact forces lie in Coulomb's
+ *                cone is at rest; placed_strain (contacts stuck where they
+ *                first touched) and this one are two of them
+ *   rest_over_frictionless rest_strain / frictionless_strain
+ *   max_tan_ratio at the end, over the vertices on the floor (within 0.01 mm)
+ *                that carry load (normal force above 1e-3 of the weight over
+ *                their count): the largest |tangential| / normal of the
+ *                force the floor gives them, -(f_elastic + m g) at rest: at
+ *                most the friction coefficient when the rest state is one
+ *                Coulomb's law can hold (0 without friction)
  *   ms_step, cg_mean, passes_mean, and the warning counts summed over the
  *   run (tw_step_stats: cg_capped, energy_rise, contacts_unresolved).
  *
  * Usage: tw_contact_report [--header] SCENE METHOD INTEGRATOR DT FRICTION SECONDS [--refs]
- *   --refs: compute static_strain and placed_strain (else empty)
+ *   --refs: compute static_strain, placed_strain, frictionless_strain and
+ *   max_tan_ratio (else empty)
  *   SCENE: cube | tube | bunny | armadillo (meshes from TW_DATA_DIR or data/)
  *   TW_CONTACT_REPORT_VERBOSE=1: each step's tw_step_stats on stderr
  * Scenes: cube 0.2 m (4x4x4 cells), E 1e5; tube (0.05/0.08 m radii, 0.6 m,
@@ -197,6 +212,33 @@ static double placed_reference(const tw_mesh *m, const tw_world_def *d, const tw
     return e;
 }
 
+/* At the end of a run: the largest |tangential| / normal of the floor's force
+ * on its loaded vertices (see max_tan_ratio above); 0 when none carries
+ * load. */
+static double max_tangential_ratio(tw_world *w, const tw_collider_def *fl, int up)
+{
+    int n = tw_world_vertex_count(w), on = 0;
+    const tw_real *x = tw_world_positions(w), *m = tw_world_vertex_mass(w);
+    tw_real *f = malloc(sizeof(tw_real) * 3 * (size_t)n);
+    if (!f) return NAN;
+    tw_world_elastic_force(w, f);
+    double weight = 0, worst = 0;
+    for (int i = 0; i < n; i++) {
+        weight += m[i] * 9.81;
+        on += (double)x[3 * i + up] - fl->point[up] < 1e-5;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!((double)x[3 * i + up] - fl->point[up] < 1e-5)) continue;
+        double r[3], t2 = 0;
+        for (int a = 0; a < 3; a++) r[a] = -(double)f[3 * i + a] + (a == up ? m[i] * 9.81 : 0);
+        for (int a = 0; a < 3; a++)
+            if (a != up) t2 += r[a] * r[a];
+        if (r[up] > 1e-3 * weight / on) worst = fmax(worst, sqrt(t2) / r[up]);
+    }
+    free(f);
+    return worst;
+}
+
 static tw_mesh *load(const char *file)
 {
     char path[1024];
@@ -214,7 +256,8 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "--header")) {
         printf("scene,method,integrator,dt,friction,seconds,steps,vertices,drop_J,max_gain,rest_strain,volume_pct,"
                "pen_mm,ke_per_kg,ms_step,cg_mean,passes_mean,cg_capped,energy_rise,unresolved,status,max_rise,static_strain,"
-               "rest_over_static,static_how,placed_strain,rest_over_placed,ke_cm_per_kg\n");
+               "rest_over_static,static_how,placed_strain,rest_over_placed,ke_cm_per_kg,frictionless_strain,"
+               "rest_over_frictionless,max_tan_ratio\n");
         return 0;
     }
     if (argc != 7 && !(argc == 8 && !strcmp(argv[7], "--refs"))) {
@@ -315,9 +358,13 @@ int main(int argc, char **argv)
     const char *how = "";
     if (refs_wanted && !strcmp(status, "ok") && (method == TW_COROT_ELEMENT || method == TW_GREEN || method == TW_LINEAR))
         ref = static_reference(m, &d, tw_world_positions(w), up, fl.point[up], &how) / drop;
-    double placed = NAN;
-    if (refs_wanted && !strcmp(status, "ok") && integ != TW_EXPLICIT_NEWMARK)
+    double placed = NAN, frictionless = NAN;
+    if (refs_wanted && !strcmp(status, "ok") && integ != TW_EXPLICIT_NEWMARK) {
         placed = placed_reference(m, &d, &fl, tw_world_positions(w), up) / drop;
+        tw_collider_def fl0 = fl;
+        fl0.friction = 0;
+        frictionless = mu > 0 ? placed_reference(m, &d, &fl0, tw_world_positions(w), up) / drop : placed;
+    }
     double ns = steps > 0 ? steps : 1;
     char refs[64] = ",,";
     if (isfinite(ref)) snprintf(refs, sizeof refs, "%.4g,%.4g,%s", ref, rest / ref, how);
@@ -327,10 +374,13 @@ int main(int argc, char **argv)
     double ke_cm = 0.5 * (pcm[0] * pcm[0] + pcm[1] * pcm[1] + pcm[2] * pcm[2]) / (mass * mass);
     char pl[64] = ",";
     if (isfinite(placed)) snprintf(pl, sizeof pl, "%.4g,%.4g", placed, rest / placed);
-    printf("%s,%s,%s,%.6g,%g,%g,%d,%d,%.6g,%.4g,%.4g,%.4g,%.4g,%.3g,%.4g,%.1f,%.2f,%ld,%ld,%ld,%s,%.4g,%s,%s,%.3g\n", scene,
-           argv[2], argv[3], tw_world_dt(w), mu, seconds, steps, n, drop, max_gain, rest,
+    char fr[64] = ",", tan[32] = "";
+    if (isfinite(frictionless)) snprintf(fr, sizeof fr, "%.4g,%.4g", frictionless, rest / frictionless);
+    if (refs_wanted && !strcmp(status, "ok")) snprintf(tan, sizeof tan, "%.3g", max_tangential_ratio(w, &fl, up));
+    printf("%s,%s,%s,%.6g,%g,%g,%d,%d,%.6g,%.4g,%.4g,%.4g,%.4g,%.3g,%.4g,%.1f,%.2f,%ld,%ld,%ld,%s,%.4g,%s,%s,%.3g,%s,%s\n",
+           scene, argv[2], argv[3], tw_world_dt(w), mu, seconds, steps, n, drop, max_gain, rest,
            100 * (tw_world_volume(w) / vol0 - 1), 1e3 * pen, tw_world_kinetic_energy(w) / mass, ms / ns, cg / ns,
-           passes / ns, capped, rises, unresolved, status, max_rise, refs, pl, ke_cm);
+           passes / ns, capped, rises, unresolved, status, max_rise, refs, pl, ke_cm, fr, tan);
     tw_world_destroy(w);
     tw_mesh_destroy(m);
     return 0;

@@ -14,7 +14,11 @@
 # bunny 3 s, at 1/30 s only: its block-Jacobi CG takes about 1 s a step
 # here), cube, tube and armadillo at 1/30, 1/60 and 1/100 s, friction 0
 # and 0.5, with the references (--refs: the static solve with the floor
-# contacts pinned, and the body set down on the floor without a drop).
+# contacts pinned, the body set down on the floor without a drop, on the
+# same floor and on a frictionless one, and the largest tangential / normal
+# force on the floor at the end); with friction 0.5 also the tube (10 s) and
+# the armadillo (3 s, settled) at 0.001 s, the small-step check of the rest
+# state.
 #
 # Kept under about 10 minutes on 2 shared cores by trimming the matrix:
 # the cube and the tube run every dt x method x friction; the armadillo runs
@@ -61,6 +65,8 @@ for mu in 0 0.5; do
         for s in armadillo tube cube; do echo "$s corot-element implicit-euler $dt $mu 10 --refs" >> "$rest"; done
     done
 done
+echo "armadillo corot-element implicit-euler 0.001 0.5 3 --refs" >> "$rest"
+echo "tube corot-element implicit-euler 0.001 0.5 10 --refs" >> "$rest"
 start=$(date +%s)
 {
     echo "# bench/contact_report.sh $B $OUT at $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u)"

@@ -1,8 +1,9 @@
 """The contact report as a figure: per run of the matrix, the largest energy
 regained above its running minimum (max_rise, in drop energies; max_gain,
 the gain over the start, is at most 0 in every run) against dt; for the rest
-table (10 s on the floor), the rest strain against the two references (the
-static solve with pinned contacts, the body set down without a drop) and
+table (10 s on the floor), the rest strain against its references (the
+static solve with pinned contacts, the body set down without a drop on the
+same floor and on a frictionless one) and
 the kinetic energy per kg at the end against the 1e-8 J/kg bound.
 
 Usage: python3 bench/plot_contact.py MATRIX_CSV REST_CSV  (writes MATRIX_CSV
@@ -45,11 +46,14 @@ for r in rest:
     if r["status"] != "ok":
         continue
     lab = "%s 1/%.0f mu %s" % (r["scene"], 1 / float(r["dt"]), r["friction"])
-    ax.bar(x - 0.27, float(r["rest_strain"]), 0.27, color="C0", label="dropped, at 10 s" if x == 0 else None)
+    ax.bar(x - 0.3, float(r["rest_strain"]), 0.2, color="C0", label="dropped, at the end" if x == 0 else None)
     if r["static_strain"]:
-        ax.bar(x, float(r["static_strain"]), 0.27, color="C1", label="static, contacts pinned" if x == 0 else None)
+        ax.bar(x - 0.1, float(r["static_strain"]), 0.2, color="C1", label="static, contacts pinned" if x == 0 else None)
     if r["placed_strain"]:
-        ax.bar(x + 0.27, float(r["placed_strain"]), 0.27, color="C2", label="set down, no drop" if x == 0 else None)
+        ax.bar(x + 0.1, float(r["placed_strain"]), 0.2, color="C2", label="set down, no drop" if x == 0 else None)
+    if r.get("frictionless_strain"):
+        ax.bar(x + 0.3, float(r["frictionless_strain"]), 0.2, color="C4",
+               label="set down, frictionless floor" if x == 0 else None)
     labels.append(lab)
     x += 1
 ax.set_xticks(range(len(labels)))
@@ -69,7 +73,7 @@ ax.set_yscale("log")
 ax.set_xticks(range(len(labels)))
 ax.set_xticklabels(labels, rotation=90, fontsize=6)
 ax.set_ylabel("J/kg at the end")
-ax.set_title("kinetic energy after 10 s (bound 1e-8)")
+ax.set_title("kinetic energy at the end, 10 s (bound 1e-8)")
 ax.legend(fontsize=7)
 fig.tight_layout()
 fig.savefig(sys.argv[1][:-4] + ".png", dpi=110)

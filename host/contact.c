@@ -29,6 +29,11 @@
  * cf |v_t| = mu J when sliding, or to the stuck value mu J / vt_min when the
  * vertex's own force stays inside Coulomb's cone (a lagged-friction fixed
  * point; Coulomb within 2 %, at most two extra solves for friction alone).
+ * Both come from one model of the vertex's response to its damping,
+ * |v_t| = f / (a + d), with a fitted through the step's last two solves
+ * (hd/contact.h): a vertex whose normal impulse falls below what holds it
+ * slides in the next solve, at about Coulomb's speed, not creeping off at
+ * the stuck damping's speed and breaking away only steps later.
  * BDF2 takes one implicit Euler step after a step with an impact (a contact
  * vertex that started it approaching faster than |g| h: step.c), so that its
  * two-step base never carries the velocity the contact stopped.
@@ -225,6 +230,7 @@ int tw_contact_detect(tw_world *w, const tw_real *x)
 {
     int n = w->fem.n, count = 0;
     memcpy(w->fcons, w->cons, (size_t)n);
+    for (int i = 0; i < n; i++) w->cfprev[2 * (size_t)i + 1] = -1; /* no earlier solve this step (body contacts too) */
     if (!w->ncolliders) return 0;
     double touch = 1e-6 * w->size;
     for (int i = 0; i < n; i++) {
@@ -270,6 +276,7 @@ int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, in
     double g = sqrt(w->def.gravity[0] * w->def.gravity[0] + w->def.gravity[1] * w->def.gravity[1] +
                     w->def.gravity[2] * w->def.gravity[2]);
     double gtol = TW_CONTACT_GTOL * w->size, vt_min = 1e-6 * w->size / heff, h = w->def.dt;
+    double cm = 1 + heff * w->def.damping_mass; /* A's mass term is m cm */
     int changed = 0, fr = 0;
     for (int i = 0; i < f->n; i++) {
         if (w->cons[i] || !(w->cdist[i] < INFINITY)) continue;
@@ -278,9 +285,10 @@ int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, in
         if (w->fcons[i] == TW_FILTER_NORMAL) J = tw_contact_impulse(f->row_ptr, f->col, w->A, v, b, w->cnormal + k, i);
         /* b is w->rhs: the friction of a moving collider writes its row */
         int r = tw_contact_update_vertex(&w->fcons[i], w->A + 9 * (size_t)f->diag[i], w->rhs + k, &w->cfric[i],
-                                         &w->cimpulse[i], v + k, w->cvel + k, w->cnormal + k, w->cdist[i],
-                                         tw_contact_reach(w->cvel + k, w->cnormal + k, h), w->cmu[i], J, heff,
-                                         TW_CONTACT_JTOL * f->mass[i] * g * heff, gtol, vt_min, TW_CONTACT_FTOL);
+                                         &w->cimpulse[i], w->cfprev + 2 * (size_t)i, v + k, w->cvel + k,
+                                         w->cnormal + k, w->cdist[i], tw_contact_reach(w->cvel + k, w->cnormal + k, h),
+                                         w->cmu[i], J, heff, f->mass[i] * cm, TW_CONTACT_JTOL * f->mass[i] * g * heff,
+                                         gtol, vt_min, TW_CONTACT_FTOL);
         changed += (r & TW_CONTACT_CHANGED) != 0;
         fr += (r & TW_CONTACT_FRICTION) != 0;
     }

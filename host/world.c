@@ -355,13 +355,14 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     w->cimpulse = tw_calloc(n, sizeof(tw_real), "contact impulses");
     w->cmu = tw_calloc(n, sizeof(tw_real), "contact friction");
     w->cfric = tw_calloc(n, sizeof(tw_real), "contact friction damping");
+    w->cfprev = tw_calloc(2 * n, sizeof(tw_real), "contact friction history");
     w->ccol = tw_malloc(n, "contact colliders");
     w->cvel = tw_calloc(3 * n, sizeof(tw_real), "contact collider velocities");
     w->energy_step = -1;
     w->newton = tw_calloc(4 * 3 * n, sizeof(tw_real), "Newton vectors");
     if (!w->x || !w->v || !w->fext || !w->target || !w->cons || !w->R || !w->S || !w->fe || !w->f || !w->rhs ||
         !w->vnew || !w->A || !w->edge_nbr || !w->acc || !w->xprev || !w->vprev || !w->xbase || !w->vbase ||
-        !w->fcons || !w->cnormal || !w->cdist || !w->cimpulse || !w->cmu || !w->cfric || !w->ccol || !w->cvel || !w->newton || tw_solver_work_init(&w->work, (int)n) != TW_OK) {
+        !w->fcons || !w->cnormal || !w->cdist || !w->cimpulse || !w->cmu || !w->cfric || !w->cfprev || !w->ccol || !w->cvel || !w->newton || tw_solver_work_init(&w->work, (int)n) != TW_OK) {
         tw_world_destroy(w);
         return NULL;
     }
@@ -403,7 +404,7 @@ void tw_world_destroy(tw_world *w)
     free(w->x); free(w->v); free(w->fext); free(w->target); free(w->cons); free(w->R); free(w->S);
     free(w->fe); free(w->f); free(w->rhs); free(w->vnew); free(w->A); free(w->edge_nbr);
     free(w->acc); free(w->xprev); free(w->vprev); free(w->xbase); free(w->vbase);
-    free(w->fcons); free(w->cnormal); free(w->cdist); free(w->cimpulse); free(w->cmu); free(w->cfric); free(w->ccol); free(w->cvel); free(w->newton);
+    free(w->fcons); free(w->cnormal); free(w->cdist); free(w->cimpulse); free(w->cmu); free(w->cfric); free(w->cfprev); free(w->ccol); free(w->cvel); free(w->newton);
     free(w->rot_x);
     tw_hanging_free(w);
     tw_bodies_free(w->bodies);

@@ -61,6 +61,7 @@ struct tw_world {
     tw_real *cimpulse;    /* contact normal impulses of the last step, N s (n) */
     tw_real *cmu;         /* contact friction coefficients, set when a contact is marked (n) */
     tw_real *cfric;       /* implicit friction: the tangential damping in A's diagonal block this step, N s/m (n) */
+    tw_real *cfprev;      /* implicit friction: per vertex an earlier solve's damping and the tangential speed it gave (2n) */
     unsigned char *ccol;  /* the contact's collider (index, TW_CONTACT_NONE when none) (n) */
     tw_real *cvel;        /* the contact's collider surface velocity, m/s (3n; 0 for static colliders) */
     double cforce[TW_MAX_COLLIDERS][3]; /* the force the body exerted on each collider in the last step, N */

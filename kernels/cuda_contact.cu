@@ -53,6 +53,7 @@ __global__ void contact_mark_kernel(tw_cuda_data d, double *partial)
         unsigned char c = d.cons[i];
         d.fcons[i] = c;
         d.cfric[i] = 0; /* A is freshly assembled */
+        d.cfprev[2 * (size_t)i + 1] = -1; /* no earlier solve this step */
         if (c) continue;
         size_t k = 3 * (size_t)i;
         tw_real *nrm = d.cnormal + k;
@@ -93,8 +94,9 @@ __global__ void contact_update_kernel(tw_cuda_data d, double *partial)
         if (d.fcons[i] == TW_FILTER_NORMAL) J = tw_contact_impulse(d.row_ptr, d.col, d.A, d.vnew, d.rhs, d.cnormal + k, i);
         /* its rhs row only, after its own impulse read it */
         int r = tw_contact_update_vertex(&d.fcons[i], d.A + 9 * (size_t)d.diag[i], d.rhs + k, &d.cfric[i],
-                                         &d.cimpulse[i], d.vnew + k, d.cvel + k, d.cnormal + k, d.cdist[i],
-                                         tw_contact_reach(d.cvel + k, d.cnormal + k, P->h), d.cmu[i], J, P->heff,
+                                         &d.cimpulse[i], d.cfprev + 2 * (size_t)i, d.vnew + k, d.cvel + k,
+                                         d.cnormal + k, d.cdist[i], tw_contact_reach(d.cvel + k, d.cnormal + k, P->h),
+                                         d.cmu[i], J, P->heff, d.mass[i] * P->cm,
                                          TW_CONTACT_JTOL * d.mass[i] * gn * P->heff, P->gtol, P->vt_min,
                                          TW_CONTACT_FTOL);
         s[0] += d.fcons[i] == TW_FILTER_NORMAL;

@@ -110,6 +110,7 @@ typedef struct tw_cuda_data {
     const tw_collider_def *colliders_end; /* where the step leaves them: the end-of-step projection's */
     unsigned char *fcons;
     tw_real *cnormal, *cdist, *cmu, *cimpulse, *cfric;
+    tw_real *cfprev; /* per vertex an earlier solve's damping and the tangential speed it gave (2n, this step only) */
     /* moving colliders: per vertex the contact's collider (TW_CONTACT_NONE:
      * none) and its surface velocity (3n), and what the vertex gave its
      * collider this step, N (3n: the force's per-vertex terms) */

@@ -249,22 +249,27 @@ TW_HD void tw_contact_friction_block(tw_real *D, tw_real *bi, const tw_real *nn,
  *     the normal: tw_contact_reach); the caller lands it once every vertex's
  *     impulse has been read from the solve's velocities.
  * D: the vertex's diagonal block of A, bi its right-hand side, vc the
- * collider's velocity (friction acts on vi - vc). Returns TW_CONTACT_* bits. */
+ * collider's velocity (friction acts on vi - vc), minert its inertia in A
+ * (m (1 + heff alpha)), prev[0..1] the damping of an earlier solve of this
+ * step and the tangential speed it gave (prev[1] < 0: none; the caller sets
+ * that at the step's start). Returns TW_CONTACT_* bits. */
 TW_HD int tw_contact_update_vertex(unsigned char *fc, tw_real *D, tw_real *bi, tw_real *cf, tw_real *cimp,
-                                   const tw_real *vi, const tw_real *vc, const tw_real *nn, tw_real dist,
-                                   double reach, tw_real mu, double J, double heff, double jtol, double gtol,
-                                   double vt_min, double ftol)
+                                   tw_real *prev, const tw_real *vi, const tw_real *vc, const tw_real *nn,
+                                   tw_real dist, double reach, tw_real mu, double J, double heff, double minert,
+                                   double jtol, double gtol, double vt_min, double ftol)
 {
     if (*fc != TW_FILTER_NORMAL) {
         double g = dist + heff * (vi[0] * nn[0] + vi[1] * nn[1] + vi[2] * nn[2]) - reach;
         if (!(g < -gtol)) return 0;
         *fc = TW_FILTER_NORMAL;
         *cimp = 0;
+        prev[1] = -1;
         return TW_CONTACT_CHANGED;
     }
     if (J < -jtol) {
         *fc = 0;
         *cimp = 0;
+        prev[1] = -1;
         tw_contact_set_damping(D, bi, nn, vc, cf, 0);
         return TW_CONTACT_CHANGED;
     }
@@ -275,20 +280,31 @@ TW_HD int tw_contact_update_vertex(unsigned char *fc, tw_real *D, tw_real *bi, t
     int too_strong = fr > coulomb * (1 + ftol) + 1e-300;
     int too_weak = vt > vt_min && fr < coulomb * (1 - ftol);
     if (!too_strong && !too_weak) return 0;
-    /* the vertex's own tangential stiffness a (its diagonal block on the
-     * tangent plane, less the damping) and the force that moves it,
-     * f = |v_t| (a + cf): within Coulomb's cone it sticks (the stuck
-     * damping); else it slides with d f / (a + d) = mu J. A stuck vertex that
-     * must slide (too strong) gets d = mu J / |v_t|, exact when it moves with
-     * the body around it. */
-    double stuck = coulomb / vt_min, d = coulomb / fmax(vt, vt_min);
-    if (too_weak) {
-        double tr = D[0] + D[4] + D[8], dn = 0;
-        for (int r = 0; r < 3; r++)
-            for (int c = 0; c < 3; c++) dn += nn[r] * D[3 * r + c] * nn[c];
-        double a = fmax(0.5 * (tr - dn) - *cf, 0.0), f = vt * (a + *cf);
-        d = f > coulomb ? coulomb * a / (f - coulomb) : stuck;
+    /* The vertex's tangential speed under a damping d, modelled as
+     * |v_t| = f / (a + d): f the impulse that moves it, a its tangential
+     * inertia and stiffness. a is the secant through this solve (cf, |v_t|)
+     * and the earlier one (prev) where they differ: the response with the
+     * vertices around it moving as they do (a vertex of a patch that slides
+     * as a whole has about its mass alone, m <= a); else its diagonal block
+     * on the tangent plane less the damping (the vertices around it held; an
+     * upper bound). f = |v_t| (a + cf): within Coulomb's cone (f <= mu J) it
+     * sticks (the stuck damping); else it slides with d f / (a + d) = mu J.
+     * Sticking and sliding use the one model: a stuck vertex whose load has
+     * left the cone (its normal impulse fell) slides in the next solve,
+     * rather than creeping off at vt_min and speeding up by f / (mu J) a
+     * solve. */
+    double tr = D[0] + D[4] + D[8], dn = 0;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) dn += nn[r] * D[3 * r + c] * nn[c];
+    double a = fmax(0.5 * (tr - dn) - *cf, 0.0);
+    if (prev[1] >= 0 && fabs(prev[1] - vt) > 1e-3 * fmax(vt, (double)prev[1])) {
+        double as = (*cf * vt - prev[0] * prev[1]) / (prev[1] - vt);
+        if (as > 0) a = fmin(fmax(as, minert), a);
     }
+    double stuck = coulomb / vt_min, f = vt * (a + *cf);
+    double d = f > coulomb ? coulomb * a / (f - coulomb) : stuck;
+    prev[0] = *cf;
+    prev[1] = (tw_real)vt;
     tw_contact_set_damping(D, bi, nn, vc, cf, fmin(d, stuck));
     return TW_CONTACT_FRICTION;
 }
