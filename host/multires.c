@@ -1544,9 +1544,11 @@ static void run_sub(tw_multires *m, int kmin)
         /* interpolate()'s arithmetic on the packed entry */
         const mr_interp *p = &m->ip[m->sub[q]];
         double x[3] = {0, 0, 0}, v[3] = {0, 0, 0};
+        TW_MR_UNROLL
         for (int r = 0; r < TW_HIER_ROW; r++) {
             const size_t j = 3 * (size_t)p->src[r];
             const double w = p->w[r];
+            TW_MR_UNROLL
             for (int d = 0; d < 3; d++) {
                 x[d] += w * (xs[j + d] - X[j + d]);
                 v[d] += w * vs[j + d];
@@ -1554,6 +1556,7 @@ static void run_sub(tw_multires *m, int kmin)
         }
         const size_t i = 3 * (size_t)p->node;
         const double *det = p->detail;
+        TW_MR_UNROLL
         for (int d = 0; d < 3; d++) {
             xs[i + d] = p->pinned ? X[i + d] : X[i + d] + x[d] + (det ? det[d] : 0);
             vs[i + d] = p->pinned ? 0 : v[d] + (det ? det[3 + d] : 0);
@@ -1575,8 +1578,10 @@ static void scatter_sub(tw_multires *m, int kmin)
         const mr_interp *p = &m->ip[m->sub[q]];
         double *g = imp + 3 * (size_t)p->node;
         if (!p->pinned && (g[0] != 0 || g[1] != 0 || g[2] != 0))
+            TW_MR_UNROLL
             for (int r = 0; r < TW_HIER_ROW; r++) {
                 const double w = p->w[r];
+                TW_MR_UNROLL
                 for (int d = 0; d < 3; d++)
                     imp[3 * (size_t)p->src[r] + d] += w * g[d];
             }
