@@ -1692,28 +1692,23 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
         kick_range(m, m->due_ptr[kmin], m->due_ptr[M + 1]);
         st.work += m->due_ptr[M + 1] - m->due_ptr[kmin];
         scatter_sub(m, kmin);
+        /* per active node (each reads and writes its own values only): the kick,
+           gravity, the node's own step's end (filter, speed change), the drift */
         for (int l = 0; l < m->L; l++) {
             mr_level *L = &m->lv[l];
             for (int q = m->act_ptr[l]; q < m->act_ptr[l + 1]; q++) {
                 const int i = m->act[q];
                 double *g = L->imp + 3 * i;
-                if (g[0] == 0 && g[1] == 0 && g[2] == 0)
-                    continue;
-                for (int d = 0; d < 3; d++) {
-                    L->f[3 * i + d] += g[d] / T;
-                    if (L->tool_hit[i])
-                        L->tool_f[3 * i + d] += g[d];
-                    if (!L->pinned[i])
-                        L->v[3 * i + d] += g[d] / L->mass[i];
+                if (g[0] != 0 || g[1] != 0 || g[2] != 0) {
+                    for (int d = 0; d < 3; d++) {
+                        L->f[3 * i + d] += g[d] / T;
+                        if (L->tool_hit[i])
+                            L->tool_f[3 * i + d] += g[d];
+                        if (!L->pinned[i])
+                            L->v[3 * i + d] += g[d] / L->mass[i];
+                    }
+                    g[0] = g[1] = g[2] = 0;
                 }
-                g[0] = g[1] = g[2] = 0;
-            }
-        }
-        /* gravity, the nodes' own steps (filter, speed change), the drift */
-        for (int l = 0; l < m->L; l++) {
-            mr_level *L = &m->lv[l];
-            for (int q = m->act_ptr[l]; q < m->act_ptr[l + 1]; q++) {
-                const int i = m->act[q];
                 double *x = L->x + 3 * i, *v = L->v + 3 * i;
                 if (L->pinned[i]) {
                     memset(v, 0, 3 * sizeof *v);
