@@ -84,6 +84,7 @@ typedef struct mr_level {
     signed char *courant_level, *boost;
     double *normal;     /* 3 nv: outward rest normal of boundary nodes */
     double *tet_f;      /* 12 per tet: the last evaluation's forces */
+    signed char *tlev;  /* nt: each tet's level as the frame's schedule found it */
     unsigned char *tool_hit;
     double *tool_f;     /* 3 nv: a tool node's internal impulse over its current step */
     double *tool_last;  /* 3 nv: its internal force over its last step, N */
@@ -269,6 +270,7 @@ static tw_status level_build(tw_multires *m, int l)
     L->boost = tw_calloc(nv, 1, "multires dt boosts");
     L->normal = tw_calloc(3 * nv, sizeof(double), "multires normals");
     L->tet_f = tw_malloc(sizeof(double) * 12 * nt, "multires tet forces");
+    L->tlev = tw_malloc(nt + 1, "multires tet levels");
     L->tool_hit = tw_calloc(nv, 1, "multires tool contacts");
     L->tool_f = tw_calloc(3 * nv, sizeof(double), "multires tool impulses");
     L->tool_last = tw_calloc(3 * nv, sizeof(double), "multires tool forces");
@@ -278,7 +280,7 @@ static tw_status level_build(tw_multires *m, int l)
     L->loc = tw_calloc((size_t)m->L, sizeof(tw_transfer), "multires locations");
     if (!L->g || !L->vol || !L->mass || !L->h || !L->h_step || !L->dt_limit || !L->h_edge || !L->Kd || !L->x || !L->v || !L->f || !L->v_tick || !L->detail || !L->gamma || !L->state ||
         !L->pinned || !L->boundary || !L->dtl || !L->courant_level || !L->boost || !L->normal ||
-        !L->tet_f || !L->tool_hit || !L->tool_f || !L->tool_last || !L->tool_held || !L->imp || !L->ilvl || !L->need || !L->loc)
+        !L->tet_f || !L->tlev || !L->tool_hit || !L->tool_f || !L->tool_last || !L->tool_held || !L->imp || !L->ilvl || !L->need || !L->loc)
         return TW_ERR_NOMEM;
     memcpy(L->x, me->X, sizeof(double) * 3 * nv);
     for (size_t i = 0; i < nv; i++)
@@ -411,6 +413,7 @@ static void level_free(mr_level *L, int levels)
     free(L->boost);
     free(L->normal);
     free(L->tet_f);
+    free(L->tlev);
     free(L->tool_hit);
     free(L->tool_f);
     free(L->tool_last);
@@ -1032,12 +1035,27 @@ static long tet_work(const mr_level *L, int e)
     return k < 0 ? 0 : 1L << k;
 }
 
+/* Over the tets around active nodes (the others cost nothing), each counted
+ * at its first active vertex. */
 static long total_work(const tw_multires *m)
 {
     long w = 0;
-    for (int l = 0; l < m->L; l++)
-        for (int e = 0; e < m->lv[l].nt; e++)
-            w += tet_work(&m->lv[l], e);
+    for (int l = 0; l < m->L; l++) {
+        const mr_level *L = &m->lv[l];
+        for (int i = 0; i < L->nv; i++) {
+            if (L->state[i] != TW_MR_ACTIVE)
+                continue;
+            for (int k = L->vt_ptr[i]; k < L->vt_ptr[i + 1]; k++) {
+                const int e = L->vt[k] >> 2, p = L->vt[k] & 3;
+                const int *t = L->m->tets + 4 * e;
+                int first = 1;
+                for (int q = 0; q < p && first; q++)
+                    first = L->state[t[q]] != TW_MR_ACTIVE;
+                if (first)
+                    w += tet_work(L, e);
+            }
+        }
+    }
     return w;
 }
 
@@ -1419,7 +1437,7 @@ static tw_status build_schedule(tw_multires *m)
     memset(m->due_ptr, 0, sizeof(int) * ((size_t)M + 2));
     for (int l = 0; l < m->L; l++)
         for (int e = 0; e < m->lv[l].nt; e++) {
-            const int k = tet_level(&m->lv[l], e);
+            const int k = m->lv[l].tlev[e] = (signed char)tet_level(&m->lv[l], e);
             if (k >= 0) {
                 m->due_ptr[k + 1]++;
                 nb++;
@@ -1439,7 +1457,7 @@ static tw_status build_schedule(tw_multires *m)
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
         for (int e = 0; e < L->nt; e++) {
-            const int k = tet_level(L, e);
+            const int k = L->tlev[e];
             if (k < 0)
                 continue;
             const int *t = L->m->tets + 4 * e;
