@@ -84,7 +84,9 @@ typedef struct mr_level {
     signed char *courant_level, *boost;
     double *normal;     /* 3 nv: outward rest normal of boundary nodes */
     double *tet_f;      /* 12 per tet: the last evaluation's forces */
-    signed char *tlev;  /* nt: each tet's level as the frame's schedule found it */
+    signed char *tlev;  /* nt: each tet's level as the frame's schedule found it, -1 for
+                           the tets with no active node */
+    int *dl, dn;        /* the tets with an active node (the schedule's), ascending */
     unsigned char *tool_hit;
     double *tool_f;     /* 3 nv: a tool node's internal impulse over its current step */
     double *tool_last;  /* 3 nv: its internal force over its last step, N */
@@ -271,6 +273,7 @@ static tw_status level_build(tw_multires *m, int l)
     L->normal = tw_calloc(3 * nv, sizeof(double), "multires normals");
     L->tet_f = tw_malloc(sizeof(double) * 12 * nt, "multires tet forces");
     L->tlev = tw_malloc(nt + 1, "multires tet levels");
+    L->dl = tw_malloc(sizeof(int) * (nt + 1), "multires tet list");
     L->tool_hit = tw_calloc(nv, 1, "multires tool contacts");
     L->tool_f = tw_calloc(3 * nv, sizeof(double), "multires tool impulses");
     L->tool_last = tw_calloc(3 * nv, sizeof(double), "multires tool forces");
@@ -280,9 +283,10 @@ static tw_status level_build(tw_multires *m, int l)
     L->loc = tw_calloc((size_t)m->L, sizeof(tw_transfer), "multires locations");
     if (!L->g || !L->vol || !L->mass || !L->h || !L->h_step || !L->dt_limit || !L->h_edge || !L->Kd || !L->x || !L->v || !L->f || !L->v_tick || !L->detail || !L->gamma || !L->state ||
         !L->pinned || !L->boundary || !L->dtl || !L->courant_level || !L->boost || !L->normal ||
-        !L->tet_f || !L->tlev || !L->tool_hit || !L->tool_f || !L->tool_last || !L->tool_held || !L->imp || !L->ilvl || !L->need || !L->loc)
+        !L->tet_f || !L->tlev || !L->dl || !L->tool_hit || !L->tool_f || !L->tool_last || !L->tool_held || !L->imp || !L->ilvl || !L->need || !L->loc)
         return TW_ERR_NOMEM;
     memcpy(L->x, me->X, sizeof(double) * 3 * nv);
+    memset(L->tlev, -1, nt);
     for (size_t i = 0; i < nv; i++)
         L->h[i] = DBL_MAX;
     /* elements: gradients, volume, lumped mass, node size, rest diagonal blocks */
@@ -414,6 +418,7 @@ static void level_free(mr_level *L, int levels)
     free(L->normal);
     free(L->tet_f);
     free(L->tlev);
+    free(L->dl);
     free(L->tool_hit);
     free(L->tool_f);
     free(L->tool_last);
@@ -1435,14 +1440,28 @@ static tw_status build_schedule(tw_multires *m)
     }
     int fill[MR_MAX_DT_LEVEL + 2], nb = 0, na = 0;
     memset(m->due_ptr, 0, sizeof(int) * ((size_t)M + 2));
-    for (int l = 0; l < m->L; l++)
-        for (int e = 0; e < m->lv[l].nt; e++) {
-            const int k = m->lv[l].tlev[e] = (signed char)tet_level(&m->lv[l], e);
-            if (k >= 0) {
-                m->due_ptr[k + 1]++;
-                nb++;
+    /* the tets around active nodes (the others have no level), in ascending order */
+    for (int l = 0; l < m->L; l++) {
+        mr_level *L = &m->lv[l];
+        for (int q = 0; q < L->dn; q++)
+            L->tlev[L->dl[q]] = -1;
+        L->dn = 0;
+        for (int i = 0; i < L->nv; i++) {
+            if (L->state[i] != TW_MR_ACTIVE)
+                continue;
+            for (int j = L->vt_ptr[i]; j < L->vt_ptr[i + 1]; j++) {
+                const int e = L->vt[j] >> 2;
+                if (L->tlev[e] < 0) {
+                    L->tlev[e] = (signed char)tet_level(L, e);
+                    L->dl[L->dn++] = e;
+                }
             }
         }
+        qsort(L->dl, (size_t)L->dn, sizeof(int), cmp_int);
+        for (int q = 0; q < L->dn; q++)
+            m->due_ptr[L->tlev[L->dl[q]] + 1]++;
+        nb += L->dn;
+    }
     for (int k = 0; k <= M; k++)
         m->due_ptr[k + 1] += m->due_ptr[k];
     for (int l = 0; l < m->L; l++)
@@ -1456,10 +1475,8 @@ static tw_status build_schedule(tw_multires *m)
     memcpy(fill, m->due_ptr, sizeof(int) * ((size_t)M + 2));
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
-        for (int e = 0; e < L->nt; e++) {
-            const int k = L->tlev[e];
-            if (k < 0)
-                continue;
+        for (int j = 0; j < L->dn; j++) {
+            const int e = L->dl[j], k = L->tlev[e];
             const int *t = L->m->tets + 4 * e;
             int active = 0;
             for (int p = 0; p < 4; p++)
@@ -1689,10 +1706,14 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
             if (m->lv[l].tool_hit[i] && m->lv[l].dtl[i] > st.tool_step_level)
                 st.tool_step_level = m->lv[l].dtl[i];
         }
+    /* the frame's mean forces and the speed test's velocities: of active nodes only */
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
-        memset(L->f, 0, sizeof(double) * 3 * (size_t)L->nv);
-        memcpy(L->v_tick, L->v, sizeof(double) * 3 * (size_t)L->nv);
+        for (int q = m->act_ptr[l]; q < m->act_ptr[l + 1]; q++) {
+            const int i = m->act[q];
+            memset(L->f + 3 * i, 0, 3 * sizeof(double));
+            memcpy(L->v_tick + 3 * i, L->v + 3 * i, 3 * sizeof(double));
+        }
     }
     /* per-tet kicks, a drift of every node by the finest step (the file's top);
        with one step for all this is symplectic Euler */
