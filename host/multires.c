@@ -1755,8 +1755,8 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                 }
                 for (int d = 0; d < 3; d++)
                     v[d] += ds * m->def.gravity[d];
-                const int span = 1 << (Ms - L->dtl[i]);
-                if ((s + 1) % span == 0) {
+                const int span = 1 << (Ms - L->dtl[i]); /* a power of 2: a mask, not a division */
+                if (((s + 1) & (span - 1)) == 0) {
                     /* the end of the node's own step */
                     const double dt = T / (1 << L->dtl[i]);
                     if (L->tool_hit[i]) {
