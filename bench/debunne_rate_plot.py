@@ -1,6 +1,8 @@
 """Summary and plot of bench/debunne_rate.sh: per run the frames/s, the ms a
-frame, the tet evaluations, the tool force's update rate (from the log) and
-the largest probe and tool-force differences from the first run."""
+frame on the clock and in CPU time (from the log), the tet evaluations, the
+tool force's update rate (from the log) and the largest probe and tool-force
+differences from its set's first run (the runs named 10k* are one set, the
+others another)."""
 import csv
 import re
 import sys
@@ -11,6 +13,7 @@ with open(f"{d}/debunne_rate.csv") as f:
     for r in csv.DictReader(f):
         rows.setdefault(r["run"], []).append(r)
 tool = {}
+cpu = {}
 name = None
 with open(f"{d}/debunne_rate.log") as f:
     for line in f:
@@ -20,12 +23,15 @@ with open(f"{d}/debunne_rate.log") as f:
         m = re.search(r"updated ([0-9.]+) times a frame .* ([0-9]+) Hz on the clock", line)
         if m and name:
             tool[name] = (float(m.group(1)), float(m.group(2)))
+        m = re.match(r"cpu: .*: ([0-9.]+) ms a frame", line)
+        if m and name:
+            cpu[name] = float(m.group(1))
 runs = list(rows)
-ref = rows[runs[0]]
 size = 0.065  # the liver's extent, m
 out = []
 for n in runs:
     rs = rows[n]
+    ref = rows[next(r for r in runs if r.startswith("10k") == n.startswith("10k"))]
     ms = [float(r["frame_ms"]) for r in rs]
     work = [float(r["work"]) for r in rs]
     dp = max(sum((float(a[k]) - float(b[k])) ** 2 for k in ("probe_x", "probe_y", "probe_z")) ** 0.5
@@ -35,6 +41,7 @@ for n in runs:
     upd, hz = tool.get(n, (0, 0))
     out.append({"run": n, "frames": len(rs), "ms_mean": f"{sum(ms) / len(ms):.2f}", "ms_max": f"{max(ms):.2f}",
                 "frames_per_s": f"{1000 * len(ms) / sum(ms):.2f}", "realtime": f"{10 * len(ms) / sum(ms):.3f}",
+                "cpu_ms_per_frame": f"{cpu.get(n, 0):.2f}", "frames_over_10ms": sum(x > 10 for x in ms),
                 "work_per_frame": f"{sum(work) / len(work):.0f}", "tool_updates_per_frame": f"{upd:.1f}",
                 "tool_hz_clock": f"{hz:.0f}", "probe_diff_of_size": f"{dp / size:.2e}",
                 "tool_fz_diff_of_peak": f"{df / fz_peak:.2e}"})
@@ -64,6 +71,6 @@ ax[0].legend()
 ax[1].set_xlabel("simulated time, s")
 ax[1].set_ylabel("tool force z, N")
 ax[1].legend()
-fig.suptitle("mr-liver (181/705/2207 nodes), 2-core Xeon shared")
+fig.suptitle("mr-liver (181/705/2207 nodes; 10k*: and 10,724), 2-core Xeon shared")
 fig.tight_layout()
 fig.savefig(f"{d}/debunne_rate.png", dpi=90)

@@ -1,7 +1,9 @@
 """bench/debunne_liver.sh's runs against the finest level: time and tet
 evaluations, the probe's error normalised by the liver's size and the tool
 force's error normalised by its peak (debunne_liver_summary.csv, printed)
-and debunne_liver.png."""
+and debunne_liver.png; with a second argument NAME, NAME.csv in and
+NAME_summary.csv and NAME.png out (bench/debunne_liver10k.sh), a third: the
+plot's title."""
 import csv
 import sys
 from collections import defaultdict
@@ -12,9 +14,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 D = sys.argv[1]
+NAME = sys.argv[2] if len(sys.argv) > 2 else "debunne_liver"
+TITLE = sys.argv[3] if len(sys.argv) > 3 else \
+    "Liver (3 levels: 181, 622, 3112 nodes), 8 mm sphere pressed 8 mm in: adaptive vs finest level"
 SIZE = 0.065  # m: the liver's largest extent
 runs = defaultdict(list)
-for r in csv.DictReader(open(f"{D}/debunne_liver.csv")):
+for r in csv.DictReader(open(f"{D}/{NAME}.csv")):
     runs[r["run"]].append({k: (v if k == "run" else float(v)) for k, v in r.items()})
 rows = []
 for name, rs in runs.items():
@@ -36,7 +41,7 @@ for name, rs in runs.items():
                      max_active=max(r["active_nodes"] for r in rs), peak_fz=max(abs(r["tool_fz"]) for r in rs),
                      max_frame_work=max(r["work"] for r in rs), max_frame_ms=max(r["frame_ms"] for r in rs)))
 cols = list(rows[0].keys())
-with open(f"{D}/debunne_liver_summary.csv", "w") as f:
+with open(f"{D}/{NAME}_summary.csv", "w") as f:
     w = csv.writer(f)
     w.writerow(cols)
     for r in rows:
@@ -63,6 +68,6 @@ ax[3].set_xlabel("time, s")
 for a in ax:
     a.grid(alpha=0.3)
     a.legend(fontsize=8)
-fig.suptitle("Liver (3 levels: 181, 622, 3112 nodes), 8 mm sphere pressed 8 mm in: adaptive vs finest level")
+fig.suptitle(TITLE)
 fig.tight_layout()
-fig.savefig(f"{D}/debunne_liver.png", dpi=100)
+fig.savefig(f"{D}/{NAME}.png", dpi=100)

@@ -46,6 +46,14 @@
 
 #define MR_MAX_DT_LEVEL 20
 
+/* The tet kernel's loops are short and fixed: unrolled, its small arrays
+ * live in registers (-O2 does not unroll them). */
+#if defined(__GNUC__)
+#define TW_MR_UNROLL _Pragma("GCC unroll 16")
+#else
+#define TW_MR_UNROLL
+#endif
+
 typedef struct mr_level {
     const tw_mesh *m;
     int nv, nt;
@@ -64,7 +72,9 @@ typedef struct mr_level {
     int *ch_ptr, *ch;   /* node -> children on the next finer level (NULL on the finest) */
     int *parent;        /* node -> parent on the next coarser level (NULL on the coarsest) */
     tw_transfer *loc;   /* per level k: this level's vertices located in level k's tets */
-    double *x, *v, *f;  /* 3 nv: positions, velocities, the frame's mean internal force */
+    int node0;          /* the level's first node in the simulation's pools */
+    double *x, *v, *f;  /* 3 nv: positions, velocities (views into the pools), the frame's
+                           mean internal force */
     double *v_tick;     /* 3 nv: velocity at the node's last own step (speed change) */
     double *detail;     /* 6 nv: at a split, the node's x and v less the finer level's
                            interpolation of them; a merge adds it back */
@@ -74,11 +84,15 @@ typedef struct mr_level {
     signed char *courant_level, *boost;
     double *normal;     /* 3 nv: outward rest normal of boundary nodes */
     double *tet_f;      /* 12 per tet: the last evaluation's forces */
+    signed char *tlev;  /* nt: each tet's level as the frame's schedule found it, -1 for
+                           the tets with no active node */
+    int *dl, dn;        /* the tets with an active node (the schedule's), ascending */
     unsigned char *tool_hit;
     double *tool_f;     /* 3 nv: a tool node's internal impulse over its current step */
     double *tool_last;  /* 3 nv: its internal force over its last step, N */
     unsigned char *tool_held; /* 1: the tool held it in its current step, 2: in its last */
-    double *imp;        /* 3 nv: the substep's internal impulses, interface nodes' passed on */
+    double *imp;        /* 3 nv: the substep's internal impulses, interface nodes' passed on
+                           (a view into the pool) */
     signed char *ilvl;  /* interface nodes: the finest step level among the active nodes
                            they are interpolated from (through other interface nodes too) */
     signed char *need;  /* interface nodes: the finest tet level that reads them, directly or
@@ -96,6 +110,23 @@ typedef struct mr_due {
 typedef struct mr_plan {
     int level, node, src;
 } mr_plan;
+
+/* A due tet as the substeps read it: its nodes as pool indices, its
+ * gradients, volume and kick scale, in one place. */
+typedef struct mr_kick {
+    int n[4];
+    double g[12];
+    double vol, scale;
+} mr_kick;
+
+/* A plan entry as the substeps read it: the node and its sources as pool
+ * indices, the weights, and the detail it adds (NULL: none). */
+typedef struct mr_interp {
+    int node, src[TW_HIER_ROW];
+    int pinned;
+    double w[TW_HIER_ROW];
+    const double *detail;
+} mr_interp;
 
 struct tw_multires {
     tw_multires_def def;
@@ -117,6 +148,14 @@ struct tw_multires {
     /* the frame's schedule, kept between frames (no allocation a frame once grown) */
     mr_due *due;      /* tets by level: level k from due_ptr[k] to due_ptr[k + 1] */
     int due_cap, *due_ptr;
+    mr_kick *kick;    /* the due tets packed, in the same order */
+    int kick_cap;
+    mr_interp *ip;    /* the plan packed, in plan order */
+    int ip_cap;
+    /* every level's nodes in one index space: x, v, the substep's impulses and the
+       rest positions (3 per node) */
+    double *xs, *vs, *imps, *Xs;
+    int nodes;
     int *act, act_cap, *act_ptr; /* active nodes of level l: act[act_ptr[l] .. act_ptr[l + 1]) */
     int *sub, sub_cap, *sub_ptr; /* plan entries in plan order whose need is >= k:
                                     sub[sub_ptr[k] .. sub_ptr[k + 1]) */
@@ -215,8 +254,12 @@ static tw_status level_build(tw_multires *m, int l)
     L->h_edge = tw_malloc(sizeof(double) * nv, "multires node spacings");
     L->dt_limit = tw_malloc(sizeof(double) * nv, "multires node step limits");
     L->Kd = tw_calloc(9 * nv, sizeof(double), "multires node Jacobians");
-    L->x = tw_malloc(sizeof(double) * 3 * nv, "multires positions");
-    L->v = tw_calloc(3 * nv, sizeof(double), "multires velocities");
+    /* x, v and imp are views into the simulation's pools (the substeps' kernels
+       address every level's nodes by one index) */
+    L->x = m->xs + 3 * (size_t)L->node0;
+    L->v = m->vs + 3 * (size_t)L->node0;
+    L->imp = m->imps + 3 * (size_t)L->node0;
+    memcpy(m->Xs + 3 * (size_t)L->node0, me->X, sizeof(double) * 3 * nv);
     L->f = tw_calloc(3 * nv, sizeof(double), "multires forces");
     L->v_tick = tw_calloc(3 * nv, sizeof(double), "multires tick velocities");
     L->detail = tw_calloc(6 * nv, sizeof(double), "multires details");
@@ -229,19 +272,21 @@ static tw_status level_build(tw_multires *m, int l)
     L->boost = tw_calloc(nv, 1, "multires dt boosts");
     L->normal = tw_calloc(3 * nv, sizeof(double), "multires normals");
     L->tet_f = tw_malloc(sizeof(double) * 12 * nt, "multires tet forces");
+    L->tlev = tw_malloc(nt + 1, "multires tet levels");
+    L->dl = tw_malloc(sizeof(int) * (nt + 1), "multires tet list");
     L->tool_hit = tw_calloc(nv, 1, "multires tool contacts");
     L->tool_f = tw_calloc(3 * nv, sizeof(double), "multires tool impulses");
     L->tool_last = tw_calloc(3 * nv, sizeof(double), "multires tool forces");
     L->tool_held = tw_calloc(nv, 1, "multires tool holds");
-    L->imp = tw_calloc(3 * nv, sizeof(double), "multires impulses");
     L->ilvl = tw_calloc(nv, 1, "multires interface levels");
     L->need = tw_calloc(nv, 1, "multires interface needs");
     L->loc = tw_calloc((size_t)m->L, sizeof(tw_transfer), "multires locations");
     if (!L->g || !L->vol || !L->mass || !L->h || !L->h_step || !L->dt_limit || !L->h_edge || !L->Kd || !L->x || !L->v || !L->f || !L->v_tick || !L->detail || !L->gamma || !L->state ||
         !L->pinned || !L->boundary || !L->dtl || !L->courant_level || !L->boost || !L->normal ||
-        !L->tet_f || !L->tool_hit || !L->tool_f || !L->tool_last || !L->tool_held || !L->imp || !L->ilvl || !L->need || !L->loc)
+        !L->tet_f || !L->tlev || !L->dl || !L->tool_hit || !L->tool_f || !L->tool_last || !L->tool_held || !L->imp || !L->ilvl || !L->need || !L->loc)
         return TW_ERR_NOMEM;
     memcpy(L->x, me->X, sizeof(double) * 3 * nv);
+    memset(L->tlev, -1, nt);
     for (size_t i = 0; i < nv; i++)
         L->h[i] = DBL_MAX;
     /* elements: gradients, volume, lumped mass, node size, rest diagonal blocks */
@@ -360,8 +405,6 @@ static void level_free(mr_level *L, int levels)
     free(L->nb);
     free(L->ch_ptr);
     free(L->ch);
-    free(L->x);
-    free(L->v);
     free(L->f);
     free(L->v_tick);
     free(L->detail);
@@ -374,11 +417,12 @@ static void level_free(mr_level *L, int levels)
     free(L->boost);
     free(L->normal);
     free(L->tet_f);
+    free(L->tlev);
+    free(L->dl);
     free(L->tool_hit);
     free(L->tool_f);
     free(L->tool_last);
     free(L->tool_held);
-    free(L->imp);
     free(L->ilvl);
     free(L->need);
     if (L->loc)
@@ -398,6 +442,12 @@ void tw_multires_destroy(tw_multires *m)
     free(m->plan);
     free(m->due);
     free(m->due_ptr);
+    free(m->kick);
+    free(m->ip);
+    free(m->xs);
+    free(m->vs);
+    free(m->imps);
+    free(m->Xs);
     free(m->act);
     free(m->act_ptr);
     free(m->sub);
@@ -497,6 +547,16 @@ tw_multires *tw_multires_create(tw_hierarchy *h, const tw_multires_def *def)
     m->wave = sqrt((m->lam + 2 * m->mu) / def->density);
     m->lv = tw_calloc((size_t)m->L, sizeof *m->lv, "multires levels");
     if (!m->lv)
+        goto fail;
+    for (int l = 0; l < m->L; l++) {
+        m->lv[l].node0 = m->nodes;
+        m->nodes += h->level[l]->nv;
+    }
+    m->xs = tw_malloc(sizeof(double) * 3 * ((size_t)m->nodes + 1), "multires positions");
+    m->vs = tw_calloc(3 * ((size_t)m->nodes + 1), sizeof(double), "multires velocities");
+    m->imps = tw_calloc(3 * ((size_t)m->nodes + 1), sizeof(double), "multires impulses");
+    m->Xs = tw_malloc(sizeof(double) * 3 * ((size_t)m->nodes + 1), "multires rest positions");
+    if (!m->xs || !m->vs || !m->imps || !m->Xs)
         goto fail;
     for (int l = 0; l < m->L; l++)
         if (level_build(m, l) != TW_OK)
@@ -831,42 +891,49 @@ static double tet_force(const tw_multires *m, mr_level *L, int e, int want_energ
     return V * (mu * e2 + 0.5 * lam * trE * trE);
 }
 
-/* tet_force's forces of tet e times scale, added to its nodes' impulses:
- * a substep's kick. The same arithmetic in the same order, less what it
- * cannot change: without damping the rate terms (they add zeros), and E and
- * N are symmetric, their lower halves copied. */
-static void tet_kick(const tw_multires *m, mr_level *L, int e, double scale)
+/* tet_force's forces of a packed tet times its scale, added to its nodes'
+ * impulses: a substep's kick. The same arithmetic in the same order, less
+ * what it cannot change: without damping the rate terms (they add zeros),
+ * and E and N are symmetric, their lower halves copied. The strain and the
+ * damping are fixed at compile time for the four variants kick_range picks
+ * from. */
+static inline __attribute__((always_inline)) void kick_packed(const mr_kick *restrict k, const double *restrict x,
+                                                              const double *restrict X, const double *restrict vel,
+                                                              double *restrict impulse, double lam, double mu2,
+                                                              double phi, double psi2, int green, int damped)
 {
-    const int *t = L->m->tets + 4 * e;
-    const double *g = L->g + 12 * e, *X = L->m->X, *x = L->x, *vel = L->v;
-    const int damped = m->def.damping_phi != 0 || m->def.damping_psi != 0;
     double F[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, Fd[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    TW_MR_UNROLL
     for (int p = 0; p < 4; p++) {
-        const int i = t[p];
-        const double *gp = g + 3 * p;
+        const size_t i = 3 * (size_t)k->n[p];
+        const double *gp = k->g + 3 * p;
+        TW_MR_UNROLL
         for (int r = 0; r < 3; r++) {
-            const double u = x[3 * i + r] - X[3 * i + r];
+            const double u = x[i + r] - X[i + r];
             F[3 * r] += u * gp[0];
             F[3 * r + 1] += u * gp[1];
             F[3 * r + 2] += u * gp[2];
         }
-        if (damped)
+        if (damped) {
+            TW_MR_UNROLL
             for (int r = 0; r < 3; r++) {
-                const double v = vel[3 * i + r];
+                const double v = vel[i + r];
                 Fd[3 * r] += v * gp[0];
                 Fd[3 * r + 1] += v * gp[1];
                 Fd[3 * r + 2] += v * gp[2];
             }
+        }
     }
-    const double lam = m->lam, mu = m->mu, phi = m->def.damping_phi, psi = m->def.damping_psi;
-    const int green = m->def.strain == TW_MR_GREEN;
     double E[9], N[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, S[9], P[9];
+    TW_MR_UNROLL
     for (int r = 0; r < 3; r++)
+        TW_MR_UNROLL
         for (int c = r; c < 3; c++) {
             if (green) {
                 double s = 0;
-                for (int k = 0; k < 3; k++)
-                    s += F[3 * k + r] * F[3 * k + c];
+                TW_MR_UNROLL
+                for (int q = 0; q < 3; q++)
+                    s += F[3 * q + r] * F[3 * q + c];
                 E[3 * r + c] = E[3 * c + r] = 0.5 * (s - (r == c));
             } else {
                 E[3 * r + c] = E[3 * c + r] = 0.5 * (F[3 * r + c] + F[3 * c + r]) - (r == c);
@@ -874,8 +941,9 @@ static void tet_kick(const tw_multires *m, mr_level *L, int e, double scale)
             if (damped) {
                 if (green) {
                     double sd = 0;
-                    for (int k = 0; k < 3; k++)
-                        sd += Fd[3 * k + r] * F[3 * k + c] + F[3 * k + r] * Fd[3 * k + c];
+                    TW_MR_UNROLL
+                    for (int q = 0; q < 3; q++)
+                        sd += Fd[3 * q + r] * F[3 * q + c] + F[3 * q + r] * Fd[3 * q + c];
                     N[3 * r + c] = N[3 * c + r] = 0.5 * sd;
                 } else {
                     N[3 * r + c] = N[3 * c + r] = 0.5 * (Fd[3 * r + c] + Fd[3 * c + r]);
@@ -885,32 +953,64 @@ static void tet_kick(const tw_multires *m, mr_level *L, int e, double scale)
     const double trE = E[0] + E[4] + E[8];
     if (damped) {
         const double trN = N[0] + N[4] + N[8];
-        for (int k = 0; k < 9; k++)
-            S[k] = 2 * mu * E[k] + 2 * psi * N[k];
+        TW_MR_UNROLL
+        for (int q = 0; q < 9; q++)
+            S[q] = mu2 * E[q] + psi2 * N[q];
+        TW_MR_UNROLL
         for (int d = 0; d < 3; d++)
             S[4 * d] += lam * trE + phi * trN;
     } else {
-        for (int k = 0; k < 9; k++)
-            S[k] = 2 * mu * E[k];
+        TW_MR_UNROLL
+        for (int q = 0; q < 9; q++)
+            S[q] = mu2 * E[q];
+        TW_MR_UNROLL
         for (int d = 0; d < 3; d++)
             S[4 * d] += lam * trE;
     }
     if (green) {
+        TW_MR_UNROLL
         for (int r = 0; r < 3; r++)
+            TW_MR_UNROLL
             for (int c = 0; c < 3; c++)
                 P[3 * r + c] = F[3 * r] * S[c] + F[3 * r + 1] * S[3 + c] + F[3 * r + 2] * S[6 + c];
     } else {
         memcpy(P, S, sizeof P);
     }
-    const double V = L->vol[e];
+    const double V = k->vol, scale = k->scale;
+    TW_MR_UNROLL
     for (int p = 0; p < 4; p++) {
-        double *imp = L->imp + 3 * t[p];
-        const double *gp = g + 3 * p;
+        double *imp = impulse + 3 * (size_t)k->n[p];
+        const double *gp = k->g + 3 * p;
+        TW_MR_UNROLL
         for (int r = 0; r < 3; r++) {
             const double f = -V * (P[3 * r] * gp[0] + P[3 * r + 1] * gp[1] + P[3 * r + 2] * gp[2]);
             imp[r] += scale * f;
         }
     }
+}
+
+/* The kicks of packed tets b0 .. b1 - 1, in order (the order the impulses
+ * sum in is part of the result). */
+static void kick_range(const tw_multires *m, int b0, int b1)
+{
+    const double lam = m->lam, mu2 = 2 * m->mu, phi = m->def.damping_phi, psi2 = 2 * m->def.damping_psi;
+    const int damped = m->def.damping_phi != 0 || m->def.damping_psi != 0;
+    const int green = m->def.strain == TW_MR_GREEN;
+    const mr_kick *k = m->kick;
+    const double *x = m->xs, *X = m->Xs, *v = m->vs;
+    double *imp = m->imps;
+    if (green && !damped)
+        for (int b = b0; b < b1; b++)
+            kick_packed(k + b, x, X, v, imp, lam, mu2, phi, psi2, 1, 0);
+    else if (green)
+        for (int b = b0; b < b1; b++)
+            kick_packed(k + b, x, X, v, imp, lam, mu2, phi, psi2, 1, 1);
+    else if (!damped)
+        for (int b = b0; b < b1; b++)
+            kick_packed(k + b, x, X, v, imp, lam, mu2, phi, psi2, 0, 0);
+    else
+        for (int b = b0; b < b1; b++)
+            kick_packed(k + b, x, X, v, imp, lam, mu2, phi, psi2, 0, 1);
 }
 
 /* ---- work: a tet costs 2^(largest dt level of its active nodes) evaluations a frame */
@@ -940,12 +1040,27 @@ static long tet_work(const mr_level *L, int e)
     return k < 0 ? 0 : 1L << k;
 }
 
+/* Over the tets around active nodes (the others cost nothing), each counted
+ * at its first active vertex. */
 static long total_work(const tw_multires *m)
 {
     long w = 0;
-    for (int l = 0; l < m->L; l++)
-        for (int e = 0; e < m->lv[l].nt; e++)
-            w += tet_work(&m->lv[l], e);
+    for (int l = 0; l < m->L; l++) {
+        const mr_level *L = &m->lv[l];
+        for (int i = 0; i < L->nv; i++) {
+            if (L->state[i] != TW_MR_ACTIVE)
+                continue;
+            for (int k = L->vt_ptr[i]; k < L->vt_ptr[i + 1]; k++) {
+                const int e = L->vt[k] >> 2, p = L->vt[k] & 3;
+                const int *t = L->m->tets + 4 * e;
+                int first = 1;
+                for (int q = 0; q < p && first; q++)
+                    first = L->state[t[q]] != TW_MR_ACTIVE;
+                if (first)
+                    w += tet_work(L, e);
+            }
+        }
+    }
     return w;
 }
 
@@ -1325,38 +1440,71 @@ static tw_status build_schedule(tw_multires *m)
     }
     int fill[MR_MAX_DT_LEVEL + 2], nb = 0, na = 0;
     memset(m->due_ptr, 0, sizeof(int) * ((size_t)M + 2));
-    for (int l = 0; l < m->L; l++)
-        for (int e = 0; e < m->lv[l].nt; e++) {
-            const int k = tet_level(&m->lv[l], e);
-            if (k >= 0) {
-                m->due_ptr[k + 1]++;
-                nb++;
+    /* the tets around active nodes (the others have no level), in ascending order */
+    for (int l = 0; l < m->L; l++) {
+        mr_level *L = &m->lv[l];
+        for (int q = 0; q < L->dn; q++)
+            L->tlev[L->dl[q]] = -1;
+        L->dn = 0;
+        for (int i = 0; i < L->nv; i++) {
+            if (L->state[i] != TW_MR_ACTIVE)
+                continue;
+            for (int j = L->vt_ptr[i]; j < L->vt_ptr[i + 1]; j++) {
+                const int e = L->vt[j] >> 2;
+                if (L->tlev[e] < 0) {
+                    L->tlev[e] = (signed char)tet_level(L, e);
+                    L->dl[L->dn++] = e;
+                }
             }
         }
+        qsort(L->dl, (size_t)L->dn, sizeof(int), cmp_int);
+        for (int q = 0; q < L->dn; q++)
+            m->due_ptr[L->tlev[L->dl[q]] + 1]++;
+        nb += L->dn;
+    }
     for (int k = 0; k <= M; k++)
         m->due_ptr[k + 1] += m->due_ptr[k];
     for (int l = 0; l < m->L; l++)
         for (int i = 0; i < m->lv[l].nv; i++)
             na += m->lv[l].state[i] == TW_MR_ACTIVE;
     if (!grow((void **)&m->due, &m->due_cap, nb + 1, sizeof *m->due, "frame tet list") ||
+        !grow((void **)&m->kick, &m->kick_cap, nb + 1, sizeof *m->kick, "frame tet records") ||
+        !grow((void **)&m->ip, &m->ip_cap, m->plan_n + 1, sizeof *m->ip, "frame plan records") ||
         !grow((void **)&m->act, &m->act_cap, na + 1, sizeof *m->act, "frame active nodes"))
         return TW_ERR_NOMEM;
     memcpy(fill, m->due_ptr, sizeof(int) * ((size_t)M + 2));
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
-        for (int e = 0; e < L->nt; e++) {
-            const int k = tet_level(L, e);
-            if (k < 0)
-                continue;
+        for (int j = 0; j < L->dn; j++) {
+            const int e = L->dl[j], k = L->tlev[e];
             const int *t = L->m->tets + 4 * e;
             int active = 0;
             for (int p = 0; p < 4; p++)
                 active += L->state[t[p]] == TW_MR_ACTIVE;
+            mr_kick *q = &m->kick[fill[k]];
             mr_due *d = &m->due[fill[k]++];
             d->level = l;
             d->tet = e;
             /* each active node owns a quarter of the tet's energy */
             d->scale = T / (1 << k) * active / 4;
+            for (int p = 0; p < 4; p++)
+                q->n[p] = L->node0 + t[p];
+            memcpy(q->g, L->g + 12 * (size_t)e, sizeof q->g);
+            q->vol = L->vol[e];
+            q->scale = d->scale;
+        }
+    }
+    for (int k = 0; k < m->plan_n; k++) {
+        const int l = m->plan[k].level, i = m->plan[k].node, src = m->plan[k].src;
+        mr_level *D = &m->lv[l];
+        const tw_transfer *P = &D->loc[src];
+        mr_interp *q = &m->ip[k];
+        q->node = D->node0 + i;
+        q->pinned = D->pinned[i];
+        q->detail = src == l + 1 ? D->detail + 6 * (size_t)i : NULL;
+        for (int r = 0; r < TW_HIER_ROW; r++) {
+            q->src[r] = m->lv[src].node0 + P->idx[TW_HIER_ROW * i + r];
+            q->w[r] = P->w[TW_HIER_ROW * i + r];
         }
     }
     na = 0;
@@ -1425,9 +1573,29 @@ static void run_sub(tw_multires *m, int kmin)
 {
     if (m->L < 2)
         return;
+    const double *X = m->Xs;
+    double *xs = m->xs, *vs = m->vs;
     for (int q = m->sub_ptr[kmin]; q < m->sub_ptr[kmin + 1]; q++) {
-        const mr_plan *p = &m->plan[m->sub[q]];
-        interpolate(m, p->level, p->node, p->src);
+        /* interpolate()'s arithmetic on the packed entry */
+        const mr_interp *p = &m->ip[m->sub[q]];
+        double x[3] = {0, 0, 0}, v[3] = {0, 0, 0};
+        TW_MR_UNROLL
+        for (int r = 0; r < TW_HIER_ROW; r++) {
+            const size_t j = 3 * (size_t)p->src[r];
+            const double w = p->w[r];
+            TW_MR_UNROLL
+            for (int d = 0; d < 3; d++) {
+                x[d] += w * (xs[j + d] - X[j + d]);
+                v[d] += w * vs[j + d];
+            }
+        }
+        const size_t i = 3 * (size_t)p->node;
+        const double *det = p->detail;
+        TW_MR_UNROLL
+        for (int d = 0; d < 3; d++) {
+            xs[i + d] = p->pinned ? X[i + d] : X[i + d] + x[d] + (det ? det[d] : 0);
+            vs[i + d] = p->pinned ? 0 : v[d] + (det ? det[3 + d] : 0);
+        }
     }
 }
 
@@ -1440,20 +1608,18 @@ static void run_sub(tw_multires *m, int kmin)
  * impulse. */
 static void scatter_sub(tw_multires *m, int kmin)
 {
+    double *imp = m->imps;
     for (int q = m->sub_ptr[kmin + 1] - 1; q >= m->sub_ptr[kmin]; q--) {
-        const int k = m->sub[q];
-        const int l = m->plan[k].level, i = m->plan[k].node, src = m->plan[k].src;
-        mr_level *D = &m->lv[l], *S = &m->lv[src];
-        double *g = D->imp + 3 * (size_t)i;
-        if (!D->pinned[i] && (g[0] != 0 || g[1] != 0 || g[2] != 0)) {
-            const tw_transfer *P = &D->loc[src];
+        const mr_interp *p = &m->ip[m->sub[q]];
+        double *g = imp + 3 * (size_t)p->node;
+        if (!p->pinned && (g[0] != 0 || g[1] != 0 || g[2] != 0))
+            TW_MR_UNROLL
             for (int r = 0; r < TW_HIER_ROW; r++) {
-                const int j = P->idx[TW_HIER_ROW * i + r];
-                const double w = P->w[TW_HIER_ROW * i + r];
+                const double w = p->w[r];
+                TW_MR_UNROLL
                 for (int d = 0; d < 3; d++)
-                    S->imp[3 * (size_t)j + d] += w * g[d];
+                    imp[3 * (size_t)p->src[r] + d] += w * g[d];
             }
-        }
         g[0] = g[1] = g[2] = 0;
     }
 }
@@ -1540,10 +1706,14 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
             if (m->lv[l].tool_hit[i] && m->lv[l].dtl[i] > st.tool_step_level)
                 st.tool_step_level = m->lv[l].dtl[i];
         }
+    /* the frame's mean forces and the speed test's velocities: of active nodes only */
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
-        memset(L->f, 0, sizeof(double) * 3 * (size_t)L->nv);
-        memcpy(L->v_tick, L->v, sizeof(double) * 3 * (size_t)L->nv);
+        for (int q = m->act_ptr[l]; q < m->act_ptr[l + 1]; q++) {
+            const int i = m->act[q];
+            memset(L->f + 3 * i, 0, 3 * sizeof(double));
+            memcpy(L->v_tick + 3 * i, L->v + 3 * i, 3 * sizeof(double));
+        }
     }
     /* per-tet kicks, a drift of every node by the finest step (the file's top);
        with one step for all this is symplectic Euler */
@@ -1558,34 +1728,26 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                 tz++;
             kmin = Ms - tz;
         }
-        for (int b = m->due_ptr[kmin]; b < m->due_ptr[M + 1]; b++) {
-            const mr_due *d = &m->due[b];
-            tet_kick(m, &m->lv[d->level], d->tet, d->scale);
-        }
+        kick_range(m, m->due_ptr[kmin], m->due_ptr[M + 1]);
         st.work += m->due_ptr[M + 1] - m->due_ptr[kmin];
         scatter_sub(m, kmin);
+        /* per active node (each reads and writes its own values only): the kick,
+           gravity, the node's own step's end (filter, speed change), the drift */
         for (int l = 0; l < m->L; l++) {
             mr_level *L = &m->lv[l];
             for (int q = m->act_ptr[l]; q < m->act_ptr[l + 1]; q++) {
                 const int i = m->act[q];
                 double *g = L->imp + 3 * i;
-                if (g[0] == 0 && g[1] == 0 && g[2] == 0)
-                    continue;
-                for (int d = 0; d < 3; d++) {
-                    L->f[3 * i + d] += g[d] / T;
-                    if (L->tool_hit[i])
-                        L->tool_f[3 * i + d] += g[d];
-                    if (!L->pinned[i])
-                        L->v[3 * i + d] += g[d] / L->mass[i];
+                if (g[0] != 0 || g[1] != 0 || g[2] != 0) {
+                    for (int d = 0; d < 3; d++) {
+                        L->f[3 * i + d] += g[d] / T;
+                        if (L->tool_hit[i])
+                            L->tool_f[3 * i + d] += g[d];
+                        if (!L->pinned[i])
+                            L->v[3 * i + d] += g[d] / L->mass[i];
+                    }
+                    g[0] = g[1] = g[2] = 0;
                 }
-                g[0] = g[1] = g[2] = 0;
-            }
-        }
-        /* gravity, the nodes' own steps (filter, speed change), the drift */
-        for (int l = 0; l < m->L; l++) {
-            mr_level *L = &m->lv[l];
-            for (int q = m->act_ptr[l]; q < m->act_ptr[l + 1]; q++) {
-                const int i = m->act[q];
                 double *x = L->x + 3 * i, *v = L->v + 3 * i;
                 if (L->pinned[i]) {
                     memset(v, 0, 3 * sizeof *v);
@@ -1593,8 +1755,8 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                 }
                 for (int d = 0; d < 3; d++)
                     v[d] += ds * m->def.gravity[d];
-                const int span = 1 << (Ms - L->dtl[i]);
-                if ((s + 1) % span == 0) {
+                const int span = 1 << (Ms - L->dtl[i]); /* a power of 2: a mask, not a division */
+                if (((s + 1) & (span - 1)) == 0) {
                     /* the end of the node's own step */
                     const double dt = T / (1 << L->dtl[i]);
                     if (L->tool_hit[i]) {

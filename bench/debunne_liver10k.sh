@@ -1,0 +1,52 @@
+#!/bin/sh
+# Debunne et al. 2001 §5 on the 10k-node liver: the adaptive simulation
+# against the fixed finest level, as bench/debunne_liver.sh, on the four
+# levels data/meshes/liver_mr{0,1,2,3} (181, 705, 2,207 and 10,724 nodes,
+# cm scaled to m). E 5 kPa, nu 0.3, no gravity, base (z < -12 mm) pinned;
+# the 8 mm sphere starts 1 mm above the top, goes 9 mm down over 0.1 s and
+# back over 0.1 s; 0.3 s at 10 ms frames. The reference is the finest level
+# alone (--fixed-level 3), undamped and damped by the semi-implicit filter
+# (eq. 11); the adaptive runs start on the coarsest level, at gamma 0.1, 0.5
+# mm and (damped) also at 0.01, 0.05 mm. Writes OUT_DIR/debunne_liver10k.csv
+# (every frame of every run), debunne_liver10k_summary.csv (time, tet
+# evaluations, the probe's and the tool force's error against the reference
+# damped alike), debunne_liver10k.log and debunne_liver10k.png.
+# usage: bench/debunne_liver10k.sh [BUILD_DIR] [OUT_DIR]
+#        (defaults: build, bench/results/cpu-2core-intel-xeon)
+set -eu
+B=${1:-build}
+D=${2:-bench/results/cpu-2core-intel-xeon}
+T="$B/tetwarp"
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+mkdir -p "$D"
+PY=python3
+$PY -c "import matplotlib" 2>/dev/null || PY=/usr/bin/python3
+for l in 0 1 2 3; do # SOFA's cm to m
+    awk 'NR == 1 || /^#/ { print; next } NF >= 4 { printf "%s %.17g %.17g %.17g\n", $1, 0.01 * $2, 0.01 * $3, 0.01 * $4; next } { print }' \
+        "data/meshes/liver_mr$l.node" > "$W/l$l.node"
+    cp "data/meshes/liver_mr$l.ele" "$W/l$l.ele"
+done
+LOG="$D/debunne_liver10k.log"
+: > "$LOG"
+LEVELS="$W/l0.node,$W/l1.node,$W/l2.node,$W/l3.node"
+COMMON="--E 5e3 --nu 0.3 --rho 1060 --gravity 0,0,0 --fix z<-0.012 --tool -0.0144,0.0269,0.0363,0.008
+        --tool-move 0,0,-0.009,0.1 --probe-at -0.0144,0.0269,0.0273 --frame-dt 0.01 --frames 30"
+echo "run,frame,time,active_nodes,interface_nodes,work,frame_ms,probe_x,probe_y,probe_z,tool_fx,tool_fy,tool_fz,max_gamma" \
+    > "$D/debunne_liver10k.csv"
+run() { # name, options
+    name=$1
+    shift
+    echo "== $name: $*" >> "$LOG"
+    # shellcheck disable=SC2086
+    nice "$T" run --multires 4 --levels "$LEVELS" $COMMON "$@" --csv "$W/run.csv" >> "$LOG" 2>&1
+    awk -F, -v n="$name" 'NR > 1 { print n "," $1 "," $2 "," $3 "," $4 "," $5 "," $7 "," $14 "," $15 "," $16 "," $17 "," $18 "," $19 "," $20 }' \
+        "$W/run.csv" >> "$D/debunne_liver10k.csv"
+}
+run finest --fixed-level 3
+run adaptive --gamma 1e-4,5e-4
+run finest-semi --fixed-level 3 --semi-implicit
+run adaptive-semi --gamma 1e-4,5e-4 --semi-implicit
+run adaptive-fine-semi --gamma 1e-5,5e-5 --semi-implicit
+$PY bench/plot_debunne_liver.py "$D" debunne_liver10k \
+    "Liver (4 levels: 181, 705, 2207, 10724 nodes), 8 mm sphere pressed in: adaptive vs finest level"
