@@ -544,9 +544,10 @@ static double mechanical_energy(tw_world *w, double *scale)
  * integrator as the step shrinks (bench/results/cpu-2core-intel-xeon/
  * soak.md); implicit Euler's first-order damping hides it at the usual
  * steps, BDF2's weaker damping does not. The projection acts only on steps
- * that gained energy and takes out exactly the gain; the other methods' BDF2
- * (Newton iterations on a conservative force) does not gain energy and is
- * left alone. Returns 1 when it scaled. */
+ * that gained energy and takes out exactly the gain. The other methods'
+ * forces are gradients of their energies (with Newton iterations for the
+ * rotated ones their BDF2 does not gain energy) and are left alone. Returns
+ * 1 when it scaled. */
 static int bdf2_energy_projection(tw_world *w, double excess)
 {
     const tw_fem *f = &w->fem;
