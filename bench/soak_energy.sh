@@ -49,7 +49,7 @@ i = E.index(max(E)) if ok else 0
 with open(out, 'a') as f:
     f.write(f"{label},{bar},{m},{integ},{dt},{len(rows)},{rc},{max(E) if ok else float('nan'):.6g},"
             f"{t[i] if ok else float('nan'):.4g},{ke:.4g},{E[-1] if E else float('nan'):.6g}\n")
-every = max(1, len(rows) // 400)
+every = 4 * max(1, len(rows) // 400)
 with open(trace, 'a') as f:
     for k in range(0, len(rows), every):
         f.write(f"{label},{bar},{m},{integ},{dt},{t[k]:.5g},{E[k]:.6g}\n")
