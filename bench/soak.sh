@@ -7,6 +7,8 @@
 #   bench/soak.sh [BUILD_DIR]      (default build; STEPS=100000 BAR=1,0.1,0.1,20,2,2)
 # Writes bench/results/$MACHINE/soak.csv and soak.log (MACHINE default
 # cpu-2core-intel-xeon); the per-step CSVs go to $TMPDIR and are summarised.
+# ROWS="warp-vertex:bdf2 ..." runs only those method:integrator rows: their
+# lines in soak.csv are replaced, the others kept, and soak.log is appended to.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -20,13 +22,21 @@ trap 'rm -rf "$TMP"' EXIT
 mkdir -p "$OUT"
 CSV=$OUT/soak.csv
 LOG=$OUT/soak.log
+ROWS=${ROWS:-}
+OLD=$TMP/old.csv
+if [ -n "$ROWS" ] && [ -f "$CSV" ]; then cp "$CSV" "$OLD"; else : > "$OLD"; ROWS=""; fi
 {
 echo "# $(date -u +%FT%TZ) $(uname -m), $(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
-echo "# command: STEPS=$STEPS BAR=$BAR bench/soak.sh $BUILD"
-} > "$LOG"
+echo "# command: STEPS=$STEPS BAR=$BAR${ROWS:+ ROWS=\"$ROWS\"} bench/soak.sh $BUILD"
+} > "$TMP/head.log"
+if [ -n "$ROWS" ]; then cat "$TMP/head.log" >> "$LOG"; else cat "$TMP/head.log" > "$LOG"; fi
 echo "method,integrator,steps_done,exit,max_energy_gain_J,step_of_max,final_energy_J,min_energy_J,mean_cg,mean_ms" > "$CSV"
 for integ in implicit-euler bdf2; do
   for m in linear warp-vertex warp-edge corot-element green hybrid; do
+    if [ -n "$ROWS" ] && [[ " $ROWS " != *" $m:$integ "* ]]; then
+      grep "^$m,$integ," "$OLD" >> "$CSV" || true
+      continue
+    fi
     rc=0
     "$T" run --bar "$BAR" --method "$m" --integrator "$integ" --damping 0,0 --steps "$STEPS" \
         --threads 1 --csv "$TMP/s.csv" >> "$LOG" 2>&1 || rc=$?

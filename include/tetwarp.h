@@ -421,7 +421,9 @@ typedef struct tw_world_def {
                                        at most TW_MAX_THREADS */
     int energy_check;               /* 1: each step compares the mechanical energy before and after
                                        (tw_step_stats.energy_rise; CPU backend); costs one elastic
-                                       energy evaluation a step, about a rotation pass. 0: off */
+                                       energy evaluation a step, about a rotation pass. 0: off
+                                       (warp-vertex under BDF2 evaluates the energy either way: its
+                                       step gives back energy it gained, see tw_world_step) */
     int contact_passes;             /* implicit, with colliders: solves of the contact active set per step at
                                        most (each after the first follows an update of the set); 0, the
                                        default = 8. Fewer trade accuracy (penetration left to the end-of-step
@@ -575,7 +577,11 @@ typedef struct tw_step_stats {
 } tw_step_stats;
 
 /* One time step of dt with the world's integrator (def.integrator: implicit
- * Euler, BDF2 or explicit Newmark). On NaN or blow-up returns
+ * Euler, BDF2 or explicit Newmark). warp-vertex under BDF2 (CPU backend):
+ * when nothing does work on the body, a step that ends with more mechanical
+ * energy than it began with has the excess taken out of its kinetic energy
+ * (the free vertices' velocities scaled), because warp-vertex's force is not
+ * the gradient of an energy and gains it. On NaN or blow-up returns
  * TW_ERR_DIVERGED and the message says which step and why; the state is left
  * as before the step. */
 tw_status tw_world_step(tw_world *w, tw_step_stats *stats);
