@@ -125,8 +125,8 @@ typedef struct level {
      * then the blocks right of it (float); the blocks left of the diagonal
      * are read as the transposes of those (see half_sweep) */
     int *hptr, *hcol, *hmap; /* hmap: per stored block, its block in the full operator */
-    float *hval;             /* hvb floats a block: the SSE finest level's rows padded to 4 */
-    int hvb, hys;            /* and the stride of hy and hbuf per node */
+    float *hval;             /* hvb floats a block */
+    int hvb, hys;            /* and the stride of hy and hbuf per node (4 on the SSE finest level) */
     tw_real *hy;             /* the product A x of a sweep */
     tw_real *hbuf;           /* per thread but the last: its rows' products into later threads' rows */
     int hbuf_threads;
@@ -537,11 +537,14 @@ static inline __attribute__((always_inline)) void half_sweep(const tw_amg *m, le
 }
 
 #if TW_AMG_SSE
-/* half_sweep on the finest level, four floats a vector: a stored block is
- * three rows padded to four; x is one of the level's vectors (one float
- * past its end is there to read), its fourth lane masked off; hy and hbuf
- * hold four floats a node. Row i's products stay in three vectors, summed
- * across once the row is done. */
+/* half_sweep on the finest level, four floats a vector: a block's rows
+ * are read four floats from their start (the fourth the next row's first,
+ * or one float past the values' end, which is there); x is one of the
+ * level's vectors (a float past its end is there), its fourth lane masked
+ * off, so the row products' fourth lanes are 0; the transposed products'
+ * fourth lanes are masked before they are added into hy and hbuf (four
+ * floats a node). Row i's products stay in three vectors, summed across
+ * once the row is done. */
 static inline __attribute__((always_inline)) void half_sweep_fine_sse(const tw_amg *m, level *l, const float *b,
                                                                       const float *x, float *r, float *out)
 {
@@ -561,19 +564,20 @@ static inline __attribute__((always_inline)) void half_sweep_fine_sse(const tw_a
         __m128 xi = _mm_and_ps(_mm_loadu_ps(x + 3 * (size_t)i), mask);
         __m128 b0 = _mm_shuffle_ps(xi, xi, 0x00), b1 = _mm_shuffle_ps(xi, xi, 0x55), b2 = _mm_shuffle_ps(xi, xi, 0xaa);
         int k = hp[i];
-        const float *a = hv + 12 * (size_t)k;
-        __m128 p0 = _mm_mul_ps(_mm_loadu_ps(a), xi), p1 = _mm_mul_ps(_mm_loadu_ps(a + 4), xi),
-               p2 = _mm_mul_ps(_mm_loadu_ps(a + 8), xi);
+        const float *a = hv + 9 * (size_t)k;
+        __m128 p0 = _mm_mul_ps(_mm_loadu_ps(a), xi), p1 = _mm_mul_ps(_mm_loadu_ps(a + 3), xi),
+               p2 = _mm_mul_ps(_mm_loadu_ps(a + 6), xi);
         for (k++; k < hp[i + 1]; k++) {
             int j = hc[k];
-            a = hv + 12 * (size_t)k;
-            __m128 r0 = _mm_loadu_ps(a), r1 = _mm_loadu_ps(a + 4), r2 = _mm_loadu_ps(a + 8);
+            a = hv + 9 * (size_t)k;
+            __m128 r0 = _mm_loadu_ps(a), r1 = _mm_loadu_ps(a + 3), r2 = _mm_loadu_ps(a + 6);
             __m128 xj = _mm_and_ps(_mm_loadu_ps(x + 3 * (size_t)j), mask);
             p0 = _mm_add_ps(p0, _mm_mul_ps(r0, xj));
             p1 = _mm_add_ps(p1, _mm_mul_ps(r1, xj));
             p2 = _mm_add_ps(p2, _mm_mul_ps(r2, xj));
             float *yj = (j < i1 ? y : buf) + 4 * (size_t)j;
             __m128 tv = _mm_add_ps(_mm_add_ps(_mm_mul_ps(r0, b0), _mm_mul_ps(r1, b1)), _mm_mul_ps(r2, b2));
+            tv = _mm_and_ps(tv, mask);
             _mm_storeu_ps(yj, _mm_add_ps(_mm_loadu_ps(yj), tv));
         }
         /* (sum p0, sum p1, sum p2, 0) */
@@ -639,7 +643,7 @@ static tw_status level_half(const tw_amg *m, level *l, int li)
         size_t nh = (size_t)l->hptr[nn];
         int threads = TW_THREADS(m->threads);
         l->hbuf_threads = threads > 1 ? threads - 1 : 0;
-        l->hvb = !li && TW_AMG_SSE ? 12 : bb;
+        l->hvb = bb;
         l->hys = !li && TW_AMG_SSE ? 4 : l->bs;
         size_t ny = (size_t)l->hys * nn + 4;
         l->hcol = tw_malloc(sizeof(int) * (nh + 1), "AMG smoother operator");
@@ -664,12 +668,6 @@ static tw_status level_half(const tw_amg *m, level *l, int li)
         if (li) {
             const double *s = l->A.val + (size_t)bb * k;
             for (int e = 0; e < bb; e++) o[e] = (float)s[e];
-        } else if (l->hvb == 12) {
-            const tw_real *s = m->A.val + (size_t)bb * k;
-            for (int r = 0; r < 3; r++) {
-                for (int c = 0; c < 3; c++) o[4 * r + c] = (float)s[3 * r + c];
-                o[4 * r + 3] = 0;
-            }
         } else {
             const tw_real *s = m->A.val + (size_t)bb * k;
             for (int e = 0; e < bb; e++) o[e] = (float)s[e];
