@@ -447,10 +447,14 @@ static inline __attribute__((always_inline)) void sweep_rows(const tw_amg *m, co
  * damped block-Jacobi update out = x + w D^-1 r (as sweep_rows) */
 static inline __attribute__((always_inline)) void half_finish(const tw_amg *m, const level *l, int fine, int i,
                                                               const tw_real *yi, const tw_real *b, const tw_real *x,
-                                                              tw_real *r, tw_real *out)
+                                                              tw_real *r, tw_real *out, tw_real *prod)
 {
     const int bs = fine ? 3 : CB;
     size_t s0 = (size_t)bs * i;
+    if (prod) { /* the product alone */
+        UNROLL for (int q = 0; q < bs; q++) prod[s0 + q] = yi[q];
+        return;
+    }
     tw_real ri[CB];
     UNROLL for (int q = 0; q < bs; q++) ri[q] = (b ? b[s0 + q] : 0) - yi[q];
     if (fine) filter3v(m, i, ri);
@@ -517,7 +521,7 @@ static inline __attribute__((always_inline)) void half_sweep(const tw_amg *m, le
                     }
                     UNROLL for (int c = 0; c < bs; c++) yj[c] += tv[c];
                 }
-                if (nt == 1) half_finish(m, l, fine, i, acc, b, x, r, out);
+                if (nt == 1) half_finish(m, l, fine, i, acc, b, x, r, out, NULL);
                 else UNROLL for (int q = 0; q < bs; q++) yi[q] = acc[q];
             }
             if (nt > 1) {
@@ -529,7 +533,7 @@ static inline __attribute__((always_inline)) void half_sweep(const tw_amg *m, le
                         const tw_real *bu = l->hbuf + (size_t)u * ((size_t)bs * nn + 4) + (size_t)bs * i;
                         UNROLL for (int q = 0; q < bs; q++) acc[q] += bu[q];
                     }
-                    half_finish(m, l, fine, i, acc, b, x, r, out);
+                    half_finish(m, l, fine, i, acc, b, x, r, out, NULL);
                 }
             }
         }
@@ -545,8 +549,15 @@ static inline __attribute__((always_inline)) void half_sweep(const tw_amg *m, le
  * fourth lanes are masked before they are added into hy and hbuf (four
  * floats a node). Row i's products stay in three vectors, summed across
  * once the row is done. */
+static inline __attribute__((always_inline)) __m128 load3(const float *x, int j, int nn)
+{
+    if (j + 1 < nn) return _mm_loadu_ps(x + 3 * (size_t)j);
+    return _mm_setr_ps(x[3 * (size_t)j], x[3 * (size_t)j + 1], x[3 * (size_t)j + 2], 0); /* nothing past x's end */
+}
+
 static inline __attribute__((always_inline)) void half_sweep_fine_sse(const tw_amg *m, level *l, const float *b,
-                                                                      const float *x, float *r, float *out)
+                                                                      const float *x, float *r, float *out,
+                                                                      float *prod)
 {
     const int nn = l->nnode;
     const int *hp = l->hptr, *hc = l->hcol;
@@ -561,7 +572,7 @@ static inline __attribute__((always_inline)) void half_sweep_fine_sse(const tw_a
     memset(y + 4 * (size_t)i0, 0, sizeof(float) * 4 * (size_t)(i1 - i0));
     const __m128 mask = _mm_castsi128_ps(_mm_set_epi32(0, -1, -1, -1)), zero = _mm_setzero_ps();
     for (int i = i0; i < i1; i++) {
-        __m128 xi = _mm_and_ps(_mm_loadu_ps(x + 3 * (size_t)i), mask);
+        __m128 xi = _mm_and_ps(load3(x, i, nn), mask);
         __m128 b0 = _mm_shuffle_ps(xi, xi, 0x00), b1 = _mm_shuffle_ps(xi, xi, 0x55), b2 = _mm_shuffle_ps(xi, xi, 0xaa);
         int k = hp[i];
         const float *a = hv + 9 * (size_t)k;
@@ -571,7 +582,7 @@ static inline __attribute__((always_inline)) void half_sweep_fine_sse(const tw_a
             int j = hc[k];
             a = hv + 9 * (size_t)k;
             __m128 r0 = _mm_loadu_ps(a), r1 = _mm_loadu_ps(a + 3), r2 = _mm_loadu_ps(a + 6);
-            __m128 xj = _mm_and_ps(_mm_loadu_ps(x + 3 * (size_t)j), mask);
+            __m128 xj = _mm_and_ps(load3(x, j, nn), mask);
             p0 = _mm_add_ps(p0, _mm_mul_ps(r0, xj));
             p1 = _mm_add_ps(p1, _mm_mul_ps(r1, xj));
             p2 = _mm_add_ps(p2, _mm_mul_ps(r2, xj));
@@ -589,7 +600,7 @@ static inline __attribute__((always_inline)) void half_sweep_fine_sse(const tw_a
         if (nt == 1) {
             float yi[4];
             _mm_storeu_ps(yi, acc);
-            half_finish(m, l, 1, i, yi, b, x, r, out);
+            half_finish(m, l, 1, i, yi, b, x, r, out, prod);
         } else {
             _mm_storeu_ps(y + 4 * (size_t)i, acc);
         }
@@ -601,7 +612,7 @@ static inline __attribute__((always_inline)) void half_sweep_fine_sse(const tw_a
         for (int u = 0; u < t; u++) acc = _mm_add_ps(acc, _mm_loadu_ps(l->hbuf + (size_t)u * (4 * (size_t)nn + 4) + 4 * (size_t)i));
         float yi[4];
         _mm_storeu_ps(yi, acc);
-        half_finish(m, l, 1, i, yi, b, x, r, out);
+        half_finish(m, l, 1, i, yi, b, x, r, out, prod);
     }
 }
 #endif
@@ -612,7 +623,7 @@ static void half_sweep_fine(const tw_amg *m, level *l, const tw_real *b, const t
 {
 #pragma omp parallel if (TW_PAR(l->hptr[l->nnode] * 9 / 2)) num_threads(TW_THREADS(m->threads))
 #if TW_AMG_SSE
-    half_sweep_fine_sse(m, l, b, x, r, out);
+    half_sweep_fine_sse(m, l, b, x, r, out, NULL);
 #else
     half_sweep(m, l, 1, b, x, r, out);
 #endif
@@ -1450,6 +1461,21 @@ void tw_amg_apply(void *ctx, const tw_real *r, tw_real *z)
     }
     const tw_real *x = vcycle(m, 0);
     memcpy(z, x, sizeof(tw_real) * (size_t)l->n);
+}
+
+void tw_amg_spmv(void *ctx, const tw_real *x, tw_real *y)
+{
+    tw_amg *m = ctx;
+    level *l = &m->lev[0];
+#if TW_AMG_SSE
+    if (l->hptr) {
+#pragma omp parallel if (TW_PAR(l->hptr[l->nnode] * 9 / 2)) num_threads(TW_THREADS(m->threads))
+        half_sweep_fine_sse(m, l, NULL, x, NULL, NULL, y);
+        return;
+    }
+#endif
+    (void)l;
+    tw_bsr_spmv(&m->A, x, y);
 }
 
 int tw_amg_levels(const tw_amg *m) { return m->nlev; }
