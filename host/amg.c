@@ -52,10 +52,10 @@
  *   w lambda_max < 2 it is positive definite (TW_AMG_SMOOTH_DAMPING).
  *   The sweeps read each level's operator as its upper half (the diagonal
  *   block and the blocks right of it, a lower block read as the transpose
- *   of its mirror): every level's operator is symmetric, and the sweep is
- *   then half the memory and, on the finest level, one SSE block product
- *   for both halves (on the 100k bar the finest sweep went from 1.15 to
- *   0.7 times the CG's own product in a profile).
+ *   of its mirror): every level's operator is symmetric, and a sweep,
+ *   memory-bound, then reads half the bytes; on the finest level one SSE
+ *   block product serves both halves. The PCG's own product on the mg
+ *   path reads the same half (tw_amg_spmv).
  * - The coarsest level (at most def.max_coarse unknowns) is factored densely
  *   by Cholesky at each Galerkin update. */
 #include "amg.h"
