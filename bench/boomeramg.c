@@ -115,6 +115,8 @@ static row run_engine(tw_bsr A, const tw_real *b, const tw_filter *filter, const
         r.ms_setup = now_ms() - t0;
         work.precond = tw_amg_apply;
         work.precond_ctx = m;
+        work.spmv = tw_amg_spmv; /* as the engine's step does */
+        work.spmv_ctx = m;
     }
     double t0 = now_ms();
     tw_solve_result s = tw_pcg(&A, b, v, filter, tol, 10000, 0, &work);

@@ -42,14 +42,20 @@
  *   set of fully constrained vertices changes the world builds a new
  *   hierarchy (tw_amg_matches); when the contact set changes the Galerkin
  *   operators are redone.
- * - The cycle's products read float copies of P, P^T and the coarse
- *   operators and the finest level's tw_real values, its vectors are in the
- *   CG's precision (it is memory-bound, and float arithmetic is twice as
- *   wide); the Galerkin products and the block inverses are double.
+ * - The cycle's products read float copies of P, P^T and every level's
+ *   operator, its vectors are in the CG's precision (float arithmetic is
+ *   twice as wide, and the copies half the memory); the Galerkin products
+ *   and the block inverses are double.
  * - Smoother: damped block-Jacobi (the node blocks), the same before and
  *   after the coarse correction, each sweep one fused pass over A (residual,
  *   filter, block inverse, update), so the V-cycle is symmetric; with
  *   w lambda_max < 2 it is positive definite (TW_AMG_SMOOTH_DAMPING).
+ *   The sweeps read each level's operator as its upper half (the diagonal
+ *   block and the blocks right of it, a lower block read as the transpose
+ *   of its mirror): every level's operator is symmetric, and a sweep,
+ *   memory-bound, then reads half the bytes; on the finest level one SSE
+ *   block product serves both halves. The PCG's own product on the mg
+ *   path reads the same half (tw_amg_spmv).
  * - The coarsest level (at most def.max_coarse unknowns) is factored densely
  *   by Cholesky at each Galerkin update. */
 #include "amg.h"
@@ -60,6 +66,14 @@
 
 #include "error.h"
 #include "hd/hd.h"
+
+/* the finest level's sweep in SSE (x86-64's baseline) on a float build */
+#if defined(__SSE2__) && !defined(TW_DOUBLE)
+#define TW_AMG_SSE 1
+#include <emmintrin.h>
+#else
+#define TW_AMG_SSE 0
+#endif
 
 double tw_now_ms(void); /* step.c */
 
@@ -107,6 +121,15 @@ typedef struct level {
     int *pt_map;      /* Pt block -> P block */
     int *mirror;      /* per block of A: the block of its transpose (below the finest) */
     tw_real *x, *t, *b, *r; /* the cycle's vectors, in the CG's precision */
+    /* the smoother's operator stored once: per node row its diagonal block,
+     * then the blocks right of it (float); the blocks left of the diagonal
+     * are read as the transposes of those (see half_sweep) */
+    int *hptr, *hcol, *hmap; /* hmap: per stored block, its block in the full operator */
+    float *hval;             /* hvb floats a block */
+    int hvb, hys;            /* and the stride of hy and hbuf per node (4 on the SSE finest level) */
+    tw_real *hy;             /* the product A x of a sweep */
+    tw_real *hbuf;           /* per thread but the last: its rows' products into later threads' rows */
+    int hbuf_threads;
 } level;
 
 struct tw_amg {
@@ -410,10 +433,267 @@ static inline __attribute__((always_inline)) void sweep_rows(const tw_amg *m, co
     }
 }
 
+/* ---- the smoother's operator stored as its upper half ---- */
+
+#ifdef _OPENMP
+#define TEAM_SIZE() omp_get_num_threads()
+#define TEAM_RANK() omp_get_thread_num()
+#else
+#define TEAM_SIZE() 1
+#define TEAM_RANK() 0
+#endif
+
+/* the rest of a sweep's row i once yi = (A x)_i: r = S(b - A x), or the
+ * damped block-Jacobi update out = x + w D^-1 r (as sweep_rows) */
+static inline __attribute__((always_inline)) void half_finish(const tw_amg *m, const level *l, int fine, int i,
+                                                              const tw_real *yi, const tw_real *b, const tw_real *x,
+                                                              tw_real *r, tw_real *out, tw_real *prod)
+{
+    const int bs = fine ? 3 : CB;
+    size_t s0 = (size_t)bs * i;
+    if (prod) { /* the product alone */
+        UNROLL for (int q = 0; q < bs; q++) prod[s0 + q] = yi[q];
+        return;
+    }
+    tw_real ri[CB];
+    UNROLL for (int q = 0; q < bs; q++) ri[q] = (b ? b[s0 + q] : 0) - yi[q];
+    if (fine) filter3v(m, i, ri);
+    if (!out) {
+        UNROLL for (int q = 0; q < bs; q++) r[s0 + q] = ri[q];
+        return;
+    }
+    const float *d = l->fdinv + (size_t)bs * bs * i;
+    UNROLL for (int q = 0; q < bs; q++) {
+        tw_real s = x ? x[s0 + q] : 0;
+        UNROLL for (int c = 0; c < bs; c++) s += d[q * bs + c] * ri[c];
+        out[s0 + q] = s;
+    }
+}
+
+/* One sweep (as sweep_rows) reading each off-diagonal block once: row i
+ * takes its blocks right of the diagonal as they are and, through their
+ * transposes, adds A_ji x_i to the rows j > i (a symmetric operator: half
+ * the memory a pass reads, the same arithmetic). Threads own contiguous row
+ * ranges; what a thread's rows add to a later thread's rows goes into its
+ * own buffer, summed in after a barrier. One thread finishes each row in
+ * the same pass: rows left of it have added their part already. */
+static inline __attribute__((always_inline)) void half_sweep(const tw_amg *m, level *l, int fine, const tw_real *b,
+                                                             const tw_real *x, tw_real *r, tw_real *out)
+{
+    const int bs = fine ? 3 : CB, nn = l->nnode;
+    const int *hp = l->hptr, *hc = l->hcol;
+    const float *hv = l->hval;
+    tw_real *y = l->hy;
+    {
+        int nt = TEAM_SIZE(), t = TEAM_RANK();
+        if (nt > l->hbuf_threads + 1) nt = 1; /* no buffers for this many: the first thread does all */
+        if (t < nt) {
+            int i0 = (int)((long long)nn * t / nt), i1 = (int)((long long)nn * (t + 1) / nt);
+            tw_real *buf = t + 1 < nt ? l->hbuf + (size_t)t * ((size_t)bs * nn + 4) : NULL;
+            if (buf) memset(buf + (size_t)bs * i1, 0, sizeof(tw_real) * (size_t)bs * (nn - i1));
+            memset(y + (size_t)bs * i0, 0, sizeof(tw_real) * (size_t)bs * (i1 - i0));
+            for (int i = i0; i < i1; i++) {
+                tw_real acc[CB] = {0, 0, 0, 0, 0, 0}, xi[CB] = {0, 0, 0, 0, 0, 0};
+                tw_real *yi = y + (size_t)bs * i;
+                const tw_real *xs = x + (size_t)bs * i;
+                UNROLL for (int q = 0; q < bs; q++) { acc[q] = yi[q]; xi[q] = xs[q]; }
+                int k = hp[i];
+                const float *a = hv + (size_t)bs * bs * k;
+                UNROLL for (int q = 0; q < bs; q++) {
+                    tw_real s = 0;
+                    UNROLL for (int c = 0; c < bs; c++) s += a[q * bs + c] * xi[c];
+                    acc[q] += s;
+                }
+                for (k++; k < hp[i + 1]; k++) {
+                    int j = hc[k];
+                    a = hv + (size_t)bs * bs * k;
+                    const tw_real *xj = x + (size_t)bs * j;
+                    tw_real *yj = (j < i1 ? y : buf) + (size_t)bs * j;
+                    tw_real xv[CB] = {0, 0, 0, 0, 0, 0}, tv[CB] = {0, 0, 0, 0, 0, 0};
+                    UNROLL for (int c = 0; c < bs; c++) { xv[c] = xj[c]; tv[c] = 0; }
+                    UNROLL for (int q = 0; q < bs; q++) {
+                        tw_real s = 0;
+                        UNROLL for (int c = 0; c < bs; c++) {
+                            s += a[q * bs + c] * xv[c];
+                            tv[c] += a[q * bs + c] * xi[q];
+                        }
+                        acc[q] += s;
+                    }
+                    UNROLL for (int c = 0; c < bs; c++) yj[c] += tv[c];
+                }
+                if (nt == 1) half_finish(m, l, fine, i, acc, b, x, r, out, NULL);
+                else UNROLL for (int q = 0; q < bs; q++) yi[q] = acc[q];
+            }
+            if (nt > 1) {
+#pragma omp barrier
+                for (int i = i0; i < i1; i++) {
+                    tw_real acc[CB] = {0, 0, 0, 0, 0, 0};
+                    UNROLL for (int q = 0; q < bs; q++) acc[q] = y[(size_t)bs * i + q];
+                    for (int u = 0; u < t; u++) {
+                        const tw_real *bu = l->hbuf + (size_t)u * ((size_t)bs * nn + 4) + (size_t)bs * i;
+                        UNROLL for (int q = 0; q < bs; q++) acc[q] += bu[q];
+                    }
+                    half_finish(m, l, fine, i, acc, b, x, r, out, NULL);
+                }
+            }
+        }
+    }
+}
+
+#if TW_AMG_SSE
+/* half_sweep on the finest level, four floats a vector: a block's rows
+ * are read four floats from their start (the fourth the next row's first,
+ * or one float past the values' end, which is there); x is one of the
+ * level's vectors (a float past its end is there), its fourth lane masked
+ * off, so the row products' fourth lanes are 0; the transposed products'
+ * fourth lanes are masked before they are added into hy and hbuf (four
+ * floats a node). Row i's products stay in three vectors, summed across
+ * once the row is done. */
+static inline __attribute__((always_inline)) __m128 load3(const float *x, int j, int nn)
+{
+    if (j + 1 < nn) return _mm_loadu_ps(x + 3 * (size_t)j);
+    return _mm_setr_ps(x[3 * (size_t)j], x[3 * (size_t)j + 1], x[3 * (size_t)j + 2], 0); /* nothing past x's end */
+}
+
+static inline __attribute__((always_inline)) void half_sweep_fine_sse(const tw_amg *m, level *l, const float *b,
+                                                                      const float *x, float *r, float *out,
+                                                                      float *prod)
+{
+    const int nn = l->nnode;
+    const int *hp = l->hptr, *hc = l->hcol;
+    const float *hv = l->hval;
+    float *y = l->hy;
+    int nt = TEAM_SIZE(), t = TEAM_RANK();
+    if (nt > l->hbuf_threads + 1) nt = 1;
+    if (t >= nt) return;
+    int i0 = (int)((long long)nn * t / nt), i1 = (int)((long long)nn * (t + 1) / nt);
+    float *buf = t + 1 < nt ? l->hbuf + (size_t)t * (4 * (size_t)nn + 4) : NULL;
+    if (buf) memset(buf + 4 * (size_t)i1, 0, sizeof(float) * 4 * (size_t)(nn - i1));
+    memset(y + 4 * (size_t)i0, 0, sizeof(float) * 4 * (size_t)(i1 - i0));
+    const __m128 mask = _mm_castsi128_ps(_mm_set_epi32(0, -1, -1, -1)), zero = _mm_setzero_ps();
+    for (int i = i0; i < i1; i++) {
+        __m128 xi = _mm_and_ps(load3(x, i, nn), mask);
+        __m128 b0 = _mm_shuffle_ps(xi, xi, 0x00), b1 = _mm_shuffle_ps(xi, xi, 0x55), b2 = _mm_shuffle_ps(xi, xi, 0xaa);
+        int k = hp[i];
+        const float *a = hv + 9 * (size_t)k;
+        __m128 p0 = _mm_mul_ps(_mm_loadu_ps(a), xi), p1 = _mm_mul_ps(_mm_loadu_ps(a + 3), xi),
+               p2 = _mm_mul_ps(_mm_loadu_ps(a + 6), xi);
+        for (k++; k < hp[i + 1]; k++) {
+            int j = hc[k];
+            a = hv + 9 * (size_t)k;
+            __m128 r0 = _mm_loadu_ps(a), r1 = _mm_loadu_ps(a + 3), r2 = _mm_loadu_ps(a + 6);
+            __m128 xj = _mm_and_ps(load3(x, j, nn), mask);
+            p0 = _mm_add_ps(p0, _mm_mul_ps(r0, xj));
+            p1 = _mm_add_ps(p1, _mm_mul_ps(r1, xj));
+            p2 = _mm_add_ps(p2, _mm_mul_ps(r2, xj));
+            float *yj = (j < i1 ? y : buf) + 4 * (size_t)j;
+            __m128 tv = _mm_add_ps(_mm_add_ps(_mm_mul_ps(r0, b0), _mm_mul_ps(r1, b1)), _mm_mul_ps(r2, b2));
+            tv = _mm_and_ps(tv, mask);
+            _mm_storeu_ps(yj, _mm_add_ps(_mm_loadu_ps(yj), tv));
+        }
+        /* (sum p0, sum p1, sum p2, 0) */
+        __m128 t0 = _mm_unpacklo_ps(p0, p1), t1 = _mm_unpackhi_ps(p0, p1);
+        __m128 t2 = _mm_unpacklo_ps(p2, zero), t3 = _mm_unpackhi_ps(p2, zero);
+        __m128 sum = _mm_add_ps(_mm_add_ps(_mm_movelh_ps(t0, t2), _mm_movehl_ps(t2, t0)),
+                                _mm_add_ps(_mm_movelh_ps(t1, t3), _mm_movehl_ps(t3, t1)));
+        __m128 acc = _mm_add_ps(_mm_loadu_ps(y + 4 * (size_t)i), sum);
+        if (nt == 1) {
+            float yi[4];
+            _mm_storeu_ps(yi, acc);
+            half_finish(m, l, 1, i, yi, b, x, r, out, prod);
+        } else {
+            _mm_storeu_ps(y + 4 * (size_t)i, acc);
+        }
+    }
+    if (nt == 1) return;
+#pragma omp barrier
+    for (int i = i0; i < i1; i++) {
+        __m128 acc = _mm_loadu_ps(y + 4 * (size_t)i);
+        for (int u = 0; u < t; u++) acc = _mm_add_ps(acc, _mm_loadu_ps(l->hbuf + (size_t)u * (4 * (size_t)nn + 4) + 4 * (size_t)i));
+        float yi[4];
+        _mm_storeu_ps(yi, acc);
+        half_finish(m, l, 1, i, yi, b, x, r, out, prod);
+    }
+}
+#endif
+
+/* the parallel regions here, not in half_sweep: OpenMP outlines a region
+ * before inlining, and the block size must be a constant inside it */
+static void half_sweep_fine(const tw_amg *m, level *l, const tw_real *b, const tw_real *x, tw_real *r, tw_real *out)
+{
+#pragma omp parallel if (TW_PAR(l->hptr[l->nnode] * 9 / 2)) num_threads(TW_THREADS(m->threads))
+#if TW_AMG_SSE
+    half_sweep_fine_sse(m, l, b, x, r, out, NULL);
+#else
+    half_sweep(m, l, 1, b, x, r, out);
+#endif
+}
+
+static void half_sweep_coarse(const tw_amg *m, level *l, const tw_real *b, const tw_real *x, tw_real *r,
+                              tw_real *out)
+{
+#pragma omp parallel if (TW_PAR(l->hptr[l->nnode] * CB * CB / 2)) num_threads(TW_THREADS(m->threads))
+    half_sweep(m, l, 0, b, x, r, out);
+}
+
+/* The level's upper half from its operator: the pattern (first call) and
+ * the float values; the finest level's from the step's BSR. */
+static tw_status level_half(const tw_amg *m, level *l, int li)
+{
+    int nn = l->nnode, bb = l->bs * l->bs;
+    const int *gptr = level_ptr(m, l, li), *gcol = level_col(m, l, li);
+    if (!l->hptr) {
+        const int *diag = li ? l->diag : m->A.diag;
+        l->hptr = tw_calloc((size_t)nn + 1, sizeof(int), "AMG smoother operator");
+        if (!l->hptr) return TW_ERR_NOMEM;
+        for (int i = 0; i < nn; i++) {
+            int c = 1;
+            for (int k = gptr[i]; k < gptr[i + 1]; k++) c += gcol[k] > i;
+            l->hptr[i + 1] = l->hptr[i] + c;
+        }
+        size_t nh = (size_t)l->hptr[nn];
+        int threads = TW_THREADS(m->threads);
+        l->hbuf_threads = threads > 1 ? threads - 1 : 0;
+        l->hvb = bb;
+        l->hys = !li && TW_AMG_SSE ? 4 : l->bs;
+        size_t ny = (size_t)l->hys * nn + 4;
+        l->hcol = tw_malloc(sizeof(int) * (nh + 1), "AMG smoother operator");
+        l->hmap = tw_malloc(sizeof(int) * (nh + 1), "AMG smoother operator");
+        l->hval = tw_calloc(nh * l->hvb + 4, sizeof(float), "AMG smoother operator");
+        l->hy = tw_calloc(ny, sizeof(tw_real), "AMG smoother operator");
+        l->hbuf = tw_calloc(ny * l->hbuf_threads + 1, sizeof(tw_real), "AMG smoother operator");
+        if (!l->hcol || !l->hmap || !l->hval || !l->hy || !l->hbuf) return TW_ERR_NOMEM;
+        for (int i = 0; i < nn; i++) {
+            int q = l->hptr[i];
+            if (diag[i] < 0) return tw_fail(TW_ERR_INVALID, "amg.c: level %d node %d has no diagonal block", li, i);
+            l->hcol[q] = i; l->hmap[q++] = diag[i];
+            for (int k = gptr[i]; k < gptr[i + 1]; k++)
+                if (gcol[k] > i) { l->hcol[q] = gcol[k]; l->hmap[q++] = k; }
+        }
+    }
+    size_t nh = (size_t)l->hptr[nn];
+#pragma omp parallel for if (TW_PAR((int)nh)) num_threads(TW_THREADS(m->threads)) schedule(static)
+    for (size_t q = 0; q < nh; q++) {
+        float *o = l->hval + (size_t)l->hvb * q;
+        size_t k = (size_t)l->hmap[q];
+        if (li) {
+            const double *s = l->A.val + (size_t)bb * k;
+            for (int e = 0; e < bb; e++) o[e] = (float)s[e];
+        } else {
+            const tw_real *s = m->A.val + (size_t)bb * k;
+            for (int e = 0; e < bb; e++) o[e] = (float)s[e];
+        }
+    }
+    return TW_OK;
+}
+
 static void level_sweep(const tw_amg *m, const level *l, int li, const tw_real *b, const tw_real *x, tw_real *r,
                         tw_real *out)
 {
-    if (li) sweep_rows(m, l, li, 0, b, x, r, out);
+    if (x && l->hptr) {
+        if (li) half_sweep_coarse(m, (level *)l, b, x, r, out);
+        else half_sweep_fine(m, (level *)l, b, x, r, out);
+    } else if (li) sweep_rows(m, l, li, 0, b, x, r, out);
     else sweep_rows(m, l, 0, 1, b, x, r, out);
 }
 
@@ -925,7 +1205,7 @@ static tw_status level_patterns(tw_amg *m, int li)
 }
 
 /* The step's smoothed prolongator and the coarse operator below level li */
-static void level_galerkin(tw_amg *m, int li, int first)
+static tw_status level_galerkin(tw_amg *m, int li, int first)
 {
     level *l = &m->lev[li], *c = &m->lev[li + 1];
     level_block_inverses(m, l, li);
@@ -945,6 +1225,7 @@ static void level_galerkin(tw_amg *m, int li, int first)
     level_ap(m, l, li);
     level_coarse_operator(m, l, c);
     bmat_shadow(&c->A, m->threads);
+    return level_half(m, c, li + 1); /* the coarsest one too: unknown here whether c is it */
 }
 
 static tw_status coarsest_factor(tw_amg *m)
@@ -1026,6 +1307,10 @@ tw_status tw_amg_update(tw_amg *m, const tw_bsr *A, const tw_filter *f)
     double t0 = tw_now_ms();
     take_filter(m, A, f);
     level *l0 = &m->lev[0];
+    if (m->nlev > 1) {
+        tw_status st = level_half(m, l0, 0);
+        if (st != TW_OK) return st;
+    }
     int changed = m->nlev > 1 && contacts_changed(m);
     if (m->nlev > 1 && ++m->since_galerkin < m->def.galerkin_interval && !changed) {
         /* the finest level follows the step's matrix; its damping is the
@@ -1037,8 +1322,9 @@ tw_status tw_amg_update(tw_amg *m, const tw_bsr *A, const tw_filter *f)
     }
     m->since_galerkin = 0;
     if (m->nlev > 1) project_tentative(m);
-    for (int li = 0; li + 1 < m->nlev; li++) level_galerkin(m, li, 0);
-    tw_status st = coarsest_factor(m);
+    tw_status st = TW_OK;
+    for (int li = 0; li + 1 < m->nlev && st == TW_OK; li++) st = level_galerkin(m, li, 0);
+    if (st == TW_OK) st = coarsest_factor(m);
     m->update_ms = tw_now_ms() - t0;
     return st;
 }
@@ -1104,7 +1390,8 @@ tw_amg *tw_amg_create(const tw_bsr *A, const tw_real *X, const tw_filter *f, con
         if (level_alloc_vectors(&m->lev[li + 1]) != TW_OK) goto fail;
         m->nlev = li + 2;
         if (level_patterns(m, li) != TW_OK) goto fail;
-        level_galerkin(m, li, 1);
+        if (li == 0 && level_half(m, l, 0) != TW_OK) goto fail;
+        if (level_galerkin(m, li, 1) != TW_OK) goto fail;
     }
     if (coarsest_factor(m) != TW_OK) goto fail;
     if (m->nlev == 1) { /* a single level: the cycle is the dense solve */
@@ -1124,6 +1411,7 @@ void tw_amg_free(tw_amg *m)
         level *l = &m->lev[li];
         free(l->diag); free(l->dinv); free(l->fdinv); free(l->eig); free(l->B);
         free(l->agg); free(l->pt_map); free(l->mirror); free(l->x); free(l->t); free(l->b); free(l->r);
+        free(l->hptr); free(l->hcol); free(l->hmap); free(l->hval); free(l->hy); free(l->hbuf);
         bmat_free(&l->A); bmat_free(&l->P0); bmat_free(&l->P); bmat_free(&l->Pt); bmat_free(&l->AP);
     }
     free(m->L); free(m->lb); free(m->fixed); free(m->cons); free(m->contact); free(m->normal); free(m->p0_rest);
@@ -1173,6 +1461,21 @@ void tw_amg_apply(void *ctx, const tw_real *r, tw_real *z)
     }
     const tw_real *x = vcycle(m, 0);
     memcpy(z, x, sizeof(tw_real) * (size_t)l->n);
+}
+
+void tw_amg_spmv(void *ctx, const tw_real *x, tw_real *y)
+{
+    tw_amg *m = ctx;
+    level *l = &m->lev[0];
+#if TW_AMG_SSE
+    if (l->hptr) {
+#pragma omp parallel if (TW_PAR(l->hptr[l->nnode] * 9 / 2)) num_threads(TW_THREADS(m->threads))
+        half_sweep_fine_sse(m, l, NULL, x, NULL, NULL, y);
+        return;
+    }
+#endif
+    (void)l;
+    tw_bsr_spmv(&m->A, x, y);
 }
 
 int tw_amg_levels(const tw_amg *m) { return m->nlev; }

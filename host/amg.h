@@ -41,6 +41,11 @@ tw_status tw_amg_update(tw_amg *m, const tw_bsr *A, const tw_filter *filter);
  * tw_solver_work.precond. */
 void tw_amg_apply(void *ctx, const tw_real *r, tw_real *z);
 
+/* y = A x, the last update's step matrix (its upper half, as the finest
+ * sweeps read it, where they run in SSE: the float build; else
+ * tw_bsr_spmv); ctx is the tw_amg. The signature of tw_solver_work.spmv. */
+void tw_amg_spmv(void *ctx, const tw_real *x, tw_real *y);
+
 /* Inspection for tests and benchmarks. */
 int tw_amg_levels(const tw_amg *m);
 int tw_amg_level_size(const tw_amg *m, int level); /* unknowns on that level */

@@ -44,6 +44,9 @@ typedef struct tw_solve_result {
          * else block-Jacobi */                                                                             \
         void (*precond)(void *ctx, const REAL *r, REAL *z);                                                 \
         void *precond_ctx;                                                                                  \
+        /* tw_pcg's iteration product y = A x when set (the same A), else tw_bsr_spmv */                 \
+        void (*spmv)(void *ctx, const REAL *x, REAL *y);                                                    \
+        void *spmv_ctx;                                                                                     \
     } S(tw_solver_work);                                                                                    \
     tw_status S(tw_solver_work_init)(S(tw_solver_work) * w, int n);                                         \
     void S(tw_solver_work_free)(S(tw_solver_work) * w);                                                     \

@@ -131,7 +131,8 @@ tw_solve_result TW_S(tw_pcg)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, TW_S_REA
     while (it < limit) {
         if (fixed_iterations <= 0 && rn <= tol * bnorm) break;
         if (!(rz > 0)) break; /* exact solution (or breakdown) */
-        TW_S(tw_bsr_spmv)(A, p, q);
+        if (w->spmv) w->spmv(w->spmv_ctx, p, q);
+        else TW_S(tw_bsr_spmv)(A, p, q);
         TW_S(filter)(n, cons, q, A->threads);
         double pq = TW_S(dot)(n3, p, q, A->threads);
         if (!(pq > 0)) { res.negative_curvature = 1; break; }

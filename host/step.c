@@ -99,10 +99,13 @@ static tw_solve_result solve_on(const tw_world *w, const tw_bsr *A, const tw_rea
     if (w->def.precond == TW_PRECOND_MG && mg_prepare(amg, A, X, filter) == TW_OK) {
         work->precond = tw_amg_apply;
         work->precond_ctx = *amg;
+        work->spmv = tw_amg_spmv;
+        work->spmv_ctx = *amg;
     }
     tw_solve_result r = tw_pcg(A, b, x, filter, w->def.cg_tolerance, w->def.cg_max_iterations,
                                w->def.cg_fixed_iterations, work);
     work->precond = NULL;
+    work->spmv = NULL;
     return r;
 }
 

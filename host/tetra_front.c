@@ -1087,10 +1087,10 @@ tw_status tw_front_step(tw_front *f, tw_front_stats *st)
     A.val = f->val;
     A.threads = f->def.threads;
     tw_filter filter = {f->cons, NULL};
-    /* multigrid as the engine chooses it (TW_PRECOND_AUTO: from
-     * TW_PRECOND_MG_MIN_TETS active tets on), rebuilt with the pattern */
+    /* multigrid (TW_PRECOND_AUTO: from TW_FRONT_MG_MIN_TETS active tets
+     * on), rebuilt with the pattern */
     const int mg = f->def.precond == TW_PRECOND_MG ||
-                   (f->def.precond == TW_PRECOND_AUTO && f->nact >= TW_PRECOND_MG_MIN_TETS);
+                   (f->def.precond == TW_PRECOND_AUTO && f->nact >= TW_FRONT_MG_MIN_TETS);
     f->work.precond = NULL;
     if (mg) {
         if (!f->amg)

@@ -307,9 +307,10 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     if (!w) return NULL;
     w->mesh = mesh;
     w->def = d;
-    /* multigrid pays from about 20k tets on (and on sliver meshes, which
-     * are larger); below, a V-cycle's set-up and cost exceed the block-Jacobi
-     * iterations it saves. tw_world_get_def shows the choice. */
+    /* multigrid pays per step from about 1,300 tets on (a compact cube;
+     * earlier on bars and on sliver meshes); below, a V-cycle's set-up and
+     * cost exceed the block-Jacobi iterations it saves. tw_world_get_def
+     * shows the choice. */
     if (w->def.precond == TW_PRECOND_AUTO)
         w->def.precond = tw_mesh_tet_count(mesh) >= TW_PRECOND_MG_MIN_TETS && w->def.backend != TW_BACKEND_CUDA
                              ? TW_PRECOND_MG

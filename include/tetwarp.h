@@ -387,7 +387,11 @@ typedef enum tw_preconditioner {
     TW_PRECOND_AUTO        /* the default: mg from TW_PRECOND_MG_MIN_TETS tets on, where it pays
                               (bench/results/<machine>/multigrid.csv), block-Jacobi below */
 } tw_preconditioner;
-#define TW_PRECOND_MG_MIN_TETS 20000
+#define TW_PRECOND_MG_MIN_TETS 2000
+/* the tetra tree's front (tw_front_def.precond auto) sets its multigrid up
+ * anew at every pattern change: it switches to mg from this many active
+ * tets on */
+#define TW_FRONT_MG_MIN_TETS 20000
 
 typedef struct tw_world_def {
     tw_method method;
@@ -729,7 +733,7 @@ typedef struct tw_front_def {
     int hold_steps;             /* a tet refined less than this many steps ago is not coarsened, default 10 */
     int threads;                /* OpenMP threads, 0: the default */
     tw_preconditioner precond;  /* of the step's PCG; auto (the default): multigrid from
-                                   TW_PRECOND_MG_MIN_TETS active tets on, block-Jacobi below */
+                                   TW_FRONT_MG_MIN_TETS active tets on, block-Jacobi below */
 } tw_front_def;
 tw_front_def tw_default_front_def(void);
 

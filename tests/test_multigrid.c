@@ -274,3 +274,39 @@ TW_TEST(energy_pass_leaves_rotations)
     tw_mesh_destroy(m);
     return 0;
 }
+
+/* tw_amg_spmv (the PCG's product on the mg path: the step matrix's upper
+ * half) equals tw_bsr_spmv to float rounding, on one thread and on two
+ * (the threads' buffers), the last vertex included */
+TW_TEST(amg_spmv_matches_bsr)
+{
+    tw_mesh *m = tw_mesh_bar(1, 0.15, 0.15, 30, 4, 4);
+    tw_world *w = stepped_world(m, TW_PRECOND_MG, 1);
+    CHECK(w && w->amg);
+    int n3 = 3 * w->fem.n;
+    tw_real *x = malloc(sizeof(tw_real) * n3), *y0 = malloc(sizeof(tw_real) * n3), *y1 = malloc(sizeof(tw_real) * n3);
+    CHECK(x && y0 && y1);
+    unsigned seed = 3;
+    for (int threads = 1; threads <= 2; threads++) {
+        tw_bsr A = tw_world_bsr(w);
+        A.threads = threads;
+        tw_filter f = {w->fcons, w->cnormal};
+        CHECK(tw_amg_update(w->amg, &A, &f) == TW_OK);
+        for (int t = 0; t < 4; t++) {
+            for (int i = 0; i < n3; i++) x[i] = (tw_real)rnd(&seed);
+            tw_bsr_spmv(&A, x, y0);
+            tw_amg_spmv(w->amg, x, y1);
+            double err = 0, ymax = 0;
+            for (int i = 0; i < n3; i++) {
+                err = tw_test_max(err, fabs((double)y1[i] - y0[i]));
+                ymax = tw_test_max(ymax, fabs((double)y0[i]));
+            }
+            printf("threads %d: max |amg - bsr| / max |bsr| = %.3g\n", threads, err / ymax);
+            CHECK(err <= 1e-5 * ymax);
+        }
+    }
+    free(x); free(y0); free(y1);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
