@@ -30,19 +30,20 @@
  * not at its rim), so such a vertex would sink into the other body. It is
  * pushed out by a one-sided penalty spring instead of a constraint: when it
  * is inside the other body's triangle at the start of the step, or a solve
- * of the step takes it inside (tw_bodies_pass; the pass is then solved
- * again), a spring of stiffness k along the normal acts between it and the
- * triangle's point for the rest of the step, on the gap at the step's end,
- * g = d + heff n.(v_p - v_q), implicitly: heff^2 k D^T n n^T D in the
- * matrix (D v = v_p - v_q) and -heff k d D^T n on the right-hand side. A
- * spring closes no loop of constraints (the matrix stays symmetric positive
- * definite with both sides held) and it is a force, in equilibrium with the
- * elastic ones at rest, where a projection of positions works against them
- * every step. heff^2 k is TW_BODY_SPRING times the vertex's own normal
- * diagonal of the matrix (m + heff^2 K_pp for no damping), so the spring is
- * several times stiffer than what holds the vertex in its body at any dt
- * and leaves it a fraction of the depth it would reach free. Beyond
- * TW_BODY_UNDER of the size the projection below still moves it.
+ * of the step takes it inside, a spring of stiffness k along the normal
+ * acts between it and the triangle's point until a solve ends it outside
+ * (where the spring would pull; tw_bodies_pass, and a change is solved
+ * again). It acts on the gap at the step's end, g = d + heff n.(v_p - v_q),
+ * implicitly: heff^2 k D^T n n^T D in the matrix (D v = v_p - v_q) and
+ * -heff k d D^T n on the right-hand side. A spring closes no loop of
+ * constraints (the matrix stays symmetric positive definite with both sides
+ * held) and it is a force, in equilibrium with the elastic ones at rest,
+ * where a projection of positions works against them every step. heff^2 k
+ * is TW_BODY_SPRING times the vertex's own normal diagonal of the matrix
+ * (m + heff^2 K_pp without damping), so at any dt the spring is stiffer than
+ * what holds the vertex in its body and leaves it a fraction of the depth
+ * it would reach free. Beyond TW_BODY_UNDER of the size the projection
+ * below still moves it.
  *
  * In the step. The contact enters the implicit step through contact.c's
  * active set (detection test, landing, release and join, friction, the
@@ -144,7 +145,7 @@ struct tw_bodies {
     unsigned char *owns; /* nbodies^2: owns[A nbodies + B]: A's vertices hold against B's triangles */
     tw_real *cd;         /* n: the vertex's signed distance to its triangle at the start of the step, m */
     tw_real *vq;         /* n: the triangle point's normal velocity of the last solve, m/s */
-    tw_real *rnew;       /* 3n: scratch (the projection's moves) */
+    tw_real *rnew;       /* 3n: scratch (the projection's moves; the solve's right-hand side with the springs) */
     tw_real *s0;         /* 3n: the coupled solve's prescribed parts */
     double *rn;          /* n: scratch, per active contact */
     int *act, nact;      /* the active body contacts of the coupled solve */
@@ -536,8 +537,9 @@ int tw_bodies_coupled(tw_world *w)
                 w->cimpulse[i] = 0;
             }
             w->cdist[i] = (tw_real)INFINITY; /* out of the active-set update */
-            /* inside the other body (cd counts TW_BODY_SLACK more on this
-             * side): a spring against the triangle for the rest of the step */
+            /* its triangle kept for its spring, on now where it is inside
+             * the other body (cd counts TW_BODY_SLACK more on this side);
+             * tw_bodies_pass turns it on and off after each solve */
             b->ptri[i] = t;
             b->ctri[i] = -1;
             b->under[i] = 1;
