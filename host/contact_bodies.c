@@ -27,8 +27,23 @@
  * the same constraint twice; a region held from both sides loses its common
  * normal motion). Between the holding vertices the two meshes' surfaces
  * differ under load (a soft cube's loaded face sinks at the held points and
- * not at its rim), so such a vertex may lie inside the other body, up to
- * TW_BODY_UNDER of the size before the projection below moves it.
+ * not at its rim), so such a vertex would sink into the other body. It is
+ * pushed out by a one-sided penalty spring instead of a constraint: when it
+ * is inside the other body's triangle at the start of the step, or a solve
+ * of the step takes it inside, a spring of stiffness k along the normal
+ * acts between it and the triangle's point until a solve ends it outside
+ * (where the spring would pull; tw_bodies_pass, and a change is solved
+ * again). It acts on the gap at the step's end, g = d + heff n.(v_p - v_q),
+ * implicitly: heff^2 k D^T n n^T D in the matrix (D v = v_p - v_q) and
+ * -heff k d D^T n on the right-hand side. A spring closes no loop of
+ * constraints (the matrix stays symmetric positive definite with both sides
+ * held) and it is a force, in equilibrium with the elastic ones at rest,
+ * where a projection of positions works against them every step. heff^2 k
+ * is TW_BODY_SPRING times the vertex's own normal diagonal of the matrix
+ * (m + heff^2 K_pp without damping), so at any dt the spring is stiffer than
+ * what holds the vertex in its body and leaves it a fraction of the depth
+ * it would reach free. Beyond TW_BODY_UNDER of the size the projection
+ * below still moves it.
  *
  * In the step. The contact enters the implicit step through contact.c's
  * active set (detection test, landing, release and join, friction, the
@@ -130,7 +145,7 @@ struct tw_bodies {
     unsigned char *owns; /* nbodies^2: owns[A nbodies + B]: A's vertices hold against B's triangles */
     tw_real *cd;         /* n: the vertex's signed distance to its triangle at the start of the step, m */
     tw_real *vq;         /* n: the triangle point's normal velocity of the last solve, m/s */
-    tw_real *rnew;       /* 3n: scratch (the projection's moves) */
+    tw_real *rnew;       /* 3n: scratch (the projection's moves; the solve's right-hand side with the springs) */
     tw_real *s0;         /* 3n: the coupled solve's prescribed parts */
     double *rn;          /* n: scratch, per active contact */
     int *act, nact;      /* the active body contacts of the coupled solve */
@@ -138,6 +153,9 @@ struct tw_bodies {
     unsigned char *under; /* n: left out of this step's contacts under a holding contact's triangle */
     int depth;           /* the longest chain of held vertices in act (P's terms) */
     double *rn2;         /* n: scratch, per active contact */
+    int *ptri;           /* n: an under vertex's triangle of its penalty spring this step, -1 none */
+    int *pen, npen;      /* the under vertices with a penalty spring this step */
+    double *pk;          /* n: scratch, per spring: its stiffness in the system's units (heff^2 k) */
     double mu;           /* Coulomb friction between bodies */
     int contacts, rebuilds;
     double ms_last, ms_total, size;
@@ -175,9 +193,13 @@ tw_bodies *tw_bodies_create(const tw_mesh *m, const tw_real *x, const tw_real *m
     b->cidx = tw_malloc(sizeof(int) * (size_t)n, "body contact solve");
     b->rn2 = tw_calloc((size_t)n, sizeof(double), "body contact solve");
     b->under = tw_calloc((size_t)n, 1, "body contact solve");
+    b->ptri = tw_malloc(sizeof(int) * (size_t)n, "body contact springs");
+    b->pen = tw_calloc((size_t)n, sizeof(int), "body contact springs");
+    b->pk = tw_calloc((size_t)n, sizeof(double), "body contact springs");
     if (nf <= 0 || !faces || !b->vbody || !b->tris || !b->tri_ptr || !b->tri_nbr || !b->surf || !b->bvh ||
         !b->bvh_views || !b->fn || !b->vn || !b->ctri || !b->cw || !b->mass || !b->owns || !b->cd || !b->vq ||
-        !b->rnew || !b->s0 || !b->rn || !b->act || !b->cidx || !b->rn2 || !b->under) {
+        !b->rnew || !b->s0 || !b->rn || !b->act || !b->cidx || !b->rn2 || !b->under ||
+        !b->ptri || !b->pen || !b->pk) {
         if (nf == 0) tw_fail(TW_ERR_INVALID, "body contact: the mesh has no boundary faces");
         free(faces);
         tw_bodies_free(b);
@@ -185,7 +207,7 @@ tw_bodies *tw_bodies_create(const tw_mesh *m, const tw_real *x, const tw_real *m
     }
     memcpy(b->vbody, m->body, sizeof(int) * (size_t)n);
     for (int i = 0; i < n; i++) b->mass[b->vbody[i]] += mass[i];
-    for (int i = 0; i < n; i++) b->ctri[i] = b->cidx[i] = -1;
+    for (int i = 0; i < n; i++) b->ctri[i] = b->cidx[i] = b->ptri[i] = -1;
     /* the faces grouped by body (counting sort, stable) */
     for (int f = 0; f < nf; f++) b->tri_ptr[b->vbody[faces[3 * f]] + 1]++;
     for (int k = 0; k < b->nbodies; k++) b->tri_ptr[k + 1] += b->tri_ptr[k];
@@ -291,15 +313,15 @@ void tw_bodies_free(tw_bodies *b)
     free(b->bvh_views);
     free(b->fn); free(b->vn); free(b->ctri); free(b->cw); free(b->mass); free(b->owns);
     free(b->cd); free(b->vq); free(b->rnew); free(b->s0); free(b->rn); free(b->act);
-    free(b->cidx); free(b->rn2); free(b->under);
+    free(b->cidx); free(b->rn2); free(b->under); free(b->ptri); free(b->pen); free(b->pk);
     free(b);
 }
 
 void tw_bodies_reset(tw_bodies *b)
 {
     if (!b) return;
-    for (int i = 0; i < b->n; i++) b->ctri[i] = b->cidx[i] = -1;
-    b->nact = 0;
+    for (int i = 0; i < b->n; i++) b->ctri[i] = b->cidx[i] = b->ptri[i] = -1;
+    b->nact = b->npen = 0;
     b->contacts = 0;
 }
 
@@ -382,6 +404,8 @@ int tw_bodies_detect(tw_world *w, const tw_real *x, double heff, int contacts)
     double r = fmax(3 * heff * sqrt(vmax2), 0.02 * w->size), touch = 1e-6 * w->size;
     tw_bvh_view *bv = b->bvh_views;
     tw_bodies_view view = view_of(b, x, bv);
+    for (int k = 0; k < b->nsurf; k++) b->ptri[b->surf[k]] = -1;
+    b->npen = 0;
     int added = 0, body_in = 0;
 #pragma omp parallel for if (TW_PAR(b->nsurf)) num_threads(tw_world_threads(w)) schedule(dynamic, 64) \
     reduction(+ : added, body_in)
@@ -432,11 +456,33 @@ int tw_bodies_detect(tw_world *w, const tw_real *x, double heff, int contacts)
     return contacts + added;
 }
 
-void tw_bodies_pass(tw_world *w, double heff)
+int tw_bodies_pass(tw_world *w, double heff)
 {
     tw_bodies *b = w->bodies;
-    if (!b) return;
+    if (!b) return 0;
     double t0 = tw_now_ms();
+    /* the springs' active set: on where this solve ends the under vertex
+     * inside the other body's triangle (g < 0), off where it ends outside
+     * (the spring would pull) */
+    int added = 0;
+    if (TW_BODY_SPRING > 0) {
+        int np = 0;
+        for (int k = 0; k < b->nsurf; k++) {
+            int i = b->surf[k], t = b->ptri[i];
+            if (t < 0 || !b->under[i]) continue;
+            const int *T = b->tris + 3 * (size_t)t;
+            const tw_real *nn = w->cnormal + 3 * (size_t)i, *cw = b->cw + 3 * (size_t)i;
+            double u = 0;
+            for (int a = 0; a < 3; a++)
+                u += nn[a] * (w->vnew[3 * (size_t)i + a] - cw[0] * w->vnew[3 * (size_t)T[0] + a] -
+                              cw[1] * w->vnew[3 * (size_t)T[1] + a] - cw[2] * w->vnew[3 * (size_t)T[2] + a]);
+            int on = b->cd[i] - TW_BODY_SLACK * b->size + heff * u < 0;
+            added += on != (b->under[i] == 2);
+            b->under[i] = (unsigned char)(1 + on);
+            if (on) b->pen[np++] = i;
+        }
+        b->npen = np;
+    }
     for (int k = 0; k < b->nsurf; k++) {
         int i = b->surf[k], t = b->ctri[i];
         if (t < 0) continue;
@@ -452,6 +498,7 @@ void tw_bodies_pass(tw_world *w, double heff)
     double dt = tw_now_ms() - t0;
     b->ms_last += dt;
     b->ms_total += dt;
+    return added;
 }
 
 /* Does vertex i's body hold its contacts against triangle t's body? */
@@ -490,8 +537,16 @@ int tw_bodies_coupled(tw_world *w)
                 w->cimpulse[i] = 0;
             }
             w->cdist[i] = (tw_real)INFINITY; /* out of the active-set update */
+            /* its triangle kept for its spring, on now where it is inside
+             * the other body (cd counts TW_BODY_SLACK more on this side);
+             * tw_bodies_pass turns it on and off after each solve */
+            b->ptri[i] = t;
             b->ctri[i] = -1;
             b->under[i] = 1;
+            if (TW_BODY_SPRING > 0 && b->cd[i] - TW_BODY_SLACK * b->size < 0) {
+                b->under[i] = 2;
+                b->pen[b->npen++] = i;
+            }
             continue;
         }
         if (w->fcons[i] == TW_FILTER_NORMAL) b->act[c++] = i;
@@ -519,7 +574,7 @@ int tw_bodies_coupled(tw_world *w)
         }
     }
     b->depth = depth < TW_BODY_CHAIN ? depth : TW_BODY_CHAIN;
-    return c;
+    return c + b->npen;
 }
 
 /* v = S v (the PCG's filter: fcons, cnormal) */
@@ -645,6 +700,20 @@ static void apply(tw_bodies *b, const tw_world *w, const tw_bsr *A, const tw_rea
             for (int j = 0; j < 3; j++) Av[3 * (size_t)T[j] + a] -= (tw_real)(cw[j] * td);
         }
     }
+    for (int c = 0; c < b->npen; c++) { /* the springs: pk D^T n n^T D v */
+        int i = b->pen[c];
+        const int *T = b->tris + 3 * (size_t)b->ptri[i];
+        const tw_real *nn = w->cnormal + 3 * (size_t)i, *cw = b->cw + 3 * (size_t)i;
+        double u = 0;
+        for (int a = 0; a < 3; a++)
+            u += nn[a] * (v[3 * (size_t)i + a] - cw[0] * v[3 * (size_t)T[0] + a] - cw[1] * v[3 * (size_t)T[1] + a] -
+                          cw[2] * v[3 * (size_t)T[2] + a]);
+        u *= b->pk[c];
+        for (int a = 0; a < 3; a++) {
+            Av[3 * (size_t)i + a] += (tw_real)(u * nn[a]);
+            for (int j = 0; j < 3; j++) Av[3 * (size_t)T[j] + a] -= (tw_real)(cw[j] * u * nn[a]);
+        }
+    }
 }
 
 static double dot(size_t n3, const tw_real *a, const tw_real *c)
@@ -713,14 +782,43 @@ tw_solve_result tw_bodies_solve(tw_world *w, const tw_real *rhs, tw_real *v, dou
                     Dk[3 * r0 + c0] += (tw_real)(cw[j] * cw[j] * (an * nn[r0] * nn[c0] + cf * ((r0 == c0) - nn[r0] * nn[c0])));
         }
     }
+    /* the springs: stiffness TW_BODY_SPRING times the vertex's own normal
+     * diagonal, into the preconditioner; their force at the start of the
+     * step, -(pk/heff) d D^T n, into the right-hand side */
+    const tw_real *rb = rhs;
+    if (b->npen) {
+        tw_real *re = b->rnew;
+        memcpy(re, rhs, sizeof(tw_real) * n3);
+        for (int c = 0; c < b->npen; c++) {
+            int i = b->pen[c];
+            const int *T = b->tris + 3 * (size_t)b->ptri[i];
+            const tw_real *nn = w->cnormal + 3 * (size_t)i, *cw = b->cw + 3 * (size_t)i;
+            const tw_real *Ai = A.val + 9 * (size_t)A.diag[i];
+            double an = 0;
+            for (int r0 = 0; r0 < 3; r0++)
+                for (int c0 = 0; c0 < 3; c0++) an += nn[r0] * Ai[3 * r0 + c0] * nn[c0];
+            double k = TW_BODY_SPRING * an, f = -k / heff * (b->cd[i] - TW_BODY_SLACK * b->size);
+            b->pk[c] = k;
+            for (int r0 = 0; r0 < 3; r0++) {
+                re[3 * (size_t)i + r0] += (tw_real)(f * nn[r0]);
+                for (int j = 0; j < 3; j++) re[3 * (size_t)T[j] + r0] -= (tw_real)(cw[j] * f * nn[r0]);
+                for (int c0 = 0; c0 < 3; c0++) {
+                    dinv[9 * (size_t)i + 3 * r0 + c0] += (tw_real)(k * nn[r0] * nn[c0]);
+                    for (int j = 0; j < 3; j++)
+                        dinv[9 * (size_t)T[j] + 3 * r0 + c0] += (tw_real)(cw[j] * cw[j] * k * nn[r0] * nn[c0]);
+                }
+            }
+        }
+        rb = re;
+    }
     for (int i = 0; i < n; i++) invert3(dinv + 9 * (size_t)i);
     /* r = S P^T (b - A (P y + s)), |S P^T b| */
     for (size_t k = 0; k < n3; k++) z[k] = y[k] + s0[k];
     couple(b, w, z, Pp, n3);
     apply(b, w, &A, Pp, APp);
-    for (size_t k = 0; k < n3; k++) r[k] = rhs[k] - APp[k];
+    for (size_t k = 0; k < n3; k++) r[k] = rb[k] - APp[k];
     couple_t(b, w, r);
-    memcpy(z, rhs, sizeof(tw_real) * n3);
+    memcpy(z, rb, sizeof(tw_real) * n3);
     couple_t(b, w, z);
     double bnorm = sqrt(dot(n3, z, z));
     if (bnorm < 1e-300) bnorm = 1;

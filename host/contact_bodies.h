@@ -27,23 +27,29 @@ void tw_bodies_reset(tw_bodies *b);
 int tw_bodies_detect(struct tw_world *w, const tw_real *x, double heff, int contacts);
 /* After each contact pass's solve: every body contact's triangle point's
  * normal velocity n.v_q from the solve (w->vnew), and its effective distance
- * d - heff n.v_q in w->cdist, which the active-set update reads; nothing with
- * no bodies. */
-void tw_bodies_pass(struct tw_world *w, double heff);
+ * d - heff n.v_q in w->cdist, which the active-set update reads; the
+ * under vertices' springs on where the solve ends them inside the other
+ * body, off where outside. Returns how many springs changed (the pass is
+ * solved again); 0 with no bodies. */
+int tw_bodies_pass(struct tw_world *w, double heff);
 /* How deep (x the world's size) a vertex of the body that does not hold a
  * contact may go into the other before it joins (contact_bodies.c). */
 #define TW_BODY_SLACK 2.5e-4
 /* How deep (x the world's size) a vertex of the side that does not hold,
  * left out of the contacts under a holding contact's triangle, may lie
- * inside the other body before the end-of-step projection moves it: the
- * two meshes' surfaces differ between the holding vertices by about this
- * much under load (contact_bodies.c). */
+ * inside the other body before the end-of-step projection moves it: a
+ * spring (TW_BODY_SPRING) pushes it out before that (contact_bodies.c). */
 #define TW_BODY_UNDER 1e-3
+/* The stiffness of the one-sided spring that pushes such a vertex out of
+ * the other body's triangle (heff^2 k), x the vertex's own normal diagonal
+ * of the step's matrix (contact_bodies.c); 0: no spring. */
+#define TW_BODY_SPRING 2.0
 /* The longest chain of held vertices (a vertex held to a triangle whose
  * vertices are held to others') the coupled solve follows. */
 #define TW_BODY_CHAIN 8
 /* The active body contacts (w->fcons normal and a triangle this step), listed
- * for tw_bodies_solve; 0 with no bodies. */
+ * for tw_bodies_solve; returns their count plus the springs' (0: the solve
+ * has no body coupling; 0 with no bodies). */
 int tw_bodies_coupled(struct tw_world *w);
 /* A contact pass's solve of w->A v = rhs with the active body contacts as
  * equalities n.v_p = n.(sum_k w_k v_k) - d/heff between a vertex and its

@@ -258,8 +258,10 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
         int iterations = sr.iterations, changed, friction = 0, friction_passes = 0;
         st->contact_passes = 1;
         for (;;) {
-            tw_bodies_pass(w, heff); /* the body contacts' gaps at this solve, which the update reads */
-            changed = tw_contact_update(w, w->rhs, w->vnew, heff, &friction);
+            /* the body contacts' gaps at this solve, which the update reads, and
+             * their springs' active set (a change is solved again) */
+            int springs = tw_bodies_pass(w, heff);
+            changed = tw_contact_update(w, w->rhs, w->vnew, heff, &friction) + springs;
             if (!((changed || (friction && friction_passes < 2)) &&
                   st->contact_passes < (w->def.contact_passes > 0 ? w->def.contact_passes : TW_CONTACT_PASSES)))
                 break;

@@ -72,7 +72,7 @@ static int run_stack(int cubes, double gap, double dt, double seconds, double fr
 
 /* The upper cube, 1 mm above the lower one, settles on it at dt 1/60 s:
  * never more than 0.5 mm inside it, no energy gained, on top at the end and
- * at rest, below 1e-5 J/kg (measured: 0.35 mm at worst, the lower cube's
+ * at rest, below 1e-5 J/kg (measured: 0.13 mm at worst, the lower cube's
  * rim under the upper one's face; energy 0.18 J below the start, kinetic
  * energy 5.9e-10 J after 4 s). */
 TW_TEST(cube_rests_on_cube)
@@ -87,7 +87,7 @@ TW_TEST(cube_rests_on_cube)
 }
 
 /* The same with BDF2 (one linearisation a step with bodies). Measured:
- * 0.42 mm at worst, 7.6e-10 J left after 4 s. */
+ * 0.13 mm at worst, 1.1e-9 J left after 4 s. */
 TW_TEST(cube_rests_on_cube_bdf2)
 {
     stack_run r;
@@ -173,16 +173,16 @@ TW_TEST(bvh_nearest_matches_brute_force)
 }
 
 /* Three cubes dropped 2 cm onto each other at dt 1/60 s land in their order
- * with no energy gained, none more than 0.8 mm inside another at the end of
- * any step: the vertices of the side that does not hold, under a holding
- * contact, may lie TW_BODY_UNDER of the size (0.75 mm here) inside
- * (contact_bodies.c; measured: 0.745 mm, the lower cubes' rims, 0.62 mm at
- * rest). */
+ * with no energy gained, none more than 0.5 mm inside another at the end of
+ * any step: the lower cubes' rims under the upper cubes' faces, left out of
+ * the contacts under a holding contact, are pushed out by their springs
+ * (contact_bodies.c; measured: 0.27 mm at worst; 0.74 mm without the
+ * springs). */
 TW_TEST(stack_of_three_rests)
 {
     stack_run r;
     CHECK(run_stack(3, 0.02, 1.0 / 60, 2, 0.5, TW_IMPLICIT_EULER, &r) == 0);
-    CHECK(r.pen <= 8e-4);
+    CHECK(r.pen <= 5e-4);
     CHECK(r.gain <= 0.01 * r.drop);
     CHECK(r.z[1] > r.z[0] + 0.18 && r.z[2] > r.z[1] + 0.18); /* the order kept */
     return 0;
@@ -191,14 +191,14 @@ TW_TEST(stack_of_three_rests)
 /* ... and then rest without trembling, as a single body on the floor does:
  * kinetic energy below 1e-8 J per kg over the last second of 4 s (the
  * contact between the cubes solved coupled, contact_bodies.c). Measured:
- * 1.2e-10 J/kg. */
+ * 1.1e-10 J/kg, 0.27 mm inside at worst. */
 TW_TEST(stack_of_three_cubes_comes_to_rest)
 {
     stack_run r;
     CHECK(run_stack(3, 0.02, 1.0 / 60, 4, 0.5, TW_IMPLICIT_EULER, &r) == 0);
     printf("kinetic energy over the last second at most %.3g J/kg\n", r.ke_last / r.mass);
     CHECK(r.ke_last <= 1e-8 * r.mass);
-    CHECK(r.pen <= 8e-4);
+    CHECK(r.pen <= 5e-4);
     CHECK(r.gain <= 0.01 * r.drop);
     CHECK(r.z[1] > r.z[0] + 0.18 && r.z[2] > r.z[1] + 0.18);
     return 0;
