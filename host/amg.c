@@ -404,47 +404,8 @@ static inline __attribute__((always_inline)) void level_row(const tw_amg *m, con
     y[0] = y0; y[1] = y1; y[2] = y2;
 }
 
-/* One fused pass over the level's rows: r = S(b - A x) (x NULL: x = 0), and
- * when out is set, out = x + w D^-1 r (the damped block-Jacobi sweep; its
- * residual is then not kept). b NULL: b = 0. FINE: level 0 (bs 3, the
- * step's BSR and the filter), else a coarse level (bs 6). */
-static inline __attribute__((always_inline)) void sweep_rows(const tw_amg *m, const level *l, int li, int fine,
-                                                             const tw_real *b, const tw_real *x, tw_real *r, tw_real *out)
-{
-    const int bs = fine ? 3 : CB;
-    int work = fine ? 9 * m->A.nnzb / 4 : (int)(bmat_nnzb(&l->A) * CB * CB / 4);
-#pragma omp parallel for if (TW_PAR(work)) num_threads(TW_THREADS(m->threads)) schedule(static)
-    for (int i = 0; i < l->nnode; i++) {
-        tw_real ri[CB] = {0, 0, 0, 0, 0, 0};
-        size_t s0 = (size_t)bs * i;
-        if (x) level_row(m, l, fine ? 0 : li, x, i, ri);
-        UNROLL for (int q = 0; q < bs; q++) ri[q] = (b ? b[s0 + q] : 0) - ri[q];
-        if (fine) filter3v(m, i, ri);
-        if (!out) {
-            UNROLL for (int q = 0; q < bs; q++) r[s0 + q] = ri[q];
-            continue;
-        }
-        const float *d = l->fdinv + (size_t)bs * bs * i;
-        UNROLL for (int q = 0; q < bs; q++) {
-            tw_real s = x ? x[s0 + q] : 0;
-            UNROLL for (int c = 0; c < bs; c++) s += d[q * bs + c] * ri[c];
-            out[s0 + q] = s;
-        }
-    }
-}
-
-/* ---- the smoother's operator stored as its upper half ---- */
-
-#ifdef _OPENMP
-#define TEAM_SIZE() omp_get_num_threads()
-#define TEAM_RANK() omp_get_thread_num()
-#else
-#define TEAM_SIZE() 1
-#define TEAM_RANK() 0
-#endif
-
 /* the rest of a sweep's row i once yi = (A x)_i: r = S(b - A x), or the
- * damped block-Jacobi update out = x + w D^-1 r (as sweep_rows) */
+ * damped block-Jacobi update out = x + w D^-1 r */
 static inline __attribute__((always_inline)) void half_finish(const tw_amg *m, const level *l, int fine, int i,
                                                               const tw_real *yi, const tw_real *b, const tw_real *x,
                                                               tw_real *r, tw_real *out, tw_real *prod)
@@ -469,6 +430,33 @@ static inline __attribute__((always_inline)) void half_finish(const tw_amg *m, c
         out[s0 + q] = s;
     }
 }
+
+/* One fused pass over the level's rows: r = S(b - A x) (x NULL: x = 0), and
+ * when out is set, out = x + w D^-1 r (the damped block-Jacobi sweep; its
+ * residual is then not kept). b NULL: b = 0. FINE: level 0 (bs 3, the
+ * step's BSR and the filter), else a coarse level (bs 6). Each row ends as
+ * the upper-half sweeps' rows do (half_finish). */
+static inline __attribute__((always_inline)) void sweep_rows(const tw_amg *m, const level *l, int li, int fine,
+                                                             const tw_real *b, const tw_real *x, tw_real *r, tw_real *out)
+{
+    int work = fine ? 9 * m->A.nnzb / 4 : (int)(bmat_nnzb(&l->A) * CB * CB / 4);
+#pragma omp parallel for if (TW_PAR(work)) num_threads(TW_THREADS(m->threads)) schedule(static)
+    for (int i = 0; i < l->nnode; i++) {
+        tw_real yi[CB] = {0, 0, 0, 0, 0, 0};
+        if (x) level_row(m, l, fine ? 0 : li, x, i, yi);
+        half_finish(m, l, fine, i, yi, b, x, r, out, NULL);
+    }
+}
+
+/* ---- the smoother's operator stored as its upper half ---- */
+
+#ifdef _OPENMP
+#define TEAM_SIZE() omp_get_num_threads()
+#define TEAM_RANK() omp_get_thread_num()
+#else
+#define TEAM_SIZE() 1
+#define TEAM_RANK() 0
+#endif
 
 /* One sweep (as sweep_rows) reading each off-diagonal block once: row i
  * takes its blocks right of the diagonal as they are and, through their
