@@ -127,6 +127,13 @@
 #include "solver.h"
 #include "world.h"
 
+/* the CPU solvers' block inverse (hd/bsr_row.h), for tw_real */
+#define TW_S_REAL tw_real
+#define TW_S(name) name
+#include "hd/bsr_row.h"
+#undef TW_S_REAL
+#undef TW_S
+
 struct tw_bodies {
     int nbodies, n;
     int *vbody;          /* n: body per vertex */
@@ -580,18 +587,8 @@ int tw_bodies_coupled(tw_world *w)
 /* v = S v (the PCG's filter: fcons, cnormal) */
 static void filter(const tw_world *w, tw_real *v)
 {
-    for (int i = 0; i < w->fem.n; i++) {
-        unsigned char c = w->fcons[i];
-        if (!c) continue;
-        tw_real *vi = v + 3 * (size_t)i;
-        if (c == TW_FILTER_NORMAL) {
-            const tw_real *nn = w->cnormal + 3 * (size_t)i;
-            tw_real d = vi[0] * nn[0] + vi[1] * nn[1] + vi[2] * nn[2];
-            vi[0] -= d * nn[0]; vi[1] -= d * nn[1]; vi[2] -= d * nn[2];
-        } else {
-            vi[0] = vi[1] = vi[2] = 0;
-        }
-    }
+    tw_filter f = {w->fcons, w->cnormal};
+    tw_filter_apply(w->fem.n, &f, v, tw_world_threads(w));
 }
 
 /* v = P y = sum_{r < depth} N^r y: y, and on each held vertex p the normal
@@ -723,29 +720,6 @@ static double dot(size_t n3, const tw_real *a, const tw_real *c)
     return s;
 }
 
-/* z = S Dinv r */
-static void precondition(const tw_world *w, const tw_real *dinv, const tw_real *r, tw_real *z)
-{
-    for (int i = 0; i < w->fem.n; i++) {
-        const tw_real *d = dinv + 9 * (size_t)i, *ri = r + 3 * (size_t)i;
-        for (int a = 0; a < 3; a++) z[3 * (size_t)i + a] = d[3 * a] * ri[0] + d[3 * a + 1] * ri[1] + d[3 * a + 2] * ri[2];
-    }
-    filter(w, z);
-}
-
-/* a = a^-1 by cofactors (the identity where a is singular: an unused vertex,
- * which the filter zeroes) */
-static void invert3(tw_real *a)
-{
-    double c[9] = {a[4] * a[8] - a[5] * a[7], a[2] * a[7] - a[1] * a[8], a[1] * a[5] - a[2] * a[4],
-                   a[5] * a[6] - a[3] * a[8], a[0] * a[8] - a[2] * a[6], a[2] * a[3] - a[0] * a[5],
-                   a[3] * a[7] - a[4] * a[6], a[1] * a[6] - a[0] * a[7], a[0] * a[4] - a[1] * a[3]};
-    double det = a[0] * c[0] + a[1] * c[3] + a[2] * c[6], scale = 0;
-    for (int k = 0; k < 9; k++) scale = fmax(scale, fabs((double)a[k]));
-    int ok = fabs(det) > 1e-12 * scale * scale * scale && scale > 0;
-    for (int k = 0; k < 9; k++) a[k] = (tw_real)(ok ? c[k] / det : (k % 4 == 0));
-}
-
 tw_solve_result tw_bodies_solve(tw_world *w, const tw_real *rhs, tw_real *v, double heff)
 {
     tw_bodies *b = w->bodies;
@@ -756,6 +730,7 @@ tw_solve_result tw_bodies_solve(tw_world *w, const tw_real *rhs, tw_real *v, dou
     tw_solver_work *wk = &w->work;
     tw_real *y = wk->rhat, *r = wk->r, *z = wk->z, *p = wk->p, *q = wk->q, *Pp = wk->s, *APp = wk->t;
     tw_real *s0 = b->s0, *dinv = wk->dinv;
+    tw_filter flt = {w->fcons, w->cnormal};
     /* the prescribed parts s0 = v - S v, a held vertex's normal -d/heff;
      * the free parts y = S v (the warm start) */
     memcpy(y, v, sizeof(tw_real) * n3);
@@ -811,7 +786,7 @@ tw_solve_result tw_bodies_solve(tw_world *w, const tw_real *rhs, tw_real *v, dou
         }
         rb = re;
     }
-    for (int i = 0; i < n; i++) invert3(dinv + 9 * (size_t)i);
+    for (int i = 0; i < n; i++) tw_block_jacobi_inverse(dinv + 9 * (size_t)i, dinv + 9 * (size_t)i);
     /* r = S P^T (b - A (P y + s)), |S P^T b| */
     for (size_t k = 0; k < n3; k++) z[k] = y[k] + s0[k];
     couple(b, w, z, Pp, n3);
@@ -822,7 +797,7 @@ tw_solve_result tw_bodies_solve(tw_world *w, const tw_real *rhs, tw_real *v, dou
     couple_t(b, w, z);
     double bnorm = sqrt(dot(n3, z, z));
     if (bnorm < 1e-300) bnorm = 1;
-    precondition(w, dinv, r, z);
+    tw_block_precondition(n, dinv, r, z, &flt, tw_world_threads(w));
     memcpy(p, z, sizeof(tw_real) * n3);
     double rz = dot(n3, r, z), rnorm = sqrt(dot(n3, r, r)), tol = w->def.cg_tolerance;
     int fixed = w->def.cg_fixed_iterations, limit = fixed > 0 ? fixed : w->def.cg_max_iterations, it = 0;
@@ -841,7 +816,7 @@ tw_solve_result tw_bodies_solve(tw_world *w, const tw_real *rhs, tw_real *v, dou
             y[k] += (tw_real)alpha * p[k];
             r[k] -= (tw_real)alpha * q[k];
         }
-        precondition(w, dinv, r, z);
+        tw_block_precondition(n, dinv, r, z, &flt, tw_world_threads(w));
         double rz_new = dot(n3, r, z), beta = rz_new / rz;
         rz = rz_new;
         for (size_t k = 0; k < n3; k++) p[k] = z[k] + (tw_real)beta * p[k];

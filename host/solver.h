@@ -53,6 +53,11 @@ typedef struct tw_solve_result {
     void S(tw_bsr_spmv)(const S(tw_bsr) * A, const REAL *x, REAL *y);                                       \
     /* inverts the diagonal blocks (identity where one is singular) */                                      \
     void S(tw_bsr_block_jacobi)(const S(tw_bsr) * A, REAL *dinv);                                           \
+    /* v = S v over n vertices (f NULL or without cons: nothing) */                                         \
+    void S(tw_filter_apply)(int n, const tw_filter *f, REAL *v, int threads);                               \
+    /* z = S Dinv r, Dinv n inverted 3x3 blocks (tw_bsr_block_jacobi's) */                                  \
+    void S(tw_block_precondition)(int n, const REAL *dinv, const REAL *r, REAL *z, const tw_filter *f,      \
+                                  int threads);                                                             \
     /* preconditioned CG; fixed_iterations > 0 runs exactly that many */                                    \
     tw_solve_result S(tw_pcg)(const S(tw_bsr) * A, const REAL *b, REAL *x, const tw_filter *filter,      \
                               double tol, int max_iterations, int fixed_iterations, S(tw_solver_work) * w); \
@@ -72,6 +77,8 @@ typedef tw_solver_work tw_solver_work_d;
 #define tw_solver_work_free_d tw_solver_work_free
 #define tw_bsr_spmv_d tw_bsr_spmv
 #define tw_bsr_block_jacobi_d tw_bsr_block_jacobi
+#define tw_filter_apply_d tw_filter_apply
+#define tw_block_precondition_d tw_block_precondition
 #define tw_pcg_d tw_pcg
 #define tw_bicgstab_d tw_bicgstab
 #endif

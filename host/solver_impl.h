@@ -39,7 +39,7 @@ void TW_S(tw_bsr_block_jacobi)(const TW_S(tw_bsr) *A, TW_S_REAL *dinv)
 
 /* v = S v: fully constrained vertices zeroed, contact vertices lose their
  * component along the contact normal. */
-static void TW_S(filter)(int n, const tw_filter *f, TW_S_REAL *v, int threads)
+void TW_S(tw_filter_apply)(int n, const tw_filter *f, TW_S_REAL *v, int threads)
 {
     if (!f || !f->cons) return;
 #pragma omp parallel for if (TW_PAR(n)) num_threads(TW_THREADS(threads)) schedule(static)
@@ -66,8 +66,8 @@ static double TW_S(dot)(int n3, const TW_S_REAL *a, const TW_S_REAL *b, int thre
 }
 
 /* z = S Dinv r */
-static void TW_S(precondition)(int n, const TW_S_REAL *dinv, const TW_S_REAL *r, TW_S_REAL *z, const tw_filter *f,
-                               int threads)
+void TW_S(tw_block_precondition)(int n, const TW_S_REAL *dinv, const TW_S_REAL *r, TW_S_REAL *z,
+                                 const tw_filter *f, int threads)
 {
 #pragma omp parallel for if (TW_PAR(n)) num_threads(TW_THREADS(threads)) schedule(static)
     for (int i = 0; i < n; i++) {
@@ -76,16 +76,16 @@ static void TW_S(precondition)(int n, const TW_S_REAL *dinv, const TW_S_REAL *r,
         z[3 * i + 1] = d[3] * ri[0] + d[4] * ri[1] + d[5] * ri[2];
         z[3 * i + 2] = d[6] * ri[0] + d[7] * ri[1] + d[8] * ri[2];
     }
-    TW_S(filter)(n, f, z, threads);
+    TW_S(tw_filter_apply)(n, f, z, threads);
 }
 
 /* z = S M r: the work's preconditioner M when one is set, else block-Jacobi */
 static void TW_S(pcg_precondition)(const TW_S(tw_bsr) *A, TW_S(tw_solver_work) *w, const TW_S_REAL *r, TW_S_REAL *z,
                                    const tw_filter *f)
 {
-    if (!w->precond) { TW_S(precondition)(A->n, w->dinv, r, z, f, A->threads); return; }
+    if (!w->precond) { TW_S(tw_block_precondition)(A->n, w->dinv, r, z, f, A->threads); return; }
     w->precond(w->precond_ctx, r, z);
-    TW_S(filter)(A->n, f, z, A->threads);
+    TW_S(tw_filter_apply)(A->n, f, z, A->threads);
 }
 
 /* r = S(b - A x); returns |S b| */
@@ -96,7 +96,7 @@ static double TW_S(initial_residual)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, 
     TW_S(tw_bsr_spmv)(A, x, r);
 #pragma omp parallel for if (TW_PAR(n3)) num_threads(TW_THREADS(A->threads)) schedule(static)
     for (int i = 0; i < n3; i++) r[i] = b[i] - r[i];
-    TW_S(filter)(A->n, f, r, A->threads);
+    TW_S(tw_filter_apply)(A->n, f, r, A->threads);
     double bn = 0;
 #pragma omp parallel for if (TW_PAR(A->n)) num_threads(TW_THREADS(A->threads)) reduction(+ : bn) schedule(static)
     for (int i = 0; i < A->n; i++) {
@@ -133,7 +133,7 @@ tw_solve_result TW_S(tw_pcg)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, TW_S_REA
         if (!(rz > 0)) break; /* exact solution (or breakdown) */
         if (w->spmv) w->spmv(w->spmv_ctx, p, q);
         else TW_S(tw_bsr_spmv)(A, p, q);
-        TW_S(filter)(n, cons, q, A->threads);
+        TW_S(tw_filter_apply)(n, cons, q, A->threads);
         double pq = TW_S(dot)(n3, p, q, A->threads);
         if (!(pq > 0)) { res.negative_curvature = 1; break; }
         double alpha = rz / pq;
@@ -178,9 +178,9 @@ tw_solve_result TW_S(tw_bicgstab)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, TW_
         rho = rho_new;
 #pragma omp parallel for if (TW_PAR(n3)) num_threads(TW_THREADS(A->threads)) schedule(static)
         for (int i = 0; i < n3; i++) p[i] = r[i] + (TW_S_REAL)beta * (p[i] - (TW_S_REAL)omega * v[i]);
-        TW_S(precondition)(n, w->dinv, p, y, cons, A->threads);
+        TW_S(tw_block_precondition)(n, w->dinv, p, y, cons, A->threads);
         TW_S(tw_bsr_spmv)(A, y, v);
-        TW_S(filter)(n, cons, v, A->threads);
+        TW_S(tw_filter_apply)(n, cons, v, A->threads);
         double rv = TW_S(dot)(n3, rhat, v, A->threads);
         if (fabs(rv) < 1e-300) break;
         alpha = rho / rv;
@@ -192,9 +192,9 @@ tw_solve_result TW_S(tw_bicgstab)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, TW_
         it++;
         double sn = sqrt(TW_S(dot)(n3, s, s, A->threads));
         if (sn <= tol * bnorm) { memcpy(r, s, sizeof(TW_S_REAL) * (size_t)n3); rn = sn; break; }
-        TW_S(precondition)(n, w->dinv, s, y, cons, A->threads);
+        TW_S(tw_block_precondition)(n, w->dinv, s, y, cons, A->threads);
         TW_S(tw_bsr_spmv)(A, y, t);
-        TW_S(filter)(n, cons, t, A->threads);
+        TW_S(tw_filter_apply)(n, cons, t, A->threads);
         double tt = TW_S(dot)(n3, t, t, A->threads);
         omega = tt > 0 ? TW_S(dot)(n3, t, s, A->threads) / tt : 0;
 #pragma omp parallel for if (TW_PAR(n3)) num_threads(TW_THREADS(A->threads)) schedule(static)
