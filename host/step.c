@@ -443,6 +443,8 @@ static tw_status newmark_step(tw_world *w, double h, tw_step_stats *st)
 }
 
 #ifdef TW_HAVE_CUDA
+static int work_done(const tw_world *w);
+
 /* The step on the device (kernels/cuda_world.h): the world's numbers and the
  * state a setter changed go in, and what comes back is applied here as the
  * CPU step applies its own: the divergence check, the counters, the flags. */
@@ -471,6 +473,8 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
     tw_colliders_advanced(w, w->def.dt, end);
     in.colliders_end = end;
     in.colliders_moving = tw_colliders_moving(w);
+    /* tw_world_step's projection, on the device */
+    in.energy_projection = w->def.method == TW_WARP_VERTEX && w->def.integrator == TW_BDF2 && !work_done(w);
     tw_cuda_step_out out;
     double t0 = tw_now_ms();
     tw_status s = tw_cuda_world_step(w->cuda, &in, &out);
@@ -526,10 +530,8 @@ static double mechanical_energy(tw_world *w, double *scale)
     const tw_fem *f = &w->fem;
     for (int i = 0; i < f->n; i++) {
         m += f->mass[i];
-        for (int c = 0; c < 3; c++) {
-            k += 0.5 * f->mass[i] * (double)w->v[3 * i + c] * w->v[3 * i + c];
-            g -= f->mass[i] * w->def.gravity[c] * ((double)w->x[3 * i + c] - f->X[3 * i + c]);
-        }
+        size_t q = 3 * (size_t)i;
+        tw_vertex_mechanical_energy(f->mass[i], w->v + q, w->x + q, f->X + q, w->def.gravity, &k, &g);
     }
     double e = tw_compute_rotations_energy(w, w->x);
     double gn = sqrt(w->def.gravity[0] * w->def.gravity[0] + w->def.gravity[1] * w->def.gravity[1] +
@@ -579,12 +581,12 @@ static int bdf2_energy_projection(tw_world *w, double excess)
             k += 0.5 * f->mass[i] * u * u;
         }
     if (!(k > 0)) return 0;
-    double scale = excess < k ? sqrt(1 - excess / k) : 0;
+    double scale = tw_energy_projection_scale(excess, k);
     for (int i = 0; i < f->n; i++)
         if (!w->cons[i])
             for (int c = 0; c < 3; c++) {
                 size_t q = 3 * (size_t)i + c;
-                w->v[q] = (tw_real)(vc[c] + scale * ((double)w->v[q] - vc[c]));
+                w->v[q] = tw_energy_projection_velocity(w->v[q], vc[c], scale);
             }
     return 1;
 }

@@ -37,7 +37,13 @@ enum {
     TW_S_ALPHA = 17,    /* the fused PCG (cuda_pcg_fused.cu): rz / pq of this iteration */
     TW_S_BETA = 18,     /* the fused PCG: rz / rz_prev for the next direction (0 before the first) */
     TW_S_IMPACTS = 19,  /* active contacts that hit their collider (tw_cuda_contact_impacts) */
-    TW_S_COUNT = 20
+    /* warp-vertex under BDF2's energy projection (cuda_integrators.cu) */
+    TW_S_E0 = 20,     /* 3: kinetic, elastic, gravity energy at the step's start */
+    TW_S_E1 = 23,     /* 3: the same at its end */
+    TW_S_VC = 26,     /* 4: sum m v (3), sum m: the centre of mass's velocity (0 when held) */
+    TW_S_KREL = 30,   /* the kinetic energy relative to it */
+    TW_S_SCALE = 31,  /* the velocities' factor, or -1: no projection this step */
+    TW_S_COUNT = 32
 };
 
 /* The per-step numbers, in device memory (tw_cuda_world.params), written by
@@ -65,6 +71,7 @@ typedef struct tw_cuda_params {
     int history;         /* BDF2: 1 when the step uses the previous one (heff = 2h/3, xbase and vbase from
                             xprev, vprev); 0 on its first step (implicit Euler: heff = h, xbase = x, vbase = v) */
     double alpha;        /* mass-proportional damping, 1/s (explicit Newmark) */
+    int energy_held;     /* the energy projection: a vertex is constrained (no centre-of-mass split) */
 } tw_cuda_params;
 
 /* What a step leaves on the device for the host: read back once per step
@@ -85,6 +92,7 @@ typedef struct tw_cuda_status {
     int contact_changed;    /* the last active-set update: vertices that joined or left */
     int contact_friction;   /* ... and those whose friction was off Coulomb's */
     int impacts;            /* active contacts that hit their collider this step (BDF2 restarts) */
+    int energy_projected;   /* the energy projection scaled the new velocities this step */
 } tw_cuda_status;
 
 /* The device arrays every kernel reads, passed by value (one argument). The
@@ -178,6 +186,7 @@ typedef struct tw_cuda_shape {
     int exact_warp;  /* warp_system bicgstab (refused today, kept in the key) */
     int colliders;   /* any collider: contact marking, the normal filter, impulses, projection */
     int integrator;  /* tw_integrator: explicit Newmark is another step (no PCG); BDF2 adds its base terms */
+    int energy_projection; /* warp-vertex under BDF2, nothing doing work: the energy before and after, the projection */
 } tw_cuda_shape;
 
 struct tw_cuda_world {
@@ -320,6 +329,17 @@ tw_status tw_cuda_newmark_update(tw_cuda_world *cw);
 /* After the divergence check: st->ok ? (v = vnew, acc = anew) : x = xstart
  * (a failed step leaves the state as it was). */
 tw_status tw_cuda_newmark_commit(tw_cuda_world *cw);
+
+/* warp-vertex under BDF2 when nothing does work on the body (host/step.c
+ * tw_world_step, bdf2_energy_projection), in cuda_integrators.cu: the
+ * mechanical energy (kinetic, elastic of method m, gravity) at the step's
+ * start into scalars[TW_S_E0], before anything moves x or v; */
+tw_status tw_cuda_energy_start(tw_cuda_world *cw, tw_method m);
+/* after the step's last kernel: the energy at its end, and when the step
+ * committed and gained energy, the free vertices' velocities relative to
+ * the centre of mass (P->energy_held: to 0) scaled to take the gain out
+ * (st->energy_projected), the factor decided on the device. */
+tw_status tw_cuda_energy_projection(tw_cuda_world *cw, tw_method m);
 
 /* cuda_contact.cu: host/contact.c for implicit Euler and BDF2, in
  * implicit_solve's order. After prescribe: the nearest collider of every free

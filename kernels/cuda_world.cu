@@ -4,11 +4,15 @@
 // implicit integrators, implicit Euler and BDF2 (the same step from its base
 // terms, cuda_integrators.cu), as implicit_solve does:
 //
-//   [BDF2 base terms] -> rotations -> elastic force (+ ghost-force
-//   correction) -> rhs -> system matrix by gather -> [BDF2 rhs correction]
-//   -> prescribed velocities -> [contacts marked] -> filtered block-Jacobi
-//   PCG (cuda_pcg.cu) -> [contact impulses] -> divergence check -> momentum
-//   correction -> x = xbase + heff v -> [projection]
+//   [energy at the start] -> [BDF2 base terms] -> rotations -> elastic
+//   force (+ ghost-force correction) -> rhs -> system matrix by gather ->
+//   [BDF2 rhs correction] -> prescribed velocities -> [contacts marked] ->
+//   filtered block-Jacobi PCG (cuda_pcg.cu) -> [contact impulses] ->
+//   divergence check -> momentum correction -> x = xbase + heff v ->
+//   [projection] -> [energy projection]
+//
+// (the energy terms: warp-vertex under BDF2 when nothing does work on the
+// body, tw_world_step's bdf2_energy_projection, cuda_integrators.cu)
 //
 // and explicit Newmark as newmark_step does (no solve): predict ->
 // [projection] -> rotations -> elastic force -> new v, a -> [projection]
@@ -495,13 +499,15 @@ static tw_cuda_shape step_shape(const tw_cuda_world *cw, const tw_cuda_step_in *
     sh.exact_warp = implicit && def->warp_system == TW_WARP_SYSTEM_BICGSTAB;
     sh.colliders = in->ncolliders > 0;
     sh.integrator = (int)def->integrator;
+    sh.energy_projection = implicit && in->energy_projection;
     return sh;
 }
 
 static int same_shape(const tw_cuda_shape *a, const tw_cuda_shape *b)
 {
     return a->method == b->method && a->ghost == b->ghost && a->conserve == b->conserve &&
-           a->exact_warp == b->exact_warp && a->colliders == b->colliders && a->integrator == b->integrator;
+           a->exact_warp == b->exact_warp && a->colliders == b->colliders && a->integrator == b->integrator &&
+           a->energy_projection == b->energy_projection;
 }
 
 /* An event on the stream: an event record node while capturing. */
@@ -518,6 +524,7 @@ static tw_status enqueue_before_loop(tw_cuda_world *cw, const tw_cuda_shape *sh)
     tw_method m = (tw_method)sh->method;
     int bdf2 = sh->integrator == TW_BDF2;
     tw_status s;
+    if (sh->energy_projection && (s = tw_cuda_energy_start(cw, m)) != TW_OK) return s; /* at x, v before the step */
     if (bdf2 && (s = tw_cuda_bdf2_base(cw)) != TW_OK) return s; /* tw_world_step, before implicit_solve */
     if ((s = record(cw, 0)) != TW_OK) return s;
     if ((s = tw_cuda_rotations(cw, m)) != TW_OK) return s;
@@ -543,7 +550,9 @@ static tw_status enqueue_after_loop(tw_cuda_world *cw, const tw_cuda_shape *sh)
     /* vnew only: harmless on failure; nothing with a contact (st->contacts) */
     if (sh->conserve && (s = tw_cuda_conserve_momentum(cw)) != TW_OK) return s;
     if ((s = tw_cuda_integrate(cw)) != TW_OK) return s;
-    return sh->colliders ? tw_cuda_contact_project(cw) : TW_OK;
+    if (sh->colliders && (s = tw_cuda_contact_project(cw)) != TW_OK) return s;
+    /* tw_world_step's last word on a committed step (nothing when it failed) */
+    return sh->energy_projection ? tw_cuda_energy_projection(cw, (tw_method)sh->method) : TW_OK;
 }
 
 /* explicit Newmark (newmark_step), from the acceleration in d.acc: the
@@ -761,6 +770,7 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
     cw->contact_passes = in->def->contact_passes > 0 ? in->def->contact_passes : TW_CONTACT_PASSES;
     tw_cuda_params hp;
     fill_params(in, &hp);
+    hp.energy_held = cw->any_constrained; /* bdf2_energy_projection's held */
     TW_CUDA_TRY(cudaMemcpyAsync(cw->params, &hp, sizeof hp, cudaMemcpyHostToDevice, cw->stream));
     tw_cuda_shape sh = step_shape(cw, in);
     int explicit_step = sh.integrator == TW_EXPLICIT_NEWMARK, bdf2 = sh.integrator == TW_BDF2;

@@ -57,6 +57,8 @@ typedef struct tw_cuda_step_in {
     const tw_collider_def *colliders_end; /* where the step leaves them (moving colliders; the projection) */
     int ncolliders;
     int colliders_moving;    /* a collider has a velocity: uploaded every step, the contact solves shifted */
+    int energy_projection;   /* warp-vertex under BDF2 with nothing doing work on the body: the step ends with
+                                host/step.c's energy projection (bdf2_energy_projection) */
 } tw_cuda_step_in;
 
 /* What a step reports, for host/step.c to apply. */

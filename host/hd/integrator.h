@@ -9,6 +9,8 @@
  * widened), so the CPU's results are those it had before these were shared. */
 #ifndef TW_INTEGRATOR_HD_H
 #define TW_INTEGRATOR_HD_H
+#include <math.h>
+
 #include "hd/hd.h"
 
 /* BDF2's base term of one component from the current and the previous
@@ -56,4 +58,27 @@ TW_HD void tw_newmark_velocity(tw_real force, tw_real mass, tw_real v, tw_real a
 /* A constrained vertex's velocity of one component in explicit Newmark: the
  * step's displacement over h (its acceleration is 0). */
 TW_HD tw_real tw_newmark_constrained_velocity(tw_real xnew, tw_real x, double h) { return (tw_real)((xnew - x) / h); }
+/* Vertex i's kinetic energy and gravity potential, added to *kinetic and
+ * *gravity (host/step.c mechanical_energy's loop body): 1/2 m |v|^2 and
+ * -m g . (x - X), in double. */
+TW_HD void tw_vertex_mechanical_energy(tw_real mass, const tw_real *v, const tw_real *x, const tw_real *X,
+                                       const double *gravity, double *kinetic, double *gravity_potential)
+{
+    for (int c = 0; c < 3; c++) {
+        *kinetic += 0.5 * mass * (double)v[c] * v[c];
+        *gravity_potential -= mass * gravity[c] * ((double)x[c] - X[c]);
+    }
+}
+
+/* warp-vertex under BDF2's energy projection (host/step.c
+ * bdf2_energy_projection): the factor on the velocities relative to vc that
+ * takes excess out of their kinetic energy k (> 0): sqrt(1 - excess / k),
+ * 0 (to rest) when the excess is larger. */
+TW_HD double tw_energy_projection_scale(double excess, double k) { return excess < k ? sqrt(1 - excess / k) : 0; }
+
+/* ... and one component of a free vertex's velocity after it: vc + scale (v - vc). */
+TW_HD tw_real tw_energy_projection_velocity(tw_real v, double vc, double scale)
+{
+    return (tw_real)(vc + scale * ((double)v - vc));
+}
 #endif
