@@ -461,6 +461,10 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
     in.spring_k = w->spring_k;
     in.size = w->size;
     in.nhang = w->nhang;
+    in.hang_vertex = w->hang_vertex;
+    in.hang_ptr = w->hang_ptr;
+    in.hang_idx = w->hang_idx;
+    in.hang_w = w->hang_w;
     in.dirty = w->host_dirty;
     in.x = w->host_x_stale ? NULL : w->x; /* the device's copy is newer */
     in.v = w->host_v_stale ? NULL : w->v;

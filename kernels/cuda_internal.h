@@ -187,6 +187,7 @@ typedef struct tw_cuda_shape {
     int colliders;   /* any collider: contact marking, the normal filter, impulses, projection */
     int integrator;  /* tw_integrator: explicit Newmark is another step (no PCG); BDF2 adds its base terms */
     int energy_projection; /* warp-vertex under BDF2, nothing doing work: the energy before and after, the projection */
+    int hanging;     /* hanging vertices: their targets, P^T A P in the PCG, their averages after the step */
 } tw_cuda_shape;
 
 struct tw_cuda_world {
@@ -250,6 +251,21 @@ struct tw_cuda_world {
     cudaGraphConditionalHandle cond; /* the while node's condition (set by the PCG kernels) */
 #endif
     int use_cond;           /* 1 while capturing: the PCG kernels set cond */
+    /* hanging vertices (host/hanging.c; hd/step_hanging.h): P and P^T in
+     * vertex numbering (ptr n + 1, idx, wt), the hanging vertices, the
+     * PCG's expanded vector P x (hang_u, with its cuSPARSE descriptor) and
+     * P^T rhs (hang_b); nhang 0: none, the arrays NULL. A new set replaces
+     * the arrays, and the captured graph with them (its kernels hold the
+     * pointers). The host's copy of the lists says whether a re-upload
+     * changed them. */
+    int nhang;
+    int *hang_vertex, *hp_ptr, *hp_idx, *ht_ptr, *ht_idx;
+    double *hp_wt, *ht_wt;
+    tw_real *hang_u, *hang_b;
+    cusparseDnVecDescr_t vec_hang_u;
+    int *hang_lists;     /* host: nhang, vertices, ptr, idx (for the comparison) */
+    double *hang_wlist;  /* host: the weights */
+    size_t hang_bytes;   /* device bytes of the arrays above (P, P^T, the vertices) */
 };
 /* Error checks: each names the file, line and call, sets tw_last_error and
  * returns the status from the enclosing function (which returns tw_status). */
@@ -341,6 +357,16 @@ tw_status tw_cuda_energy_start(tw_cuda_world *cw, tw_method m);
  * (st->energy_projected), the factor decided on the device. */
 tw_status tw_cuda_energy_projection(tw_cuda_world *cw, tw_method m);
 
+/* Hanging vertices (cuda_kernels.cu, host/hanging.c's step around the
+ * solve; nothing when cw->nhang is 0): their kinematic targets from x, v
+ * (tw_hanging_before_step), first in a step; */
+tw_status tw_cuda_hanging_targets(tw_cuda_world *cw);
+/* after each PCG: vnew at the hanging vertices = P vnew (tw_hanging_expand); */
+tw_status tw_cuda_hanging_expand(tw_cuda_world *cw);
+/* when the step committed (st->ok): x and v at the hanging vertices set to
+ * their constrainers' averages (tw_hanging_after_step). */
+tw_status tw_cuda_hanging_average(tw_cuda_world *cw);
+
 /* cuda_contact.cu: host/contact.c for implicit Euler and BDF2, in
  * implicit_solve's order. After prescribe: the nearest collider of every free
  * vertex, the first active set (fcons), their landing normal velocity in
@@ -381,7 +407,11 @@ tw_status tw_cuda_contact_shift_end(tw_cuda_world *cw);
 
 /* cuda_pcg.cu: the filtered block-Jacobi PCG of host/solver_impl.h on
  * A vnew = rhs, from vnew; the filter is cw->pcg_filter (pinned, kinematic: fully
- * constrained; TW_FILTER_NORMAL: constrained along cnormal). The stopping rules run on the device (st->active): */
+ * constrained; TW_FILTER_NORMAL: constrained along cnormal). With hanging
+ * vertices (cw->nhang) the operator is P^T A P (applied as P, A, P^T), the
+ * right-hand side P^T rhs and block-Jacobi P^T A P's diagonal blocks: the
+ * reduced system of host/hanging.c, its unknowns at their vertices (the
+ * hanging ones kinematic, so filtered). The stopping rules run on the device (st->active): */
 /* Sets up the SpMV (cuSPARSE BSR, or the hand-written kernel). */
 tw_status tw_cuda_pcg_init(tw_cuda_world *cw);
 void tw_cuda_pcg_free(tw_cuda_world *cw);

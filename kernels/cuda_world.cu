@@ -20,8 +20,11 @@
 // warp-edge, corot-element, green and hybrid, with colliders (the contact
 // steps, cuda_contact.cu, when there are any). What the device path does
 // not have yet returns TW_ERR_UNSUPPORTED naming it (never a silent fall
-// back to the CPU): hanging vertices, and for the implicit integrators
-// newton_iterations > 1 and warp_system bicgstab. Explicit Newmark's Courant
+// back to the CPU): for the implicit integrators newton_iterations > 1 and
+// warp_system bicgstab, and hanging vertices with TW_CUDA_PCG=fused.
+// Hanging vertices (host/hanging.c) otherwise run as on the CPU: their
+// targets first, the reduced system P^T A P in the PCG (cuda_pcg.cu),
+// their velocities expanded after each solve, their averages after the step. Explicit Newmark's Courant
 // limit is host/world.c's check for both backends (tw_world_create,
 // tw_world_set_dt: the same message).
 //
@@ -111,6 +114,7 @@
 #include "cuda_internal.h"
 #include "hd/contact.h" /* TW_CONTACT_PASSES, TW_CONTACT_GTOL */
 #include "hd/element.h" /* TW_GREEN_PACK */
+#include "hd/step_hanging.h" /* tw_hanging_device_rows */
 
 tw_status tw_cuda_check(cudaError_t e, const char *call, const char *file, int line)
 {
@@ -338,11 +342,16 @@ extern "C" tw_cuda_world *tw_cuda_world_create(const tw_cuda_world_init *init)
     return cw;
 }
 
+static void hang_free(tw_cuda_world *cw);
+
 extern "C" void tw_cuda_world_destroy(tw_cuda_world *cw)
 {
     if (!cw) return;
     if (cw->have_stream) cudaStreamSynchronize(cw->stream);
     if (cw->exec) cudaGraphExecDestroy(cw->exec);
+    hang_free(cw);
+    if (cw->hang_u) cudaFree(cw->hang_u);
+    if (cw->hang_b) cudaFree(cw->hang_b);
     tw_cuda_pcg_free(cw);
     if (cw->have_events)
         for (int k = 0; k < 4; k++) cudaEventDestroy(cw->ev[k]);
@@ -397,6 +406,92 @@ extern "C" tw_status tw_cuda_world_download(tw_cuda_world *cw, tw_real *x, tw_re
     return TW_OK;
 }
 
+/* The hanging vertices' device arrays, freed (nhang 0 after). */
+static void hang_free(tw_cuda_world *cw)
+{
+    void *ptrs[] = {cw->hang_vertex, cw->hp_ptr, cw->hp_idx, cw->hp_wt, cw->ht_ptr, cw->ht_idx, cw->ht_wt};
+    for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
+        if (ptrs[k]) cudaFree(ptrs[k]);
+    cw->hang_vertex = cw->hp_ptr = cw->hp_idx = cw->ht_ptr = cw->ht_idx = NULL;
+    cw->hp_wt = cw->ht_wt = NULL;
+    cw->bytes -= cw->hang_bytes;
+    cw->hang_bytes = 0;
+    cw->nhang = 0;
+    free(cw->hang_lists);
+    free(cw->hang_wlist);
+    cw->hang_lists = NULL;
+    cw->hang_wlist = NULL;
+}
+
+/* Are in's hanging lists the ones on the device? */
+static int hang_same(const tw_cuda_world *cw, const tw_cuda_step_in *in)
+{
+    int nh = in->nhang > 0 ? in->nhang : 0;
+    if (nh != cw->nhang) return 0;
+    if (!nh) return 1;
+    const int *l = cw->hang_lists;
+    int nnz = in->hang_ptr[nh];
+    return l[0] == nh && memcmp(l + 1, in->hang_vertex, sizeof(int) * (size_t)nh) == 0 &&
+           memcmp(l + 1 + nh, in->hang_ptr, sizeof(int) * ((size_t)nh + 1)) == 0 && l[2 + 2 * nh] == nnz &&
+           memcmp(l + 3 + 2 * nh, in->hang_idx, sizeof(int) * (size_t)nnz) == 0 &&
+           memcmp(cw->hang_wlist, in->hang_w, sizeof(double) * (size_t)nnz) == 0;
+}
+
+/* The hanging vertices (tw_world_set_hanging's lists) on the device, when
+ * they changed: P and P^T in vertex numbering (hd/step_hanging.h), and the
+ * PCG's two vectors. The captured graph goes with the old arrays. */
+static tw_status upload_hanging(tw_cuda_world *cw, const tw_cuda_step_in *in)
+{
+    if (hang_same(cw, in)) return TW_OK;
+    hang_free(cw);
+    if (cw->exec) { /* its kernels hold the old arrays */
+        cudaGraphExecDestroy(cw->exec);
+        cw->exec = NULL;
+    }
+    int nh = in->nhang, n = cw->d.n;
+    if (nh <= 0) return TW_OK;
+    int *pp = NULL, *pi = NULL, *tp = NULL, *ti = NULL, nnz = 0, nl = in->hang_ptr[nh];
+    double *pw = NULL, *tw = NULL;
+    if (tw_hanging_device_rows(n, nh, in->hang_vertex, in->hang_ptr, in->hang_idx, in->hang_w, &pp, &pi, &pw, &tp,
+                               &ti, &tw, &nnz) != 0)
+        return tw_fail(TW_ERR_NOMEM, "out of host memory for the hanging vertices' rows (%d vertices)", n);
+    size_t before = cw->bytes;
+    tw_status s = TW_OK;
+    if (s == TW_OK) s = upload_new(cw, &cw->hang_vertex, in->hang_vertex, (size_t)nh, "hanging vertices");
+    if (s == TW_OK) s = upload_new(cw, &cw->hp_ptr, pp, (size_t)n + 1, "hanging vertices' P");
+    if (s == TW_OK) s = upload_new(cw, &cw->hp_idx, pi, (size_t)nnz, "hanging vertices' P");
+    if (s == TW_OK) s = upload_new(cw, &cw->hp_wt, pw, (size_t)nnz, "hanging vertices' P");
+    if (s == TW_OK) s = upload_new(cw, &cw->ht_ptr, tp, (size_t)n + 1, "hanging vertices' P^T");
+    if (s == TW_OK) s = upload_new(cw, &cw->ht_idx, ti, (size_t)nnz, "hanging vertices' P^T");
+    if (s == TW_OK) s = upload_new(cw, &cw->ht_wt, tw, (size_t)nnz, "hanging vertices' P^T");
+    cw->hang_bytes = cw->bytes - before;
+    free(pp); free(pi); free(pw); free(tp); free(ti); free(tw);
+    if (s == TW_OK && !cw->hang_u) s = alloc_zero(cw, &cw->hang_u, 3 * (size_t)n, "hanging vertices' PCG vectors");
+    if (s == TW_OK && !cw->hang_b) s = alloc_zero(cw, &cw->hang_b, 3 * (size_t)n, "hanging vertices' PCG vectors");
+    if (s == TW_OK && cw->sparse && !cw->vec_hang_u)
+        s = tw_cusparse_check(cusparseCreateDnVec(&cw->vec_hang_u, 3 * (int64_t)n, cw->hang_u,
+                                                  sizeof(tw_real) == 8 ? CUDA_R_64F : CUDA_R_32F),
+                              "cusparseCreateDnVec", __FILE__, __LINE__);
+    if (s == TW_OK) {
+        cw->hang_lists = (int *)malloc(sizeof(int) * (3 + 2 * (size_t)nh + (size_t)nl));
+        cw->hang_wlist = (double *)malloc(sizeof(double) * ((size_t)nl + 1));
+        if (!cw->hang_lists || !cw->hang_wlist) s = tw_fail(TW_ERR_NOMEM, "out of host memory for the hanging lists");
+    }
+    if (s != TW_OK) {
+        hang_free(cw);
+        return s;
+    }
+    int *l = cw->hang_lists;
+    l[0] = nh;
+    memcpy(l + 1, in->hang_vertex, sizeof(int) * (size_t)nh);
+    memcpy(l + 1 + nh, in->hang_ptr, sizeof(int) * ((size_t)nh + 1));
+    l[2 + 2 * nh] = nl;
+    memcpy(l + 3 + 2 * nh, in->hang_idx, sizeof(int) * (size_t)nl);
+    memcpy(cw->hang_wlist, in->hang_w, sizeof(double) * (size_t)nl);
+    cw->nhang = nh;
+    return TW_OK;
+}
+
 /* The state the public setters change, when they did (in->dirty). x and v
  * go up only where the host's copy is current (in->x, in->v not NULL): when
  * the device's is newer no setter has touched it (setters that read or
@@ -415,7 +510,7 @@ static tw_status upload_state(tw_cuda_world *cw, const tw_cuda_step_in *in)
         if (in->cons[i]) { cw->any_constrained = 1; break; }
     cw->ncolliders_up = in->ncolliders; /* the colliders go up every step (upload_colliders) */
     /* the numbers (spring, method, dt, ...) go up with the params every step */
-    return TW_OK;
+    return upload_hanging(cw, in);
 }
 
 /* The colliders where the step starts and where it leaves them, every step
@@ -440,9 +535,6 @@ static tw_status check_supported(const tw_cuda_step_in *in)
     char buf[160];
     if ((unsigned)d->integrator >= TW_INTEGRATOR_COUNT) {
         snprintf(buf, sizeof buf, "the integrator %d", (int)d->integrator);
-        what = buf;
-    } else if (in->nhang > 0) {
-        snprintf(buf, sizeof buf, "hanging vertices (%d set)", in->nhang);
         what = buf;
     } else if (implicit && d->newton_iterations > 1 && d->method != TW_LINEAR) {
         snprintf(buf, sizeof buf, "newton_iterations = %d with %s (only 1, one linearisation per step)",
@@ -500,6 +592,7 @@ static tw_cuda_shape step_shape(const tw_cuda_world *cw, const tw_cuda_step_in *
     sh.colliders = in->ncolliders > 0;
     sh.integrator = (int)def->integrator;
     sh.energy_projection = implicit && in->energy_projection;
+    sh.hanging = cw->nhang > 0;
     return sh;
 }
 
@@ -507,7 +600,7 @@ static int same_shape(const tw_cuda_shape *a, const tw_cuda_shape *b)
 {
     return a->method == b->method && a->ghost == b->ghost && a->conserve == b->conserve &&
            a->exact_warp == b->exact_warp && a->colliders == b->colliders && a->integrator == b->integrator &&
-           a->energy_projection == b->energy_projection;
+           a->energy_projection == b->energy_projection && a->hanging == b->hanging;
 }
 
 /* An event on the stream: an event record node while capturing. */
@@ -525,6 +618,7 @@ static tw_status enqueue_before_loop(tw_cuda_world *cw, const tw_cuda_shape *sh)
     int bdf2 = sh->integrator == TW_BDF2;
     tw_status s;
     if (sh->energy_projection && (s = tw_cuda_energy_start(cw, m)) != TW_OK) return s; /* at x, v before the step */
+    if (sh->hanging && (s = tw_cuda_hanging_targets(cw)) != TW_OK) return s; /* tw_hanging_before_step */
     if (bdf2 && (s = tw_cuda_bdf2_base(cw)) != TW_OK) return s; /* tw_world_step, before implicit_solve */
     if ((s = record(cw, 0)) != TW_OK) return s;
     if ((s = tw_cuda_rotations(cw, m)) != TW_OK) return s;
@@ -540,10 +634,13 @@ static tw_status enqueue_before_loop(tw_cuda_world *cw, const tw_cuda_shape *sh)
     return tw_cuda_pcg_begin(cw);
 }
 
-/* after the loop: the check, then (when it passed) the new state */
-static tw_status enqueue_after_loop(tw_cuda_world *cw, const tw_cuda_shape *sh)
+/* after the loop: the check, then (when it passed) the new state;
+ * expand: the hanging vertices' vnew from the last solve's (the host-driven
+ * step expands after each of its solves itself) */
+static tw_status enqueue_after_loop(tw_cuda_world *cw, const tw_cuda_shape *sh, int expand)
 {
     tw_status s;
+    if (expand && sh->hanging && (s = tw_cuda_hanging_expand(cw)) != TW_OK) return s;
     if ((s = record(cw, 3)) != TW_OK) return s;
     /* with colliders, the contact passes (contact_passes) left the impulses */
     if ((s = tw_cuda_check_divergence(cw)) != TW_OK) return s;
@@ -551,6 +648,7 @@ static tw_status enqueue_after_loop(tw_cuda_world *cw, const tw_cuda_shape *sh)
     if (sh->conserve && (s = tw_cuda_conserve_momentum(cw)) != TW_OK) return s;
     if ((s = tw_cuda_integrate(cw)) != TW_OK) return s;
     if (sh->colliders && (s = tw_cuda_contact_project(cw)) != TW_OK) return s;
+    if (sh->hanging && (s = tw_cuda_hanging_average(cw)) != TW_OK) return s; /* tw_hanging_after_step */
     /* tw_world_step's last word on a committed step (nothing when it failed) */
     return sh->energy_projection ? tw_cuda_energy_projection(cw, (tw_method)sh->method) : TW_OK;
 }
@@ -561,6 +659,7 @@ static tw_status enqueue_explicit(tw_cuda_world *cw, const tw_cuda_shape *sh)
 {
     tw_method m = (tw_method)sh->method;
     tw_status s;
+    if (sh->hanging && (s = tw_cuda_hanging_targets(cw)) != TW_OK) return s; /* moved as kinematic vertices */
     if ((s = tw_cuda_newmark_predict(cw)) != TW_OK) return s;
     if (sh->colliders && (s = tw_cuda_contact_project_predicted(cw)) != TW_OK) return s;
     if ((s = record(cw, 0)) != TW_OK) return s;
@@ -572,7 +671,8 @@ static tw_status enqueue_explicit(tw_cuda_world *cw, const tw_cuda_shape *sh)
     if ((s = record(cw, 2)) != TW_OK) return s;
     if ((s = record(cw, 3)) != TW_OK) return s; /* no solve */
     if ((s = tw_cuda_check_divergence(cw)) != TW_OK) return s;
-    return tw_cuda_newmark_commit(cw);
+    if ((s = tw_cuda_newmark_commit(cw)) != TW_OK) return s;
+    return sh->hanging ? tw_cuda_hanging_average(cw) : TW_OK;
 }
 
 #if CUDART_VERSION >= 12040
@@ -622,7 +722,7 @@ static tw_status capture_step(tw_cuda_world *cw, const tw_cuda_shape *sh, cudaGr
     TW_CUDA_TRY(TW_ADD_NODE(&loop, g, deps, ndeps, &cp));
     cudaGraph_t body = cp.conditional.phGraph_out[0];
     TW_CUDA_TRY(TW_SET_CAPTURE_DEPS(st, &loop, 1));
-    if ((s = enqueue_after_loop(cw, sh)) != TW_OK) return s;
+    if ((s = enqueue_after_loop(cw, sh, 1)) != TW_OK) return s;
     cw->capturing = 0;
     TW_CUDA_TRY(cudaStreamEndCapture(st, &g));
     *out = g; /* the caller owns it from here (destroyed on every path) */
@@ -743,6 +843,7 @@ static tw_status contact_passes(tw_cuda_world *cw, const tw_cuda_params *hp, tw_
         if (cw->colliders_moving && (s = tw_cuda_contact_shift_begin(cw)) != TW_OK) return s;
         if ((s = tw_cuda_pcg_begin(cw)) != TW_OK) return s;
         if ((s = tw_cuda_pcg_host_loop(cw, hp)) != TW_OK) return s;
+        if ((s = tw_cuda_hanging_expand(cw)) != TW_OK) return s; /* solve_system's expand, before the shift */
         if (cw->colliders_moving && (s = tw_cuda_contact_shift_end(cw)) != TW_OK) return s;
         if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
         iterations += cw->hstatus.iterations;
@@ -797,11 +898,12 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
     } else {
         if ((s = enqueue_before_loop(cw, &sh)) != TW_OK) return s;
         if ((s = tw_cuda_pcg_host_loop(cw, &hp)) != TW_OK) return s;
+        if ((s = tw_cuda_hanging_expand(cw)) != TW_OK) return s; /* nothing without hanging vertices */
         if (passes && cw->colliders_moving && (s = tw_cuda_contact_shift_end(cw)) != TW_OK) return s;
         if (passes && (s = contact_passes(cw, &hp, &out->stats)) != TW_OK) return s;
         /* BDF2's restart after an impact; before the commit: reads the step's start velocity */
         if (passes && bdf2 && (s = tw_cuda_contact_impacts(cw)) != TW_OK) return s;
-        if ((s = enqueue_after_loop(cw, &sh)) != TW_OK) return s;
+        if ((s = enqueue_after_loop(cw, &sh, 0)) != TW_OK) return s;
     }
     if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
     if (sh.colliders && (s = tw_cuda_contact_forces(cw, in->ncolliders, out->collider_force)) != TW_OK) return s;
@@ -839,6 +941,10 @@ extern "C" tw_status tw_cuda_world_step(tw_cuda_world *cw, const tw_cuda_step_in
     if (!cw || !in || !in->def) return tw_fail(TW_ERR_INVALID, "tw_cuda_world_step: no CUDA world or no input");
     tw_status s = check_supported(in);
     if (s != TW_OK) return s;
+    if (in->nhang > 0 && cw->fused_pcg && in->def->integrator != TW_EXPLICIT_NEWMARK)
+        return tw_fail(TW_ERR_UNSUPPORTED, "the CUDA backend does not support hanging vertices (%d set) with "
+                                           "TW_CUDA_PCG=fused yet (its kernels apply A, not P^T A P); unset it",
+                       in->nhang);
     out->started = 1;
     return step_device(cw, in, out);
 }

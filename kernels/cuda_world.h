@@ -48,7 +48,9 @@ typedef struct tw_cuda_step_in {
     int spring_vertex;       /* -1: no spring */
     double spring_anchor[3], spring_k;
     double size;             /* bounding-box diagonal, m: the divergence yardstick */
-    int nhang;               /* hanging vertices set (not supported on the device) */
+    int nhang;               /* hanging vertices set (tw_world_set_hanging); uploaded when dirty and changed */
+    const int *hang_vertex, *hang_ptr, *hang_idx; /* their lists: vertices, CSR rows of constrainers */
+    const double *hang_w;    /* the constrainers' weights */
     int dirty;               /* a setter changed what follows: upload it */
     const tw_real *x, *v;    /* NULL: the device's copy is newer, keep it */
     const tw_real *fext, *target;
