@@ -316,25 +316,12 @@ static double step_residual(tw_world *w, double heff, const tw_real *xbase, cons
     tw_compute_elastic_force(w, xk, w->f, vertex_method && w->def.ghost_force_correction);
     tw_external_force(w, xk, G);
     double alpha = w->def.damping_mass, beta = w->def.damping_stiffness, g2 = 0;
-    for (int i = 0; i < n; i++)
-        for (int c = 0; c < 3; c++) {
-            size_t k = 3 * (size_t)i + c;
-            double mv = f->mass[i] * (double)v[k];
-            double Kv = (Av[k] - cm * mv) / ck;
-            G[k] = (tw_real)(mv - f->mass[i] * (double)vbase[k] + heff * alpha * mv + heff * beta * Kv -
-                             heff * ((double)w->f[k] + G[k]));
-        }
-    for (int i = 0; i < n; i++) { /* S G */
-        tw_real *gi = G + 3 * (size_t)i;
-        if (w->fcons[i] == TW_FILTER_NORMAL) {
-            const tw_real *nn = w->cnormal + 3 * (size_t)i;
-            tw_real d = gi[0] * nn[0] + gi[1] * nn[1] + gi[2] * nn[2];
-            for (int c = 0; c < 3; c++) gi[c] -= d * nn[c];
-        } else if (w->fcons[i]) {
-            gi[0] = gi[1] = gi[2] = 0;
-        }
-        g2 += (double)gi[0] * gi[0] + (double)gi[1] * gi[1] + (double)gi[2] * gi[2];
+    for (int i = 0; i < n; i++) {
+        size_t k = 3 * (size_t)i;
+        tw_newton_residual_vertex(f->mass[i], v + k, vbase + k, Av + k, w->f + k, heff, alpha, beta, cm, ck, G + k);
     }
+    for (int i = 0; i < n; i++) /* S G */
+        g2 += tw_newton_filter_vertex(w->fcons[i], w->cnormal + 3 * (size_t)i, G + 3 * (size_t)i);
     return sqrt(g2);
 }
 
@@ -460,6 +447,7 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
     for (int c = 0; c < 3; c++) in.spring_anchor[c] = w->spring_anchor[c];
     in.spring_k = w->spring_k;
     in.size = w->size;
+    in.newton_iterations = tw_world_newton_iterations(w);
     in.nhang = w->nhang;
     in.hang_vertex = w->hang_vertex;
     in.hang_ptr = w->hang_ptr;

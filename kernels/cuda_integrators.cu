@@ -223,7 +223,79 @@ __global__ void energy_scale_velocities(tw_cuda_data d, const double *scalars)
     }
 }
 
+/* ---- Newton iterations (newton_refine, step_residual) ---- */
+
+__global__ void newton_positions_kernel(tw_cuda_data d, const tw_real *xb, const tw_real *v)
+{
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= 3 * d.n) return;
+    d.x[k] = xb[k] + (tw_real)d.P->heff * v[k];
+}
+
+/* G per vertex (f_ext at x, then the residual), S G, per block |S G|^2 */
+__global__ void newton_residual_partials(tw_cuda_data d, const tw_real *v, const tw_real *Av, tw_real *G,
+                                         const unsigned char *fcons, double *partial)
+{
+    const tw_cuda_params *P = d.P;
+    tw_step_view sv = tw_cuda_step_view(d);
+    double s[1] = {0};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x) {
+        size_t k = 3 * (size_t)i;
+        tw_external_force_vertex(&sv, d.x, i, G + k); /* tw_external_force's body */
+        tw_newton_residual_vertex(d.mass[i], v + k, d.vbase + k, Av + k, d.f + k, P->heff, P->alpha, P->beta, P->cm,
+                                  P->ck, G + k);
+        s[0] += tw_newton_filter_vertex(fcons[i], d.cnormal + k, G + k);
+    }
+    tw_block_partials<1>(s, partial);
+}
+
+__global__ void newton_axpy_kernel(int n3, const tw_real *v, const tw_real *dv, tw_real a, tw_real *out)
+{
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n3) return;
+    out[k] = v[k] + a * dv[k];
+}
+
+__global__ void newton_negate_kernel(int n3, const tw_real *G, tw_real *out)
+{
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n3) return;
+    out[k] = -G[k];
+}
+
 } // namespace
+
+tw_status tw_cuda_newton_positions(tw_cuda_world *cw, const tw_real *xb, const tw_real *v)
+{
+    newton_positions_kernel<<<tw_cuda_grid(3 * (long)cw->d.n), TW_CUDA_THREADS, 0, cw->stream>>>(cw->d, xb, v);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_newton_residual(tw_cuda_world *cw, const tw_real *v, const tw_real *Av, tw_real *G)
+{
+    unsigned nb = tw_cuda_reduce_grid(cw->d.n);
+    newton_residual_partials<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(cw->d, v, Av, G, tw_cuda_pcg_filter(cw),
+                                                                      cw->partial);
+    TW_CUDA_LAUNCHED();
+    return tw_cuda_reduce_finish(cw, 1, (int)nb, TW_S_G);
+}
+
+tw_status tw_cuda_newton_axpy(tw_cuda_world *cw, const tw_real *v, const tw_real *dv, double a, tw_real *out)
+{
+    int n3 = 3 * cw->d.n;
+    newton_axpy_kernel<<<tw_cuda_grid(n3), TW_CUDA_THREADS, 0, cw->stream>>>(n3, v, dv, (tw_real)a, out);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_newton_negate(tw_cuda_world *cw, const tw_real *G, tw_real *out)
+{
+    int n3 = 3 * cw->d.n;
+    newton_negate_kernel<<<tw_cuda_grid(n3), TW_CUDA_THREADS, 0, cw->stream>>>(n3, G, out);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
 
 static_assert(TW_CUDA_REDUCE_VALUES >= 4, "the energy projection's centre of mass sums 4 values per block");
 

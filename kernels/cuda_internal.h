@@ -43,7 +43,8 @@ enum {
     TW_S_VC = 26,     /* 4: sum m v (3), sum m: the centre of mass's velocity (0 when held) */
     TW_S_KREL = 30,   /* the kinetic energy relative to it */
     TW_S_SCALE = 31,  /* the velocities' factor, or -1: no projection this step */
-    TW_S_COUNT = 32
+    TW_S_G = 32,      /* |S G|^2: the Newton residual (tw_cuda_newton_residual) */
+    TW_S_COUNT = 33
 };
 
 /* The per-step numbers, in device memory (tw_cuda_world.params), written by
@@ -72,6 +73,7 @@ typedef struct tw_cuda_params {
                             xprev, vprev); 0 on its first step (implicit Euler: heff = h, xbase = x, vbase = v) */
     double alpha;        /* mass-proportional damping, 1/s (explicit Newmark) */
     int energy_held;     /* the energy projection: a vertex is constrained (no centre-of-mass split) */
+    double beta;         /* stiffness-proportional damping, s (the Newton residual) */
 } tw_cuda_params;
 
 /* What a step leaves on the device for the host: read back once per step
@@ -266,6 +268,11 @@ struct tw_cuda_world {
     int *hang_lists;     /* host: nhang, vertices, ptr, idx (for the comparison) */
     double *hang_wlist;  /* host: the weights */
     size_t hang_bytes;   /* device bytes of the arrays above (P, P^T, the vertices) */
+    /* Newton iterations after the first solve (cuda_world.cu newton_refine,
+     * host-driven), allocated at the first such step, 3n each: x saved
+     * while x holds the iterate's positions, vnew saved while the PCG
+     * solves for the update in vnew, the update, the residual G, rhs saved */
+    tw_real *newton_x, *newton_v, *newton_dv, *newton_g, *newton_rhs;
 };
 /* Error checks: each names the file, line and call, sets tw_last_error and
  * returns the status from the enclosing function (which returns tw_status). */
@@ -366,6 +373,20 @@ tw_status tw_cuda_hanging_expand(tw_cuda_world *cw);
 /* when the step committed (st->ok): x and v at the hanging vertices set to
  * their constrainers' averages (tw_hanging_after_step). */
 tw_status tw_cuda_hanging_average(tw_cuda_world *cw);
+
+/* Newton iterations (cuda_integrators.cu; host/step.c newton_refine, the
+ * loop driven by cuda_world.cu): x = xb + heff v (the iterate's positions,
+ * where the rotation and force kernels evaluate); */
+tw_status tw_cuda_newton_positions(tw_cuda_world *cw, const tw_real *xb, const tw_real *v);
+/* G = step_residual at v from Av = A v and the elastic force d.f at x
+ * (f_ext there too), filtered by cw's PCG filter, |S G|^2 into
+ * scalars[TW_S_G]; */
+tw_status tw_cuda_newton_residual(tw_cuda_world *cw, const tw_real *v, const tw_real *Av, tw_real *G);
+/* out = v + a dv (out may be v): a line-search trial, or the accepted step
+ * (host-driven only: a is an argument). */
+tw_status tw_cuda_newton_axpy(tw_cuda_world *cw, const tw_real *v, const tw_real *dv, double a, tw_real *out);
+/* out = -G */
+tw_status tw_cuda_newton_negate(tw_cuda_world *cw, const tw_real *G, tw_real *out);
 
 /* cuda_contact.cu: host/contact.c for implicit Euler and BDF2, in
  * implicit_solve's order. After prescribe: the nearest collider of every free

@@ -20,8 +20,12 @@
 // warp-edge, corot-element, green and hybrid, with colliders (the contact
 // steps, cuda_contact.cu, when there are any). What the device path does
 // not have yet returns TW_ERR_UNSUPPORTED naming it (never a silent fall
-// back to the CPU): for the implicit integrators newton_iterations > 1 and
-// warp_system bicgstab, and hanging vertices with TW_CUDA_PCG=fused.
+// back to the CPU): for the implicit integrators warp_system bicgstab, and
+// hanging vertices with TW_CUDA_PCG=fused. Newton iterations after the
+// first solve (newton_iterations > 1, non-linear methods) run host-driven:
+// the first solve as always, then newton_refine's loop with each residual
+// norm read back and the CPU's decisions taken on the host (no graph for
+// such a step).
 // Hanging vertices (host/hanging.c) otherwise run as on the CPU: their
 // targets first, the reduced system P^T A P in the PCG (cuda_pcg.cu),
 // their velocities expanded after each solve, their averages after the step. Explicit Newmark's Courant
@@ -350,6 +354,11 @@ extern "C" void tw_cuda_world_destroy(tw_cuda_world *cw)
     if (cw->have_stream) cudaStreamSynchronize(cw->stream);
     if (cw->exec) cudaGraphExecDestroy(cw->exec);
     hang_free(cw);
+    {
+        void *nb[] = {cw->newton_x, cw->newton_v, cw->newton_dv, cw->newton_g, cw->newton_rhs};
+        for (size_t k = 0; k < sizeof nb / sizeof nb[0]; k++)
+            if (nb[k]) cudaFree(nb[k]);
+    }
     if (cw->hang_u) cudaFree(cw->hang_u);
     if (cw->hang_b) cudaFree(cw->hang_b);
     tw_cuda_pcg_free(cw);
@@ -536,10 +545,6 @@ static tw_status check_supported(const tw_cuda_step_in *in)
     if ((unsigned)d->integrator >= TW_INTEGRATOR_COUNT) {
         snprintf(buf, sizeof buf, "the integrator %d", (int)d->integrator);
         what = buf;
-    } else if (implicit && d->newton_iterations > 1 && d->method != TW_LINEAR) {
-        snprintf(buf, sizeof buf, "newton_iterations = %d with %s (only 1, one linearisation per step)",
-                 d->newton_iterations, tw_integrator_name(d->integrator));
-        what = buf;
     } else if (implicit && vertex_method && d->warp_system == TW_WARP_SYSTEM_BICGSTAB) {
         what = "warp_system bicgstab (BiCGStab on the exact warped system; the symmetric system with PCG runs)";
     } else if ((unsigned)d->method >= TW_METHOD_COUNT) {
@@ -560,6 +565,7 @@ static void fill_params(const tw_cuda_step_in *in, tw_cuda_params *p)
     p->h = def->dt;
     p->heff = p->history ? 2 * def->dt / 3 : def->dt;
     p->alpha = def->damping_mass;
+    p->beta = def->damping_stiffness;
     p->cm = 1 + p->heff * def->damping_mass;
     p->ck = p->heff * p->heff + p->heff * def->damping_stiffness;
     for (int c = 0; c < 3; c++) {
@@ -857,6 +863,121 @@ static tw_status contact_passes(tw_cuda_world *cw, const tw_cuda_params *hp, tw_
     return tw_cuda_contact_impulses(cw);
 }
 
+/* |S G| of the step's residual at v (host/step.c step_residual): A v with
+ * the A assembled last (into q; v may be p), the iterate's positions into
+ * x, rotations and forces there, G; the sum read back (host-driven). */
+static tw_status newton_residual(tw_cuda_world *cw, const tw_cuda_shape *sh, const tw_real *xb, const tw_real *v,
+                                 double *g)
+{
+    tw_status s;
+    size_t bytes = sizeof(tw_real) * 3 * (size_t)cw->d.n;
+    if (v != cw->p) TW_CUDA_TRY(cudaMemcpyAsync(cw->p, v, bytes, cudaMemcpyDeviceToDevice, cw->stream));
+    if ((s = tw_cuda_spmv_pq(cw)) != TW_OK) return s; /* the full A, as tw_bsr_spmv (no hanging P) */
+    if ((s = tw_cuda_newton_positions(cw, xb, v)) != TW_OK) return s;
+    if ((s = tw_cuda_rotations(cw, (tw_method)sh->method)) != TW_OK) return s;
+    if ((s = tw_cuda_elastic_force(cw, (tw_method)sh->method, sh->ghost)) != TW_OK) return s;
+    if ((s = tw_cuda_newton_residual(cw, v, cw->q, cw->newton_g)) != TW_OK) return s;
+    double g2 = 0;
+    TW_CUDA_TRY(cudaMemcpyAsync(&g2, cw->scalars + TW_S_G, sizeof g2, cudaMemcpyDeviceToHost, cw->stream));
+    TW_CUDA_TRY(cudaStreamSynchronize(cw->stream));
+    *g = sqrt(g2);
+    return TW_OK;
+}
+
+/* host/step.c newton_refine on the device, after the first solve (and its
+ * contact passes) passed the divergence check: iterations 2 .. nit, each
+ * A and G at the iterate, A dv = -G by the step's PCG (the filter, hanging
+ * vertices and all; dv solved in vnew, which is saved and put back), a
+ * backtracking line search on |S G|. HOST-DRIVEN: every residual norm is
+ * read back and the host takes the CPU's decisions (stopping test, line
+ * search) on it; the kernels are the graph's, launched one by one. x holds
+ * the iterate's positions meanwhile and is restored, as is rhs. Adds the
+ * solves' CG iterations and the Newton count to *st. */
+static tw_status newton_refine(tw_cuda_world *cw, const tw_cuda_shape *sh, const tw_cuda_params *hp, int nit,
+                               double tol, tw_step_stats *st)
+{
+    tw_cuda_data &d = cw->d;
+    size_t n3 = 3 * (size_t)d.n, bytes = sizeof(tw_real) * n3;
+    tw_status s;
+    tw_real **bufs[] = {&cw->newton_x, &cw->newton_v, &cw->newton_dv, &cw->newton_g, &cw->newton_rhs};
+    for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
+        if (!*bufs[k] && (s = alloc_zero(cw, bufs[k], n3, "Newton vectors")) != TW_OK) return s;
+    cudaStream_t str = cw->stream;
+    /* x (implicit Euler's xbase too) and rhs kept; BDF2's xbase is xb */
+    TW_CUDA_TRY(cudaMemcpyAsync(cw->newton_x, d.x, bytes, cudaMemcpyDeviceToDevice, str));
+    TW_CUDA_TRY(cudaMemcpyAsync(cw->newton_rhs, d.rhs, bytes, cudaMemcpyDeviceToDevice, str));
+    const tw_real *xb = d.xprev ? d.xb : cw->newton_x;
+    tw_method m = (tw_method)sh->method;
+    double g0 = -1, g = 0;
+    for (int it = 1; it < nit; it++) {
+        /* A at the current iterate, then G there */
+        if ((s = tw_cuda_newton_positions(cw, xb, d.vnew)) != TW_OK) return s;
+        if ((s = tw_cuda_rotations(cw, m)) != TW_OK) return s; /* and the packs the assembly reads */
+        if ((s = tw_cuda_assemble(cw, m, sh->exact_warp)) != TW_OK) return s;
+        if ((s = newton_residual(cw, sh, xb, d.vnew, &g)) != TW_OK) return s;
+        if (g0 < 0) g0 = g > 0 ? g : 1;
+        if (g <= tol * g0 && it > 1) break;
+        /* A dv = -G from dv = 0, in vnew */
+        if ((s = tw_cuda_newton_negate(cw, cw->newton_g, d.rhs)) != TW_OK) return s;
+        TW_CUDA_TRY(cudaMemcpyAsync(cw->newton_v, d.vnew, bytes, cudaMemcpyDeviceToDevice, str));
+        TW_CUDA_TRY(cudaMemsetAsync(d.vnew, 0, bytes, str));
+        if ((s = tw_cuda_pcg_begin(cw)) != TW_OK) return s;
+        if ((s = tw_cuda_pcg_host_loop(cw, hp)) != TW_OK) return s;
+        if ((s = tw_cuda_hanging_expand(cw)) != TW_OK) return s; /* solve_system's expand */
+        if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
+        st->cg_iterations += cw->hstatus.iterations;
+        st->newton_iterations++;
+        TW_CUDA_TRY(cudaMemcpyAsync(cw->newton_dv, d.vnew, bytes, cudaMemcpyDeviceToDevice, str));
+        TW_CUDA_TRY(cudaMemcpyAsync(d.vnew, cw->newton_v, bytes, cudaMemcpyDeviceToDevice, str));
+        double a = 1, best = INFINITY, best_a = 0;
+        for (int ls = 0; ls < 8; ls++, a *= 0.5) {
+            if ((s = tw_cuda_newton_axpy(cw, d.vnew, cw->newton_dv, a, cw->p)) != TW_OK) return s;
+            double gt = 0;
+            if ((s = newton_residual(cw, sh, xb, cw->p, &gt)) != TW_OK) return s;
+            if (gt < best) {
+                best = gt;
+                best_a = a;
+            }
+            if (gt <= (1 - 1e-4 * a) * g) break;
+        }
+        if (!(best < g)) break; /* no progress: keep the iterate */
+        if ((s = tw_cuda_newton_axpy(cw, d.vnew, cw->newton_dv, best_a, d.vnew)) != TW_OK) return s;
+        g = best;
+    }
+    st->newton_residual = g0 > 0 ? g / g0 : 0;
+    TW_CUDA_TRY(cudaMemcpyAsync(d.x, cw->newton_x, bytes, cudaMemcpyDeviceToDevice, str));
+    TW_CUDA_TRY(cudaMemcpyAsync(d.rhs, cw->newton_rhs, bytes, cudaMemcpyDeviceToDevice, str));
+    return TW_OK;
+}
+
+/* What tw_world_step does between implicit_solve and the commit when
+ * Newton iterations follow: implicit_solve's own divergence check on the
+ * first solve's vnew (a failed one: no Newton, the step fails as on the
+ * CPU), its momentum correction, newton_refine; then the first solve's
+ * status is put back (its CG count and residual are the step's, as on the
+ * CPU, and the final check reads its residual, finite by then) with the
+ * check's verdict cleared. The contact passes counted their own iterations. */
+static tw_status newton_step(tw_cuda_world *cw, const tw_cuda_shape *sh, const tw_cuda_params *hp,
+                             const tw_cuda_step_in *in, tw_step_stats *st)
+{
+    tw_status s;
+    if ((s = tw_cuda_check_divergence(cw)) != TW_OK) return s;
+    if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
+    if (!cw->hstatus.ok) return TW_OK; /* enqueue_after_loop's check fails the same way */
+    if (sh->conserve && (s = tw_cuda_conserve_momentum(cw)) != TW_OK) return s;
+    tw_cuda_status first = cw->hstatus;
+    tw_step_stats ns;
+    memset(&ns, 0, sizeof ns);
+    if ((s = newton_refine(cw, sh, hp, in->newton_iterations, in->def->newton_tolerance, &ns)) != TW_OK) return s;
+    first.ok = 0;
+    TW_CUDA_TRY(cudaMemcpyAsync(cw->status, &first, sizeof first, cudaMemcpyHostToDevice, cw->stream));
+    /* passes: st->cg_iterations holds the passes' sum; else step_device adds the first solve's */
+    st->cg_iterations += ns.cg_iterations;
+    st->newton_iterations += ns.newton_iterations;
+    st->newton_residual = ns.newton_residual;
+    return TW_OK;
+}
+
 /* The step on the device: implicit_solve and what follows it (implicit
  * Euler, BDF2), or newmark_step (host/step.c). */
 static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cuda_step_out *out)
@@ -886,7 +1007,9 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
         cw->contact_live = 0;
     }
     int passes = sh.colliders && !explicit_step; /* host-driven: the contact passes read counts back */
-    int graph = !passes && graph_ready(cw, &sh);
+    /* Newton iterations after the first solve: host-driven (newton_refine) */
+    int newton = !explicit_step && in->newton_iterations > 1 && sh.method != TW_LINEAR;
+    int graph = !passes && !newton && graph_ready(cw, &sh);
     if (explicit_step && !in->has_acc) { /* newmark_step's acceleration at the start, outside the graph */
         if ((s = tw_cuda_newmark_start(cw, (tw_method)sh.method, sh.ghost)) != TW_OK) return s;
         out->acc_computed = 1; /* as on the CPU, whether the step then passes or not */
@@ -903,6 +1026,7 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
         if (passes && (s = contact_passes(cw, &hp, &out->stats)) != TW_OK) return s;
         /* BDF2's restart after an impact; before the commit: reads the step's start velocity */
         if (passes && bdf2 && (s = tw_cuda_contact_impacts(cw)) != TW_OK) return s;
+        if (newton && (s = newton_step(cw, &sh, &hp, in, &out->stats)) != TW_OK) return s;
         if ((s = enqueue_after_loop(cw, &sh, 0)) != TW_OK) return s;
     }
     if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
@@ -910,11 +1034,11 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
     const tw_cuda_status *hs = &cw->hstatus;
     tw_step_stats *st = &out->stats;
     if (!passes) {
-        st->cg_iterations = hs->iterations;
+        st->cg_iterations += hs->iterations; /* the first solve's (newton_step added the rest) */
         st->cg_capped = capped(hs, &hp);
     }
     st->residual = hs->residual;
-    st->newton_iterations = explicit_step ? 0 : 1;
+    st->newton_iterations += explicit_step ? 0 : 1; /* newton_step counted the rest */
     st->contacts = sh.colliders ? hs->contacts : 0;
     out->impacts = passes && bdf2 ? hs->impacts : 0;
     st->ms_rotations = elapsed(cw, 0, 1);

@@ -501,3 +501,136 @@ TW_TEST(hanging_with_fused_pcg_refused)
     tw_mesh_destroy(m);
     return 0;
 }
+
+/* ------------------------------------------ Newton iterations (newton_refine) */
+
+/* The bar held at x = 0 under gravity, at most 3 linearisations per step (or 1),
+ * lightly damped. */
+static tw_world_def newton_def(tw_backend backend, tw_method method, tw_integrator it, int newton)
+{
+    tw_world_def d = demo_bar_def(method);
+    d.backend = backend;
+    d.integrator = it;
+    d.dt = 0.01;
+    d.damping_stiffness = 0.005;
+    d.newton_iterations = newton;
+    d.newton_tolerance = 1e-2; /* the corotated bar then stops after 2 on ~70 % of the steps, after 3 on the rest */
+    return d;
+}
+
+/* On the CPU, 3 linearisations move the bar away from 1 by far more than
+ * the parity tolerance (steps: 100) */
+static int newton_acts(tw_method method, tw_integrator it)
+{
+    tw_mesh *m = demo_bar_mesh();
+    CHECK(m != NULL);
+    tw_world_def d3 = newton_def(TW_BACKEND_CPU, method, it, 3), d1 = newton_def(TW_BACKEND_CPU, method, it, 1);
+    tw_world *w[2] = {demo_wall_world(m, &d3), demo_wall_world(m, &d1)};
+    CHECK(w[0] && w[1]);
+    int newton = 0;
+    for (int s = 0; s < 100; s++) {
+        tw_step_stats st;
+        CHECK_OK(tw_world_step(w[0], &st));
+        CHECK_OK(tw_world_step(w[1], NULL));
+        newton += st.newton_iterations;
+    }
+    printf("%s %s: %d linearisations in 100 steps\n", tw_method_name(method), tw_integrator_name(it), newton);
+    CHECK(newton > 100);
+    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "3 linearisations against 1") > 1e-2);
+    for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+TW_TEST(newton_corot_bdf2_acts_on_cpu) { return newton_acts(TW_COROT_ELEMENT, TW_BDF2); }
+TW_TEST(newton_green_implicit_acts_on_cpu) { return newton_acts(TW_GREEN, TW_IMPLICIT_EULER); }
+
+/* Device against CPU, 3 linearisations per step, 100 steps: positions after
+ * 1 step within 1e-4 of the length and after 100 within 1e-3, the Newton
+ * counts per step equal on at least 90 of the 100 steps (a residual near the
+ * tolerance may stop one side an iteration earlier), elastic energy within
+ * 1e-3. hanging: the bar's odd planes hanging too (the Newton solves on
+ * P^T A P). */
+static int newton_parity(tw_method method, tw_integrator it, int hanging)
+{
+    if (tw_test_gpu_skip()) return TW_SKIP;
+    tw_mesh *m = demo_bar_mesh();
+    CHECK(m != NULL);
+    tw_world_def dc = newton_def(TW_BACKEND_CPU, method, it, 3), dg = newton_def(TW_BACKEND_CUDA, method, it, 3);
+    tw_world *w[2] = {hanging_bar(m, &dc, hanging), hanging_bar(m, &dg, hanging)};
+    CHECK(w[0] && w[1]);
+    int same = 0, nc = 0, ng = 0;
+    for (int s = 0; s < 100; s++) {
+        tw_step_stats sc, sg;
+        CHECK_OK(tw_world_step(w[0], &sc));
+        CHECK_OK(tw_world_step(w[1], &sg));
+        same += sc.newton_iterations == sg.newton_iterations;
+        nc += sc.newton_iterations;
+        ng += sg.newton_iterations;
+        if (s == 0) {
+            printf("step 1: linearisations cpu %d gpu %d, CG iterations cpu %d gpu %d, Newton residual cpu %.3g gpu "
+                   "%.3g\n", sc.newton_iterations, sg.newton_iterations, sc.cg_iterations, sg.cg_iterations,
+                   sc.newton_residual, sg.newton_residual);
+            CHECK(sg.newton_iterations > 1);
+            CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
+        }
+    }
+    printf("100 steps: linearisations cpu %d gpu %d, equal on %d steps\n", nc, ng, same);
+    CHECK(same >= 90);
+    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "after 100 steps") <= 1e-3);
+    double ec = tw_world_elastic_energy(w[0]), eg = tw_world_elastic_energy(w[1]);
+    printf("elastic energy cpu %.9g J gpu %.9g J\n", ec, eg);
+    CHECK(ec > 0);
+    CHECK_NEAR(eg, ec, 1e-3 * fabs(ec));
+    if (hanging) CHECK(hanging_error(w[1]) <= 1e-6 * BAR_LENGTH);
+    for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+TW_TEST(newton_corot_bdf2_matches_cpu) { return newton_parity(TW_COROT_ELEMENT, TW_BDF2, 0); }
+TW_TEST(newton_green_implicit_matches_cpu) { return newton_parity(TW_GREEN, TW_IMPLICIT_EULER, 0); }
+TW_TEST(newton_hybrid_implicit_matches_cpu) { return newton_parity(TW_HYBRID, TW_IMPLICIT_EULER, 0); }
+TW_TEST(newton_warp_vertex_bdf2_matches_cpu) { return newton_parity(TW_WARP_VERTEX, TW_BDF2, 0); }
+TW_TEST(hanging_newton_corot_matches_cpu) { return newton_parity(TW_COROT_ELEMENT, TW_IMPLICIT_EULER, 1); }
+
+/* Newton after the contact passes: the drop cube (corot-element, BDF2, 3
+ * linearisations) onto the floor, 150 steps, as hanging_cube_on_floor's
+ * tolerances. */
+TW_TEST(newton_cube_on_floor_matches_cpu)
+{
+    if (tw_test_gpu_skip()) return TW_SKIP;
+    tw_mesh *m = demo_drop_cube_mesh();
+    CHECK(m != NULL);
+    tw_world *w[2];
+    for (int k = 0; k < 2; k++) {
+        tw_world_def d = tw_default_world_def();
+        d.backend = k ? TW_BACKEND_CUDA : TW_BACKEND_CPU;
+        d.youngs_modulus = 1e5;
+        d.dt = 0.005;
+        d.damping_stiffness = 0.01;
+        d.integrator = TW_BDF2;
+        d.newton_iterations = 3;
+        tw_collider_def floor = tw_default_collider_def();
+        w[k] = demo_drop_cube_world(m, &d, 0.1, &floor);
+        CHECK(w[k] != NULL);
+    }
+    double lowest = INFINITY;
+    int contacts = 0, newton = 0;
+    for (int s = 0; s < 150; s++) {
+        tw_step_stats sc, sg;
+        CHECK_OK(tw_world_step(w[0], &sc));
+        CHECK_OK(tw_world_step(w[1], &sg));
+        contacts = sg.contacts > contacts ? sg.contacts : contacts;
+        newton += sg.newton_iterations;
+        const tw_real *x = tw_world_positions(w[1]);
+        for (int i = 0; i < tw_world_vertex_count(w[1]); i++) lowest = fmin(lowest, x[3 * i + 2]);
+    }
+    printf("device: up to %d contacts, %d linearisations, lowest z %.3g m\n", contacts, newton, lowest);
+    CHECK(contacts > 0 && newton > 150);
+    CHECK(lowest >= -1e-6);
+    CHECK(position_error(w[0], w[1], DEMO_DROP_CUBE_EDGE, 2e-3, "after 150 steps") <= 2e-3);
+    for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
+    tw_mesh_destroy(m);
+    return 0;
+}

@@ -12,6 +12,7 @@
 #include <math.h>
 
 #include "hd/hd.h"
+#include "solver.h" /* TW_FILTER_NORMAL */
 
 /* BDF2's base term of one component from the current and the previous
  * value: xbase = (4 x_n - x_n-1) / 3, vbase = (4 v_n - v_n-1) / 3. */
@@ -80,5 +81,34 @@ TW_HD double tw_energy_projection_scale(double excess, double k) { return excess
 TW_HD tw_real tw_energy_projection_velocity(tw_real v, double vc, double scale)
 {
     return (tw_real)(vc + scale * ((double)v - vc));
+}
+/* The implicit step's residual at velocity v, one vertex (host/step.c
+ * step_residual's loop body; newton_refine and the CUDA Newton loop):
+ *   G = M (v - vbase) + heff alpha M v + heff beta K' v - heff (f + f_ext)
+ * with K' v = (Av - cm M v) / ck from the A assembled last; G holds f_ext on
+ * entry (at the positions f was taken at). */
+TW_HD void tw_newton_residual_vertex(tw_real mass, const tw_real *v, const tw_real *vbase, const tw_real *Av,
+                                     const tw_real *f, double heff, double alpha, double beta, double cm, double ck,
+                                     tw_real *G)
+{
+    for (int c = 0; c < 3; c++) {
+        double mv = mass * (double)v[c];
+        double Kv = (Av[c] - cm * mv) / ck;
+        G[c] = (tw_real)(mv - mass * (double)vbase[c] + heff * alpha * mv + heff * beta * Kv -
+                         heff * ((double)f[c] + G[c]));
+    }
+}
+
+/* S G of one vertex (the solver's filter: a contact loses the component
+ * along its normal, a constrained vertex all of it); returns |S G|^2 */
+TW_HD double tw_newton_filter_vertex(unsigned char fc, const tw_real *nn, tw_real *gi)
+{
+    if (fc == TW_FILTER_NORMAL) {
+        tw_real d = gi[0] * nn[0] + gi[1] * nn[1] + gi[2] * nn[2];
+        for (int c = 0; c < 3; c++) gi[c] -= d * nn[c];
+    } else if (fc) {
+        gi[0] = gi[1] = gi[2] = 0;
+    }
+    return (double)gi[0] * gi[0] + (double)gi[1] * gi[1] + (double)gi[2] * gi[2];
 }
 #endif
