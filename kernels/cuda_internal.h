@@ -44,7 +44,8 @@ enum {
     TW_S_KREL = 30,   /* the kinetic energy relative to it */
     TW_S_SCALE = 31,  /* the velocities' factor, or -1: no projection this step */
     TW_S_G = 32,      /* |S G|^2: the Newton residual (tw_cuda_newton_residual) */
-    TW_S_COUNT = 33
+    TW_S_BICG = 33,   /* 2: BiCGStab's dots, read back (cuda_bicgstab.cu) */
+    TW_S_COUNT = 35
 };
 
 /* The per-step numbers, in device memory (tw_cuda_world.params), written by
@@ -273,6 +274,12 @@ struct tw_cuda_world {
      * while x holds the iterate's positions, vnew saved while the PCG
      * solves for the update in vnew, the update, the residual G, rhs saved */
     tw_real *newton_x, *newton_v, *newton_dv, *newton_g, *newton_rhs;
+    /* BiCGStab (cuda_bicgstab.cu) for warp_system bicgstab with a vertex
+     * method: this step solves with it (host-driven), its iteration cap
+     * (cg_max_iterations, as tw_bicgstab: no fixed count), and its vectors
+     * (3n each, allocated at its first solve) */
+    int use_bicgstab, bicg_max;
+    tw_real *bicg_p, *bicg_v, *bicg_s, *bicg_t, *bicg_rhat;
 };
 /* Error checks: each names the file, line and call, sets tw_last_error and
  * returns the status from the enclosing function (which returns tw_status). */
@@ -446,6 +453,12 @@ tw_status tw_cuda_pcg_iteration(tw_cuda_world *cw);
 tw_status tw_cuda_pcg_host_loop(tw_cuda_world *cw, const tw_cuda_params *hp);
 /* Copies the device status into cw->hstatus (waits for the stream). */
 tw_status tw_cuda_read_status(tw_cuda_world *cw);
+
+/* cuda_bicgstab.cu: host/solver_impl.h tw_bicgstab on A vnew = rhs from
+ * vnew, filtered by cw->pcg_filter, tolerance hp->tol, at most cw->bicg_max
+ * iterations; HOST-DRIVEN (its scalars read back every iteration); leaves
+ * the solve's count and residual in the status as the PCG does. */
+tw_status tw_cuda_bicgstab(tw_cuda_world *cw, const tw_cuda_params *hp);
 
 /* cuda_pcg_fused.cu: y = A x by the warp-cooperative kernel (TW_ROW_LANES
  * lanes per block row); st: nothing once the loop ended (NULL: always runs). */

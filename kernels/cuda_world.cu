@@ -20,8 +20,10 @@
 // warp-edge, corot-element, green and hybrid, with colliders (the contact
 // steps, cuda_contact.cu, when there are any). What the device path does
 // not have yet returns TW_ERR_UNSUPPORTED naming it (never a silent fall
-// back to the CPU): for the implicit integrators warp_system bicgstab, and
-// hanging vertices with TW_CUDA_PCG=fused. Newton iterations after the
+// back to the CPU): hanging vertices with TW_CUDA_PCG=fused or with
+// warp_system bicgstab. BiCGStab on a vertex method's exact warped system
+// (warp_system bicgstab) runs host-driven (cuda_bicgstab.cu: its scalars
+// read back every iteration; no graph). Newton iterations after the
 // first solve (newton_iterations > 1, non-linear methods) run host-driven:
 // the first solve as always, then newton_refine's loop with each residual
 // norm read back and the CPU's decisions taken on the host (no graph for
@@ -355,7 +357,8 @@ extern "C" void tw_cuda_world_destroy(tw_cuda_world *cw)
     if (cw->exec) cudaGraphExecDestroy(cw->exec);
     hang_free(cw);
     {
-        void *nb[] = {cw->newton_x, cw->newton_v, cw->newton_dv, cw->newton_g, cw->newton_rhs};
+        void *nb[] = {cw->newton_x, cw->newton_v, cw->newton_dv, cw->newton_g, cw->newton_rhs,
+                      cw->bicg_p, cw->bicg_v, cw->bicg_s, cw->bicg_t, cw->bicg_rhat};
         for (size_t k = 0; k < sizeof nb / sizeof nb[0]; k++)
             if (nb[k]) cudaFree(nb[k]);
     }
@@ -545,8 +548,10 @@ static tw_status check_supported(const tw_cuda_step_in *in)
     if ((unsigned)d->integrator >= TW_INTEGRATOR_COUNT) {
         snprintf(buf, sizeof buf, "the integrator %d", (int)d->integrator);
         what = buf;
-    } else if (implicit && vertex_method && d->warp_system == TW_WARP_SYSTEM_BICGSTAB) {
-        what = "warp_system bicgstab (BiCGStab on the exact warped system; the symmetric system with PCG runs)";
+    } else if (implicit && vertex_method && d->warp_system == TW_WARP_SYSTEM_BICGSTAB && in->nhang > 0) {
+        snprintf(buf, sizeof buf, "warp_system bicgstab with hanging vertices (%d set; the device's BiCGStab applies A, "
+                 "not P^T A P)", in->nhang);
+        what = buf;
     } else if ((unsigned)d->method >= TW_METHOD_COUNT) {
         snprintf(buf, sizeof buf, "method %d", (int)d->method);
         what = buf;
@@ -637,7 +642,17 @@ static tw_status enqueue_before_loop(tw_cuda_world *cw, const tw_cuda_shape *sh)
     if ((s = tw_cuda_prescribe(cw)) != TW_OK) return s;
     if (sh->colliders && (s = tw_cuda_contact_mark(cw)) != TW_OK) return s;
     if (sh->colliders && cw->colliders_moving && (s = tw_cuda_contact_shift_begin(cw)) != TW_OK) return s;
-    return tw_cuda_pcg_begin(cw);
+    return cw->use_bicgstab ? TW_OK : tw_cuda_pcg_begin(cw); /* BiCGStab begins in its own call */
+}
+
+/* One host-driven solve of A vnew = rhs from vnew: BiCGStab for the exact
+ * warped system, else the PCG (begin, host loop) */
+static tw_status solve_host(tw_cuda_world *cw, const tw_cuda_params *hp, int begun)
+{
+    if (cw->use_bicgstab) return tw_cuda_bicgstab(cw, hp);
+    tw_status s;
+    if (!begun && (s = tw_cuda_pcg_begin(cw)) != TW_OK) return s;
+    return tw_cuda_pcg_host_loop(cw, hp);
 }
 
 /* after the loop: the check, then (when it passed) the new state;
@@ -847,8 +862,7 @@ static tw_status contact_passes(tw_cuda_world *cw, const tw_cuda_params *hp, tw_
         if (!(changed || (friction && friction_passes < 2)) || st->contact_passes >= cw->contact_passes) break;
         friction_passes += !changed;
         if (cw->colliders_moving && (s = tw_cuda_contact_shift_begin(cw)) != TW_OK) return s;
-        if ((s = tw_cuda_pcg_begin(cw)) != TW_OK) return s;
-        if ((s = tw_cuda_pcg_host_loop(cw, hp)) != TW_OK) return s;
+        if ((s = solve_host(cw, hp, 0)) != TW_OK) return s;
         if ((s = tw_cuda_hanging_expand(cw)) != TW_OK) return s; /* solve_system's expand, before the shift */
         if (cw->colliders_moving && (s = tw_cuda_contact_shift_end(cw)) != TW_OK) return s;
         if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
@@ -921,8 +935,7 @@ static tw_status newton_refine(tw_cuda_world *cw, const tw_cuda_shape *sh, const
         if ((s = tw_cuda_newton_negate(cw, cw->newton_g, d.rhs)) != TW_OK) return s;
         TW_CUDA_TRY(cudaMemcpyAsync(cw->newton_v, d.vnew, bytes, cudaMemcpyDeviceToDevice, str));
         TW_CUDA_TRY(cudaMemsetAsync(d.vnew, 0, bytes, str));
-        if ((s = tw_cuda_pcg_begin(cw)) != TW_OK) return s;
-        if ((s = tw_cuda_pcg_host_loop(cw, hp)) != TW_OK) return s;
+        if ((s = solve_host(cw, hp, 0)) != TW_OK) return s;
         if ((s = tw_cuda_hanging_expand(cw)) != TW_OK) return s; /* solve_system's expand */
         if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
         st->cg_iterations += cw->hstatus.iterations;
@@ -1009,7 +1022,10 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
     int passes = sh.colliders && !explicit_step; /* host-driven: the contact passes read counts back */
     /* Newton iterations after the first solve: host-driven (newton_refine) */
     int newton = !explicit_step && in->newton_iterations > 1 && sh.method != TW_LINEAR;
-    int graph = !passes && !newton && graph_ready(cw, &sh);
+    /* solve_on's choice: BiCGStab on the exact warped system of a vertex method (host-driven) */
+    cw->use_bicgstab = sh.exact_warp && (sh.method == TW_WARP_VERTEX || sh.method == TW_WARP_EDGE);
+    cw->bicg_max = in->def->cg_max_iterations;
+    int graph = !passes && !newton && !cw->use_bicgstab && graph_ready(cw, &sh);
     if (explicit_step && !in->has_acc) { /* newmark_step's acceleration at the start, outside the graph */
         if ((s = tw_cuda_newmark_start(cw, (tw_method)sh.method, sh.ghost)) != TW_OK) return s;
         out->acc_computed = 1; /* as on the CPU, whether the step then passes or not */
@@ -1020,7 +1036,7 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
         if ((s = enqueue_explicit(cw, &sh)) != TW_OK) return s;
     } else {
         if ((s = enqueue_before_loop(cw, &sh)) != TW_OK) return s;
-        if ((s = tw_cuda_pcg_host_loop(cw, &hp)) != TW_OK) return s;
+        if ((s = solve_host(cw, &hp, 1)) != TW_OK) return s;
         if ((s = tw_cuda_hanging_expand(cw)) != TW_OK) return s; /* nothing without hanging vertices */
         if (passes && cw->colliders_moving && (s = tw_cuda_contact_shift_end(cw)) != TW_OK) return s;
         if (passes && (s = contact_passes(cw, &hp, &out->stats)) != TW_OK) return s;
