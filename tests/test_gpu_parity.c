@@ -112,6 +112,11 @@ static tw_world *energy_world(const tw_mesh *m, const tw_world_def *d, int held)
     return w;
 }
 
+/* Steps compared: 300 held; 100 free (the spinning free bar amplifies
+ * rounding: the CPU's float and double runs part by 1.1e-4 L after 100
+ * steps, 5.9e-4 L after 300; the held bar by 6.8e-6 L after 300) */
+static int energy_steps(int held) { return held ? 300 : 100; }
+
 /* On the CPU the scene is one where the projection changes the motion: the
  * same world with a point force of 1e-30 N (work done: no projection) ends
  * elsewhere, and gains energy where the projected one does not. */
@@ -125,12 +130,12 @@ static int energy_projection_acts(int held)
     double tiny[3] = {0, 0, 1e-30};
     CHECK_OK(tw_world_set_force(w[1], tw_world_vertex_count(w[1]) - 1, tiny));
     double e0 = mechanical_energy(w[0], m, &d), emax[2] = {e0, e0};
-    for (int s = 0; s < 300; s++) {
+    for (int s = 0; s < energy_steps(held); s++) {
         if (step_all(w, 2, 1)) return 1;
         for (int k = 0; k < 2; k++) emax[k] = fmax(emax[k], mechanical_energy(w[k], m, &d));
     }
-    printf("%s bar, 300 steps: energy at the start %.9g J, at most %.9g J projected, %.9g J not\n",
-           held ? "held" : "free", e0, emax[0], emax[1]);
+    printf("%s bar, %d steps: energy at the start %.9g J, at most %.9g J projected, %.9g J not\n",
+           held ? "held" : "free", energy_steps(held), e0, emax[0], emax[1]);
     double dx = position_error(w[0], w[1], BAR_LENGTH, 1e-3, "projected against not");
     CHECK(dx > 1e-2); /* ten times the parity tolerance below */
     CHECK(emax[1] > e0 + 1e-3 * fabs(e0));
@@ -143,7 +148,7 @@ static int energy_projection_acts(int held)
 TW_TEST(energy_projection_held_acts_on_cpu) { return energy_projection_acts(1); }
 TW_TEST(energy_projection_free_acts_on_cpu) { return energy_projection_acts(0); }
 
-/* Device against CPU: positions after 300 steps within 1e-3 of the length,
+/* Device against CPU: positions after energy_steps within 1e-3 of the length,
  * the device's energy never above its start by more than 1e-4 of it (the
  * device's sums differ from the CPU's in their last bits), and a free
  * body's momentum kept. */
@@ -156,13 +161,13 @@ static int energy_projection_parity(int held)
     tw_world *w[2] = {energy_world(m, &dc, held), energy_world(m, &dg, held)};
     CHECK(w[0] && w[1]);
     double e0 = mechanical_energy(w[1], m, &dg), emax = e0;
-    for (int s = 0; s < 300; s++) {
+    for (int s = 0; s < energy_steps(held); s++) {
         if (step_all(w, 2, 1)) return 1;
         if (s == 0) CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
         emax = fmax(emax, mechanical_energy(w[1], m, &dg));
     }
-    printf("device: energy at the start %.9g J, at most %.9g J over 300 steps\n", e0, emax);
-    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "after 300 steps") <= 1e-3);
+    printf("device: energy at the start %.9g J, at most %.9g J over %d steps\n", e0, emax, energy_steps(held));
+    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "at the end") <= 1e-3);
     CHECK(emax <= e0 + 1e-4 * fabs(e0));
     if (!held) {
         double p[2][3] = {{0, 0, 0}, {0, 0, 0}};
@@ -594,9 +599,11 @@ TW_TEST(newton_hybrid_implicit_matches_cpu) { return newton_parity(TW_HYBRID, TW
 TW_TEST(newton_warp_vertex_bdf2_matches_cpu) { return newton_parity(TW_WARP_VERTEX, TW_BDF2, 0); }
 TW_TEST(hanging_newton_corot_matches_cpu) { return newton_parity(TW_COROT_ELEMENT, TW_IMPLICIT_EULER, 1); }
 
-/* Newton after the contact passes: the drop cube (corot-element, BDF2, 3
- * linearisations) onto the floor, 150 steps, as hanging_cube_on_floor's
- * tolerances. */
+/* Newton after the contact passes: the drop cube (corot-element, implicit
+ * Euler, 3 linearisations) onto the floor, 150 steps, as
+ * hanging_cube_on_floor's tolerances (the CPU's float and double runs part
+ * by 1.1e-7 of the edge; under BDF2 by 1.1e-3 at the landing and 5.6e-3
+ * after 150 steps, too close to any tolerance to compare). */
 TW_TEST(newton_cube_on_floor_matches_cpu)
 {
     if (tw_test_gpu_skip()) return TW_SKIP;
@@ -609,7 +616,6 @@ TW_TEST(newton_cube_on_floor_matches_cpu)
         d.youngs_modulus = 1e5;
         d.dt = 0.005;
         d.damping_stiffness = 0.01;
-        d.integrator = TW_BDF2;
         d.newton_iterations = 3;
         tw_collider_def floor = tw_default_collider_def();
         w[k] = demo_drop_cube_world(m, &d, 0.1, &floor);
@@ -667,11 +673,14 @@ TW_TEST(bicgstab_acts_on_cpu)
     return 0;
 }
 
-/* Device against CPU with BiCGStab: the bar, 100 steps, positions within
- * 1e-4 of the length after 1 step and 1e-3 after 100, iterations per step
- * within 2 of the CPU's on the first step. newton: 3 linearisations (the
- * Newton solves by BiCGStab too). */
-static int bicgstab_parity(tw_method method, int newton)
+/* Device against CPU with BiCGStab: the bar, positions within 1e-4 of the
+ * length after 1 step and 1e-3 after `steps`, iterations on the first step
+ * within 2 + 10 % of the CPU's. newton: 3 linearisations (the Newton solves
+ * by BiCGStab too). warp-edge's exact system breaks the bar's symmetry and
+ * amplifies rounding (the CPU's float and double runs part by 1.1e-4 L
+ * after 10 steps, 7e-3 L after 30, 2.5e-2 L after 100; warp-vertex's by
+ * 1.4e-5 L after 100): it is compared over 10 steps. */
+static int bicgstab_parity(tw_method method, int newton, int steps)
 {
     if (tw_test_gpu_skip()) return TW_SKIP;
     tw_mesh *m = demo_bar_mesh();
@@ -691,16 +700,16 @@ static int bicgstab_parity(tw_method method, int newton)
     CHECK(sg.cg_iterations > 0 && abs(sg.cg_iterations - sc.cg_iterations) <= 2 + sc.cg_iterations / 10);
     CHECK(sg.residual <= dg.cg_tolerance);
     CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
-    if (step_all(w, 2, 99)) return 1;
-    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "after 100 steps") <= 1e-3);
+    if (step_all(w, 2, steps - 1)) return 1;
+    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "at the end") <= 1e-3);
     for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
     tw_mesh_destroy(m);
     return 0;
 }
 
-TW_TEST(bicgstab_warp_vertex_matches_cpu) { return bicgstab_parity(TW_WARP_VERTEX, 0); }
-TW_TEST(bicgstab_warp_edge_matches_cpu) { return bicgstab_parity(TW_WARP_EDGE, 0); }
-TW_TEST(newton_warp_vertex_bicgstab_matches_cpu) { return bicgstab_parity(TW_WARP_VERTEX, 1); }
+TW_TEST(bicgstab_warp_vertex_matches_cpu) { return bicgstab_parity(TW_WARP_VERTEX, 0, 100); }
+TW_TEST(bicgstab_warp_edge_matches_cpu) { return bicgstab_parity(TW_WARP_EDGE, 0, 10); }
+TW_TEST(newton_warp_vertex_bicgstab_matches_cpu) { return bicgstab_parity(TW_WARP_VERTEX, 1, 100); }
 
 /* With colliders: the drop cube (warp-vertex, BiCGStab) onto the floor,
  * 150 steps, as hanging_cube_on_floor's tolerances. */
