@@ -455,6 +455,7 @@ static int hang_same(const tw_cuda_world *cw, const tw_cuda_step_in *in)
 static tw_status upload_hanging(tw_cuda_world *cw, const tw_cuda_step_in *in)
 {
     if (hang_same(cw, in)) return TW_OK;
+    TW_CUDA_TRY(cudaStreamSynchronize(cw->stream)); /* nothing queued reads the arrays freed next */
     hang_free(cw);
     if (cw->exec) { /* its kernels hold the old arrays */
         cudaGraphExecDestroy(cw->exec);
@@ -501,6 +502,10 @@ static tw_status upload_hanging(tw_cuda_world *cw, const tw_cuda_step_in *in)
     memcpy(l + 3 + 2 * nh, in->hang_idx, sizeof(int) * (size_t)nl);
     memcpy(cw->hang_wlist, in->hang_w, sizeof(double) * (size_t)nl);
     cw->nhang = nh;
+    /* the uploads and memsets above ran on the legacy stream (cudaMemcpy of
+     * pageable memory may return before its DMA is done), the steps run on
+     * cw->stream, which does not wait for it */
+    TW_CUDA_TRY(cudaDeviceSynchronize());
     return TW_OK;
 }
 
@@ -914,8 +919,15 @@ static tw_status newton_refine(tw_cuda_world *cw, const tw_cuda_shape *sh, const
     size_t n3 = 3 * (size_t)d.n, bytes = sizeof(tw_real) * n3;
     tw_status s;
     tw_real **bufs[] = {&cw->newton_x, &cw->newton_v, &cw->newton_dv, &cw->newton_g, &cw->newton_rhs};
+    int fresh = 0;
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
-        if (!*bufs[k] && (s = alloc_zero(cw, bufs[k], n3, "Newton vectors")) != TW_OK) return s;
+        if (!*bufs[k]) {
+            if ((s = alloc_zero(cw, bufs[k], n3, "Newton vectors")) != TW_OK) return s;
+            fresh = 1;
+        }
+    /* alloc_zero's memsets ran on the legacy stream, which cw->stream does
+     * not wait for: one of them landing after the copies below would zero x's copy */
+    if (fresh) TW_CUDA_TRY(cudaDeviceSynchronize());
     cudaStream_t str = cw->stream;
     /* x (implicit Euler's xbase too) and rhs kept; BDF2's xbase is xb */
     TW_CUDA_TRY(cudaMemcpyAsync(cw->newton_x, d.x, bytes, cudaMemcpyDeviceToDevice, str));
