@@ -554,8 +554,9 @@ static tw_status check_supported(const tw_cuda_step_in *in)
         snprintf(buf, sizeof buf, "the integrator %d", (int)d->integrator);
         what = buf;
     } else if (implicit && vertex_method && d->warp_system == TW_WARP_SYSTEM_BICGSTAB && in->nhang > 0) {
-        snprintf(buf, sizeof buf, "warp_system bicgstab with hanging vertices (%d set; the device's BiCGStab applies A, "
-                 "not P^T A P)", in->nhang);
+        snprintf(buf, sizeof buf,
+                 "warp_system bicgstab with hanging vertices (%d set; the device's BiCGStab applies A, not P^T A P)",
+                 in->nhang);
         what = buf;
     } else if ((unsigned)d->method >= TW_METHOD_COUNT) {
         snprintf(buf, sizeof buf, "method %d", (int)d->method);

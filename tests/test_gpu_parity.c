@@ -173,7 +173,8 @@ static int energy_projection_parity(int held)
         double p[2][3] = {{0, 0, 0}, {0, 0, 0}};
         for (int k = 0; k < 2; k++)
             for (int i = 0; i < tw_world_vertex_count(w[k]); i++)
-                for (int c = 0; c < 3; c++) p[k][c] += tw_world_vertex_mass(w[k])[i] * tw_world_velocities(w[k])[3 * i + c];
+                for (int c = 0; c < 3; c++)
+                    p[k][c] += tw_world_vertex_mass(w[k])[i] * tw_world_velocities(w[k])[3 * i + c];
         printf("momentum cpu (%.6g %.6g %.6g) gpu (%.6g %.6g %.6g) kg m/s\n", p[0][0], p[0][1], p[0][2], p[1][0],
                p[1][1], p[1][2]);
         for (int c = 0; c < 3; c++) CHECK_NEAR(p[1][c], p[0][c], 1e-4 * (fabs(p[0][0]) + fabs(p[0][1]) + 1e-6));
