@@ -162,18 +162,9 @@ double tw_compute_elastic_energy(tw_world *w, const tw_real *x)
         }
         return energy;
     }
-    int green = w->def.method == TW_GREEN;
+    tw_method m = w->def.method;
 #pragma omp parallel for if (TW_PAR(f->nt)) num_threads(tw_world_threads(w)) reduction(+ : energy) schedule(static)
-    for (int e = 0; e < f->nt; e++) {
-        tw_v3 xs[4];
-        tw_element_displacements(&s, x, e, xs);
-        tw_m3 F = tw_elem_deformation(xs, f->g + 12 * (size_t)e);
-        tw_real psi = 0;
-        if (green) tw_stvk_S(F, f->lam[e], f->mu[e], &psi);
-        else if (w->def.method == TW_HYBRID) tw_hybrid_P(F, tw_polar3(F), f->lam[e], f->mu[e], &psi);
-        else tw_corot_P(F, tw_polar3(F), f->lam[e], f->mu[e], &psi);
-        energy += (double)psi * f->vol[e];
-    }
+    for (int e = 0; e < f->nt; e++) energy += (double)tw_element_energy_density(&s, x, e, m) * f->vol[e];
     return energy;
 }
 

@@ -16,15 +16,17 @@
  * within a step with the contacts' friction).
  *
  * The explicit step moves a hanging vertex as a kinematic vertex (its
- * target: the average of its constrainers' predicted positions x + h v);
- * the CUDA backend refuses hanging vertices. After every step the vertices
- * are set exactly to the average, with the average velocity. */
+ * target: the average of its constrainers' predicted positions x + h v).
+ * After every step the vertices are set exactly to the average, with the
+ * average velocity. The CUDA backend runs the same rows (hd/step_hanging.h):
+ * P^T A P applied as P, A, P^T inside its PCG (kernels/cuda_pcg.cu). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "amg.h"
 #include "error.h"
+#include "hd/step_hanging.h"
 #include "world.h"
 
 static void system_free(tw_hanging_system *r)
@@ -132,7 +134,7 @@ tw_status tw_hanging_reduce(tw_world *w, const tw_real *b, const tw_real *x, con
     for (int i = 0; i < P.n_fine; i++)
         for (int k = r->ptr[i]; k < r->ptr[i + 1]; k++)
             for (int c = 0; c < 3; c++)
-                r->b[3 * (size_t)r->idx[k] + c] += (tw_real)(r->wt[k] * (double)b[3 * (size_t)i + c]);
+                r->b[3 * (size_t)r->idx[k] + c] += tw_hanging_restrict_term(r->wt[k], b[3 * (size_t)i + c]);
     for (int J = 0; J < r->nr; J++) {
         int i = r->vertex_of[J];
         r->cons[J] = filter->cons[i];
@@ -149,12 +151,7 @@ tw_status tw_hanging_reduce(tw_world *w, const tw_real *b, const tw_real *x, con
 void tw_hanging_expand(const tw_world *w, tw_real *x)
 {
     const tw_hanging_system *r = w->hsys;
-    for (int i = 0; i < w->fem.n; i++) {
-        double s[3] = {0, 0, 0};
-        for (int k = r->ptr[i]; k < r->ptr[i + 1]; k++)
-            for (int c = 0; c < 3; c++) s[c] += r->wt[k] * (double)r->x[3 * (size_t)r->idx[k] + c];
-        for (int c = 0; c < 3; c++) x[3 * (size_t)i + c] = (tw_real)s[c];
-    }
+    for (int i = 0; i < w->fem.n; i++) tw_hanging_row_expand(r->ptr, r->idx, r->wt, r->x, i, x + 3 * (size_t)i);
 }
 
 tw_status tw_world_set_hanging(tw_world *w, int count, const int *vertex, const int *ptr,
@@ -254,31 +251,16 @@ tw_status tw_world_set_hanging(tw_world *w, int count, const int *vertex, const 
 
 void tw_hanging_before_step(tw_world *w, double h)
 {
-    for (int k = 0; k < w->nhang; k++) {
-        double p[3] = {0, 0, 0};
-        for (int j = w->hang_ptr[k]; j < w->hang_ptr[k + 1]; j++)
-            for (int c = 0; c < 3; c++) {
-                size_t q = 3 * (size_t)w->hang_idx[j] + c;
-                p[c] += w->hang_w[j] * ((double)w->x[q] + h * w->v[q]);
-            }
-        for (int c = 0; c < 3; c++) w->target[3 * (size_t)w->hang_vertex[k] + c] = (tw_real)p[c];
-    }
+    for (int k = 0; k < w->nhang; k++)
+        tw_hanging_target(w->hang_ptr, w->hang_idx, w->hang_w, w->x, w->v, h, k,
+                          w->target + 3 * (size_t)w->hang_vertex[k]);
 }
 
 void tw_hanging_after_step(tw_world *w)
 {
     for (int k = 0; k < w->nhang; k++) {
-        double p[3] = {0, 0, 0}, v[3] = {0, 0, 0};
-        for (int j = w->hang_ptr[k]; j < w->hang_ptr[k + 1]; j++)
-            for (int c = 0; c < 3; c++) {
-                size_t q = 3 * (size_t)w->hang_idx[j] + c;
-                p[c] += w->hang_w[j] * w->x[q];
-                v[c] += w->hang_w[j] * w->v[q];
-            }
-        for (int c = 0; c < 3; c++) {
-            w->x[3 * (size_t)w->hang_vertex[k] + c] = (tw_real)p[c];
-            w->v[3 * (size_t)w->hang_vertex[k] + c] = (tw_real)v[c];
-        }
+        size_t q = 3 * (size_t)w->hang_vertex[k];
+        tw_hanging_average(w->hang_ptr, w->hang_idx, w->hang_w, w->x, w->v, k, w->x + q, w->v + q);
     }
 }
 

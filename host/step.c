@@ -316,25 +316,12 @@ static double step_residual(tw_world *w, double heff, const tw_real *xbase, cons
     tw_compute_elastic_force(w, xk, w->f, vertex_method && w->def.ghost_force_correction);
     tw_external_force(w, xk, G);
     double alpha = w->def.damping_mass, beta = w->def.damping_stiffness, g2 = 0;
-    for (int i = 0; i < n; i++)
-        for (int c = 0; c < 3; c++) {
-            size_t k = 3 * (size_t)i + c;
-            double mv = f->mass[i] * (double)v[k];
-            double Kv = (Av[k] - cm * mv) / ck;
-            G[k] = (tw_real)(mv - f->mass[i] * (double)vbase[k] + heff * alpha * mv + heff * beta * Kv -
-                             heff * ((double)w->f[k] + G[k]));
-        }
-    for (int i = 0; i < n; i++) { /* S G */
-        tw_real *gi = G + 3 * (size_t)i;
-        if (w->fcons[i] == TW_FILTER_NORMAL) {
-            const tw_real *nn = w->cnormal + 3 * (size_t)i;
-            tw_real d = gi[0] * nn[0] + gi[1] * nn[1] + gi[2] * nn[2];
-            for (int c = 0; c < 3; c++) gi[c] -= d * nn[c];
-        } else if (w->fcons[i]) {
-            gi[0] = gi[1] = gi[2] = 0;
-        }
-        g2 += (double)gi[0] * gi[0] + (double)gi[1] * gi[1] + (double)gi[2] * gi[2];
+    for (int i = 0; i < n; i++) {
+        size_t k = 3 * (size_t)i;
+        tw_newton_residual_vertex(f->mass[i], v + k, vbase + k, Av + k, w->f + k, heff, alpha, beta, cm, ck, G + k);
     }
+    for (int i = 0; i < n; i++) /* S G */
+        g2 += tw_newton_filter_vertex(w->fcons[i], w->cnormal + 3 * (size_t)i, G + 3 * (size_t)i);
     return sqrt(g2);
 }
 
@@ -443,6 +430,8 @@ static tw_status newmark_step(tw_world *w, double h, tw_step_stats *st)
 }
 
 #ifdef TW_HAVE_CUDA
+static int work_done(const tw_world *w);
+
 /* The step on the device (kernels/cuda_world.h): the world's numbers and the
  * state a setter changed go in, and what comes back is applied here as the
  * CPU step applies its own: the divergence check, the counters, the flags. */
@@ -458,7 +447,12 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
     for (int c = 0; c < 3; c++) in.spring_anchor[c] = w->spring_anchor[c];
     in.spring_k = w->spring_k;
     in.size = w->size;
+    in.newton_iterations = tw_world_newton_iterations(w);
     in.nhang = w->nhang;
+    in.hang_vertex = w->hang_vertex;
+    in.hang_ptr = w->hang_ptr;
+    in.hang_idx = w->hang_idx;
+    in.hang_w = w->hang_w;
     in.dirty = w->host_dirty;
     in.x = w->host_x_stale ? NULL : w->x; /* the device's copy is newer */
     in.v = w->host_v_stale ? NULL : w->v;
@@ -471,6 +465,8 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
     tw_colliders_advanced(w, w->def.dt, end);
     in.colliders_end = end;
     in.colliders_moving = tw_colliders_moving(w);
+    /* tw_world_step's projection, on the device */
+    in.energy_projection = w->def.method == TW_WARP_VERTEX && w->def.integrator == TW_BDF2 && !work_done(w);
     tw_cuda_step_out out;
     double t0 = tw_now_ms();
     tw_status s = tw_cuda_world_step(w->cuda, &in, &out);
@@ -526,10 +522,8 @@ static double mechanical_energy(tw_world *w, double *scale)
     const tw_fem *f = &w->fem;
     for (int i = 0; i < f->n; i++) {
         m += f->mass[i];
-        for (int c = 0; c < 3; c++) {
-            k += 0.5 * f->mass[i] * (double)w->v[3 * i + c] * w->v[3 * i + c];
-            g -= f->mass[i] * w->def.gravity[c] * ((double)w->x[3 * i + c] - f->X[3 * i + c]);
-        }
+        size_t q = 3 * (size_t)i;
+        tw_vertex_mechanical_energy(f->mass[i], w->v + q, w->x + q, f->X + q, w->def.gravity, &k, &g);
     }
     double e = tw_compute_rotations_energy(w, w->x);
     double gn = sqrt(w->def.gravity[0] * w->def.gravity[0] + w->def.gravity[1] * w->def.gravity[1] +
@@ -579,12 +573,12 @@ static int bdf2_energy_projection(tw_world *w, double excess)
             k += 0.5 * f->mass[i] * u * u;
         }
     if (!(k > 0)) return 0;
-    double scale = excess < k ? sqrt(1 - excess / k) : 0;
+    double scale = tw_energy_projection_scale(excess, k);
     for (int i = 0; i < f->n; i++)
         if (!w->cons[i])
             for (int c = 0; c < 3; c++) {
                 size_t q = 3 * (size_t)i + c;
-                w->v[q] = (tw_real)(vc[c] + scale * ((double)w->v[q] - vc[c]));
+                w->v[q] = tw_energy_projection_velocity(w->v[q], vc[c], scale);
             }
     return 1;
 }

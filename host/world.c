@@ -93,8 +93,9 @@ tw_bsr tw_world_bsr(const tw_world *w)
  * one linearisation an undamped corotated bar gains energy from the first
  * swings on and blows up after ~1000 steps at dt 0.01, while a second
  * Newton iteration keeps it below its start over 1e4 steps (bench/soak.sh).
- * Implicit Euler keeps Müller's single linearisation. The CUDA backend runs
- * one linearisation per step (it has no Newton loop yet). */
+ * Implicit Euler keeps Müller's single linearisation. The CUDA backend
+ * keeps one by default (its step stays one graph launch) and runs more when
+ * asked (newton_iterations > 1: host-driven, kernels/cuda_world.cu). */
 int tw_world_newton_iterations(const tw_world *w)
 {
     /* body contact is solved coupled in the contact passes of one

@@ -22,11 +22,24 @@
 // start comes from newmark_start, outside the graph, on the world's first
 // step and after a setter reset it (tw_cuda_step_in.has_acc).
 //
+// warp-vertex under BDF2, when nothing does work on the body, ends each
+// step with tw_world_step's energy projection (host/step.c
+// bdf2_energy_projection): the mechanical energy (kinetic + elastic +
+// gravity; hd/integrator.h tw_vertex_mechanical_energy, hd/step.h
+// tw_element_energy_density) at the step's start and end as deterministic
+// reductions (cuda_reduce.cuh), and when the committed step gained energy
+// the free vertices' velocities relative to the centre of mass (to v itself
+// when a vertex is constrained) scaled by sqrt(1 - excess / k): the factor
+// decided on the device by one thread (energy_decide), nothing read back.
+// The CPU sums serially, the device by blocks: the factor agrees to
+// rounding, not bit for bit.
+//
 // NEVER RUN ON A GPU: written and compiled (float and double builds, nvcc 13,
 // sm_90) on a machine without one; tests/test_gpu_backend.c's bdf2 and
 // explicit cases against the CPU are what a session with a device runs
 // first.
 #include "cuda_internal.h"
+#include "cuda_reduce.cuh"
 #include "hd/integrator.h"
 
 namespace {
@@ -134,7 +147,190 @@ __global__ void newmark_commit_kernel(tw_cuda_data d)
     }
 }
 
+/* ---- warp-vertex under BDF2: the energy projection ---- */
+
+/* Per block (kinetic, elastic, gravity) at x, v: host/step.c
+ * mechanical_energy's vertex terms and tw_compute_elastic_energy's element
+ * terms (hd/integrator.h, hd/step.h), one grid-stride loop over both. */
+__global__ void energy_partials(tw_cuda_data d, int method, double *partial)
+{
+    double s[3] = {0, 0, 0};
+    tw_step_view sv = tw_cuda_step_view(d);
+    int count = d.n > d.nt ? d.n : d.nt;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
+        if (i < d.n) {
+            size_t q = 3 * (size_t)i;
+            tw_vertex_mechanical_energy(d.mass[i], d.v + q, d.x + q, d.X + q, sv.gravity, &s[0], &s[2]);
+        }
+        if (i < d.nt) s[1] += (double)tw_element_energy_density(&sv, d.x, i, (tw_method)method) * d.vol[i];
+    }
+    tw_block_partials<3>(s, partial);
+}
+
+/* Per block (sum m v, sum m) over the vertices; zeros when a vertex is
+ * constrained (bdf2_energy_projection scales v itself then: vc = 0). */
+__global__ void centre_partials(tw_cuda_data d, double *partial)
+{
+    double s[4] = {0, 0, 0, 0};
+    if (!d.P->energy_held)
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x) {
+            for (int c = 0; c < 3; c++) s[c] += d.mass[i] * (double)d.v[3 * (size_t)i + c];
+            s[3] += d.mass[i];
+        }
+    tw_block_partials<4>(s, partial);
+}
+
+/* component c of the centre of mass's velocity from the sums (0 when held) */
+__device__ __forceinline__ double centre_velocity(const double *scalars, int c)
+{
+    double mt = scalars[TW_S_VC + 3];
+    return mt > 0 ? scalars[TW_S_VC + c] / mt : 0;
+}
+
+/* Per block the kinetic energy relative to the centre of mass. */
+__global__ void relative_kinetic_partials(tw_cuda_data d, const double *scalars, double *partial)
+{
+    double s[1] = {0}, vc[3];
+    for (int c = 0; c < 3; c++) vc[c] = centre_velocity(scalars, c);
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x)
+        for (int c = 0; c < 3; c++) {
+            double u = (double)d.v[3 * (size_t)i + c] - vc[c];
+            s[0] += 0.5 * d.mass[i] * u * u;
+        }
+    tw_block_partials<1>(s, partial);
+}
+
+/* One thread: does this step project, and by what factor (-1: it does not).
+ * The energies add as mechanical_energy's k + e + g. */
+__global__ void energy_decide(tw_cuda_data d, double *scalars)
+{
+    const double *e0 = scalars + TW_S_E0, *e1 = scalars + TW_S_E1;
+    double excess = (e1[0] + e1[1] + e1[2]) - (e0[0] + e0[1] + e0[2]), k = scalars[TW_S_KREL];
+    int project = d.st->ok && excess > 0 && k > 0;
+    scalars[TW_S_SCALE] = project ? tw_energy_projection_scale(excess, k) : -1;
+    d.st->energy_projected = project;
+}
+
+/* The free vertices' velocities: vc + scale (v - vc). */
+__global__ void energy_scale_velocities(tw_cuda_data d, const double *scalars)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    double scale = scalars[TW_S_SCALE];
+    if (i >= d.n || scale < 0 || d.cons[i]) return;
+    for (int c = 0; c < 3; c++) {
+        size_t q = 3 * (size_t)i + c;
+        d.v[q] = tw_energy_projection_velocity(d.v[q], centre_velocity(scalars, c), scale);
+    }
+}
+
+/* ---- Newton iterations (newton_refine, step_residual) ---- */
+
+__global__ void newton_positions_kernel(tw_cuda_data d, const tw_real *xb, const tw_real *v)
+{
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= 3 * d.n) return;
+    d.x[k] = xb[k] + (tw_real)d.P->heff * v[k];
+}
+
+/* G per vertex (f_ext at x, then the residual), S G, per block |S G|^2 */
+__global__ void newton_residual_partials(tw_cuda_data d, const tw_real *v, const tw_real *Av, tw_real *G,
+                                         const unsigned char *fcons, double *partial)
+{
+    const tw_cuda_params *P = d.P;
+    tw_step_view sv = tw_cuda_step_view(d);
+    double s[1] = {0};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x) {
+        size_t k = 3 * (size_t)i;
+        tw_external_force_vertex(&sv, d.x, i, G + k); /* tw_external_force's body */
+        tw_newton_residual_vertex(d.mass[i], v + k, d.vbase + k, Av + k, d.f + k, P->heff, P->alpha, P->beta, P->cm,
+                                  P->ck, G + k);
+        s[0] += tw_newton_filter_vertex(fcons[i], d.cnormal + k, G + k);
+    }
+    tw_block_partials<1>(s, partial);
+}
+
+__global__ void newton_axpy_kernel(int n3, const tw_real *v, const tw_real *dv, tw_real a, tw_real *out)
+{
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n3) return;
+    out[k] = v[k] + a * dv[k];
+}
+
+__global__ void newton_negate_kernel(int n3, const tw_real *G, tw_real *out)
+{
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n3) return;
+    out[k] = -G[k];
+}
+
 } // namespace
+
+tw_status tw_cuda_newton_positions(tw_cuda_world *cw, const tw_real *xb, const tw_real *v)
+{
+    newton_positions_kernel<<<tw_cuda_grid(3 * (long)cw->d.n), TW_CUDA_THREADS, 0, cw->stream>>>(cw->d, xb, v);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_newton_residual(tw_cuda_world *cw, const tw_real *v, const tw_real *Av, tw_real *G)
+{
+    unsigned nb = tw_cuda_reduce_grid(cw->d.n);
+    newton_residual_partials<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(cw->d, v, Av, G, tw_cuda_pcg_filter(cw),
+                                                                      cw->partial);
+    TW_CUDA_LAUNCHED();
+    return tw_cuda_reduce_finish(cw, 1, (int)nb, TW_S_G);
+}
+
+tw_status tw_cuda_newton_axpy(tw_cuda_world *cw, const tw_real *v, const tw_real *dv, double a, tw_real *out)
+{
+    int n3 = 3 * cw->d.n;
+    newton_axpy_kernel<<<tw_cuda_grid(n3), TW_CUDA_THREADS, 0, cw->stream>>>(n3, v, dv, (tw_real)a, out);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_newton_negate(tw_cuda_world *cw, const tw_real *G, tw_real *out)
+{
+    int n3 = 3 * cw->d.n;
+    newton_negate_kernel<<<tw_cuda_grid(n3), TW_CUDA_THREADS, 0, cw->stream>>>(n3, G, out);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+static_assert(TW_CUDA_REDUCE_VALUES >= 4, "the energy projection's centre of mass sums 4 values per block");
+
+/* the energy (kinetic, elastic, gravity) at d.x, d.v into scalars[first..first+2] */
+static tw_status energy_into(tw_cuda_world *cw, tw_method m, int first)
+{
+    const tw_cuda_data &d = cw->d;
+    if (m == TW_LINEAR) /* its energy is the vertex form; the projection is warp-vertex's */
+        return tw_fail(TW_ERR_UNSUPPORTED, "CUDA backend: the mechanical energy of the linear method");
+    unsigned nb = tw_cuda_reduce_grid(d.n > d.nt ? d.n : d.nt);
+    energy_partials<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(d, (int)m, cw->partial);
+    TW_CUDA_LAUNCHED();
+    return tw_cuda_reduce_finish(cw, 3, (int)nb, first);
+}
+
+tw_status tw_cuda_energy_start(tw_cuda_world *cw, tw_method m) { return energy_into(cw, m, TW_S_E0); }
+
+tw_status tw_cuda_energy_projection(tw_cuda_world *cw, tw_method m)
+{
+    const tw_cuda_data &d = cw->d;
+    tw_status s;
+    if ((s = energy_into(cw, m, TW_S_E1)) != TW_OK) return s;
+    unsigned nb = tw_cuda_reduce_grid(d.n);
+    centre_partials<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(d, cw->partial);
+    TW_CUDA_LAUNCHED();
+    if ((s = tw_cuda_reduce_finish(cw, 4, (int)nb, TW_S_VC)) != TW_OK) return s;
+    relative_kinetic_partials<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(d, cw->scalars, cw->partial);
+    TW_CUDA_LAUNCHED();
+    if ((s = tw_cuda_reduce_finish(cw, 1, (int)nb, TW_S_KREL)) != TW_OK) return s;
+    energy_decide<<<1, 1, 0, cw->stream>>>(d, cw->scalars);
+    TW_CUDA_LAUNCHED();
+    energy_scale_velocities<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d, cw->scalars);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
 
 tw_status tw_cuda_bdf2_base(tw_cuda_world *cw)
 {

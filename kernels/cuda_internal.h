@@ -37,7 +37,15 @@ enum {
     TW_S_ALPHA = 17,    /* the fused PCG (cuda_pcg_fused.cu): rz / pq of this iteration */
     TW_S_BETA = 18,     /* the fused PCG: rz / rz_prev for the next direction (0 before the first) */
     TW_S_IMPACTS = 19,  /* active contacts that hit their collider (tw_cuda_contact_impacts) */
-    TW_S_COUNT = 20
+    /* warp-vertex under BDF2's energy projection (cuda_integrators.cu) */
+    TW_S_E0 = 20,     /* 3: kinetic, elastic, gravity energy at the step's start */
+    TW_S_E1 = 23,     /* 3: the same at its end */
+    TW_S_VC = 26,     /* 4: sum m v (3), sum m: the centre of mass's velocity (0 when held) */
+    TW_S_KREL = 30,   /* the kinetic energy relative to it */
+    TW_S_SCALE = 31,  /* the velocities' factor, or -1: no projection this step */
+    TW_S_G = 32,      /* |S G|^2: the Newton residual (tw_cuda_newton_residual) */
+    TW_S_BICG = 33,   /* 2: BiCGStab's dots, read back (cuda_bicgstab.cu) */
+    TW_S_COUNT = 35
 };
 
 /* The per-step numbers, in device memory (tw_cuda_world.params), written by
@@ -65,6 +73,8 @@ typedef struct tw_cuda_params {
     int history;         /* BDF2: 1 when the step uses the previous one (heff = 2h/3, xbase and vbase from
                             xprev, vprev); 0 on its first step (implicit Euler: heff = h, xbase = x, vbase = v) */
     double alpha;        /* mass-proportional damping, 1/s (explicit Newmark) */
+    int energy_held;     /* the energy projection: a vertex is constrained (no centre-of-mass split) */
+    double beta;         /* stiffness-proportional damping, s (the Newton residual) */
 } tw_cuda_params;
 
 /* What a step leaves on the device for the host: read back once per step
@@ -85,6 +95,7 @@ typedef struct tw_cuda_status {
     int contact_changed;    /* the last active-set update: vertices that joined or left */
     int contact_friction;   /* ... and those whose friction was off Coulomb's */
     int impacts;            /* active contacts that hit their collider this step (BDF2 restarts) */
+    int energy_projected;   /* the energy projection scaled the new velocities this step */
 } tw_cuda_status;
 
 /* The device arrays every kernel reads, passed by value (one argument). The
@@ -178,6 +189,8 @@ typedef struct tw_cuda_shape {
     int exact_warp;  /* warp_system bicgstab (refused today, kept in the key) */
     int colliders;   /* any collider: contact marking, the normal filter, impulses, projection */
     int integrator;  /* tw_integrator: explicit Newmark is another step (no PCG); BDF2 adds its base terms */
+    int energy_projection; /* warp-vertex under BDF2, nothing doing work: the energy before and after, the projection */
+    int hanging;     /* hanging vertices: their targets, P^T A P in the PCG, their averages after the step */
 } tw_cuda_shape;
 
 struct tw_cuda_world {
@@ -241,6 +254,32 @@ struct tw_cuda_world {
     cudaGraphConditionalHandle cond; /* the while node's condition (set by the PCG kernels) */
 #endif
     int use_cond;           /* 1 while capturing: the PCG kernels set cond */
+    /* hanging vertices (host/hanging.c; hd/step_hanging.h): P and P^T in
+     * vertex numbering (ptr n + 1, idx, wt), the hanging vertices, the
+     * PCG's expanded vector P x (hang_u, with its cuSPARSE descriptor) and
+     * P^T rhs (hang_b); nhang 0: none, the arrays NULL. A new set replaces
+     * the arrays, and the captured graph with them (its kernels hold the
+     * pointers). The host's copy of the lists says whether a re-upload
+     * changed them. */
+    int nhang;
+    int *hang_vertex, *hp_ptr, *hp_idx, *ht_ptr, *ht_idx;
+    double *hp_wt, *ht_wt;
+    tw_real *hang_u, *hang_b;
+    cusparseDnVecDescr_t vec_hang_u;
+    int *hang_lists;     /* host: nhang, vertices, ptr, idx (for the comparison) */
+    double *hang_wlist;  /* host: the weights */
+    size_t hang_bytes;   /* device bytes of the arrays above (P, P^T, the vertices) */
+    /* Newton iterations after the first solve (cuda_world.cu newton_refine,
+     * host-driven), allocated at the first such step, 3n each: x saved
+     * while x holds the iterate's positions, vnew saved while the PCG
+     * solves for the update in vnew, the update, the residual G, rhs saved */
+    tw_real *newton_x, *newton_v, *newton_dv, *newton_g, *newton_rhs;
+    /* BiCGStab (cuda_bicgstab.cu) for warp_system bicgstab with a vertex
+     * method: this step solves with it (host-driven), its iteration cap
+     * (cg_max_iterations, as tw_bicgstab: no fixed count), and its vectors
+     * (3n each, allocated at its first solve) */
+    int use_bicgstab, bicg_max;
+    tw_real *bicg_p, *bicg_v, *bicg_s, *bicg_t, *bicg_rhat;
 };
 /* Error checks: each names the file, line and call, sets tw_last_error and
  * returns the status from the enclosing function (which returns tw_status). */
@@ -321,6 +360,41 @@ tw_status tw_cuda_newmark_update(tw_cuda_world *cw);
  * (a failed step leaves the state as it was). */
 tw_status tw_cuda_newmark_commit(tw_cuda_world *cw);
 
+/* warp-vertex under BDF2 when nothing does work on the body (host/step.c
+ * tw_world_step, bdf2_energy_projection), in cuda_integrators.cu: the
+ * mechanical energy (kinetic, elastic of method m, gravity) at the step's
+ * start into scalars[TW_S_E0], before anything moves x or v; */
+tw_status tw_cuda_energy_start(tw_cuda_world *cw, tw_method m);
+/* after the step's last kernel: the energy at its end, and when the step
+ * committed and gained energy, the free vertices' velocities relative to
+ * the centre of mass (P->energy_held: to 0) scaled to take the gain out
+ * (st->energy_projected), the factor decided on the device. */
+tw_status tw_cuda_energy_projection(tw_cuda_world *cw, tw_method m);
+
+/* Hanging vertices (cuda_kernels.cu, host/hanging.c's step around the
+ * solve; nothing when cw->nhang is 0): their kinematic targets from x, v
+ * (tw_hanging_before_step), first in a step; */
+tw_status tw_cuda_hanging_targets(tw_cuda_world *cw);
+/* after each PCG: vnew at the hanging vertices = P vnew (tw_hanging_expand); */
+tw_status tw_cuda_hanging_expand(tw_cuda_world *cw);
+/* when the step committed (st->ok): x and v at the hanging vertices set to
+ * their constrainers' averages (tw_hanging_after_step). */
+tw_status tw_cuda_hanging_average(tw_cuda_world *cw);
+
+/* Newton iterations (cuda_integrators.cu; host/step.c newton_refine, the
+ * loop driven by cuda_world.cu): x = xb + heff v (the iterate's positions,
+ * where the rotation and force kernels evaluate); */
+tw_status tw_cuda_newton_positions(tw_cuda_world *cw, const tw_real *xb, const tw_real *v);
+/* G = step_residual at v from Av = A v and the elastic force d.f at x
+ * (f_ext there too), filtered by cw's PCG filter, |S G|^2 into
+ * scalars[TW_S_G]; */
+tw_status tw_cuda_newton_residual(tw_cuda_world *cw, const tw_real *v, const tw_real *Av, tw_real *G);
+/* out = v + a dv (out may be v): a line-search trial, or the accepted step
+ * (host-driven only: a is an argument). */
+tw_status tw_cuda_newton_axpy(tw_cuda_world *cw, const tw_real *v, const tw_real *dv, double a, tw_real *out);
+/* out = -G */
+tw_status tw_cuda_newton_negate(tw_cuda_world *cw, const tw_real *G, tw_real *out);
+
 /* cuda_contact.cu: host/contact.c for implicit Euler and BDF2, in
  * implicit_solve's order. After prescribe: the nearest collider of every free
  * vertex, the first active set (fcons), their landing normal velocity in
@@ -361,7 +435,11 @@ tw_status tw_cuda_contact_shift_end(tw_cuda_world *cw);
 
 /* cuda_pcg.cu: the filtered block-Jacobi PCG of host/solver_impl.h on
  * A vnew = rhs, from vnew; the filter is cw->pcg_filter (pinned, kinematic: fully
- * constrained; TW_FILTER_NORMAL: constrained along cnormal). The stopping rules run on the device (st->active): */
+ * constrained; TW_FILTER_NORMAL: constrained along cnormal). With hanging
+ * vertices (cw->nhang) the operator is P^T A P (applied as P, A, P^T), the
+ * right-hand side P^T rhs and block-Jacobi P^T A P's diagonal blocks: the
+ * reduced system of host/hanging.c, its unknowns at their vertices (the
+ * hanging ones kinematic, so filtered). The stopping rules run on the device (st->active): */
 /* Sets up the SpMV (cuSPARSE BSR, or the hand-written kernel). */
 tw_status tw_cuda_pcg_init(tw_cuda_world *cw);
 void tw_cuda_pcg_free(tw_cuda_world *cw);
@@ -375,6 +453,12 @@ tw_status tw_cuda_pcg_iteration(tw_cuda_world *cw);
 tw_status tw_cuda_pcg_host_loop(tw_cuda_world *cw, const tw_cuda_params *hp);
 /* Copies the device status into cw->hstatus (waits for the stream). */
 tw_status tw_cuda_read_status(tw_cuda_world *cw);
+
+/* cuda_bicgstab.cu: host/solver_impl.h tw_bicgstab on A vnew = rhs from
+ * vnew, filtered by cw->pcg_filter, tolerance hp->tol, at most cw->bicg_max
+ * iterations; HOST-DRIVEN (its scalars read back every iteration); leaves
+ * the solve's count and residual in the status as the PCG does. */
+tw_status tw_cuda_bicgstab(tw_cuda_world *cw, const tw_cuda_params *hp);
 
 /* cuda_pcg_fused.cu: y = A x by the warp-cooperative kernel (TW_ROW_LANES
  * lanes per block row); st: nothing once the loop ended (NULL: always runs). */

@@ -21,6 +21,7 @@
 #include "cuda_reduce.cuh"
 #include "hd/element.h"
 #include "hd/step_fused.h"
+#include "hd/step_hanging.h"
 
 namespace {
 
@@ -282,7 +283,65 @@ __global__ void divergence_finish(tw_cuda_data d, const double *partial, int nb)
     }
 }
 
+/* ---- hanging vertices (host/hanging.c), one thread per hanging vertex;
+ * P's row of a hanging vertex is its constraint (hd/step_hanging.h) ---- */
+
+__global__ void hanging_targets_kernel(tw_cuda_data d, int nhang, const int *hv, const int *ptr, const int *idx,
+                                       const double *wt)
+{
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= nhang) return;
+    int i = hv[k];
+    tw_hanging_target(ptr, idx, wt, d.x, d.v, d.P->h, i, d.target + 3 * (size_t)i);
+}
+
+/* vnew at the hanging vertices from their constrainers' (never hanging) */
+__global__ void hanging_expand_kernel(tw_cuda_data d, int nhang, const int *hv, const int *ptr, const int *idx,
+                                      const double *wt)
+{
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= nhang) return;
+    int i = hv[k];
+    tw_hanging_row_expand(ptr, idx, wt, d.vnew, i, d.vnew + 3 * (size_t)i);
+}
+
+__global__ void hanging_average_kernel(tw_cuda_data d, int nhang, const int *hv, const int *ptr, const int *idx,
+                                       const double *wt)
+{
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= nhang || !d.st->ok) return; /* a failed step leaves the state as it was */
+    size_t q = 3 * (size_t)hv[k];
+    tw_hanging_average(ptr, idx, wt, d.x, d.v, hv[k], d.x + q, d.v + q);
+}
+
 } // namespace
+
+tw_status tw_cuda_hanging_targets(tw_cuda_world *cw)
+{
+    if (!cw->nhang) return TW_OK;
+    hanging_targets_kernel<<<tw_cuda_grid(cw->nhang), TW_CUDA_THREADS, 0, cw->stream>>>(
+        cw->d, cw->nhang, cw->hang_vertex, cw->hp_ptr, cw->hp_idx, cw->hp_wt);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_hanging_expand(tw_cuda_world *cw)
+{
+    if (!cw->nhang) return TW_OK;
+    hanging_expand_kernel<<<tw_cuda_grid(cw->nhang), TW_CUDA_THREADS, 0, cw->stream>>>(
+        cw->d, cw->nhang, cw->hang_vertex, cw->hp_ptr, cw->hp_idx, cw->hp_wt);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+tw_status tw_cuda_hanging_average(tw_cuda_world *cw)
+{
+    if (!cw->nhang) return TW_OK;
+    hanging_average_kernel<<<tw_cuda_grid(cw->nhang), TW_CUDA_THREADS, 0, cw->stream>>>(
+        cw->d, cw->nhang, cw->hang_vertex, cw->hp_ptr, cw->hp_idx, cw->hp_wt);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
 
 tw_status tw_cuda_rotations(tw_cuda_world *cw, tw_method m)
 {

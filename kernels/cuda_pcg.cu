@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "hd/contact.h" /* tw_contact_filter_normal */
+#include "hd/step_hanging.h"
 #include "cuda_internal.h"
 #include "cuda_reduce.cuh"
 
@@ -54,6 +55,48 @@ __global__ void bsr_spmv_kernel(int n, const int *row_ptr, const int *col, const
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n || (st && !st->active)) return;
     tw_bsr_row_product(row_ptr, col, val, x, y, i);
+}
+
+/* ---- hanging vertices: P^T A P as P, A, P^T (hd/step_hanging.h) ---- */
+
+/* u = P x: every vertex's row (a non-hanging vertex copies itself, a
+ * hanging one averages its constrainers: x's own hanging entries unread) */
+__global__ void hang_expand_kernel(int n, const int *ptr, const int *idx, const double *wt, const tw_real *x,
+                                   tw_real *u, const tw_cuda_status *st)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n || (st && !st->active)) return;
+    tw_hanging_row_expand(ptr, idx, wt, x, i, u + 3 * (size_t)i);
+}
+
+/* y = P^T b at the non-hanging vertices (y may be b: row J reads b at J and
+ * at hanging vertices, which no thread writes); the hanging ones (empty
+ * rows) keep what y held, which the filter zeroes */
+__global__ void hang_restrict_kernel(int n, const int *ptr, const int *idx, const double *wt, const tw_real *b,
+                                     tw_real *y, const tw_cuda_status *st)
+{
+    int J = blockIdx.x * blockDim.x + threadIdx.x;
+    if (J >= n || (st && !st->active) || ptr[J] == ptr[J + 1]) return;
+    tw_real out[3];
+    tw_hanging_row_restrict(ptr, idx, wt, b, J, out);
+    for (int c = 0; c < 3; c++) y[3 * (size_t)J + c] = out[c];
+}
+
+/* block-Jacobi of P^T A P: its diagonal block at a non-hanging vertex, A's
+ * own at a hanging one (filtered anyway) */
+__global__ void hang_block_jacobi_kernel(int n, const int *row_ptr, const int *col, const int *diag,
+                                         const tw_real *val, const int *pt_ptr, const int *pt_idx,
+                                         const double *pt_wt, tw_real *dinv)
+{
+    int J = blockIdx.x * blockDim.x + threadIdx.x;
+    if (J >= n) return;
+    if (pt_ptr[J] == pt_ptr[J + 1]) {
+        tw_block_jacobi_inverse(val + 9 * (size_t)diag[J], dinv + 9 * (size_t)J);
+        return;
+    }
+    tw_real D[9];
+    tw_hanging_diag_block(row_ptr, col, val, pt_ptr, pt_idx, pt_wt, J, D);
+    tw_block_jacobi_inverse(D, dinv + 9 * (size_t)J);
 }
 
 /* host/solver_impl.h tw_bsr_block_jacobi */
@@ -409,6 +452,8 @@ void tw_cuda_pcg_free(tw_cuda_world *cw)
     if (cw->vec_p) cusparseDestroyDnVec(cw->vec_p);
     if (cw->vec_r) cusparseDestroyDnVec(cw->vec_r);
     if (cw->vec_vnew) cusparseDestroyDnVec(cw->vec_vnew);
+    if (cw->vec_hang_u) cusparseDestroyDnVec(cw->vec_hang_u);
+    cw->vec_hang_u = NULL;
     if (cw->matA) cusparseDestroySpMat(cw->matA);
     if (cw->sparse) cusparseDestroy(cw->sparse);
     cw->spmv_buffer = NULL;
@@ -437,17 +482,46 @@ static tw_status spmv(tw_cuda_world *cw, cusparseDnVecDescr_t vx, const tw_real 
 }
 
 
+/* The PCG's operator: y = A x, or with hanging vertices P^T A P x (P x
+ * into hang_u, A of that, P^T in place) */
+static tw_status pcg_spmv(tw_cuda_world *cw, cusparseDnVecDescr_t vx, const tw_real *x, cusparseDnVecDescr_t vy,
+                          tw_real *y, const tw_cuda_status *st)
+{
+    if (!cw->nhang) return spmv(cw, vx, x, vy, y, st);
+    int n = cw->d.n;
+    hang_expand_kernel<<<tw_cuda_grid(n), TW_CUDA_THREADS, 0, cw->stream>>>(n, cw->hp_ptr, cw->hp_idx, cw->hp_wt, x,
+                                                                          cw->hang_u, st);
+    TW_CUDA_LAUNCHED();
+    tw_status s = spmv(cw, cw->vec_hang_u, cw->hang_u, vy, y, st);
+    if (s != TW_OK) return s;
+    hang_restrict_kernel<<<tw_cuda_grid(n), TW_CUDA_THREADS, 0, cw->stream>>>(n, cw->ht_ptr, cw->ht_idx, cw->ht_wt, y,
+                                                                            y, st);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
 tw_status tw_cuda_pcg_begin(tw_cuda_world *cw)
 {
     const tw_cuda_data &d = cw->d;
     int n = d.n;
     unsigned nb = tw_cuda_reduce_grid(n);
     tw_status st;
-    block_jacobi_kernel<<<tw_cuda_grid(n), TW_CUDA_THREADS, 0, cw->stream>>>(n, d.diag, d.A, cw->dinv);
-    TW_CUDA_LAUNCHED();
-    if ((st = spmv(cw, cw->vec_vnew, d.vnew, cw->vec_r, cw->r, NULL)) != TW_OK) return st;
+    const tw_real *b = d.rhs;
+    if (cw->nhang) { /* the reduced system's preconditioner and right-hand side P^T rhs (rhs itself stays) */
+        hang_block_jacobi_kernel<<<tw_cuda_grid(n), TW_CUDA_THREADS, 0, cw->stream>>>(
+            n, d.row_ptr, d.col, d.diag, d.A, cw->ht_ptr, cw->ht_idx, cw->ht_wt, cw->dinv);
+        TW_CUDA_LAUNCHED();
+        hang_restrict_kernel<<<tw_cuda_grid(n), TW_CUDA_THREADS, 0, cw->stream>>>(n, cw->ht_ptr, cw->ht_idx,
+                                                                                cw->ht_wt, d.rhs, cw->hang_b, NULL);
+        TW_CUDA_LAUNCHED();
+        b = cw->hang_b;
+    } else {
+        block_jacobi_kernel<<<tw_cuda_grid(n), TW_CUDA_THREADS, 0, cw->stream>>>(n, d.diag, d.A, cw->dinv);
+        TW_CUDA_LAUNCHED();
+    }
+    if ((st = pcg_spmv(cw, cw->vec_vnew, d.vnew, cw->vec_r, cw->r, NULL)) != TW_OK) return st;
     initial_residual_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, tw_cuda_pcg_filter(cw), d.cnormal, cw->dinv,
-                                                                    d.rhs, cw->r, cw->z, cw->p, cw->partial);
+                                                                    b, cw->r, cw->z, cw->p, cw->partial);
     TW_CUDA_LAUNCHED();
     if ((st = tw_cuda_reduce_finish(cw, 3, (int)nb, TW_S_RZ)) != TW_OK) return st;
     pcg_start_kernel<<<1, 1, 0, cw->stream>>>(d.P, d.st, cw->scalars, tw_cuda_condition(cw), cw->use_cond);
@@ -462,7 +536,7 @@ tw_status tw_cuda_pcg_iteration(tw_cuda_world *cw)
     int n = d.n, n3 = 3 * n;
     unsigned nb = tw_cuda_reduce_grid(n);
     tw_status st;
-    if ((st = spmv(cw, cw->vec_p, cw->p, cw->vec_q, cw->q, d.st)) != TW_OK) return st;
+    if ((st = pcg_spmv(cw, cw->vec_p, cw->p, cw->vec_q, cw->q, d.st)) != TW_OK) return st;
     const unsigned char *cons = tw_cuda_pcg_filter(cw);
     filter_dot_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, cons, d.cnormal, cw->p, cw->q, cw->partial, d.st);
     TW_CUDA_LAUNCHED();

@@ -4,11 +4,15 @@
 // implicit integrators, implicit Euler and BDF2 (the same step from its base
 // terms, cuda_integrators.cu), as implicit_solve does:
 //
-//   [BDF2 base terms] -> rotations -> elastic force (+ ghost-force
-//   correction) -> rhs -> system matrix by gather -> [BDF2 rhs correction]
-//   -> prescribed velocities -> [contacts marked] -> filtered block-Jacobi
-//   PCG (cuda_pcg.cu) -> [contact impulses] -> divergence check -> momentum
-//   correction -> x = xbase + heff v -> [projection]
+//   [energy at the start] -> [BDF2 base terms] -> rotations -> elastic
+//   force (+ ghost-force correction) -> rhs -> system matrix by gather ->
+//   [BDF2 rhs correction] -> prescribed velocities -> [contacts marked] ->
+//   filtered block-Jacobi PCG (cuda_pcg.cu) -> [contact impulses] ->
+//   divergence check -> momentum correction -> x = xbase + heff v ->
+//   [projection] -> [energy projection]
+//
+// (the energy terms: warp-vertex under BDF2 when nothing does work on the
+// body, tw_world_step's bdf2_energy_projection, cuda_integrators.cu)
 //
 // and explicit Newmark as newmark_step does (no solve): predict ->
 // [projection] -> rotations -> elastic force -> new v, a -> [projection]
@@ -16,8 +20,17 @@
 // warp-edge, corot-element, green and hybrid, with colliders (the contact
 // steps, cuda_contact.cu, when there are any). What the device path does
 // not have yet returns TW_ERR_UNSUPPORTED naming it (never a silent fall
-// back to the CPU): hanging vertices, and for the implicit integrators
-// newton_iterations > 1 and warp_system bicgstab. Explicit Newmark's Courant
+// back to the CPU): hanging vertices with TW_CUDA_PCG=fused or with
+// warp_system bicgstab. BiCGStab on a vertex method's exact warped system
+// (warp_system bicgstab) runs host-driven (cuda_bicgstab.cu: its scalars
+// read back every iteration; no graph). Newton iterations after the
+// first solve (newton_iterations > 1, non-linear methods) run host-driven:
+// the first solve as always, then newton_refine's loop with each residual
+// norm read back and the CPU's decisions taken on the host (no graph for
+// such a step).
+// Hanging vertices (host/hanging.c) otherwise run as on the CPU: their
+// targets first, the reduced system P^T A P in the PCG (cuda_pcg.cu),
+// their velocities expanded after each solve, their averages after the step. Explicit Newmark's Courant
 // limit is host/world.c's check for both backends (tw_world_create,
 // tw_world_set_dt: the same message).
 //
@@ -107,6 +120,7 @@
 #include "cuda_internal.h"
 #include "hd/contact.h" /* TW_CONTACT_PASSES, TW_CONTACT_GTOL */
 #include "hd/element.h" /* TW_GREEN_PACK */
+#include "hd/step_hanging.h" /* tw_hanging_device_rows */
 
 tw_status tw_cuda_check(cudaError_t e, const char *call, const char *file, int line)
 {
@@ -334,11 +348,22 @@ extern "C" tw_cuda_world *tw_cuda_world_create(const tw_cuda_world_init *init)
     return cw;
 }
 
+static void hang_free(tw_cuda_world *cw);
+
 extern "C" void tw_cuda_world_destroy(tw_cuda_world *cw)
 {
     if (!cw) return;
     if (cw->have_stream) cudaStreamSynchronize(cw->stream);
     if (cw->exec) cudaGraphExecDestroy(cw->exec);
+    hang_free(cw);
+    {
+        void *nb[] = {cw->newton_x, cw->newton_v, cw->newton_dv, cw->newton_g, cw->newton_rhs,
+                      cw->bicg_p, cw->bicg_v, cw->bicg_s, cw->bicg_t, cw->bicg_rhat};
+        for (size_t k = 0; k < sizeof nb / sizeof nb[0]; k++)
+            if (nb[k]) cudaFree(nb[k]);
+    }
+    if (cw->hang_u) cudaFree(cw->hang_u);
+    if (cw->hang_b) cudaFree(cw->hang_b);
     tw_cuda_pcg_free(cw);
     if (cw->have_events)
         for (int k = 0; k < 4; k++) cudaEventDestroy(cw->ev[k]);
@@ -393,6 +418,97 @@ extern "C" tw_status tw_cuda_world_download(tw_cuda_world *cw, tw_real *x, tw_re
     return TW_OK;
 }
 
+/* The hanging vertices' device arrays, freed (nhang 0 after). */
+static void hang_free(tw_cuda_world *cw)
+{
+    void *ptrs[] = {cw->hang_vertex, cw->hp_ptr, cw->hp_idx, cw->hp_wt, cw->ht_ptr, cw->ht_idx, cw->ht_wt};
+    for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
+        if (ptrs[k]) cudaFree(ptrs[k]);
+    cw->hang_vertex = cw->hp_ptr = cw->hp_idx = cw->ht_ptr = cw->ht_idx = NULL;
+    cw->hp_wt = cw->ht_wt = NULL;
+    cw->bytes -= cw->hang_bytes;
+    cw->hang_bytes = 0;
+    cw->nhang = 0;
+    free(cw->hang_lists);
+    free(cw->hang_wlist);
+    cw->hang_lists = NULL;
+    cw->hang_wlist = NULL;
+}
+
+/* Are in's hanging lists the ones on the device? */
+static int hang_same(const tw_cuda_world *cw, const tw_cuda_step_in *in)
+{
+    int nh = in->nhang > 0 ? in->nhang : 0;
+    if (nh != cw->nhang) return 0;
+    if (!nh) return 1;
+    const int *l = cw->hang_lists;
+    int nnz = in->hang_ptr[nh];
+    return l[0] == nh && memcmp(l + 1, in->hang_vertex, sizeof(int) * (size_t)nh) == 0 &&
+           memcmp(l + 1 + nh, in->hang_ptr, sizeof(int) * ((size_t)nh + 1)) == 0 && l[2 + 2 * nh] == nnz &&
+           memcmp(l + 3 + 2 * nh, in->hang_idx, sizeof(int) * (size_t)nnz) == 0 &&
+           memcmp(cw->hang_wlist, in->hang_w, sizeof(double) * (size_t)nnz) == 0;
+}
+
+/* The hanging vertices (tw_world_set_hanging's lists) on the device, when
+ * they changed: P and P^T in vertex numbering (hd/step_hanging.h), and the
+ * PCG's two vectors. The captured graph goes with the old arrays. */
+static tw_status upload_hanging(tw_cuda_world *cw, const tw_cuda_step_in *in)
+{
+    if (hang_same(cw, in)) return TW_OK;
+    TW_CUDA_TRY(cudaStreamSynchronize(cw->stream)); /* nothing queued reads the arrays freed next */
+    hang_free(cw);
+    if (cw->exec) { /* its kernels hold the old arrays */
+        cudaGraphExecDestroy(cw->exec);
+        cw->exec = NULL;
+    }
+    int nh = in->nhang, n = cw->d.n;
+    if (nh <= 0) return TW_OK;
+    int *pp = NULL, *pi = NULL, *tp = NULL, *ti = NULL, nnz = 0, nl = in->hang_ptr[nh];
+    double *pw = NULL, *tw = NULL;
+    if (tw_hanging_device_rows(n, nh, in->hang_vertex, in->hang_ptr, in->hang_idx, in->hang_w, &pp, &pi, &pw, &tp,
+                               &ti, &tw, &nnz) != 0)
+        return tw_fail(TW_ERR_NOMEM, "out of host memory for the hanging vertices' rows (%d vertices)", n);
+    size_t before = cw->bytes;
+    tw_status s = TW_OK;
+    if (s == TW_OK) s = upload_new(cw, &cw->hang_vertex, in->hang_vertex, (size_t)nh, "hanging vertices");
+    if (s == TW_OK) s = upload_new(cw, &cw->hp_ptr, pp, (size_t)n + 1, "hanging vertices' P");
+    if (s == TW_OK) s = upload_new(cw, &cw->hp_idx, pi, (size_t)nnz, "hanging vertices' P");
+    if (s == TW_OK) s = upload_new(cw, &cw->hp_wt, pw, (size_t)nnz, "hanging vertices' P");
+    if (s == TW_OK) s = upload_new(cw, &cw->ht_ptr, tp, (size_t)n + 1, "hanging vertices' P^T");
+    if (s == TW_OK) s = upload_new(cw, &cw->ht_idx, ti, (size_t)nnz, "hanging vertices' P^T");
+    if (s == TW_OK) s = upload_new(cw, &cw->ht_wt, tw, (size_t)nnz, "hanging vertices' P^T");
+    cw->hang_bytes = cw->bytes - before;
+    free(pp); free(pi); free(pw); free(tp); free(ti); free(tw);
+    if (s == TW_OK && !cw->hang_u) s = alloc_zero(cw, &cw->hang_u, 3 * (size_t)n, "hanging vertices' PCG vectors");
+    if (s == TW_OK && !cw->hang_b) s = alloc_zero(cw, &cw->hang_b, 3 * (size_t)n, "hanging vertices' PCG vectors");
+    if (s == TW_OK && cw->sparse && !cw->vec_hang_u)
+        s = tw_cusparse_check(cusparseCreateDnVec(&cw->vec_hang_u, 3 * (int64_t)n, cw->hang_u,
+                                                  sizeof(tw_real) == 8 ? CUDA_R_64F : CUDA_R_32F),
+                              "cusparseCreateDnVec", __FILE__, __LINE__);
+    if (s == TW_OK) {
+        cw->hang_lists = (int *)malloc(sizeof(int) * (3 + 2 * (size_t)nh + (size_t)nl));
+        cw->hang_wlist = (double *)malloc(sizeof(double) * ((size_t)nl + 1));
+        if (!cw->hang_lists || !cw->hang_wlist) s = tw_fail(TW_ERR_NOMEM, "out of host memory for the hanging lists");
+    }
+    if (s != TW_OK) {
+        hang_free(cw);
+        return s;
+    }
+    int *l = cw->hang_lists;
+    l[0] = nh;
+    memcpy(l + 1, in->hang_vertex, sizeof(int) * (size_t)nh);
+    memcpy(l + 1 + nh, in->hang_ptr, sizeof(int) * ((size_t)nh + 1));
+    l[2 + 2 * nh] = nl;
+    memcpy(l + 3 + 2 * nh, in->hang_idx, sizeof(int) * (size_t)nl);
+    memcpy(cw->hang_wlist, in->hang_w, sizeof(double) * (size_t)nl);
+    cw->nhang = nh;
+    /* the uploads and memsets above ran on the legacy stream (cudaMemcpy of
+     * pageable memory may return before its DMA is done), the steps run on
+     * cw->stream, which does not wait for it */
+    TW_CUDA_TRY(cudaDeviceSynchronize());
+    return TW_OK;
+}
+
 /* The state the public setters change, when they did (in->dirty). x and v
  * go up only where the host's copy is current (in->x, in->v not NULL): when
  * the device's is newer no setter has touched it (setters that read or
@@ -411,7 +527,7 @@ static tw_status upload_state(tw_cuda_world *cw, const tw_cuda_step_in *in)
         if (in->cons[i]) { cw->any_constrained = 1; break; }
     cw->ncolliders_up = in->ncolliders; /* the colliders go up every step (upload_colliders) */
     /* the numbers (spring, method, dt, ...) go up with the params every step */
-    return TW_OK;
+    return upload_hanging(cw, in);
 }
 
 /* The colliders where the step starts and where it leaves them, every step
@@ -437,15 +553,11 @@ static tw_status check_supported(const tw_cuda_step_in *in)
     if ((unsigned)d->integrator >= TW_INTEGRATOR_COUNT) {
         snprintf(buf, sizeof buf, "the integrator %d", (int)d->integrator);
         what = buf;
-    } else if (in->nhang > 0) {
-        snprintf(buf, sizeof buf, "hanging vertices (%d set)", in->nhang);
+    } else if (implicit && vertex_method && d->warp_system == TW_WARP_SYSTEM_BICGSTAB && in->nhang > 0) {
+        snprintf(buf, sizeof buf,
+                 "warp_system bicgstab with hanging vertices (%d set; the device's BiCGStab applies A, not P^T A P)",
+                 in->nhang);
         what = buf;
-    } else if (implicit && d->newton_iterations > 1 && d->method != TW_LINEAR) {
-        snprintf(buf, sizeof buf, "newton_iterations = %d with %s (only 1, one linearisation per step)",
-                 d->newton_iterations, tw_integrator_name(d->integrator));
-        what = buf;
-    } else if (implicit && vertex_method && d->warp_system == TW_WARP_SYSTEM_BICGSTAB) {
-        what = "warp_system bicgstab (BiCGStab on the exact warped system; the symmetric system with PCG runs)";
     } else if ((unsigned)d->method >= TW_METHOD_COUNT) {
         snprintf(buf, sizeof buf, "method %d", (int)d->method);
         what = buf;
@@ -464,6 +576,7 @@ static void fill_params(const tw_cuda_step_in *in, tw_cuda_params *p)
     p->h = def->dt;
     p->heff = p->history ? 2 * def->dt / 3 : def->dt;
     p->alpha = def->damping_mass;
+    p->beta = def->damping_stiffness;
     p->cm = 1 + p->heff * def->damping_mass;
     p->ck = p->heff * p->heff + p->heff * def->damping_stiffness;
     for (int c = 0; c < 3; c++) {
@@ -495,13 +608,16 @@ static tw_cuda_shape step_shape(const tw_cuda_world *cw, const tw_cuda_step_in *
     sh.exact_warp = implicit && def->warp_system == TW_WARP_SYSTEM_BICGSTAB;
     sh.colliders = in->ncolliders > 0;
     sh.integrator = (int)def->integrator;
+    sh.energy_projection = implicit && in->energy_projection;
+    sh.hanging = cw->nhang > 0;
     return sh;
 }
 
 static int same_shape(const tw_cuda_shape *a, const tw_cuda_shape *b)
 {
     return a->method == b->method && a->ghost == b->ghost && a->conserve == b->conserve &&
-           a->exact_warp == b->exact_warp && a->colliders == b->colliders && a->integrator == b->integrator;
+           a->exact_warp == b->exact_warp && a->colliders == b->colliders && a->integrator == b->integrator &&
+           a->energy_projection == b->energy_projection && a->hanging == b->hanging;
 }
 
 /* An event on the stream: an event record node while capturing. */
@@ -518,6 +634,8 @@ static tw_status enqueue_before_loop(tw_cuda_world *cw, const tw_cuda_shape *sh)
     tw_method m = (tw_method)sh->method;
     int bdf2 = sh->integrator == TW_BDF2;
     tw_status s;
+    if (sh->energy_projection && (s = tw_cuda_energy_start(cw, m)) != TW_OK) return s; /* at x, v before the step */
+    if (sh->hanging && (s = tw_cuda_hanging_targets(cw)) != TW_OK) return s; /* tw_hanging_before_step */
     if (bdf2 && (s = tw_cuda_bdf2_base(cw)) != TW_OK) return s; /* tw_world_step, before implicit_solve */
     if ((s = record(cw, 0)) != TW_OK) return s;
     if ((s = tw_cuda_rotations(cw, m)) != TW_OK) return s;
@@ -530,20 +648,36 @@ static tw_status enqueue_before_loop(tw_cuda_world *cw, const tw_cuda_shape *sh)
     if ((s = tw_cuda_prescribe(cw)) != TW_OK) return s;
     if (sh->colliders && (s = tw_cuda_contact_mark(cw)) != TW_OK) return s;
     if (sh->colliders && cw->colliders_moving && (s = tw_cuda_contact_shift_begin(cw)) != TW_OK) return s;
-    return tw_cuda_pcg_begin(cw);
+    return cw->use_bicgstab ? TW_OK : tw_cuda_pcg_begin(cw); /* BiCGStab begins in its own call */
 }
 
-/* after the loop: the check, then (when it passed) the new state */
-static tw_status enqueue_after_loop(tw_cuda_world *cw, const tw_cuda_shape *sh)
+/* One host-driven solve of A vnew = rhs from vnew: BiCGStab for the exact
+ * warped system, else the PCG (begin, host loop) */
+static tw_status solve_host(tw_cuda_world *cw, const tw_cuda_params *hp, int begun)
+{
+    if (cw->use_bicgstab) return tw_cuda_bicgstab(cw, hp);
+    tw_status s;
+    if (!begun && (s = tw_cuda_pcg_begin(cw)) != TW_OK) return s;
+    return tw_cuda_pcg_host_loop(cw, hp);
+}
+
+/* after the loop: the check, then (when it passed) the new state;
+ * expand: the hanging vertices' vnew from the last solve's (the host-driven
+ * step expands after each of its solves itself) */
+static tw_status enqueue_after_loop(tw_cuda_world *cw, const tw_cuda_shape *sh, int expand)
 {
     tw_status s;
+    if (expand && sh->hanging && (s = tw_cuda_hanging_expand(cw)) != TW_OK) return s;
     if ((s = record(cw, 3)) != TW_OK) return s;
     /* with colliders, the contact passes (contact_passes) left the impulses */
     if ((s = tw_cuda_check_divergence(cw)) != TW_OK) return s;
     /* vnew only: harmless on failure; nothing with a contact (st->contacts) */
     if (sh->conserve && (s = tw_cuda_conserve_momentum(cw)) != TW_OK) return s;
     if ((s = tw_cuda_integrate(cw)) != TW_OK) return s;
-    return sh->colliders ? tw_cuda_contact_project(cw) : TW_OK;
+    if (sh->colliders && (s = tw_cuda_contact_project(cw)) != TW_OK) return s;
+    if (sh->hanging && (s = tw_cuda_hanging_average(cw)) != TW_OK) return s; /* tw_hanging_after_step */
+    /* tw_world_step's last word on a committed step (nothing when it failed) */
+    return sh->energy_projection ? tw_cuda_energy_projection(cw, (tw_method)sh->method) : TW_OK;
 }
 
 /* explicit Newmark (newmark_step), from the acceleration in d.acc: the
@@ -552,6 +686,7 @@ static tw_status enqueue_explicit(tw_cuda_world *cw, const tw_cuda_shape *sh)
 {
     tw_method m = (tw_method)sh->method;
     tw_status s;
+    if (sh->hanging && (s = tw_cuda_hanging_targets(cw)) != TW_OK) return s; /* moved as kinematic vertices */
     if ((s = tw_cuda_newmark_predict(cw)) != TW_OK) return s;
     if (sh->colliders && (s = tw_cuda_contact_project_predicted(cw)) != TW_OK) return s;
     if ((s = record(cw, 0)) != TW_OK) return s;
@@ -563,7 +698,8 @@ static tw_status enqueue_explicit(tw_cuda_world *cw, const tw_cuda_shape *sh)
     if ((s = record(cw, 2)) != TW_OK) return s;
     if ((s = record(cw, 3)) != TW_OK) return s; /* no solve */
     if ((s = tw_cuda_check_divergence(cw)) != TW_OK) return s;
-    return tw_cuda_newmark_commit(cw);
+    if ((s = tw_cuda_newmark_commit(cw)) != TW_OK) return s;
+    return sh->hanging ? tw_cuda_hanging_average(cw) : TW_OK;
 }
 
 #if CUDART_VERSION >= 12040
@@ -613,7 +749,7 @@ static tw_status capture_step(tw_cuda_world *cw, const tw_cuda_shape *sh, cudaGr
     TW_CUDA_TRY(TW_ADD_NODE(&loop, g, deps, ndeps, &cp));
     cudaGraph_t body = cp.conditional.phGraph_out[0];
     TW_CUDA_TRY(TW_SET_CAPTURE_DEPS(st, &loop, 1));
-    if ((s = enqueue_after_loop(cw, sh)) != TW_OK) return s;
+    if ((s = enqueue_after_loop(cw, sh, 1)) != TW_OK) return s;
     cw->capturing = 0;
     TW_CUDA_TRY(cudaStreamEndCapture(st, &g));
     *out = g; /* the caller owns it from here (destroyed on every path) */
@@ -732,8 +868,8 @@ static tw_status contact_passes(tw_cuda_world *cw, const tw_cuda_params *hp, tw_
         if (!(changed || (friction && friction_passes < 2)) || st->contact_passes >= cw->contact_passes) break;
         friction_passes += !changed;
         if (cw->colliders_moving && (s = tw_cuda_contact_shift_begin(cw)) != TW_OK) return s;
-        if ((s = tw_cuda_pcg_begin(cw)) != TW_OK) return s;
-        if ((s = tw_cuda_pcg_host_loop(cw, hp)) != TW_OK) return s;
+        if ((s = solve_host(cw, hp, 0)) != TW_OK) return s;
+        if ((s = tw_cuda_hanging_expand(cw)) != TW_OK) return s; /* solve_system's expand, before the shift */
         if (cw->colliders_moving && (s = tw_cuda_contact_shift_end(cw)) != TW_OK) return s;
         if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
         iterations += cw->hstatus.iterations;
@@ -745,6 +881,127 @@ static tw_status contact_passes(tw_cuda_world *cw, const tw_cuda_params *hp, tw_
     st->cg_iterations = iterations;
     st->cg_capped = cap;
     return tw_cuda_contact_impulses(cw);
+}
+
+/* |S G| of the step's residual at v (host/step.c step_residual): A v with
+ * the A assembled last (into q; v may be p), the iterate's positions into
+ * x, rotations and forces there, G; the sum read back (host-driven). */
+static tw_status newton_residual(tw_cuda_world *cw, const tw_cuda_shape *sh, const tw_real *xb, const tw_real *v,
+                                 double *g)
+{
+    tw_status s;
+    size_t bytes = sizeof(tw_real) * 3 * (size_t)cw->d.n;
+    if (v != cw->p) TW_CUDA_TRY(cudaMemcpyAsync(cw->p, v, bytes, cudaMemcpyDeviceToDevice, cw->stream));
+    if ((s = tw_cuda_spmv_pq(cw)) != TW_OK) return s; /* the full A, as tw_bsr_spmv (no hanging P) */
+    if ((s = tw_cuda_newton_positions(cw, xb, v)) != TW_OK) return s;
+    if ((s = tw_cuda_rotations(cw, (tw_method)sh->method)) != TW_OK) return s;
+    if ((s = tw_cuda_elastic_force(cw, (tw_method)sh->method, sh->ghost)) != TW_OK) return s;
+    if ((s = tw_cuda_newton_residual(cw, v, cw->q, cw->newton_g)) != TW_OK) return s;
+    double g2 = 0;
+    TW_CUDA_TRY(cudaMemcpyAsync(&g2, cw->scalars + TW_S_G, sizeof g2, cudaMemcpyDeviceToHost, cw->stream));
+    TW_CUDA_TRY(cudaStreamSynchronize(cw->stream));
+    *g = sqrt(g2);
+    return TW_OK;
+}
+
+/* host/step.c newton_refine on the device, after the first solve (and its
+ * contact passes) passed the divergence check: iterations 2 .. nit, each
+ * A and G at the iterate, A dv = -G by the step's PCG (the filter, hanging
+ * vertices and all; dv solved in vnew, which is saved and put back), a
+ * backtracking line search on |S G|. HOST-DRIVEN: every residual norm is
+ * read back and the host takes the CPU's decisions (stopping test, line
+ * search) on it; the kernels are the graph's, launched one by one. x holds
+ * the iterate's positions meanwhile and is restored, as is rhs. Adds the
+ * solves' CG iterations and the Newton count to *st. */
+static tw_status newton_refine(tw_cuda_world *cw, const tw_cuda_shape *sh, const tw_cuda_params *hp, int nit,
+                               double tol, tw_step_stats *st)
+{
+    tw_cuda_data &d = cw->d;
+    size_t n3 = 3 * (size_t)d.n, bytes = sizeof(tw_real) * n3;
+    tw_status s;
+    tw_real **bufs[] = {&cw->newton_x, &cw->newton_v, &cw->newton_dv, &cw->newton_g, &cw->newton_rhs};
+    int fresh = 0;
+    for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
+        if (!*bufs[k]) {
+            if ((s = alloc_zero(cw, bufs[k], n3, "Newton vectors")) != TW_OK) return s;
+            fresh = 1;
+        }
+    /* alloc_zero's memsets ran on the legacy stream, which cw->stream does
+     * not wait for: one of them landing after the copies below would zero x's copy */
+    if (fresh) TW_CUDA_TRY(cudaDeviceSynchronize());
+    cudaStream_t str = cw->stream;
+    /* x (implicit Euler's xbase too) and rhs kept; BDF2's xbase is xb */
+    TW_CUDA_TRY(cudaMemcpyAsync(cw->newton_x, d.x, bytes, cudaMemcpyDeviceToDevice, str));
+    TW_CUDA_TRY(cudaMemcpyAsync(cw->newton_rhs, d.rhs, bytes, cudaMemcpyDeviceToDevice, str));
+    const tw_real *xb = d.xprev ? d.xb : cw->newton_x;
+    tw_method m = (tw_method)sh->method;
+    double g0 = -1, g = 0;
+    for (int it = 1; it < nit; it++) {
+        /* A at the current iterate, then G there */
+        if ((s = tw_cuda_newton_positions(cw, xb, d.vnew)) != TW_OK) return s;
+        if ((s = tw_cuda_rotations(cw, m)) != TW_OK) return s; /* and the packs the assembly reads */
+        if ((s = tw_cuda_assemble(cw, m, sh->exact_warp)) != TW_OK) return s;
+        if ((s = newton_residual(cw, sh, xb, d.vnew, &g)) != TW_OK) return s;
+        if (g0 < 0) g0 = g > 0 ? g : 1;
+        if (g <= tol * g0 && it > 1) break;
+        /* A dv = -G from dv = 0, in vnew */
+        if ((s = tw_cuda_newton_negate(cw, cw->newton_g, d.rhs)) != TW_OK) return s;
+        TW_CUDA_TRY(cudaMemcpyAsync(cw->newton_v, d.vnew, bytes, cudaMemcpyDeviceToDevice, str));
+        TW_CUDA_TRY(cudaMemsetAsync(d.vnew, 0, bytes, str));
+        if ((s = solve_host(cw, hp, 0)) != TW_OK) return s;
+        if ((s = tw_cuda_hanging_expand(cw)) != TW_OK) return s; /* solve_system's expand */
+        if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
+        st->cg_iterations += cw->hstatus.iterations;
+        st->newton_iterations++;
+        TW_CUDA_TRY(cudaMemcpyAsync(cw->newton_dv, d.vnew, bytes, cudaMemcpyDeviceToDevice, str));
+        TW_CUDA_TRY(cudaMemcpyAsync(d.vnew, cw->newton_v, bytes, cudaMemcpyDeviceToDevice, str));
+        double a = 1, best = INFINITY, best_a = 0;
+        for (int ls = 0; ls < 8; ls++, a *= 0.5) {
+            if ((s = tw_cuda_newton_axpy(cw, d.vnew, cw->newton_dv, a, cw->p)) != TW_OK) return s;
+            double gt = 0;
+            if ((s = newton_residual(cw, sh, xb, cw->p, &gt)) != TW_OK) return s;
+            if (gt < best) {
+                best = gt;
+                best_a = a;
+            }
+            if (gt <= (1 - 1e-4 * a) * g) break;
+        }
+        if (!(best < g)) break; /* no progress: keep the iterate */
+        if ((s = tw_cuda_newton_axpy(cw, d.vnew, cw->newton_dv, best_a, d.vnew)) != TW_OK) return s;
+        g = best;
+    }
+    st->newton_residual = g0 > 0 ? g / g0 : 0;
+    TW_CUDA_TRY(cudaMemcpyAsync(d.x, cw->newton_x, bytes, cudaMemcpyDeviceToDevice, str));
+    TW_CUDA_TRY(cudaMemcpyAsync(d.rhs, cw->newton_rhs, bytes, cudaMemcpyDeviceToDevice, str));
+    return TW_OK;
+}
+
+/* What tw_world_step does between implicit_solve and the commit when
+ * Newton iterations follow: implicit_solve's own divergence check on the
+ * first solve's vnew (a failed one: no Newton, the step fails as on the
+ * CPU), its momentum correction, newton_refine; then the first solve's
+ * status is put back (its CG count and residual are the step's, as on the
+ * CPU, and the final check reads its residual, finite by then) with the
+ * check's verdict cleared. The contact passes counted their own iterations. */
+static tw_status newton_step(tw_cuda_world *cw, const tw_cuda_shape *sh, const tw_cuda_params *hp,
+                             const tw_cuda_step_in *in, tw_step_stats *st)
+{
+    tw_status s;
+    if ((s = tw_cuda_check_divergence(cw)) != TW_OK) return s;
+    if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
+    if (!cw->hstatus.ok) return TW_OK; /* enqueue_after_loop's check fails the same way */
+    if (sh->conserve && (s = tw_cuda_conserve_momentum(cw)) != TW_OK) return s;
+    tw_cuda_status first = cw->hstatus;
+    tw_step_stats ns;
+    memset(&ns, 0, sizeof ns);
+    if ((s = newton_refine(cw, sh, hp, in->newton_iterations, in->def->newton_tolerance, &ns)) != TW_OK) return s;
+    first.ok = 0;
+    TW_CUDA_TRY(cudaMemcpyAsync(cw->status, &first, sizeof first, cudaMemcpyHostToDevice, cw->stream));
+    /* passes: st->cg_iterations holds the passes' sum; else step_device adds the first solve's */
+    st->cg_iterations += ns.cg_iterations;
+    st->newton_iterations += ns.newton_iterations;
+    st->newton_residual = ns.newton_residual;
+    return TW_OK;
 }
 
 /* The step on the device: implicit_solve and what follows it (implicit
@@ -761,6 +1018,7 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
     cw->contact_passes = in->def->contact_passes > 0 ? in->def->contact_passes : TW_CONTACT_PASSES;
     tw_cuda_params hp;
     fill_params(in, &hp);
+    hp.energy_held = cw->any_constrained; /* bdf2_energy_projection's held */
     TW_CUDA_TRY(cudaMemcpyAsync(cw->params, &hp, sizeof hp, cudaMemcpyHostToDevice, cw->stream));
     tw_cuda_shape sh = step_shape(cw, in);
     int explicit_step = sh.integrator == TW_EXPLICIT_NEWMARK, bdf2 = sh.integrator == TW_BDF2;
@@ -775,7 +1033,12 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
         cw->contact_live = 0;
     }
     int passes = sh.colliders && !explicit_step; /* host-driven: the contact passes read counts back */
-    int graph = !passes && graph_ready(cw, &sh);
+    /* Newton iterations after the first solve: host-driven (newton_refine) */
+    int newton = !explicit_step && in->newton_iterations > 1 && sh.method != TW_LINEAR;
+    /* solve_on's choice: BiCGStab on the exact warped system of a vertex method (host-driven) */
+    cw->use_bicgstab = sh.exact_warp && (sh.method == TW_WARP_VERTEX || sh.method == TW_WARP_EDGE);
+    cw->bicg_max = in->def->cg_max_iterations;
+    int graph = !passes && !newton && !cw->use_bicgstab && graph_ready(cw, &sh);
     if (explicit_step && !in->has_acc) { /* newmark_step's acceleration at the start, outside the graph */
         if ((s = tw_cuda_newmark_start(cw, (tw_method)sh.method, sh.ghost)) != TW_OK) return s;
         out->acc_computed = 1; /* as on the CPU, whether the step then passes or not */
@@ -786,23 +1049,25 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
         if ((s = enqueue_explicit(cw, &sh)) != TW_OK) return s;
     } else {
         if ((s = enqueue_before_loop(cw, &sh)) != TW_OK) return s;
-        if ((s = tw_cuda_pcg_host_loop(cw, &hp)) != TW_OK) return s;
+        if ((s = solve_host(cw, &hp, 1)) != TW_OK) return s;
+        if ((s = tw_cuda_hanging_expand(cw)) != TW_OK) return s; /* nothing without hanging vertices */
         if (passes && cw->colliders_moving && (s = tw_cuda_contact_shift_end(cw)) != TW_OK) return s;
         if (passes && (s = contact_passes(cw, &hp, &out->stats)) != TW_OK) return s;
         /* BDF2's restart after an impact; before the commit: reads the step's start velocity */
         if (passes && bdf2 && (s = tw_cuda_contact_impacts(cw)) != TW_OK) return s;
-        if ((s = enqueue_after_loop(cw, &sh)) != TW_OK) return s;
+        if (newton && (s = newton_step(cw, &sh, &hp, in, &out->stats)) != TW_OK) return s;
+        if ((s = enqueue_after_loop(cw, &sh, 0)) != TW_OK) return s;
     }
     if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
     if (sh.colliders && (s = tw_cuda_contact_forces(cw, in->ncolliders, out->collider_force)) != TW_OK) return s;
     const tw_cuda_status *hs = &cw->hstatus;
     tw_step_stats *st = &out->stats;
     if (!passes) {
-        st->cg_iterations = hs->iterations;
+        st->cg_iterations += hs->iterations; /* the first solve's (newton_step added the rest) */
         st->cg_capped = capped(hs, &hp);
     }
     st->residual = hs->residual;
-    st->newton_iterations = explicit_step ? 0 : 1;
+    st->newton_iterations += explicit_step ? 0 : 1; /* newton_step counted the rest */
     st->contacts = sh.colliders ? hs->contacts : 0;
     out->impacts = passes && bdf2 ? hs->impacts : 0;
     st->ms_rotations = elapsed(cw, 0, 1);
@@ -829,6 +1094,10 @@ extern "C" tw_status tw_cuda_world_step(tw_cuda_world *cw, const tw_cuda_step_in
     if (!cw || !in || !in->def) return tw_fail(TW_ERR_INVALID, "tw_cuda_world_step: no CUDA world or no input");
     tw_status s = check_supported(in);
     if (s != TW_OK) return s;
+    if (in->nhang > 0 && cw->fused_pcg && in->def->integrator != TW_EXPLICIT_NEWMARK)
+        return tw_fail(TW_ERR_UNSUPPORTED, "the CUDA backend does not support hanging vertices (%d set) with "
+                                           "TW_CUDA_PCG=fused yet (its kernels apply A, not P^T A P); unset it",
+                       in->nhang);
     out->started = 1;
     return step_device(cw, in, out);
 }

@@ -48,7 +48,9 @@ typedef struct tw_cuda_step_in {
     int spring_vertex;       /* -1: no spring */
     double spring_anchor[3], spring_k;
     double size;             /* bounding-box diagonal, m: the divergence yardstick */
-    int nhang;               /* hanging vertices set (not supported on the device) */
+    int nhang;               /* hanging vertices set (tw_world_set_hanging); uploaded when dirty and changed */
+    const int *hang_vertex, *hang_ptr, *hang_idx; /* their lists: vertices, CSR rows of constrainers */
+    const double *hang_w;    /* the constrainers' weights */
     int dirty;               /* a setter changed what follows: upload it */
     const tw_real *x, *v;    /* NULL: the device's copy is newer, keep it */
     const tw_real *fext, *target;
@@ -57,6 +59,10 @@ typedef struct tw_cuda_step_in {
     const tw_collider_def *colliders_end; /* where the step leaves them (moving colliders; the projection) */
     int ncolliders;
     int colliders_moving;    /* a collider has a velocity: uploaded every step, the contact solves shifted */
+    int newton_iterations;   /* linearisations per implicit step (tw_world_newton_iterations): more than 1 with
+                                a non-linear method runs newton_refine's iterations after the first solve */
+    int energy_projection;   /* warp-vertex under BDF2 with nothing doing work on the body: the step ends with
+                                host/step.c's energy projection (bdf2_energy_projection) */
 } tw_cuda_step_in;
 
 /* What a step reports, for host/step.c to apply. */

@@ -9,7 +9,9 @@
 #             or cuSPARSE's; in both, a kernel's), then the gpu_backend cases
 #             with TW_CUDA_PCG=fused TW_CUDA_SPMV=warp TW_CUDA_ELEMENT=fused
 #             (every new path under every backend case; gpu_pcg and
-#             gpu_stages have their own)
+#             gpu_stages have their own) and the gpu_parity energy and Newton
+#             cases (the ports of the CPU-only parts: energy projection,
+#             hanging vertices, Newton iterations: all in '^gpu_')
 #   build     cmake -G Ninja Release into $BUILD (build-gpu), -j$JOBS; with .gl/
 #             present (bench/fetch_gpu_debs.sh, run where apt works) the GL
 #             runtime debs go into / where its libraries are missing and the
@@ -247,9 +249,10 @@ phase_first() {
     for f in tests/test_gpu_*.c; do exes+=("$(basename "$f" .c)"); done
     build_targets $((b - ($(date +%s) - PH0))) "${exes[@]}"
     local part=/tmp/gpu_session_first.$$ v rest
-    # env|regex: the third pass runs every backend case on the fused PCG with the warp SpMV
+    # env|regex: the third pass runs every backend case on the fused PCG with the warp SpMV, and
+    # the ports' energy and Newton cases (gpu_parity; hanging vertices refuse the fused PCG)
     local runs=("|^gpu_" "TW_CUDA_GRAPH=0 TW_CUDA_SPMV=own|^gpu_"
-        "TW_CUDA_PCG=fused TW_CUDA_SPMV=warp TW_CUDA_ELEMENT=fused|^gpu_backend\.") r re
+        "TW_CUDA_PCG=fused TW_CUDA_SPMV=warp TW_CUDA_ELEMENT=fused|^gpu_backend\.|^gpu_parity\.(energy|newton)") r re
     for r in "${runs[@]}"; do
         v=${r%%|*}
         re=${r#*|}

@@ -1,9 +1,8 @@
 /* The CUDA backend against the CPU backend (the oracle), end to end: the
  * bar of Müller fig. 6 for each method, a PCG solve with a fixed iteration
  * count and one to a tolerance, pinned vertices, contact with colliders (a
- * cube dropped on a floor, a bar draped over a sphere), a feature the device
- * path refuses, the integrators BDF2 (its history across setters too) and
- * explicit Newmark (the bar; the cube on the floor, by projection); and
+ * cube dropped on a floor, a bar draped over a sphere), the integrators
+ * BDF2 (its history across setters too) and explicit Newmark (the bar; the cube on the floor, by projection); and
  * the device step's own contracts: the step as a CUDA Graph against the
  * host-driven step, per-step numbers changed under a captured
  * graph, no vertex data copied back unless read, a diverged step leaving the
@@ -184,27 +183,6 @@ TW_TEST(pinned_vertices_exactly_fixed)
     printf("%d pinned vertices unchanged after 100 steps\n", pinned);
     CHECK(pinned > 0);
     CHECK(x[3 * (n - 1) + 2] < X[3 * (n - 1) + 2] - 0.01); /* and the tip did fall */
-    tw_world_destroy(w);
-    tw_mesh_destroy(m);
-    return 0;
-}
-
-/* A feature the device path lacks (Newton iterations after the first
- * linearisation): TW_ERR_UNSUPPORTED naming it, no step. */
-TW_TEST(newton_iterations_unsupported)
-{
-    if (tw_test_gpu_skip()) return TW_SKIP;
-    tw_mesh *m = small_bar();
-    CHECK(m != NULL);
-    tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
-    d.newton_iterations = 2;
-    tw_world *w = bar_world(m, &d);
-    CHECK(w != NULL);
-    tw_status s = tw_world_step(w, NULL);
-    printf("a step with 2 Newton iterations: %s: %s\n", tw_status_name(s), tw_last_error());
-    CHECK(s == TW_ERR_UNSUPPORTED);
-    CHECK(strstr(tw_last_error(), "newton_iterations") != NULL);
-    CHECK(tw_world_step_index(w) == 0);
     tw_world_destroy(w);
     tw_mesh_destroy(m);
     return 0;

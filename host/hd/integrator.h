@@ -9,7 +9,10 @@
  * widened), so the CPU's results are those it had before these were shared. */
 #ifndef TW_INTEGRATOR_HD_H
 #define TW_INTEGRATOR_HD_H
+#include <math.h>
+
 #include "hd/hd.h"
+#include "solver.h" /* TW_FILTER_NORMAL */
 
 /* BDF2's base term of one component from the current and the previous
  * value: xbase = (4 x_n - x_n-1) / 3, vbase = (4 v_n - v_n-1) / 3. */
@@ -56,4 +59,56 @@ TW_HD void tw_newmark_velocity(tw_real force, tw_real mass, tw_real v, tw_real a
 /* A constrained vertex's velocity of one component in explicit Newmark: the
  * step's displacement over h (its acceleration is 0). */
 TW_HD tw_real tw_newmark_constrained_velocity(tw_real xnew, tw_real x, double h) { return (tw_real)((xnew - x) / h); }
+/* Vertex i's kinetic energy and gravity potential, added to *kinetic and
+ * *gravity (host/step.c mechanical_energy's loop body): 1/2 m |v|^2 and
+ * -m g . (x - X), in double. */
+TW_HD void tw_vertex_mechanical_energy(tw_real mass, const tw_real *v, const tw_real *x, const tw_real *X,
+                                       const double *gravity, double *kinetic, double *gravity_potential)
+{
+    for (int c = 0; c < 3; c++) {
+        *kinetic += 0.5 * mass * (double)v[c] * v[c];
+        *gravity_potential -= mass * gravity[c] * ((double)x[c] - X[c]);
+    }
+}
+
+/* warp-vertex under BDF2's energy projection (host/step.c
+ * bdf2_energy_projection): the factor on the velocities relative to vc that
+ * takes excess out of their kinetic energy k (> 0): sqrt(1 - excess / k),
+ * 0 (to rest) when the excess is larger. */
+TW_HD double tw_energy_projection_scale(double excess, double k) { return excess < k ? sqrt(1 - excess / k) : 0; }
+
+/* ... and one component of a free vertex's velocity after it: vc + scale (v - vc). */
+TW_HD tw_real tw_energy_projection_velocity(tw_real v, double vc, double scale)
+{
+    return (tw_real)(vc + scale * ((double)v - vc));
+}
+/* The implicit step's residual at velocity v, one vertex (host/step.c
+ * step_residual's loop body; newton_refine and the CUDA Newton loop):
+ *   G = M (v - vbase) + heff alpha M v + heff beta K' v - heff (f + f_ext)
+ * with K' v = (Av - cm M v) / ck from the A assembled last; G holds f_ext on
+ * entry (at the positions f was taken at). */
+TW_HD void tw_newton_residual_vertex(tw_real mass, const tw_real *v, const tw_real *vbase, const tw_real *Av,
+                                     const tw_real *f, double heff, double alpha, double beta, double cm, double ck,
+                                     tw_real *G)
+{
+    for (int c = 0; c < 3; c++) {
+        double mv = mass * (double)v[c];
+        double Kv = (Av[c] - cm * mv) / ck;
+        G[c] = (tw_real)(mv - mass * (double)vbase[c] + heff * alpha * mv + heff * beta * Kv -
+                         heff * ((double)f[c] + G[c]));
+    }
+}
+
+/* S G of one vertex (the solver's filter: a contact loses the component
+ * along its normal, a constrained vertex all of it); returns |S G|^2 */
+TW_HD double tw_newton_filter_vertex(unsigned char fc, const tw_real *nn, tw_real *gi)
+{
+    if (fc == TW_FILTER_NORMAL) {
+        tw_real d = gi[0] * nn[0] + gi[1] * nn[1] + gi[2] * nn[2];
+        for (int c = 0; c < 3; c++) gi[c] -= d * nn[c];
+    } else if (fc) {
+        gi[0] = gi[1] = gi[2] = 0;
+    }
+    return (double)gi[0] * gi[0] + (double)gi[1] * gi[1] + (double)gi[2] * gi[2];
+}
 #endif

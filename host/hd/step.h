@@ -143,6 +143,23 @@ TW_HD void tw_element_force(const tw_step_view *s, const tw_real *x, int e, tw_m
     for (int p = 0; p < 4; p++) tw_v3_store(s->fe + 12 * (size_t)e + 3 * p, fp[p]);
 }
 
+/* The elastic energy density psi of element e at x (its energy: psi V_e):
+ * StVK's for green, the hybrid's for hybrid, the corotated one for
+ * corot-element and for the vertex methods (whose force has no energy of its
+ * own; host/forces.c tw_compute_elastic_energy). The polar factor is
+ * computed here, so no rotation need be current. */
+TW_HD tw_real tw_element_energy_density(const tw_step_view *s, const tw_real *x, int e, tw_method m)
+{
+    tw_v3 xs[4];
+    tw_element_displacements(s, x, e, xs);
+    tw_m3 F = tw_elem_deformation(xs, s->g + 12 * (size_t)e);
+    tw_real psi = 0;
+    if (m == TW_GREEN) tw_stvk_S(F, s->lam[e], s->mu[e], &psi);
+    else if (m == TW_HYBRID) tw_hybrid_P(F, tw_polar3(F), s->lam[e], s->mu[e], &psi);
+    else tw_corot_P(F, tw_polar3(F), s->lam[e], s->mu[e], &psi);
+    return psi;
+}
+
 /* Vertex i's force: its elements' corner forces from fe in element order,
  * summed in double (element forces cancel), into out (3n). */
 TW_HD void tw_gather_element_forces(const tw_step_view *s, int i, tw_real *out)

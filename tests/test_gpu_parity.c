@@ -1,0 +1,772 @@
+/* The CUDA backend's ports of what the CPU step has beyond the plain
+ * implicit step, each against the CPU step on the same scene:
+ * warp-vertex under BDF2's energy projection (a held bar and a free one),
+ * hanging vertices (implicit Euler, BDF2 and explicit Newmark) and Newton
+ * iterations after the first linearisation. Each scene is first checked on
+ * the CPU to be one where the feature changes the result (a case with
+ * `_acts_on_cpu` in its name: those run without a GPU), so that a device
+ * that skipped the feature could not pass its parity case. The GPU cases
+ * exit 77 (skipped) in a build without CUDA or on a machine without a GPU.
+ * Tolerances are float's (the double build passes them with room).
+ *
+ * THE GPU CASES HAVE NEVER RUN: written on a machine without a GPU. */
+#define _POSIX_C_SOURCE 200809L /* setenv, strdup */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenes.h"
+#include "hd/step_hanging.h"
+#include "solver.h"
+#include "tw_test.h"
+#include "world.h" /* w->cuda, w->hsys, tw_hanging_reduce */
+
+#define BAR_LENGTH DEMO_BAR_LENGTH
+
+/* max |x_a - x_b| / size, the first mismatches over tol printed */
+static double position_error(const tw_world *a, const tw_world *b, double size, double tol, const char *when)
+{
+    int n = tw_world_vertex_count(a), shown = 0;
+    const tw_real *xa = tw_world_positions(a), *xb = tw_world_positions(b);
+    double worst = 0;
+    for (int i = 0; i < 3 * n; i++) {
+        double e = fabs((double)xa[i] - (double)xb[i]) / size;
+        if (!(e <= tol) && shown < 5) {
+            printf("  %s: vertex %d component %d: %.9g vs %.9g\n", when, i / 3, i % 3, (double)xa[i], (double)xb[i]);
+            shown++;
+        }
+        if (!(e <= worst)) worst = e; /* NaN wins */
+    }
+    printf("%s: max |dx| / L = %.3g (tolerance %.1g)\n", when, worst, tol);
+    return worst;
+}
+
+/* kinetic + elastic + gravity energy, J (host/step.c mechanical_energy's terms) */
+static double mechanical_energy(const tw_world *w, const tw_mesh *m, const tw_world_def *d)
+{
+    int n = tw_world_vertex_count(w);
+    const tw_real *x = tw_world_positions(w), *v = tw_world_velocities(w);
+    const double *X = tw_mesh_positions(m);
+    double e = tw_world_elastic_energy(w);
+    for (int i = 0; i < n; i++) {
+        double mi = tw_world_vertex_mass(w)[i];
+        for (int c = 0; c < 3; c++) {
+            e += 0.5 * mi * (double)v[3 * i + c] * v[3 * i + c];
+            e -= mi * d->gravity[c] * ((double)x[3 * i + c] - X[3 * i + c]);
+        }
+    }
+    return e;
+}
+
+static int step_all(tw_world **w, int count, int steps)
+{
+    for (int s = 0; s < steps; s++)
+        for (int k = 0; k < count; k++) CHECK_OK(tw_world_step(w[k], NULL));
+    return 0;
+}
+
+/* ------------------------------------------------ warp-vertex BDF2 energy */
+
+/* The undamped bar, warp-vertex under BDF2 with one linearisation per step:
+ * held at x = 0 under gravity, or free in space (no gravity) spinning about
+ * the z axis and stretched along x (so the projection's centre-of-mass
+ * branch runs). */
+static tw_world_def energy_def(tw_backend backend, int held)
+{
+    tw_world_def d = demo_bar_def(TW_WARP_VERTEX);
+    d.backend = backend;
+    d.integrator = TW_BDF2;
+    d.dt = 0.01;
+    d.damping_mass = d.damping_stiffness = 0;
+    d.newton_iterations = 1;
+    if (!held) d.gravity[0] = d.gravity[1] = d.gravity[2] = 0;
+    return d;
+}
+
+static tw_world *energy_world(const tw_mesh *m, const tw_world_def *d, int held)
+{
+    tw_world *w = held ? demo_wall_world(m, d) : tw_world_create(m, d);
+    if (!w) {
+        fprintf(stderr, "%s world: %s\n", tw_backend_name(d->backend), tw_last_error());
+        return NULL;
+    }
+    if (!held) { /* spin 2 rad/s about z through the centre, stretch 0.5 /s along x, drift 0.1 m/s in y */
+        int n = tw_world_vertex_count(w);
+        const tw_real *x = tw_world_positions(w);
+        tw_real *v = malloc(sizeof(tw_real) * 3 * (size_t)n);
+        if (!v) return w;
+        for (int i = 0; i < n; i++) {
+            double rx = x[3 * i] - 0.5 * BAR_LENGTH, ry = x[3 * i + 1];
+            v[3 * i] = (tw_real)(-2 * ry + 0.5 * rx);
+            v[3 * i + 1] = (tw_real)(2 * rx + 0.1);
+            v[3 * i + 2] = 0;
+        }
+        tw_status s = tw_world_set_velocities(w, v);
+        free(v);
+        if (s != TW_OK) {
+            fprintf(stderr, "set velocities: %s\n", tw_last_error());
+            tw_world_destroy(w);
+            return NULL;
+        }
+    }
+    return w;
+}
+
+/* Steps compared: 300 held; 100 free (the spinning free bar amplifies
+ * rounding: the CPU's float and double runs part by 1.1e-4 L after 100
+ * steps, 5.9e-4 L after 300; the held bar by 6.8e-6 L after 300) */
+static int energy_steps(int held) { return held ? 300 : 100; }
+
+/* On the CPU the scene is one where the projection changes the motion: the
+ * same world with a point force of 1e-30 N (work done: no projection) ends
+ * elsewhere, and gains energy where the projected one does not. */
+static int energy_projection_acts(int held)
+{
+    tw_mesh *m = demo_bar_mesh();
+    CHECK(m != NULL);
+    tw_world_def d = energy_def(TW_BACKEND_CPU, held);
+    tw_world *w[2] = {energy_world(m, &d, held), energy_world(m, &d, held)};
+    CHECK(w[0] && w[1]);
+    double tiny[3] = {0, 0, 1e-30};
+    CHECK_OK(tw_world_set_force(w[1], tw_world_vertex_count(w[1]) - 1, tiny));
+    double e0 = mechanical_energy(w[0], m, &d), emax[2] = {e0, e0};
+    for (int s = 0; s < energy_steps(held); s++) {
+        if (step_all(w, 2, 1)) return 1;
+        for (int k = 0; k < 2; k++) emax[k] = fmax(emax[k], mechanical_energy(w[k], m, &d));
+    }
+    printf("%s bar, %d steps: energy at the start %.9g J, at most %.9g J projected, %.9g J not\n",
+           held ? "held" : "free", energy_steps(held), e0, emax[0], emax[1]);
+    double dx = position_error(w[0], w[1], BAR_LENGTH, 1e-3, "projected against not");
+    CHECK(dx > 1e-2); /* ten times the parity tolerance below */
+    CHECK(emax[1] > e0 + 1e-3 * fabs(e0));
+    CHECK(emax[0] <= e0 + 1e-9 * fabs(e0));
+    for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+TW_TEST(energy_projection_held_acts_on_cpu) { return energy_projection_acts(1); }
+TW_TEST(energy_projection_free_acts_on_cpu) { return energy_projection_acts(0); }
+
+/* Device against CPU: positions after energy_steps within 1e-3 of the length,
+ * the device's energy never above its start by more than 1e-4 of it (the
+ * device's sums differ from the CPU's in their last bits), and a free
+ * body's momentum kept. */
+static int energy_projection_parity(int held)
+{
+    if (tw_test_gpu_skip()) return TW_SKIP;
+    tw_mesh *m = demo_bar_mesh();
+    CHECK(m != NULL);
+    tw_world_def dc = energy_def(TW_BACKEND_CPU, held), dg = energy_def(TW_BACKEND_CUDA, held);
+    tw_world *w[2] = {energy_world(m, &dc, held), energy_world(m, &dg, held)};
+    CHECK(w[0] && w[1]);
+    double e0 = mechanical_energy(w[1], m, &dg), emax = e0;
+    for (int s = 0; s < energy_steps(held); s++) {
+        if (step_all(w, 2, 1)) return 1;
+        if (s == 0) CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
+        emax = fmax(emax, mechanical_energy(w[1], m, &dg));
+    }
+    printf("device: energy at the start %.9g J, at most %.9g J over %d steps\n", e0, emax, energy_steps(held));
+    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "at the end") <= 1e-3);
+    CHECK(emax <= e0 + 1e-4 * fabs(e0));
+    if (!held) {
+        double p[2][3] = {{0, 0, 0}, {0, 0, 0}};
+        for (int k = 0; k < 2; k++)
+            for (int i = 0; i < tw_world_vertex_count(w[k]); i++)
+                for (int c = 0; c < 3; c++)
+                    p[k][c] += tw_world_vertex_mass(w[k])[i] * tw_world_velocities(w[k])[3 * i + c];
+        printf("momentum cpu (%.6g %.6g %.6g) gpu (%.6g %.6g %.6g) kg m/s\n", p[0][0], p[0][1], p[0][2], p[1][0],
+               p[1][1], p[1][2]);
+        for (int c = 0; c < 3; c++) CHECK_NEAR(p[1][c], p[0][c], 1e-4 * (fabs(p[0][0]) + fabs(p[0][1]) + 1e-6));
+    }
+    for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+TW_TEST(energy_projection_held_matches_cpu) { return energy_projection_parity(1); }
+TW_TEST(energy_projection_free_matches_cpu) { return energy_projection_parity(0); }
+
+/* ------------------------------------------------------- hanging vertices */
+
+/* Every vertex on an odd plane x = (2k+1) dx (not at x = 0) hangs at the
+ * middle of its neighbours at x -+ dx on the same lattice line, weights 1/2:
+ * the rest positions are exactly the averages, half the planes are rows of
+ * P, and P^T A P is far from A. */
+static tw_status set_hanging_planes(tw_world *w, const tw_mesh *m, double dx)
+{
+    int n = tw_mesh_vertex_count(m), count = 0;
+    const double *X = tw_mesh_positions(m);
+    int *vertex = malloc(sizeof(int) * (size_t)n), *ptr = malloc(sizeof(int) * ((size_t)n + 1));
+    int *idx = malloc(sizeof(int) * 2 * (size_t)n);
+    double *wt = malloc(sizeof(double) * 2 * (size_t)n);
+    tw_status s = TW_ERR_NOMEM;
+    if (vertex && ptr && idx && wt) {
+        ptr[0] = 0;
+        for (int i = 0; i < n; i++) {
+            long plane = lround(X[3 * i] / dx);
+            if (plane % 2 == 0) continue;
+            int nb[2] = {-1, -1};
+            for (int j = 0; j < n; j++)
+                for (int side = 0; side < 2; side++)
+                    if (fabs(X[3 * j] - X[3 * i] - (side ? dx : -dx)) < 1e-9 * dx &&
+                        fabs(X[3 * j + 1] - X[3 * i + 1]) < 1e-9 * dx && fabs(X[3 * j + 2] - X[3 * i + 2]) < 1e-9 * dx)
+                        nb[side] = j;
+            if (nb[0] < 0 || nb[1] < 0) continue;
+            vertex[count] = i;
+            idx[2 * count] = nb[0];
+            idx[2 * count + 1] = nb[1];
+            wt[2 * count] = wt[2 * count + 1] = 0.5;
+            ptr[count + 1] = 2 * (count + 1);
+            count++;
+        }
+        s = tw_world_set_hanging(w, count, vertex, ptr, idx, wt);
+        if (s == TW_OK) printf("%d of %d vertices hanging\n", count, n);
+    }
+    free(vertex);
+    free(ptr);
+    free(idx);
+    free(wt);
+    return s;
+}
+
+#define BAR_DX (BAR_LENGTH / 20)
+
+static tw_world_def hanging_def(tw_backend backend, tw_integrator integrator)
+{
+    tw_world_def d = demo_bar_def(TW_COROT_ELEMENT);
+    d.backend = backend;
+    d.integrator = integrator;
+    d.dt = integrator == TW_EXPLICIT_NEWMARK ? 0 : 0.01; /* 0: explicit Newmark's automatic step */
+    d.damping_stiffness = integrator == TW_EXPLICIT_NEWMARK ? 0 : 0.02;
+    d.newton_iterations = 1;
+    return d;
+}
+
+/* the bar held at x = 0 with its odd planes hanging (NULL: said why) */
+static tw_world *hanging_bar(const tw_mesh *m, const tw_world_def *d, int hanging)
+{
+    tw_world *w = demo_wall_world(m, d);
+    if (!w) {
+        fprintf(stderr, "%s world: %s\n", tw_backend_name(d->backend), tw_last_error());
+        return NULL;
+    }
+    if (hanging && set_hanging_planes(w, m, BAR_DX) != TW_OK) {
+        fprintf(stderr, "set hanging: %s\n", tw_last_error());
+        tw_world_destroy(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* a checksum of x and v (bit patterns), to compare runs of one build */
+static unsigned long long state_sum(const tw_world *w)
+{
+    unsigned long long h = 1469598103934665603ull;
+    int n3 = 3 * tw_world_vertex_count(w);
+    const tw_real *a[2] = {tw_world_positions(w), tw_world_velocities(w)};
+    for (int k = 0; k < 2; k++) {
+        const unsigned char *b = (const unsigned char *)a[k];
+        for (size_t i = 0; i < sizeof(tw_real) * (size_t)n3; i++) h = (h ^ b[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
+/* How long the hanging bar runs: 0.3 s implicit; explicit Newmark 0.1 s
+ * (moved kinematically, without their force passed on, the hanging planes
+ * make the bar blow up after ~0.2 s at the automatic step, on the CPU) */
+static double hanging_time(tw_integrator it) { return it == TW_EXPLICIT_NEWMARK ? 0.1 : 0.3; }
+
+/* On the CPU the hanging planes change the bar's motion far beyond the
+ * parity tolerances below, under each integrator. */
+TW_TEST(hanging_acts_on_cpu)
+{
+    tw_integrator its[3] = {TW_IMPLICIT_EULER, TW_BDF2, TW_EXPLICIT_NEWMARK};
+    for (int k = 0; k < 3; k++) {
+        tw_mesh *m = demo_bar_mesh();
+        CHECK(m != NULL);
+        tw_world_def d = hanging_def(TW_BACKEND_CPU, its[k]);
+        tw_world *w[2] = {hanging_bar(m, &d, 1), hanging_bar(m, &d, 0)};
+        CHECK(w[0] && w[1]);
+        double t = 0, t_end = hanging_time(its[k]);
+        while (t < t_end) {
+            if (step_all(w, 2, 1)) return 1;
+            t = tw_world_time(w[0]);
+        }
+        printf("%s, %ld steps, state checksum with hanging %016llx\n", tw_integrator_name(its[k]),
+               tw_world_step_index(w[0]), state_sum(w[0]));
+        CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "hanging against not") > 1e-2);
+        for (int j = 0; j < 2; j++) tw_world_destroy(w[j]);
+        tw_mesh_destroy(m);
+    }
+    return 0;
+}
+
+/* The device's rows (hd/step_hanging.h, in vertex numbering) against
+ * hanging.c's reduced system after a step of the hanging bar, on the CPU:
+ * P^T b gathered by P^T's rows is the CPU's scatter bit for bit, P x_r
+ * expanded by P's rows is tw_hanging_expand's bit for bit (whatever the
+ * hanging entries held), and P^T A P applied as P, A, P^T and its diagonal
+ * blocks (the device's block-Jacobi) are the CPU's Galerkin Ar to rounding. */
+TW_TEST(hanging_device_rows_match_cpu)
+{
+    tw_mesh *m = demo_bar_mesh();
+    CHECK(m != NULL);
+    tw_world_def d = hanging_def(TW_BACKEND_CPU, TW_IMPLICIT_EULER);
+    tw_world *w = hanging_bar(m, &d, 1);
+    CHECK(w != NULL);
+    for (int s = 0; s < 3; s++) CHECK_OK(tw_world_step(w, NULL));
+    int n = w->fem.n, nnz = 0;
+    int *pp, *pi, *tp, *ti;
+    double *pw, *tw;
+    CHECK(tw_hanging_device_rows(n, w->nhang, w->hang_vertex, w->hang_ptr, w->hang_idx, w->hang_w, &pp, &pi, &pw,
+                                 &tp, &ti, &tw, &nnz) == 0);
+    size_t n3 = 3 * (size_t)n;
+    tw_real *b = malloc(sizeof(tw_real) * n3), *x = malloc(sizeof(tw_real) * n3), *u = malloc(sizeof(tw_real) * n3);
+    tw_real *q = malloc(sizeof(tw_real) * n3), *xc = malloc(sizeof(tw_real) * n3), *yr = malloc(sizeof(tw_real) * n3);
+    CHECK(b && x && u && q && xc && yr);
+    unsigned seed = 12345;
+    for (size_t k = 0; k < n3; k++) {
+        seed = seed * 1664525u + 1013904223u;
+        b[k] = (tw_real)((double)(seed >> 8) / (double)(1u << 23) - 1);
+        seed = seed * 1664525u + 1013904223u;
+        x[k] = (tw_real)((double)(seed >> 8) / (double)(1u << 23) - 1);
+    }
+    tw_filter filter = {w->fcons, w->cnormal}, reduced;
+    CHECK_OK(tw_hanging_reduce(w, b, x, &filter, &reduced));
+    tw_hanging_system *r = w->hsys;
+    /* P^T b, bit for bit */
+    int differ = 0;
+    for (int J = 0; J < r->nr; J++) {
+        tw_real out[3];
+        tw_hanging_row_restrict(tp, ti, tw, b, r->vertex_of[J], out);
+        for (int c = 0; c < 3; c++) differ += out[c] != r->b[3 * (size_t)J + c];
+    }
+    printf("P^T b: %d of %d components differ from hanging.c's\n", differ, 3 * r->nr);
+    CHECK(differ == 0);
+    /* P x_r: the CPU expands r->x (x's non-hanging values); the device's
+     * vector holds them at their vertices, and junk at the hanging ones */
+    tw_hanging_expand(w, xc);
+    for (size_t k = 0; k < n3; k++) u[k] = x[k];
+    for (int k = 0; k < w->nhang; k++)
+        for (int c = 0; c < 3; c++) u[3 * (size_t)w->hang_vertex[k] + c] = (tw_real)1e30;
+    differ = 0;
+    for (int i = 0; i < n; i++) {
+        tw_real out[3];
+        tw_hanging_row_expand(pp, pi, pw, u, i, out);
+        for (int c = 0; c < 3; c++) differ += out[c] != xc[3 * (size_t)i + c];
+    }
+    printf("P x_r: %d of %d components differ from tw_hanging_expand's\n", differ, (int)n3);
+    CHECK(differ == 0);
+    /* P^T A P x_r as P, A, P^T against Ar x_r */
+    tw_bsr A = tw_world_bsr(w), Ar = tw_hier_matrix_bsr(&r->Ar);
+    tw_bsr_spmv(&A, xc, q);
+    tw_bsr_spmv(&Ar, r->x, yr);
+    double worst = 0, scale = 0, dworst = 0, dscale = 0;
+    for (int J = 0; J < r->nr; J++) {
+        int i = r->vertex_of[J];
+        tw_real out[3], D[9];
+        tw_hanging_row_restrict(tp, ti, tw, q, i, out);
+        for (int c = 0; c < 3; c++) {
+            worst = fmax(worst, fabs((double)out[c] - yr[3 * (size_t)J + c]));
+            scale = fmax(scale, fabs((double)yr[3 * (size_t)J + c]));
+        }
+        tw_hanging_diag_block(A.row_ptr, A.col, A.val, tp, ti, tw, i, D);
+        const tw_real *Dc = r->Ar.val + 9 * (size_t)r->Ar.diag[J];
+        for (int k = 0; k < 9; k++) {
+            dworst = fmax(dworst, fabs((double)D[k] - Dc[k]));
+            dscale = fmax(dscale, fabs((double)Dc[k]));
+        }
+    }
+#ifdef TW_DOUBLE
+    const double tol = 1e-12;
+#else
+    const double tol = 1e-5;
+#endif
+    printf("P^T A P x_r against Ar x_r: max |difference| %.3g of max |entry| %.3g; diagonal blocks %.3g of %.3g\n",
+           worst, scale, dworst, dscale);
+    CHECK(scale > 0 && dscale > 0);
+    CHECK(worst <= tol * scale);
+    CHECK(dworst <= tol * dscale);
+    free(b); free(x); free(u); free(q); free(xc); free(yr);
+    free(pp); free(pi); free(pw); free(tp); free(ti); free(tw);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* max distance of a hanging vertex from its constrainers' average, m */
+static double hanging_error(const tw_world *w)
+{
+    const tw_real *x = tw_world_positions(w);
+    double worst = 0;
+    for (int k = 0; k < w->nhang; k++) {
+        double p[3] = {0, 0, 0};
+        for (int j = w->hang_ptr[k]; j < w->hang_ptr[k + 1]; j++)
+            for (int c = 0; c < 3; c++) p[c] += w->hang_w[j] * x[3 * w->hang_idx[j] + c];
+        int i = w->hang_vertex[k];
+        double e = sqrt(pow(x[3 * i] - p[0], 2) + pow(x[3 * i + 1] - p[1], 2) + pow(x[3 * i + 2] - p[2], 2));
+        if (!(e <= worst)) worst = e;
+    }
+    return worst;
+}
+
+/* The hanging bar on both backends (hanging_acts_on_cpu's scenes): after
+ * one step within 1e-4 of the length, at the end (0.3 s implicit, 0.1 s
+ * explicit) within 1e-3, the hanging vertices on their edges on the device. */
+static int hanging_parity(tw_integrator it)
+{
+    if (tw_test_gpu_skip()) return TW_SKIP;
+    tw_mesh *m = demo_bar_mesh();
+    CHECK(m != NULL);
+    tw_world_def dc = hanging_def(TW_BACKEND_CPU, it), dg = hanging_def(TW_BACKEND_CUDA, it);
+    tw_world *w[2] = {hanging_bar(m, &dc, 1), hanging_bar(m, &dg, 1)};
+    CHECK(w[0] && w[1]);
+    if (step_all(w, 2, 1)) return 1;
+    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
+    while (tw_world_time(w[0]) < hanging_time(it))
+        if (step_all(w, 2, 1)) return 1;
+    printf("%s: %ld steps\n", tw_integrator_name(it), tw_world_step_index(w[1]));
+    CHECK(tw_world_step_index(w[1]) == tw_world_step_index(w[0]));
+    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "at the end") <= 1e-3);
+    double he = hanging_error(w[1]);
+    printf("device: hanging vertices at most %.3g m from their averages\n", he);
+    CHECK(he <= 1e-6 * BAR_LENGTH);
+    for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+TW_TEST(hanging_implicit_euler_matches_cpu) { return hanging_parity(TW_IMPLICIT_EULER); }
+TW_TEST(hanging_bdf2_matches_cpu) { return hanging_parity(TW_BDF2); }
+TW_TEST(hanging_explicit_matches_cpu) { return hanging_parity(TW_EXPLICIT_NEWMARK); }
+
+/* The drop cube (4x4x4 cells) with its odd x planes hanging, dropped 0.1 m
+ * onto the floor: the contact passes (host-driven) solve the reduced system
+ * again each pass; 150 steps, positions within 2e-3 of the edge, nothing
+ * below the floor on the device. */
+TW_TEST(hanging_cube_on_floor_matches_cpu)
+{
+    if (tw_test_gpu_skip()) return TW_SKIP;
+    tw_mesh *m = demo_drop_cube_mesh();
+    CHECK(m != NULL);
+    tw_world *w[2];
+    for (int k = 0; k < 2; k++) {
+        tw_world_def d = tw_default_world_def();
+        d.backend = k ? TW_BACKEND_CUDA : TW_BACKEND_CPU;
+        d.youngs_modulus = 1e5;
+        d.dt = 0.005;
+        d.damping_stiffness = 0.01;
+        tw_collider_def floor = tw_default_collider_def();
+        w[k] = demo_drop_cube_world(m, &d, 0.1, &floor);
+        CHECK(w[k] != NULL);
+        CHECK_OK(set_hanging_planes(w[k], m, DEMO_DROP_CUBE_EDGE / 4));
+    }
+    double lowest = INFINITY;
+    int contacts = 0;
+    for (int s = 0; s < 150; s++) {
+        tw_step_stats sc, sg;
+        CHECK_OK(tw_world_step(w[0], &sc));
+        CHECK_OK(tw_world_step(w[1], &sg));
+        contacts = sg.contacts > contacts ? sg.contacts : contacts;
+        const tw_real *x = tw_world_positions(w[1]);
+        for (int i = 0; i < tw_world_vertex_count(w[1]); i++) lowest = fmin(lowest, x[3 * i + 2]);
+    }
+    printf("device: up to %d contacts, lowest z %.3g m\n", contacts, lowest);
+    CHECK(contacts > 0);
+    CHECK(lowest >= -1e-6);
+    CHECK(position_error(w[0], w[1], DEMO_DROP_CUBE_EDGE, 2e-3, "after 150 steps") <= 2e-3);
+    CHECK(hanging_error(w[1]) <= 1e-6 * DEMO_DROP_CUBE_EDGE);
+    for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* The fused PCG applies A, not P^T A P: a world made with TW_CUDA_PCG=fused
+ * refuses a step with hanging vertices, naming both, and takes no step. */
+TW_TEST(hanging_with_fused_pcg_refused)
+{
+    if (tw_test_gpu_skip()) return TW_SKIP;
+    const char *was = getenv("TW_CUDA_PCG");
+    char *saved = was ? strdup(was) : NULL;
+    setenv("TW_CUDA_PCG", "fused", 1);
+    tw_mesh *m = demo_bar_mesh();
+    CHECK(m != NULL);
+    tw_world_def d = hanging_def(TW_BACKEND_CUDA, TW_IMPLICIT_EULER);
+    tw_world *w = hanging_bar(m, &d, 1);
+    if (saved) setenv("TW_CUDA_PCG", saved, 1);
+    else unsetenv("TW_CUDA_PCG");
+    free(saved);
+    CHECK(w != NULL);
+    tw_status s = tw_world_step(w, NULL);
+    printf("a step: %s: %s\n", tw_status_name(s), tw_last_error());
+    CHECK(s == TW_ERR_UNSUPPORTED);
+    CHECK(strstr(tw_last_error(), "hanging") && strstr(tw_last_error(), "fused"));
+    CHECK(tw_world_step_index(w) == 0);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* ------------------------------------------ Newton iterations (newton_refine) */
+
+/* The bar held at x = 0 under gravity, at most 3 linearisations per step (or 1),
+ * lightly damped. */
+static tw_world_def newton_def(tw_backend backend, tw_method method, tw_integrator it, int newton)
+{
+    tw_world_def d = demo_bar_def(method);
+    d.backend = backend;
+    d.integrator = it;
+    d.dt = 0.01;
+    d.damping_stiffness = 0.005;
+    d.newton_iterations = newton;
+    d.newton_tolerance = 1e-2; /* the corotated bar then stops after 2 on ~70 % of the steps, after 3 on the rest */
+    return d;
+}
+
+/* On the CPU, 3 linearisations move the bar away from 1 by far more than
+ * the parity tolerance (steps: 100) */
+static int newton_acts(tw_method method, tw_integrator it)
+{
+    tw_mesh *m = demo_bar_mesh();
+    CHECK(m != NULL);
+    tw_world_def d3 = newton_def(TW_BACKEND_CPU, method, it, 3), d1 = newton_def(TW_BACKEND_CPU, method, it, 1);
+    tw_world *w[2] = {demo_wall_world(m, &d3), demo_wall_world(m, &d1)};
+    CHECK(w[0] && w[1]);
+    int newton = 0;
+    for (int s = 0; s < 100; s++) {
+        tw_step_stats st;
+        CHECK_OK(tw_world_step(w[0], &st));
+        CHECK_OK(tw_world_step(w[1], NULL));
+        newton += st.newton_iterations;
+    }
+    printf("%s %s: %d linearisations in 100 steps\n", tw_method_name(method), tw_integrator_name(it), newton);
+    CHECK(newton > 100);
+    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "3 linearisations against 1") > 1e-2);
+    for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+TW_TEST(newton_corot_bdf2_acts_on_cpu) { return newton_acts(TW_COROT_ELEMENT, TW_BDF2); }
+TW_TEST(newton_green_implicit_acts_on_cpu) { return newton_acts(TW_GREEN, TW_IMPLICIT_EULER); }
+
+/* Device against CPU, 3 linearisations per step, 100 steps: positions after
+ * 1 step within 1e-4 of the length and after 100 within 1e-3, the Newton
+ * counts per step equal on at least 90 of the 100 steps (a residual near the
+ * tolerance may stop one side an iteration earlier), elastic energy within
+ * 1e-3. hanging: the bar's odd planes hanging too (the Newton solves on
+ * P^T A P). */
+static int newton_parity(tw_method method, tw_integrator it, int hanging)
+{
+    if (tw_test_gpu_skip()) return TW_SKIP;
+    tw_mesh *m = demo_bar_mesh();
+    CHECK(m != NULL);
+    tw_world_def dc = newton_def(TW_BACKEND_CPU, method, it, 3), dg = newton_def(TW_BACKEND_CUDA, method, it, 3);
+    tw_world *w[2] = {hanging_bar(m, &dc, hanging), hanging_bar(m, &dg, hanging)};
+    CHECK(w[0] && w[1]);
+    int same = 0, nc = 0, ng = 0;
+    for (int s = 0; s < 100; s++) {
+        tw_step_stats sc, sg;
+        CHECK_OK(tw_world_step(w[0], &sc));
+        CHECK_OK(tw_world_step(w[1], &sg));
+        same += sc.newton_iterations == sg.newton_iterations;
+        nc += sc.newton_iterations;
+        ng += sg.newton_iterations;
+        if (s == 0) {
+            printf("step 1: linearisations cpu %d gpu %d, CG iterations cpu %d gpu %d, Newton residual cpu %.3g gpu "
+                   "%.3g\n", sc.newton_iterations, sg.newton_iterations, sc.cg_iterations, sg.cg_iterations,
+                   sc.newton_residual, sg.newton_residual);
+            CHECK(sg.newton_iterations > 1);
+            CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
+        }
+    }
+    printf("100 steps: linearisations cpu %d gpu %d, equal on %d steps\n", nc, ng, same);
+    CHECK(same >= 90);
+    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "after 100 steps") <= 1e-3);
+    double ec = tw_world_elastic_energy(w[0]), eg = tw_world_elastic_energy(w[1]);
+    printf("elastic energy cpu %.9g J gpu %.9g J\n", ec, eg);
+    CHECK(ec > 0);
+    CHECK_NEAR(eg, ec, 1e-3 * fabs(ec));
+    if (hanging) CHECK(hanging_error(w[1]) <= 1e-6 * BAR_LENGTH);
+    for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+TW_TEST(newton_corot_bdf2_matches_cpu) { return newton_parity(TW_COROT_ELEMENT, TW_BDF2, 0); }
+TW_TEST(newton_green_implicit_matches_cpu) { return newton_parity(TW_GREEN, TW_IMPLICIT_EULER, 0); }
+TW_TEST(newton_hybrid_implicit_matches_cpu) { return newton_parity(TW_HYBRID, TW_IMPLICIT_EULER, 0); }
+TW_TEST(newton_warp_vertex_bdf2_matches_cpu) { return newton_parity(TW_WARP_VERTEX, TW_BDF2, 0); }
+TW_TEST(hanging_newton_corot_matches_cpu) { return newton_parity(TW_COROT_ELEMENT, TW_IMPLICIT_EULER, 1); }
+
+/* Newton after the contact passes: the drop cube (corot-element, implicit
+ * Euler, 3 linearisations) onto the floor, 150 steps, as
+ * hanging_cube_on_floor's tolerances (the CPU's float and double runs part
+ * by 1.1e-7 of the edge; under BDF2 by 1.1e-3 at the landing and 5.6e-3
+ * after 150 steps, too close to any tolerance to compare). */
+TW_TEST(newton_cube_on_floor_matches_cpu)
+{
+    if (tw_test_gpu_skip()) return TW_SKIP;
+    tw_mesh *m = demo_drop_cube_mesh();
+    CHECK(m != NULL);
+    tw_world *w[2];
+    for (int k = 0; k < 2; k++) {
+        tw_world_def d = tw_default_world_def();
+        d.backend = k ? TW_BACKEND_CUDA : TW_BACKEND_CPU;
+        d.youngs_modulus = 1e5;
+        d.dt = 0.005;
+        d.damping_stiffness = 0.01;
+        d.newton_iterations = 3;
+        tw_collider_def floor = tw_default_collider_def();
+        w[k] = demo_drop_cube_world(m, &d, 0.1, &floor);
+        CHECK(w[k] != NULL);
+    }
+    double lowest = INFINITY;
+    int contacts = 0, newton = 0;
+    for (int s = 0; s < 150; s++) {
+        tw_step_stats sc, sg;
+        CHECK_OK(tw_world_step(w[0], &sc));
+        CHECK_OK(tw_world_step(w[1], &sg));
+        contacts = sg.contacts > contacts ? sg.contacts : contacts;
+        newton += sg.newton_iterations;
+        const tw_real *x = tw_world_positions(w[1]);
+        for (int i = 0; i < tw_world_vertex_count(w[1]); i++) lowest = fmin(lowest, x[3 * i + 2]);
+    }
+    printf("device: up to %d contacts, %d linearisations, lowest z %.3g m\n", contacts, newton, lowest);
+    CHECK(contacts > 0 && newton > 150);
+    CHECK(lowest >= -1e-6);
+    CHECK(position_error(w[0], w[1], DEMO_DROP_CUBE_EDGE, 2e-3, "after 150 steps") <= 2e-3);
+    for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* ------------------------------- BiCGStab on the exact warped system */
+
+static tw_world_def bicgstab_def(tw_backend backend, tw_method method, int bicgstab)
+{
+    tw_world_def d = demo_bar_def(method);
+    d.backend = backend;
+    d.dt = 0.01;
+    d.damping_stiffness = 0.02;
+    d.warp_system = bicgstab ? TW_WARP_SYSTEM_BICGSTAB : TW_WARP_SYSTEM_SYMMETRIC;
+    return d;
+}
+
+/* On the CPU the exact warped system moves the bar away from the symmetric
+ * one by more than ten times the parity tolerance (100 steps). */
+TW_TEST(bicgstab_acts_on_cpu)
+{
+    tw_method ms[2] = {TW_WARP_VERTEX, TW_WARP_EDGE};
+    for (int k = 0; k < 2; k++) {
+        tw_mesh *m = demo_bar_mesh();
+        CHECK(m != NULL);
+        tw_world_def db = bicgstab_def(TW_BACKEND_CPU, ms[k], 1), ds = bicgstab_def(TW_BACKEND_CPU, ms[k], 0);
+        tw_world *w[2] = {demo_wall_world(m, &db), demo_wall_world(m, &ds)};
+        CHECK(w[0] && w[1]);
+        if (step_all(w, 2, 100)) return 1;
+        printf("%s: ", tw_method_name(ms[k]));
+        CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "exact against symmetric") > 1e-2);
+        for (int j = 0; j < 2; j++) tw_world_destroy(w[j]);
+        tw_mesh_destroy(m);
+    }
+    return 0;
+}
+
+/* Device against CPU with BiCGStab: the bar, positions within 1e-4 of the
+ * length after 1 step and 1e-3 after `steps`, iterations on the first step
+ * within 2 + 10 % of the CPU's. newton: 3 linearisations (the Newton solves
+ * by BiCGStab too). warp-edge's exact system breaks the bar's symmetry and
+ * amplifies rounding (the CPU's float and double runs part by 1.1e-4 L
+ * after 10 steps, 7e-3 L after 30, 2.5e-2 L after 100; warp-vertex's by
+ * 1.4e-5 L after 100): it is compared over 10 steps. */
+static int bicgstab_parity(tw_method method, int newton, int steps)
+{
+    if (tw_test_gpu_skip()) return TW_SKIP;
+    tw_mesh *m = demo_bar_mesh();
+    CHECK(m != NULL);
+    tw_world_def dc = bicgstab_def(TW_BACKEND_CPU, method, 1), dg = bicgstab_def(TW_BACKEND_CUDA, method, 1);
+    if (newton) {
+        dc.newton_iterations = dg.newton_iterations = 3;
+        dc.newton_tolerance = dg.newton_tolerance = 1e-2;
+    }
+    tw_world *w[2] = {demo_wall_world(m, &dc), demo_wall_world(m, &dg)};
+    CHECK(w[0] && w[1]);
+    tw_step_stats sc, sg;
+    CHECK_OK(tw_world_step(w[0], &sc));
+    CHECK_OK(tw_world_step(w[1], &sg));
+    printf("step 1: iterations cpu %d gpu %d, residual cpu %.3g gpu %.3g, linearisations cpu %d gpu %d\n",
+           sc.cg_iterations, sg.cg_iterations, sc.residual, sg.residual, sc.newton_iterations, sg.newton_iterations);
+    CHECK(sg.cg_iterations > 0 && abs(sg.cg_iterations - sc.cg_iterations) <= 2 + sc.cg_iterations / 10);
+    CHECK(sg.residual <= dg.cg_tolerance);
+    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
+    if (step_all(w, 2, steps - 1)) return 1;
+    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "at the end") <= 1e-3);
+    for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+TW_TEST(bicgstab_warp_vertex_matches_cpu) { return bicgstab_parity(TW_WARP_VERTEX, 0, 100); }
+TW_TEST(bicgstab_warp_edge_matches_cpu) { return bicgstab_parity(TW_WARP_EDGE, 0, 10); }
+TW_TEST(newton_warp_vertex_bicgstab_matches_cpu) { return bicgstab_parity(TW_WARP_VERTEX, 1, 100); }
+
+/* With colliders: the drop cube (warp-vertex, BiCGStab) onto the floor,
+ * 150 steps, as hanging_cube_on_floor's tolerances. */
+TW_TEST(bicgstab_cube_on_floor_matches_cpu)
+{
+    if (tw_test_gpu_skip()) return TW_SKIP;
+    tw_mesh *m = demo_drop_cube_mesh();
+    CHECK(m != NULL);
+    tw_world *w[2];
+    for (int k = 0; k < 2; k++) {
+        tw_world_def d = tw_default_world_def();
+        d.backend = k ? TW_BACKEND_CUDA : TW_BACKEND_CPU;
+        d.method = TW_WARP_VERTEX;
+        d.warp_system = TW_WARP_SYSTEM_BICGSTAB;
+        d.youngs_modulus = 1e5;
+        d.dt = 0.005;
+        d.damping_stiffness = 0.01;
+        tw_collider_def floor = tw_default_collider_def();
+        w[k] = demo_drop_cube_world(m, &d, 0.1, &floor);
+        CHECK(w[k] != NULL);
+    }
+    double lowest = INFINITY;
+    int contacts = 0;
+    for (int s = 0; s < 150; s++) {
+        tw_step_stats sc, sg;
+        CHECK_OK(tw_world_step(w[0], &sc));
+        CHECK_OK(tw_world_step(w[1], &sg));
+        contacts = sg.contacts > contacts ? sg.contacts : contacts;
+        const tw_real *x = tw_world_positions(w[1]);
+        for (int i = 0; i < tw_world_vertex_count(w[1]); i++) lowest = fmin(lowest, x[3 * i + 2]);
+    }
+    printf("device: up to %d contacts, lowest z %.3g m\n", contacts, lowest);
+    CHECK(contacts > 0);
+    CHECK(lowest >= -1e-6);
+    CHECK(position_error(w[0], w[1], DEMO_DROP_CUBE_EDGE, 2e-3, "after 150 steps") <= 2e-3);
+    for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* What the device still refuses: BiCGStab with hanging vertices (it applies
+ * A, not P^T A P), by name, with no step taken. */
+TW_TEST(hanging_with_bicgstab_refused)
+{
+    if (tw_test_gpu_skip()) return TW_SKIP;
+    tw_mesh *m = demo_bar_mesh();
+    CHECK(m != NULL);
+    tw_world_def d = bicgstab_def(TW_BACKEND_CUDA, TW_WARP_VERTEX, 1);
+    tw_world *w = hanging_bar(m, &d, 1);
+    CHECK(w != NULL);
+    tw_status s = tw_world_step(w, NULL);
+    printf("a step: %s: %s\n", tw_status_name(s), tw_last_error());
+    CHECK(s == TW_ERR_UNSUPPORTED);
+    CHECK(strstr(tw_last_error(), "bicgstab") && strstr(tw_last_error(), "hanging"));
+    CHECK(tw_world_step_index(w) == 0);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
