@@ -241,6 +241,10 @@ struct tw_cuda_world {
     cudaGraphConditionalHandle cond; /* the while node's condition (set by the PCG kernels) */
 #endif
     int use_cond;           /* 1 while capturing: the PCG kernels set cond */
+    /* the multigrid preconditioner (cuda_amg.cu): NULL until it is set up */
+    struct tw_cuda_amg *amg;
+    int mg_wanted; /* this step's PCG asks for it (def->precond mg, an implicit integrator) */
+    int mg_failed; /* its set-up failed once: block-Jacobi for this world's life */
 };
 /* Error checks: each names the file, line and call, sets tw_last_error and
  * returns the status from the enclosing function (which returns tw_status). */

@@ -104,6 +104,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_amg.h"
 #include "cuda_internal.h"
 #include "hd/contact.h" /* TW_CONTACT_PASSES, TW_CONTACT_GTOL */
 #include "hd/element.h" /* TW_GREEN_PACK */
@@ -339,6 +340,7 @@ extern "C" void tw_cuda_world_destroy(tw_cuda_world *cw)
     if (!cw) return;
     if (cw->have_stream) cudaStreamSynchronize(cw->stream);
     if (cw->exec) cudaGraphExecDestroy(cw->exec);
+    tw_cuda_amg_free(cw);
     tw_cuda_pcg_free(cw);
     if (cw->have_events)
         for (int k = 0; k < 4; k++) cudaEventDestroy(cw->ev[k]);
@@ -775,7 +777,9 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
         cw->contact_live = 0;
     }
     int passes = sh.colliders && !explicit_step; /* host-driven: the contact passes read counts back */
-    int graph = !passes && graph_ready(cw, &sh);
+    int mg_setup = 0; /* the multigrid's set-up reads this step's matrix back (cuda_amg.cu): host-driven */
+    if ((s = tw_cuda_amg_prepare(cw, in, &mg_setup)) != TW_OK) return s;
+    int graph = !passes && !mg_setup && graph_ready(cw, &sh);
     if (explicit_step && !in->has_acc) { /* newmark_step's acceleration at the start, outside the graph */
         if ((s = tw_cuda_newmark_start(cw, (tw_method)sh.method, sh.ghost)) != TW_OK) return s;
         out->acc_computed = 1; /* as on the CPU, whether the step then passes or not */
