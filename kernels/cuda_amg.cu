@@ -99,6 +99,8 @@ struct tw_cuda_amg {
     int *ctl;
     double *partial; /* 2 x TW_CUDA_REDUCE_BLOCKS */
     unsigned char *fixed; /* host: the constrained vertices it was built for */
+    double hpw[TW_CUDA_AMG_LEVELS][TW_PW_COUNT]; /* host: the scalars as uploaded (alive until the copies ran) */
+    int hctl[TW_MG_CTL];
     void **allocs;
     int nallocs, cap;
     size_t bytes;
@@ -590,7 +592,9 @@ static tw_status amg_setup(tw_cuda_world *cw)
         if ((s = tw_amg_level_view_of(host, li, &v)) != TW_OK) break;
         int bb = v.bs * v.bs, last = li + 1 == g->nlev;
         l->nnode = v.nnode; l->bs = v.bs; l->n = v.nnode * v.bs;
-        double pw[TW_PW_COUNT] = {1, 1, 0, v.lambda, v.omega};
+        double *pw = g->hpw[li];
+        pw[TW_PW_RATIO] = 1; pw[TW_PW_SCALE] = 1; pw[TW_PW_STOPPED] = 0;
+        pw[TW_PW_LAMBDA] = v.lambda; pw[TW_PW_OMEGA] = v.omega;
 #define TW_UP(dst, src, count, what) \
         if (s == TW_OK) s = amg_up(cw, g, &(dst), src, (size_t)(count), what)
         TW_UP(l->pw, pw, TW_PW_COUNT, "multigrid scalars");
@@ -645,7 +649,8 @@ static tw_status amg_setup(tw_cuda_world *cw)
     }
     if (s == TW_OK) {
         size_t nc = (size_t)g->nc;
-        int ctl[TW_MG_CTL] = {gv.since_galerkin, 1, 0}; /* 1: the set-up's coarsest factor below runs */
+        int *ctl = g->hctl; /* GALERKIN 1: the set-up's coarsest factor below runs */
+        ctl[TW_MG_SINCE] = gv.since_galerkin; ctl[TW_MG_GALERKIN] = 1; ctl[TW_MG_CHANGED] = 0;
         TW_UP(g->ctl, ctl, TW_MG_CTL, "multigrid control");
         TW_UP(g->partial, (const double *)NULL, 2 * (size_t)TW_CUDA_REDUCE_BLOCKS, "multigrid reductions");
         TW_UP(g->contact, gv.contact, n, "multigrid contact set");
@@ -655,6 +660,8 @@ static tw_status amg_setup(tw_cuda_world *cw)
         TW_UP(g->invt, (const double *)NULL, nc * nc, "multigrid coarsest level");
     }
 #undef TW_UP
+    /* the copies read host memory freed below: wait for them */
+    if (s == TW_OK) s = tw_cuda_check(cudaStreamSynchronize(cw->stream), "cudaStreamSynchronize", __FILE__, __LINE__);
     for (int li = 0; li < TW_CUDA_AMG_LEVELS; li++) tw_amg_lists_free(&lists[li]);
     tw_amg_free(host);
     free(hptr); free(hval); free(hcons);
