@@ -28,7 +28,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 BACKEND_STYLE = {"cuda": ("tab:green", "o"), "cuda-nograph": ("tab:olive", "v"), "cuda-ownspmv": ("tab:red", "^"),
                  "cuda-warpspmv": ("tab:purple", "<"), "cuda-fused": ("tab:cyan", ">"),
-                 "cuda-allfused": ("tab:pink", "P"), "cuda-mg": ("tab:brown", "*"),
+                 "cuda-allfused": ("tab:pink", "P"), "cuda-mg": ("tab:brown", "*"), "cuda-mg-warp": ("tab:olive", "*"),
                  "cpu": ("tab:blue", "s")}
 CG_STYLE = {"fixed20": "-", "tol1e-4": "--"}
 SCENE_MARKER = {"bar": None, "bunny": "^", "dog": "D"}
@@ -134,6 +134,9 @@ def mg_line(one):
         return line + "not measured"
     line += (f"{f(r, 'steps_per_s'):.0f} steps/s, {f(r, 'cg_iterations'):.1f} CG iterations per step -> "
              f"{'MET' if f(r, 'steps_per_s') >= 150 else 'NOT MET'}")
+    w = one("bar", "1m", "corot-element", "cuda-mg-warp", "tol")
+    if w:
+        line += f"; with the finest sweeps by lanes (cuda-mg-warp) {f(w, 'steps_per_s'):.0f} steps/s"
     j, c = one("bar", "1m", "corot-element", "cuda", "tol"), one("bar", "1m", "corot-element", "cpu", "tol")
     if j:
         line += f"; block-Jacobi on the device {f(j, 'steps_per_s'):.0f} steps/s, {f(j, 'cg_iterations'):.1f} iterations"

@@ -37,7 +37,8 @@
 #      --max-seconds (the row's capped column says so)
 #   M  bar at MG (1m; "" skips it), corot-element, tol and fixed20: cuda-mg
 #      (the device's multigrid V-cycle as the PCG's preconditioner: the
-#      target of 1M tets to 1e-4 at >= 150 steps/s), cuda (block-Jacobi)
+#      target of 1M tets to 1e-4 at >= 150 steps/s), cuda-mg-warp (its
+#      finest sweeps by lanes, TW_CUDA_MG_SWEEP=warp), cuda (block-Jacobi)
 #      and cpu (multigrid) beside it; run first, with its own 75 s, so the
 #      target row never falls to the budget. Its first step sets the
 #      hierarchy up on the host (in the warm-up).
@@ -179,7 +180,7 @@ phase() {
 }
 
 if [ -n "$MG" ] && "$BENCH" --backends cuda-mg --help > /dev/null 2>&1; then
-    phase M $(( $(left) - 75 )) --backends cuda-mg,cuda,cpu --scenes bar --sizes "$MG" --methods corot-element \
+    phase M $(( $(left) - 75 )) --backends cuda-mg,cuda-mg-warp,cuda,cpu --scenes bar --sizes "$MG" --methods corot-element \
         --cg tol,fixed20 --time 0.5 --min-steps 3 --max-seconds 3 --warmup 2 --no-extras --copy-mb 256
 fi
 phase A 170 --backends "$BACKENDS" --scenes bar --sizes "$SIZES" --methods "$METHODS" --cg fixed20,tol \

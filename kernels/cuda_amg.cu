@@ -40,6 +40,10 @@
 // Per PCG application (tw_cuda_amg_apply): the V-cycle of host/hd/amg_cycle.h
 // from x = 0, five kernels per level (first sweep, residual sweep,
 // restriction, prolongation, post-sweep) and one for the coarsest level.
+// The finest level's two sweeps with a product read a thread per block row
+// (the hand-written SpMV's layout), or with TW_CUDA_MG_SWEEP=warp in the
+// environment when the hierarchy is set up, TW_ROW_LANES lanes per row (the
+// warp SpMV's, host/hd/pcg_fused.h).
 // Each row of a sweep is a full-row gather (amg.c reads the upper half and
 // scatters the transposes: a race on the device), so the sums round
 // differently from the CPU's; tests/test_amg_emul.c measures by how much.
@@ -54,6 +58,7 @@
 #include "cuda_internal.h"
 #include "cuda_reduce.cuh"
 #include "hd/amg_galerkin.h"
+#include "hd/pcg_fused.h" /* tw_row_lane_product, TW_ROW_LANES: the warp SpMV's lanes */
 extern "C" {
 #include "amg.h"
 #include "amg_lists.h"
@@ -99,6 +104,7 @@ struct tw_cuda_amg {
     double *p0_rest;
     int *ctl;
     double *partial; /* 2 x TW_CUDA_REDUCE_BLOCKS */
+    int warp_sweep;       /* TW_CUDA_MG_SWEEP=warp at the set-up: the finest sweeps' rows by TW_ROW_LANES lanes */
     unsigned char *fixed; /* host: the constrained vertices it was built for */
     double hpw[TW_CUDA_AMG_LEVELS][TW_PW_COUNT]; /* host: the scalars as uploaded (alive until the copies ran) */
     int hctl[TW_MG_CTL];
@@ -419,6 +425,29 @@ __global__ void sweep_kernel(int nnode, const int *ptr, const int *col, const tw
     tw_amg_sweep_finish(FINE ? 3 : TW_AMG_CB, i, yi, b, x, fdinv, FINE ? cons : NULL, normal, r, out);
 }
 
+/* sweep_kernel<1> with TW_ROW_LANES lanes per block row (TW_CUDA_MG_SWEEP=warp):
+ * each lane sums the row's blocks lane, lane + TW_ROW_LANES, ... (the warp
+ * SpMV's tw_row_lane_product), a butterfly adds the lanes' sums, lane 0
+ * finishes the row. x is never NULL here (the first sweep has no product).
+ * Every lane of the warp reaches the shuffles: rows past n keep theirs. */
+__global__ void __launch_bounds__(TW_CUDA_THREADS)
+    sweep_fine_lanes_kernel(int nnode, const int *__restrict__ ptr, const int *__restrict__ col,
+                            const tw_real *__restrict__ val, const float *fdinv, const unsigned char *cons,
+                            const tw_real *normal, const tw_real *b, const tw_real *__restrict__ x, tw_real *r,
+                            tw_real *out, const tw_cuda_status *st)
+{
+    if (loop_done(st)) return; /* uniform across the grid */
+    long i = ((long)blockIdx.x * TW_CUDA_THREADS + threadIdx.x) / TW_ROW_LANES;
+    int lane = threadIdx.x % TW_ROW_LANES;
+    tw_real v[3] = {0, 0, 0};
+    if (i < nnode) tw_row_lane_product(ptr, col, val, x, (int)i, lane, v);
+#pragma unroll
+    for (int off = TW_ROW_LANES / 2; off > 0; off >>= 1)
+#pragma unroll
+        for (int c = 0; c < 3; c++) v[c] += __shfl_xor_sync(0xffffffffu, v[c], off);
+    if (i < nnode && lane == 0) tw_amg_sweep_finish(3, (int)i, v, b, x, fdinv, cons, normal, r, out);
+}
+
 /* y_i (br values) = (M x)_i, add: y_i += it */
 __global__ void block_product_kernel(int nbr, const int *ptr, const int *col, const float *fval, int br, int bc,
                                      const tw_real *x, tw_real *y, int add, const tw_cuda_status *st)
@@ -502,6 +531,7 @@ extern "C" void tw_cuda_amg_free(tw_cuda_world *cw)
 }
 
 extern "C" int tw_cuda_world_mg_levels(const tw_cuda_world *cw) { return cw && cw->amg ? cw->amg->nlev : 0; }
+extern "C" int tw_cuda_world_mg_warp_sweep(const tw_cuda_world *cw) { return cw && cw->amg ? cw->amg->warp_sweep : 0; }
 
 extern "C" int tw_cuda_amg_active(const tw_cuda_world *cw) { return cw->mg_wanted && !cw->mg_failed; }
 
@@ -583,6 +613,11 @@ static tw_status amg_setup(tw_cuda_world *cw)
     if (s == TW_OK) {
         g->nlev = gv.nlev; g->nv = n; g->smooth = gv.smooth_steps; g->interval = gv.galerkin_interval;
         g->damp = gv.smooth_damping; g->nc = gv.coarsest_n;
+        const char *sweep = getenv("TW_CUDA_MG_SWEEP");
+        g->warp_sweep = sweep && strcmp(sweep, "warp") == 0;
+        if (sweep && *sweep && !g->warp_sweep && strcmp(sweep, "row") != 0)
+            fprintf(stderr, "tetwarp: TW_CUDA_MG_SWEEP=%s is neither warp nor row; the multigrid's sweeps run a "
+                            "thread per row\n", sweep);
         g->fixed = (unsigned char *)malloc((size_t)n + 1);
         if (!g->fixed) s = tw_fail(TW_ERR_NOMEM, "%s:%d: out of host memory", __FILE__, __LINE__);
         else memcpy(g->fixed, gv.fixed, (size_t)n);
@@ -827,7 +862,11 @@ static tw_status amg_cycle(tw_cuda_world *cw, int li, tw_real *final, const tw_c
     /* one sweep: FINE as a template argument */
 #define TW_SWEEP(b_, x_, r_, out_)                                                                               \
     do {                                                                                                       \
-        if (li)                                                                                                \
+        if (!li && g->warp_sweep && (x_))                                                                      \
+            sweep_fine_lanes_kernel<<<tw_cuda_grid((long)l->nnode * TW_ROW_LANES), TW_CUDA_THREADS, 0,         \
+                                      cw->stream>>>(l->nnode, d.row_ptr, d.col, d.A, l->fdinv, cons, d.cnormal, \
+                                                    b_, x_, r_, out_, st);                                     \
+        else if (li)                                                                                           \
             sweep_kernel<0><<<grid, TW_CUDA_THREADS, 0, cw->stream>>>(l->nnode, l->ptr, l->col, NULL, l->fval,   \
                                                                       l->fdinv, NULL, d.cnormal, b_, x_, r_, \
                                                                       out_, st);                             \

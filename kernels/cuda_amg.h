@@ -21,6 +21,9 @@ struct tw_cuda_status; /* cuda_internal.h */
  * then runs block-Jacobi: mg not asked, not set up yet, or its set-up
  * failed, which stderr said). For the tests. */
 int tw_cuda_world_mg_levels(const tw_cuda_world *cw);
+/* 1 when its finest sweeps run TW_ROW_LANES lanes per row (TW_CUDA_MG_SWEEP=warp
+ * in the environment at the set-up, the world's first mg step) */
+int tw_cuda_world_mg_warp_sweep(const tw_cuda_world *cw);
 
 /* Before a step (cuda_world.cu step_device): whether the PCG uses the
  * multigrid this step (def->precond mg, an implicit integrator), and

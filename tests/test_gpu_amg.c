@@ -78,7 +78,7 @@ static double position_error(const tw_world *ref, const tw_world *w, double size
  * iteration counts within one (fixed: both the count), the tolerance met
  * where the CPU meets it; the graph from the second step when asked (the
  * first sets the hierarchy up host-driven); positions at the end */
-static int parity(int scene, int steps, int fixed, int graph, double size, double tol)
+static int parity_sweep(int scene, int steps, int fixed, int graph, double size, double tol, int warp)
 {
     if (tw_test_gpu_skip()) return TW_SKIP;
 #ifdef TW_HAVE_CUDA
@@ -88,6 +88,7 @@ static int parity(int scene, int steps, int fixed, int graph, double size, doubl
     CHECK(cpu && gpu);
     tw_world_def d = *tw_world_get_def(gpu);
     int off_by_more = 0, sum_cpu = 0, sum_gpu = 0;
+    if (warp) setenv("TW_CUDA_MG_SWEEP", "warp", 1); /* read at the set-up, the first step */
     for (int s = 0; s < steps; s++) {
         tw_step_stats sc, sg;
         CHECK_OK(tw_world_step(cpu, &sc));
@@ -96,8 +97,11 @@ static int parity(int scene, int steps, int fixed, int graph, double size, doubl
         sum_gpu += sg.cg_iterations;
         if (s == 0) {
             int levels = tw_cuda_world_mg_levels(gpu->cuda);
-            printf("device hierarchy: %d levels\n", levels);
+            printf("device hierarchy: %d levels, finest sweeps %s\n", levels,
+                   tw_cuda_world_mg_warp_sweep(gpu->cuda) ? "by lanes" : "a thread per row");
+            if (warp) unsetenv("TW_CUDA_MG_SWEEP");
             CHECK(levels >= 2);
+            CHECK(tw_cuda_world_mg_warp_sweep(gpu->cuda) == warp);
         }
         if (s == 1 && graph) CHECK(tw_cuda_world_graph(gpu->cuda) == 1);
         int diff = abs(sg.cg_iterations - sc.cg_iterations);
@@ -117,9 +121,14 @@ static int parity(int scene, int steps, int fixed, int graph, double size, doubl
     tw_world_destroy(cpu);
     tw_mesh_destroy(m);
 #else
-    (void)scene; (void)steps; (void)fixed; (void)graph; (void)size; (void)tol;
+    (void)scene; (void)steps; (void)fixed; (void)graph; (void)size; (void)tol; (void)warp;
 #endif
     return 0;
+}
+
+static int parity(int scene, int steps, int fixed, int graph, double size, double tol)
+{
+    return parity_sweep(scene, steps, fixed, graph, size, tol, 0);
 }
 
 /* 30 steps: the Galerkin update on the device at the 8th, 16th, 24th solve */
@@ -128,6 +137,9 @@ TW_TEST(mg_bar_host_driven_matches_cpu) { return parity(BAR, 30, 0, 0, DEMO_BAR_
 TW_TEST(mg_bar_fixed_iterations_matches_cpu) { return parity(BAR, 30, 20, 1, DEMO_BAR_LENGTH, 1e-3); }
 TW_TEST(mg_cube_on_floor_matches_cpu) { return parity(CUBE, 100, 0, 1, DEMO_DROP_CUBE_EDGE, 2e-3); }
 TW_TEST(mg_bunny_matches_cpu) { return parity(BUNNY, 12, 0, 1, 0.1, 1e-3); }
+/* the finest sweeps by lanes (TW_CUDA_MG_SWEEP=warp) */
+TW_TEST(mg_warp_sweep_bar_matches_cpu) { return parity_sweep(BAR, 30, 0, 1, DEMO_BAR_LENGTH, 1e-3, 1); }
+TW_TEST(mg_warp_sweep_cube_on_floor_matches_cpu) { return parity_sweep(CUBE, 100, 0, 1, DEMO_DROP_CUBE_EDGE, 2e-3, 1); }
 
 /* One step, host-driven (the set-up), then one graph step, 20 fixed
  * iterations: the short case compute-sanitizer runs */
