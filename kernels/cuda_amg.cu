@@ -58,7 +58,7 @@
 #include "cuda_internal.h"
 #include "cuda_reduce.cuh"
 #include "hd/amg_galerkin.h"
-#include "hd/pcg_fused.h" /* tw_row_lane_product, TW_ROW_LANES: the warp SpMV's lanes */
+#include "hd/pcg_fused.h" /* TW_ROW_LANES: the warp SpMV's lanes */
 extern "C" {
 #include "amg.h"
 #include "amg_lists.h"
@@ -427,7 +427,7 @@ __global__ void sweep_kernel(int nnode, const int *ptr, const int *col, const tw
 
 /* sweep_kernel<1> with TW_ROW_LANES lanes per block row (TW_CUDA_MG_SWEEP=warp):
  * each lane sums the row's blocks lane, lane + TW_ROW_LANES, ... (the warp
- * SpMV's tw_row_lane_product), a butterfly adds the lanes' sums, lane 0
+ * SpMV's split), a butterfly adds the lanes' sums, lane 0
  * finishes the row. x is never NULL here (the first sweep has no product).
  * Every lane of the warp reaches the shuffles: rows past n keep theirs. */
 __global__ void __launch_bounds__(TW_CUDA_THREADS)
@@ -440,7 +440,7 @@ __global__ void __launch_bounds__(TW_CUDA_THREADS)
     long i = ((long)blockIdx.x * TW_CUDA_THREADS + threadIdx.x) / TW_ROW_LANES;
     int lane = threadIdx.x % TW_ROW_LANES;
     tw_real v[3] = {0, 0, 0};
-    if (i < nnode) tw_row_lane_product(ptr, col, val, x, (int)i, lane, v);
+    if (i < nnode) tw_amg_fine_row_lane(ptr, col, val, x, (int)i, lane, TW_ROW_LANES, v);
 #pragma unroll
     for (int off = TW_ROW_LANES / 2; off > 0; off >>= 1)
 #pragma unroll

@@ -11,9 +11,8 @@
 #             (every new path under every backend case; gpu_pcg and
 #             gpu_stages have their own); the device multigrid's parity
 #             cases (gpu_amg.*, tests/test_gpu_amg.c) run in the first two
-#             passes, and once more alone with TW_CUDA_GRAPH=0 after them
-#             (the set-up step is host-driven in every run, the rest a graph
-#             unless turned off)
+#             passes (cuSPARSE, then the hand-written SpMV), and once more
+#             with TW_CUDA_MG_SWEEP=warp (the finest sweeps by lanes)
 #   build     cmake -G Ninja Release into $BUILD (build-gpu), -j$JOBS; with .gl/
 #             present (bench/fetch_gpu_debs.sh, run where apt works) the GL
 #             runtime debs go into / where its libraries are missing and the
@@ -257,7 +256,7 @@ phase_first() {
     # env|regex: the third pass runs every backend case on the fused PCG with the warp SpMV
     local runs=("|^gpu_" "TW_CUDA_GRAPH=0 TW_CUDA_SPMV=own|^gpu_"
         "TW_CUDA_PCG=fused TW_CUDA_SPMV=warp TW_CUDA_ELEMENT=fused|^gpu_backend\."
-        "TW_CUDA_GRAPH=0|^gpu_amg\.") r re
+        "TW_CUDA_MG_SWEEP=warp|^gpu_amg\.") r re
     for r in "${runs[@]}"; do
         v=${r%%|*}
         re=${r#*|}

@@ -174,7 +174,7 @@ static void emu_row_lanes(const emu *e, const tw_real *x, int i, tw_real *yi)
 {
     tw_real v[TW_ROW_LANES][3];
     for (int lane = 0; lane < TW_ROW_LANES; lane++)
-        tw_row_lane_product(e->fine.row_ptr, e->fine.col, e->fine.val, x, i, lane, v[lane]);
+        tw_amg_fine_row_lane(e->fine.row_ptr, e->fine.col, e->fine.val, x, i, lane, TW_ROW_LANES, v[lane]);
     tw_row_butterfly(v);
     for (int c = 0; c < 3; c++) yi[c] = v[0][c];
 }
@@ -525,11 +525,10 @@ static int update_and_cycle(int which, int galerkin)
     }
     printf("%s, %s update: %d levels, the V-cycle max |z_device - z_cpu| / max |z_cpu| = %.3g\n", scene_name[which],
            galerkin ? "a Galerkin" : "a finest-only", e.nlev, vworst);
-#ifdef TW_DOUBLE
-    const double tol_values = 1e-9, tol_cycle = 1e-9;
-#else
+    /* float's in both builds: the cycle reads float copies of its
+     * coefficients (amg.c's design), and the double build's near-symmetric
+     * blocks round to floats an ulp apart where amg.c mirrors one of them */
     const double tol_values = 1e-4, tol_cycle = 1e-3;
-#endif
     CHECK(worst <= tol_values);
     CHECK(vworst <= tol_cycle);
     free(r); free(zc); free(ze);
@@ -568,11 +567,7 @@ TW_TEST(cycle_after_setup_bunny)
     emu_apply(&e, r, ze);
     double d = rel_diff_r((size_t)n3, ze, zc);
     printf("bunny after set-up: %d levels (coarsest %d unknowns), V-cycle relative difference %.3g\n", e.nlev, e.nc, d);
-#ifdef TW_DOUBLE
-    CHECK(d <= 1e-9);
-#else
-    CHECK(d <= 1e-3);
-#endif
+    CHECK(d <= 1e-3); /* float's in both builds (see update_and_cycle) */
     free(r); free(zc); free(ze);
     emu_free(&e);
     tw_amg_free(g);
@@ -622,11 +617,7 @@ static int updates_track(int which)
     printf("%s: 12 updates, %d of them Galerkin, worst V-cycle relative difference %.3g\n", scene_name[which],
            galerkins, worst);
     CHECK(galerkins >= 1);
-#ifdef TW_DOUBLE
-    CHECK(worst <= 1e-9);
-#else
-    CHECK(worst <= 1e-3);
-#endif
+    CHECK(worst <= 1e-3); /* float's in both builds (see update_and_cycle) */
     free(r); free(zc); free(ze);
     emu_free(&e);
     tw_amg_free(g);
@@ -669,11 +660,7 @@ static int lanes_cycle(int which)
     emu_apply(&e, r, ze);
     double d = rel_diff_r((size_t)n3, ze, zc);
     printf("%s, lanes of %d per finest row: V-cycle relative difference %.3g\n", scene_name[which], TW_ROW_LANES, d);
-#ifdef TW_DOUBLE
-    CHECK(d <= 1e-9);
-#else
-    CHECK(d <= 1e-3);
-#endif
+    CHECK(d <= 1e-3); /* float's in both builds (see update_and_cycle) */
     free(r); free(zc); free(ze);
     emu_free(&e);
     tw_amg_free(g);

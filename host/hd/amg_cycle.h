@@ -42,6 +42,10 @@ TW_HD void tw_amg_filter3v(unsigned char c, const tw_real *nn, tw_real *v)
     }
 }
 
+/* The finest operator's entry as the cycle reads it: amg.c's sweeps read a
+ * float copy of the step's matrix (the same values in a float build) */
+#define TW_AMG_FINE(a) ((tw_real)(float)(a))
+
 /* y = row i of the finest operator times x: the step's 3x3 BSR in full
  * (amg.c level_row's block order) */
 TW_HD void tw_amg_fine_row(const int *row_ptr, const int *col, const tw_real *val, const tw_real *x, int i,
@@ -51,9 +55,25 @@ TW_HD void tw_amg_fine_row(const int *row_ptr, const int *col, const tw_real *va
     for (int k = row_ptr[i]; k < row_ptr[i + 1]; k++) {
         const tw_real *a = val + 9 * (size_t)k;
         const tw_real *xj = x + 3 * (size_t)col[k];
-        y0 += a[0] * xj[0] + a[1] * xj[1] + a[2] * xj[2];
-        y1 += a[3] * xj[0] + a[4] * xj[1] + a[5] * xj[2];
-        y2 += a[6] * xj[0] + a[7] * xj[1] + a[8] * xj[2];
+        y0 += TW_AMG_FINE(a[0]) * xj[0] + TW_AMG_FINE(a[1]) * xj[1] + TW_AMG_FINE(a[2]) * xj[2];
+        y1 += TW_AMG_FINE(a[3]) * xj[0] + TW_AMG_FINE(a[4]) * xj[1] + TW_AMG_FINE(a[5]) * xj[2];
+        y2 += TW_AMG_FINE(a[6]) * xj[0] + TW_AMG_FINE(a[7]) * xj[1] + TW_AMG_FINE(a[8]) * xj[2];
+    }
+    y[0] = y0; y[1] = y1; y[2] = y2;
+}
+
+/* lane's share of tw_amg_fine_row: row i's blocks lane, lane + lanes, ...
+ * (the warp SpMV's split, host/hd/pcg_fused.h tw_row_lane_product) */
+TW_HD void tw_amg_fine_row_lane(const int *row_ptr, const int *col, const tw_real *val, const tw_real *x, int i,
+                                int lane, int lanes, tw_real *y)
+{
+    tw_real y0 = 0, y1 = 0, y2 = 0;
+    for (int k = row_ptr[i] + lane; k < row_ptr[i + 1]; k += lanes) {
+        const tw_real *a = val + 9 * (size_t)k;
+        const tw_real *xj = x + 3 * (size_t)col[k];
+        y0 += TW_AMG_FINE(a[0]) * xj[0] + TW_AMG_FINE(a[1]) * xj[1] + TW_AMG_FINE(a[2]) * xj[2];
+        y1 += TW_AMG_FINE(a[3]) * xj[0] + TW_AMG_FINE(a[4]) * xj[1] + TW_AMG_FINE(a[5]) * xj[2];
+        y2 += TW_AMG_FINE(a[6]) * xj[0] + TW_AMG_FINE(a[7]) * xj[1] + TW_AMG_FINE(a[8]) * xj[2];
     }
     y[0] = y0; y[1] = y1; y[2] = y2;
 }
