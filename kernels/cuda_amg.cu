@@ -4,10 +4,10 @@
 //
 // Set-up (once per hierarchy, host-driven, outside any graph): at the first
 // mg solve the step's system matrix, the filter and the rest positions come
-// back from the device; tw_amg_create builds the hierarchy on the host
-// exactly as the CPU backend's first mg solve does (aggregates from the
-// same matrix, the rigid-body modes, the first Galerkin products, 20 power
-// iterations); its arrays (tw_amg_level_view_of) and the Galerkin products'
+// back from the device; tw_amg_create builds the hierarchy on the host as
+// the CPU backend's first mg solve does (aggregates from the device's
+// matrix, the CPU's up to rounding; the rigid-body modes, the first
+// Galerkin products, 20 power iterations); its arrays (tw_amg_level_view_of) and the Galerkin products'
 // lists (host/amg_lists.h) are uploaded, and the device makes the coarsest
 // level's pseudo-inverse from the uploaded coarse operator. The host
 // hierarchy is then dropped (only its constrained set is kept, to know when
@@ -22,10 +22,9 @@
 // returns at once when it is 0, so the graph has one shape for both kinds
 // of update (the cost: 33 empty kernel nodes per level pair, 26 of them
 // the power iteration's, on the updates in between; an IF conditional node
-// would remove them). Every
-// output block of P, A P and P^T A P is one thread's sum over its list, in
-// amg.c's order (host/hd/amg_galerkin.h): no float atomics, the same bits
-// every run. The power iteration's sums are deterministic block trees and
+// would remove them). Every output block of P, A P and P^T A P is one
+// thread's sum over its list, in amg.c's order (host/hd/amg_galerkin.h): no
+// float atomics, the same bits every run. The power iteration's sums are deterministic block trees and
 // a one-block finish (cuda_reduce.cuh). The coarsest level: one block
 // factors it column by column (amg.c's dense_cholesky and its null
 // pivots: a coarse mode an aggregate cannot carry is a zero row and
