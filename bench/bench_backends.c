@@ -132,7 +132,13 @@ enum { SCENE_COUNT = sizeof SCENES / sizeof SCENES[0] };
  * cuda-warpspmv: the same with the warp-cooperative SpMV (TW_CUDA_SPMV=warp);
  * cuda-fused: the graph step with the fused PCG (TW_CUDA_PCG=fused, whose
  * loop has its own product; TW_CUDA_SPMV=warp for the initial residual);
- * cuda-allfused: cuda-fused with TW_CUDA_ELEMENT=fused as well. */
+ * cuda-allfused: cuda-fused with TW_CUDA_ELEMENT=fused as well;
+ * cuda-mg: the graph step with the multigrid-preconditioned PCG
+ * (cuda-mg-warp: with TW_CUDA_MG_SWEEP=warp, the finest sweeps by lanes)
+ * (--precond mg, kernels/cuda_amg.cu; the other CUDA rows run block-Jacobi,
+ * the cpu rows the default, multigrid from TW_PRECOND_MG_MIN_TETS tets on).
+ * The bytes model of the GB/s columns is block-Jacobi's PCG: for cuda-mg
+ * rows it leaves the V-cycle's passes out (a lower bound). */
 enum {
     BK_CPU = 0,
     BK_CUDA = 1,
@@ -141,10 +147,12 @@ enum {
     BK_CUDA_WARPSPMV = 4, /* TW_CUDA_SPMV=warp: lanes of a warp per block row */
     BK_CUDA_FUSED = 5,    /* TW_CUDA_PCG=fused (two kernels per CG iteration), the graph step */
     BK_CUDA_ALLFUSED = 6, /* cuda-fused and TW_CUDA_ELEMENT=fused (rotation + element force in one kernel) */
-    BACKEND_MAX = 7
+    BK_CUDA_MG = 7,       /* the graph step, PCG preconditioned by the device's multigrid V-cycle */
+    BK_CUDA_MG_WARP = 8,  /* cuda-mg with the finest sweeps by lanes (TW_CUDA_MG_SWEEP=warp) */
+    BACKEND_MAX = 9
 };
-static const char *BK_NAMES[] = {"cpu",           "cuda",       "cuda-nograph",  "cuda-ownspmv",
-                                 "cuda-warpspmv", "cuda-fused", "cuda-allfused"};
+static const char *BK_NAMES[] = {"cpu",           "cuda",       "cuda-nograph",  "cuda-ownspmv", "cuda-warpspmv",
+                                 "cuda-fused",    "cuda-allfused", "cuda-mg",   "cuda-mg-warp"};
 
 typedef struct options {
     int scenes[SCENE_COUNT], scene_count;
@@ -194,7 +202,7 @@ static int past_deadline(void) { return deadline > 0 && bench_now_s() > deadline
 /* ---------------------------------------------------------- environment */
 
 /* The variables that choose a CUDA world's kernels when it is created. */
-static const char *ENV_VARS[] = {"TW_CUDA_SPMV", "TW_CUDA_PCG", "TW_CUDA_ELEMENT"};
+static const char *ENV_VARS[] = {"TW_CUDA_SPMV", "TW_CUDA_PCG", "TW_CUDA_ELEMENT", "TW_CUDA_MG_SWEEP"};
 enum { ENV_COUNT = sizeof ENV_VARS / sizeof ENV_VARS[0] };
 
 /* ENV_VARS[k] = value for the next world; value NULL: the value the
@@ -461,6 +469,7 @@ static tw_world *make_world(const options *o, const tw_mesh *mesh, int scene, in
     d.threads = bench_cores();
     d.gravity[0] = d.gravity[1] = d.gravity[2] = 0;
     d.gravity[sc->up] = -9.81;
+    if (bk == BK_CUDA_MG || bk == BK_CUDA_MG_WARP) d.precond = TW_PRECOND_MG;
     *gpu_delta = 0;
 #ifdef TW_HAVE_CUDA
     size_t free0 = 0, free1 = 0;
@@ -480,6 +489,8 @@ static tw_world *make_world(const options *o, const tw_mesh *mesh, int scene, in
     backend_env(0, spmv, "cusparse");
     backend_env(1, pcg, NULL);
     backend_env(2, element, NULL);
+    /* read at the multigrid's set-up, the world's first step: still set then */
+    backend_env(3, bk == BK_CUDA_MG_WARP ? "warp" : NULL, NULL);
     tw_world *w = tw_world_create(mesh, &d);
     if (!w) {
         snprintf(why, why_size, "world (%s): %s", BK_NAMES[bk], tw_last_error());
@@ -795,7 +806,9 @@ static void usage(FILE *f)
             "  cuda-ownspmv (graph step, the hand-written 3x3-BSR SpMV: TW_CUDA_SPMV=own for its worlds),\n"
             "  cuda-warpspmv (the same, lanes of a warp per block row: TW_CUDA_SPMV=warp), cuda-fused (graph step,\n"
             "  the fused PCG: TW_CUDA_PCG=fused TW_CUDA_SPMV=warp), cuda-allfused (cuda-fused and\n"
-            "  TW_CUDA_ELEMENT=fused: the element methods' rotation and force in one kernel).\n"
+            "  TW_CUDA_ELEMENT=fused: the element methods' rotation and force in one kernel), cuda-mg (graph\n"
+            "  step, the PCG preconditioned by the device's multigrid V-cycle: --precond mg), cuda-mg-warp\n"
+            "  (cuda-mg, its finest sweeps by lanes: TW_CUDA_MG_SWEEP=warp).\n"
             "  defaults: cuda,cpu (in that order); bar; 10k,100k; all methods; fixed20,tol; --time 1 --min-steps 5 --max-seconds 10\n"
             "  --warmup 3; --budget 0 (none); --config-timeout 300; --surfaces data/meshes; --copy-mb 512.\n"
             "  --mesh-dir: packed meshes DIR/<scene>_<tets>.node/.ele (bench/run_gpu.sh --pack-meshes), tried before\n"

@@ -16,6 +16,7 @@
 # Environment: BUILD (build-gpu), TOTAL_S (510: the whole run, build included,
 # stays under this many seconds; the device's limit per command is 600),
 # SIZES (10k,100k,1m), BIG (5m: the phase of the largest size; "" skips it),
+# MG (1m: phase M's size; "" skips it),
 # METHODS (all six), MESH_SIZES (10k,100k,1m: the bunny and dog phase),
 # MACHINE (the results folder; default from nvidia-smi's GPU name).
 #
@@ -34,6 +35,13 @@
 #      the backends of A but cuda-warpspmv and cuda-fused
 #   C  bar at BIG (5m): corot-element and warp-vertex, every GPU backend but cuda-nograph, and cpu; the CPU rows capped by
 #      --max-seconds (the row's capped column says so)
+#   M  bar at MG (1m; "" skips it), corot-element, tol and fixed20: cuda-mg
+#      (the device's multigrid V-cycle as the PCG's preconditioner: the
+#      target of 1M tets to 1e-4 at >= 150 steps/s), cuda-mg-warp (its
+#      finest sweeps by lanes, TW_CUDA_MG_SWEEP=warp), cuda (block-Jacobi)
+#      and cpu (multigrid) beside it; run first, with its own 75 s, so the
+#      target row never falls to the budget. Its first step sets the
+#      hierarchy up on the host (in the warm-up).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -44,6 +52,7 @@ SIZES=${SIZES:-10k,100k,1m}
 BIG=${BIG-5m}
 METHODS=${METHODS:-linear,warp-vertex,warp-edge,corot-element,green,hybrid}
 MESH_SIZES=${MESH_SIZES:-10k,100k,1m}
+MG=${MG-1m}
 PACK=.bench-meshes
 
 # ------------------------------------------------------------- --pack-meshes
@@ -170,6 +179,10 @@ phase() {
     say "== phase $name: exit ${PIPESTATUS[0]}, $(left) s left"
 }
 
+if [ -n "$MG" ] && "$BENCH" --backends cuda-mg --help > /dev/null 2>&1; then
+    phase M $(( $(left) - 75 )) --backends cuda-mg,cuda-mg-warp,cuda,cpu --scenes bar --sizes "$MG" --methods corot-element \
+        --cg tol,fixed20 --time 0.5 --min-steps 3 --max-seconds 3 --warmup 2 --no-extras --copy-mb 256
+fi
 phase A 170 --backends "$BACKENDS" --scenes bar --sizes "$SIZES" --methods "$METHODS" --cg fixed20,tol \
     --time 0.5 --min-steps 3 --max-seconds 3 --warmup 2
 if "$BENCH" --backends cuda-allfused --help > /dev/null 2>&1; then

@@ -1491,3 +1491,50 @@ double tw_amg_rigid_mode_error(const tw_amg *m, int li)
     }
     return bmax > 0 ? err / bmax : err;
 }
+
+/* ---- The hierarchy as plain arrays (amg.h) ---- */
+
+void tw_amg_view_of(const tw_amg *m, tw_amg_view *v)
+{
+    memset(v, 0, sizeof *v);
+    v->nlev = m->nlev;
+    v->nv = m->nv;
+    v->smooth_steps = m->def.smooth_steps;
+    v->galerkin_interval = m->def.galerkin_interval;
+    v->since_galerkin = m->since_galerkin;
+    v->smooth_damping = TW_AMG_SMOOTH_DAMPING;
+    v->fixed = m->fixed;
+    v->contact = m->contact;
+    v->p0_rest = m->p0_rest;
+    v->coarsest_n = m->lev[m->nlev - 1].n;
+    v->coarsest_factor = m->L;
+}
+
+tw_status tw_amg_level_view_of(const tw_amg *m, int li, tw_amg_level_view *v)
+{
+    memset(v, 0, sizeof *v);
+    if (li < 0 || li >= m->nlev) return tw_fail(TW_ERR_INVALID, "amg.c: level %d of %d", li, m->nlev);
+    const level *l = &m->lev[li];
+    v->nnode = l->nnode;
+    v->bs = l->bs;
+    if (li) {
+        v->nnzb = (int)bmat_nnzb(&l->A);
+        v->ptr = l->A.ptr; v->col = l->A.col; v->diag = l->diag; v->mirror = l->mirror;
+        v->val = l->A.val; v->fval = l->A.fval;
+    }
+    v->lambda = l->lambda;
+    v->omega = l->omega;
+    v->dinv = l->dinv;
+    v->fdinv = l->fdinv;
+    v->eig = l->eig;
+    if (li + 1 < m->nlev) {
+        v->p0_nnzb = (int)bmat_nnzb(&l->P0);
+        v->p_nnzb = (int)bmat_nnzb(&l->P);
+        v->ap_nnzb = (int)bmat_nnzb(&l->AP);
+        v->p0_ptr = l->P0.ptr; v->p0_col = l->P0.col; v->p0_val = l->P0.val;
+        v->p_ptr = l->P.ptr; v->p_col = l->P.col; v->p_val = l->P.val; v->p_fval = l->P.fval;
+        v->pt_ptr = l->Pt.ptr; v->pt_col = l->Pt.col; v->pt_map = l->pt_map; v->pt_fval = l->Pt.fval;
+        v->ap_ptr = l->AP.ptr; v->ap_col = l->AP.col; v->ap_val = l->AP.val;
+    }
+    return TW_OK;
+}

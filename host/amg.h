@@ -55,4 +55,50 @@ int tw_amg_level_size(const tw_amg *m, int level); /* unknowns on that level */
 double tw_amg_rigid_mode_error(const tw_amg *m, int level);
 /* Milliseconds of the last tw_amg_update. */
 double tw_amg_update_ms(const tw_amg *m);
+
+/* ---- The hierarchy as plain arrays (read-only views into m, valid until
+ * its next update or free): what a device copy uploads and replays
+ * (kernels/cuda_amg.cu, host/amg_lists.h) and its CPU emulation checks. ---- */
+typedef struct tw_amg_level_view {
+    int nnode, bs;                 /* nodes, unknowns per node (3 on the finest level, 6 below) */
+    /* the operator below the finest level (the finest is the step's BSR):
+     * block CSR, per node its diagonal block, per block its transpose's */
+    int nnzb;
+    const int *ptr, *col, *diag, *mirror;
+    const double *val;             /* bs x bs row-major blocks (the Galerkin product's) */
+    const float *fval;             /* the cycle's copy */
+    double lambda;                 /* lambda_max(D^-1 A) with its margin (the last Galerkin update's) */
+    double omega;                  /* the prolongator smoothing's damping, 4 / (3 lambda) */
+    const double *dinv;            /* per node the diagonal block's (pseudo-)inverse */
+    const float *fdinv;            /* the smoother's damped copy */
+    const tw_real *eig;            /* the power iteration's vector */
+    /* to the next level (p_nnzb 0 on the coarsest): P0 (one block per
+     * aggregated node), P = (I - omega D^-1 S A) P0, P^T's pattern with the
+     * P block of each of its blocks, and A P */
+    int p0_nnzb, p_nnzb, ap_nnzb;
+    const int *p0_ptr, *p0_col;
+    const double *p0_val;
+    const int *p_ptr, *p_col;
+    const double *p_val;
+    const float *p_fval;
+    const int *pt_ptr, *pt_col, *pt_map;
+    const float *pt_fval;
+    const int *ap_ptr, *ap_col;
+    const double *ap_val;
+} tw_amg_level_view;
+
+typedef struct tw_amg_view {
+    int nlev, nv;                  /* levels, fine vertices */
+    int smooth_steps, galerkin_interval, since_galerkin;
+    double smooth_damping;         /* the smoother's w lambda */
+    const unsigned char *fixed;    /* per fine vertex: left out of the aggregates */
+    const unsigned char *contact;  /* per fine vertex: a contact at the last Galerkin update */
+    const double *p0_rest;         /* the finest P0's values before the contact projection */
+    int coarsest_n;                /* unknowns of the coarsest level */
+    const double *coarsest_factor; /* its dense Cholesky factor (lower triangle, row-major, null pivots 0) */
+} tw_amg_view;
+
+void tw_amg_view_of(const tw_amg *m, tw_amg_view *v);
+/* TW_OK, or TW_ERR_INVALID for a level out of range */
+tw_status tw_amg_level_view_of(const tw_amg *m, int level, tw_amg_level_view *v);
 #endif

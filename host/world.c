@@ -315,7 +315,7 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     if (w->def.precond == TW_PRECOND_AUTO)
         w->def.precond = tw_mesh_tet_count(mesh) >= TW_PRECOND_MG_MIN_TETS && w->def.backend != TW_BACKEND_CUDA
                              ? TW_PRECOND_MG
-                             : TW_PRECOND_JACOBI; /* the device runs block-Jacobi */
+                             : TW_PRECOND_JACOBI; /* the device's mg only when asked: not run on a GPU yet */
     w->def.element_youngs = w->def.element_poisson = w->def.element_density = NULL; /* not kept */
     w->spring_vertex = -1;
     tw_fem_pattern_fn pattern = NULL; /* on the CPU */

@@ -378,8 +378,10 @@ typedef enum tw_warp_system {
 } tw_warp_system;
 
 #define TW_MAX_THREADS 1024
-/* The PCG's preconditioner for the step's system (CPU backend; the CUDA
- * backend uses block-Jacobi). */
+/* The PCG's preconditioner for the step's system. On the CUDA backend mg is
+ * the device's V-cycle (kernels/cuda_amg.cu), run only when asked: auto
+ * picks block-Jacobi there (the device's multigrid has not run on a GPU
+ * yet). */
 typedef enum tw_preconditioner {
     TW_PRECOND_JACOBI = 0, /* 3x3 block-Jacobi */
     TW_PRECOND_MG,         /* a smoothed-aggregation multigrid V-cycle (rigid-body modes as the near-null

@@ -280,6 +280,10 @@ struct tw_cuda_world {
      * (3n each, allocated at its first solve) */
     int use_bicgstab, bicg_max;
     tw_real *bicg_p, *bicg_v, *bicg_s, *bicg_t, *bicg_rhat;
+    /* the multigrid preconditioner (cuda_amg.cu): NULL until it is set up */
+    struct tw_cuda_amg *amg;
+    int mg_wanted; /* this step's PCG asks for it (def->precond mg, an implicit integrator) */
+    int mg_failed; /* its set-up failed once: block-Jacobi for this world's life */
 };
 /* Error checks: each names the file, line and call, sets tw_last_error and
  * returns the status from the enclosing function (which returns tw_status). */

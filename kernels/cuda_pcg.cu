@@ -36,6 +36,7 @@
 
 #include "hd/contact.h" /* tw_contact_filter_normal */
 #include "hd/step_hanging.h"
+#include "cuda_amg.h"
 #include "cuda_internal.h"
 #include "cuda_reduce.cuh"
 
@@ -260,6 +261,76 @@ __global__ void pcg_decide_kernel(const tw_cuda_params *P, tw_cuda_status *st, c
         }
     }
     tw_cuda_set_condition(h, use_cond, st->active);
+}
+
+/* The multigrid-preconditioned PCG (TW_PRECOND_MG, cuda_amg.cu): the same
+ * loop with z = S V r, the V-cycle V, instead of S Dinv r, so the
+ * preconditioner leaves the initial-residual and update kernels. */
+
+/* r = S(b - r) (r holds A x); sums r.r, |S b|^2 (into RR, BB) */
+__global__ void mg_residual_kernel(int n, const unsigned char *cons, const tw_real *nrm, const tw_real *b, tw_real *r,
+                                   double *partial)
+{
+    double s[2] = {0, 0};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        for (int c = 0; c < 3; c++) {
+            size_t k = 3 * (size_t)i + c;
+            r[k] = b[k] - r[k];
+        }
+        filter3(cons, nrm, r, i);
+        for (int c = 0; c < 3; c++) {
+            size_t k = 3 * (size_t)i + c;
+            s[0] += (double)r[k] * (double)r[k];
+        }
+        unsigned char con = cons[i];
+        if (!con || con == TW_FILTER_NORMAL) {
+            const tw_real *bp = b + 3 * (size_t)i;
+            double bi[3] = {bp[0], bp[1], bp[2]};
+            if (con) {
+                const tw_real *nn = nrm + 3 * (size_t)i;
+                double dn = bi[0] * nn[0] + bi[1] * nn[1] + bi[2] * nn[2];
+                for (int c = 0; c < 3; c++) bi[c] -= dn * nn[c];
+            }
+            s[1] += bi[0] * bi[0] + bi[1] * bi[1] + bi[2] * bi[2];
+        }
+    }
+    tw_block_partials<2>(s, partial);
+}
+
+/* z = S z (the V-cycle's output), p = z when p is set; sum r.z */
+__global__ void mg_precond_dot_kernel(int n, const unsigned char *cons, const tw_real *nrm, const tw_real *r,
+                                      tw_real *z, tw_real *p, double *partial, const tw_cuda_status *st)
+{
+    if (st && !st->active) return; /* uniform across the grid */
+    double s[1] = {0};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        filter3(cons, nrm, z, i);
+        for (int c = 0; c < 3; c++) {
+            size_t k = 3 * (size_t)i + c;
+            if (p) p[k] = z[k];
+            s[0] += (double)r[k] * (double)z[k];
+        }
+    }
+    tw_block_partials<1>(s, partial);
+}
+
+/* alpha = rz / pq: x += alpha p, r -= alpha q; sum r.r. Nothing when pq <= 0. */
+__global__ void mg_update_kernel(int n, const tw_real *p, const tw_real *q, tw_real *x, tw_real *r, double *scalars,
+                                 double *partial, const tw_cuda_status *st)
+{
+    double pq = scalars[TW_S_PQ], rz = scalars[TW_S_RZ];
+    if (!st->active || !(pq > 0)) return; /* uniform across the grid */
+    tw_real alpha = (tw_real)(rz / pq);
+    double s[1] = {0};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        for (int c = 0; c < 3; c++) {
+            size_t k = 3 * (size_t)i + c;
+            x[k] += alpha * p[k];
+            r[k] -= alpha * q[k];
+            s[0] += (double)r[k] * (double)r[k];
+        }
+    if (blockIdx.x == 0 && threadIdx.x == 0) scalars[TW_S_RZ_PREV] = rz;
+    tw_block_partials<1>(s, partial);
 }
 
 /* scalars[first + k] = sum of partial[k * nb ..] over nb, k < nv (one block) */
@@ -500,12 +571,66 @@ static tw_status pcg_spmv(tw_cuda_world *cw, cusparseDnVecDescr_t vx, const tw_r
     return TW_OK;
 }
 
+/* pcg_begin with the V-cycle: the initial residual, z = S V r, p = z */
+static tw_status mg_pcg_begin(tw_cuda_world *cw)
+{
+    const tw_cuda_data &d = cw->d;
+    int n = d.n;
+    unsigned nb = tw_cuda_reduce_grid(n);
+    const unsigned char *cons = tw_cuda_pcg_filter(cw);
+    tw_status st;
+    if ((st = spmv(cw, cw->vec_vnew, d.vnew, cw->vec_r, cw->r, NULL)) != TW_OK) return st;
+    mg_residual_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, cons, d.cnormal, d.rhs, cw->r, cw->partial);
+    TW_CUDA_LAUNCHED();
+    if ((st = tw_cuda_reduce_finish(cw, 2, (int)nb, TW_S_RR)) != TW_OK) return st;
+    if ((st = tw_cuda_amg_apply(cw, cw->r, cw->z, NULL)) != TW_OK) return st;
+    mg_precond_dot_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, cons, d.cnormal, cw->r, cw->z, cw->p,
+                                                                  cw->partial, NULL);
+    TW_CUDA_LAUNCHED();
+    if ((st = tw_cuda_reduce_finish(cw, 1, (int)nb, TW_S_RZ)) != TW_OK) return st;
+    pcg_start_kernel<<<1, 1, 0, cw->stream>>>(d.P, d.st, cw->scalars, tw_cuda_condition(cw), cw->use_cond);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
+/* one iteration with the V-cycle (the unfused kernels otherwise) */
+static tw_status mg_pcg_iteration(tw_cuda_world *cw)
+{
+    const tw_cuda_data &d = cw->d;
+    int n = d.n, n3 = 3 * n;
+    unsigned nb = tw_cuda_reduce_grid(n);
+    const unsigned char *cons = tw_cuda_pcg_filter(cw);
+    tw_status st;
+    if ((st = spmv(cw, cw->vec_p, cw->p, cw->vec_q, cw->q, d.st)) != TW_OK) return st;
+    filter_dot_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, cons, d.cnormal, cw->p, cw->q, cw->partial, d.st);
+    TW_CUDA_LAUNCHED();
+    if ((st = tw_cuda_reduce_finish(cw, 1, (int)nb, TW_S_PQ)) != TW_OK) return st;
+    mg_update_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, cw->p, cw->q, d.vnew, cw->r, cw->scalars, cw->partial,
+                                                             d.st);
+    TW_CUDA_LAUNCHED();
+    if ((st = tw_cuda_reduce_finish(cw, 1, (int)nb, TW_S_RR)) != TW_OK) return st;
+    if ((st = tw_cuda_amg_apply(cw, cw->r, cw->z, d.st)) != TW_OK) return st;
+    mg_precond_dot_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, cons, d.cnormal, cw->r, cw->z, NULL,
+                                                                  cw->partial, d.st);
+    TW_CUDA_LAUNCHED();
+    if ((st = tw_cuda_reduce_finish(cw, 1, (int)nb, TW_S_RZ)) != TW_OK) return st;
+    direction_kernel<<<tw_cuda_grid(n3), TW_CUDA_THREADS, 0, cw->stream>>>(n3, cw->scalars, cw->z, cw->p, d.st);
+    TW_CUDA_LAUNCHED();
+    pcg_decide_kernel<<<1, 1, 0, cw->stream>>>(d.P, d.st, cw->scalars, tw_cuda_condition(cw), cw->use_cond);
+    TW_CUDA_LAUNCHED();
+    return TW_OK;
+}
+
 tw_status tw_cuda_pcg_begin(tw_cuda_world *cw)
 {
     const tw_cuda_data &d = cw->d;
     int n = d.n;
     unsigned nb = tw_cuda_reduce_grid(n);
     tw_status st;
+    if (tw_cuda_amg_active(cw)) { /* the set-up or the update of the V-cycle (it may fall back to block-Jacobi) */
+        if ((st = tw_cuda_amg_begin(cw)) != TW_OK) return st;
+        if (tw_cuda_amg_active(cw)) return mg_pcg_begin(cw);
+    }
     const tw_real *b = d.rhs;
     if (cw->nhang) { /* the reduced system's preconditioner and right-hand side P^T rhs (rhs itself stays) */
         hang_block_jacobi_kernel<<<tw_cuda_grid(n), TW_CUDA_THREADS, 0, cw->stream>>>(
@@ -531,6 +656,7 @@ tw_status tw_cuda_pcg_begin(tw_cuda_world *cw)
 
 tw_status tw_cuda_pcg_iteration(tw_cuda_world *cw)
 {
+    if (tw_cuda_amg_active(cw)) return mg_pcg_iteration(cw);
     if (cw->fused_pcg) return tw_cuda_pcg_fused_iteration(cw);
     const tw_cuda_data &d = cw->d;
     int n = d.n, n3 = 3 * n;

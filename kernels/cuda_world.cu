@@ -117,6 +117,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_amg.h"
 #include "cuda_internal.h"
 #include "hd/contact.h" /* TW_CONTACT_PASSES, TW_CONTACT_GTOL */
 #include "hd/element.h" /* TW_GREEN_PACK */
@@ -364,6 +365,7 @@ extern "C" void tw_cuda_world_destroy(tw_cuda_world *cw)
     }
     if (cw->hang_u) cudaFree(cw->hang_u);
     if (cw->hang_b) cudaFree(cw->hang_b);
+    tw_cuda_amg_free(cw);
     tw_cuda_pcg_free(cw);
     if (cw->have_events)
         for (int k = 0; k < 4; k++) cudaEventDestroy(cw->ev[k]);
@@ -1038,7 +1040,9 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
     /* solve_on's choice: BiCGStab on the exact warped system of a vertex method (host-driven) */
     cw->use_bicgstab = sh.exact_warp && (sh.method == TW_WARP_VERTEX || sh.method == TW_WARP_EDGE);
     cw->bicg_max = in->def->cg_max_iterations;
-    int graph = !passes && !newton && !cw->use_bicgstab && graph_ready(cw, &sh);
+    int mg_setup = 0; /* the multigrid's set-up reads this step's matrix back (cuda_amg.cu): host-driven */
+    if ((s = tw_cuda_amg_prepare(cw, in, &mg_setup)) != TW_OK) return s;
+    int graph = !passes && !newton && !cw->use_bicgstab && !mg_setup && graph_ready(cw, &sh);
     if (explicit_step && !in->has_acc) { /* newmark_step's acceleration at the start, outside the graph */
         if ((s = tw_cuda_newmark_start(cw, (tw_method)sh.method, sh.ghost)) != TW_OK) return s;
         out->acc_computed = 1; /* as on the CPU, whether the step then passes or not */

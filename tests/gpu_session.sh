@@ -11,7 +11,10 @@
 #             (every new path under every backend case; gpu_pcg and
 #             gpu_stages have their own) and the gpu_parity energy and Newton
 #             cases (the ports of the CPU-only parts: energy projection,
-#             hanging vertices, Newton iterations: all in '^gpu_')
+#             hanging vertices, Newton iterations: all in '^gpu_'); the device multigrid's parity
+#             cases (gpu_amg.*, tests/test_gpu_amg.c) run in the first two
+#             passes (cuSPARSE, then the hand-written SpMV), and once more
+#             with TW_CUDA_MG_SWEEP=warp (the finest sweeps by lanes)
 #   build     cmake -G Ninja Release into $BUILD (build-gpu), -j$JOBS; with .gl/
 #             present (bench/fetch_gpu_debs.sh, run where apt works) the GL
 #             runtime debs go into / where its libraries are missing and the
@@ -27,6 +30,9 @@
 #   sanitize  compute-sanitizer memcheck / racecheck / synccheck / initcheck:
 #             first one short case per tool (one step of the bar,
 #             test_gpu_stages; racecheck with the hand-written SpMV), then
+#             the device multigrid's two-step case (test_gpu_amg: the
+#             host-driven set-up step and a graph step; memcheck, racecheck,
+#             synccheck), then
 #             the fused PCG's and the warp SpMV's short cases (test_gpu_pcg,
 #             test_gpu_stages; racecheck and synccheck host-driven), then
 #             representative cases of test_gpu_backend and test_gpu_svd, plus
@@ -252,7 +258,8 @@ phase_first() {
     # env|regex: the third pass runs every backend case on the fused PCG with the warp SpMV, and
     # the ports' energy and Newton cases (gpu_parity; hanging vertices refuse the fused PCG)
     local runs=("|^gpu_" "TW_CUDA_GRAPH=0 TW_CUDA_SPMV=own|^gpu_"
-        "TW_CUDA_PCG=fused TW_CUDA_SPMV=warp TW_CUDA_ELEMENT=fused|^gpu_backend\.|^gpu_parity\.(energy|newton)") r re
+        "TW_CUDA_PCG=fused TW_CUDA_SPMV=warp TW_CUDA_ELEMENT=fused|^gpu_backend\.|^gpu_parity\.(energy|newton)"
+        "TW_CUDA_MG_SWEEP=warp|^gpu_amg\.") r re
     for r in "${runs[@]}"; do
         v=${r%%|*}
         re=${r#*|}
@@ -362,8 +369,8 @@ phase_sanitize() {
         return 0
     fi
     local gb=$BUILD/tests/test_gpu_backend gs=$BUILD/tests/test_gpu_svd gt=$BUILD/tests/test_gpu_stages
-    local gp=$BUILD/tests/test_gpu_pcg
-    [ -x "$gb" ] && [ -x "$gs" ] && [ -x "$gt" ] && [ -x "$gp" ] || { fail "sanitize: $gb / $gs / $gt / $gp not built"; return 1; }
+    local gp=$BUILD/tests/test_gpu_pcg ga=$BUILD/tests/test_gpu_amg
+    [ -x "$gb" ] && [ -x "$gs" ] && [ -x "$gt" ] && [ -x "$gp" ] && [ -x "$ga" ] || { fail "sanitize: $gb / $gs / $gt / $gp / $ga not built"; return 1; }
     gl_env
     echo "# compute-sanitizer $(compute-sanitizer --version 2>&1 | tail -n 1)" >> "$SANLOG"
     # tool|env|exe|case: first one short case per tool (one step of the bar on
@@ -378,6 +385,9 @@ phase_sanitize() {
         "memcheck||$gp|fused_one_step_matches_cpu"
         "racecheck||$gp|fused_one_step_host_driven_matches_cpu"
         "synccheck||$gp|fused_one_step_host_driven_matches_cpu"
+        "memcheck||$ga|mg_two_steps_matches_cpu"
+        "racecheck||$ga|mg_two_steps_matches_cpu"
+        "synccheck||$ga|mg_two_steps_matches_cpu"
         "memcheck||$gt|stage_spmv_warp_kernel"
         "racecheck||$gp|warp_spmv_one_step_host_driven_matches_cpu"
         "initcheck||$gp|fused_one_step_host_driven_matches_cpu"
@@ -528,6 +538,9 @@ phase_fused() {
         "memcheck||$gp|fused_one_step_matches_cpu"
         "racecheck||$gp|fused_one_step_host_driven_matches_cpu"
         "synccheck||$gp|fused_one_step_host_driven_matches_cpu"
+        "memcheck||$ga|mg_two_steps_matches_cpu"
+        "racecheck||$ga|mg_two_steps_matches_cpu"
+        "synccheck||$ga|mg_two_steps_matches_cpu"
         "memcheck||$gt|stage_spmv_warp_kernel"
         "racecheck||$gp|warp_spmv_one_step_host_driven_matches_cpu"
         "memcheck||$gt|stage_forces_green_fused"
