@@ -36,4 +36,17 @@ tw_status tw_front_set_forces(tw_front *f, const double *force);
  * tests that impose a deformation). */
 double *tw_front_x(tw_front *f);
 double *tw_front_v(tw_front *f);
+/* The last step's cost split, CPU ms of the calling thread's process
+ * (benchmarks): the switch decisions, the energy check around a switch, the
+ * front structures' rebuild, the element pass and assembly, the
+ * preconditioner's set-up (a new hierarchy) and update, the PCG. */
+enum { TW_FRONT_MS_DECIDE, TW_FRONT_MS_ENERGY, TW_FRONT_MS_REBUILD, TW_FRONT_MS_ASSEMBLE, TW_FRONT_MS_SETUP,
+       TW_FRONT_MS_UPDATE, TW_FRONT_MS_PCG, TW_FRONT_MS_N };
+void tw_front_profile(const tw_front *f, double ms[TW_FRONT_MS_N]);
+/* Tests and benchmarks: the last step's preconditioner, 0 block-Jacobi, 1
+ * the multigrid set up for its front, 2 an earlier front's multigrid kept
+ * across a switch (lagged); lag 0 sets the multigrid up anew after every
+ * switch instead (the default is 1). */
+int tw_front_mg_kind(const tw_front *f);
+void tw_front_set_mg_lag(tw_front *f, int lag);
 #endif
