@@ -664,7 +664,8 @@ static void sync_dependent(tw_front *f)
  * the anchor's free vertices (itself where it was free there, else the mean
  * of its parent edge's ends, recursively: the anchor's interpolation of
  * it); E is the set of free vertices whose rows differ from the anchor's
- * (new to it, or redone by a switch since). One application is a symmetric
+ * (new to it, or redone by a switch since; pinned ones are the filter's and
+ * left out). One application is a symmetric
  * multiplicative two-space cycle: block Gauss-Seidel over E's rows, the
  * anchor's V-cycle (on its own, older system) through T on the residual,
  * Gauss-Seidel over E backwards. Gauss-Seidel converges on any SPD matrix
@@ -673,10 +674,10 @@ static void sync_dependent(tw_front *f)
  * the anchor's cycle; a switch is local, and Gauss-Seidel on the changed
  * rows takes up what the anchor does not resolve there (an additive block
  * Jacobi instead leaves outlying eigenvalues at every changed spot, each an
- * iteration more). The anchor is set up anew
- * when the change grows (more than LAG_CHANGE of the unknowns new or gone),
- * when its system grows old (LAG_STEPS steps) or when the iterations grow
- * (more than LAG_ITERATIONS times those on the anchor's own front). */
+ * iteration more). The anchor is set up anew when the change grows (more
+ * than LAG_CHANGE of the unknowns new or gone), when its system grows old
+ * (LAG_STEPS steps) or when the iterations grow (more than LAG_ITERATIONS
+ * times those on the anchor's own front). */
 #define LAG_CHANGE 0.1
 #define LAG_STEPS 8
 #define LAG_ITERATIONS 1.25

@@ -17,7 +17,8 @@
  * is rebuilt when the front changed, and one implicit Euler step with
  * corotated forces (R K_e (R^T x - X), K_e = V B^T C B with the tree's C
  * per tet) is solved by PCG (block-Jacobi, or the engine's multigrid on a
- * large front: tw_front_def.precond). */
+ * large front: tw_front_def.precond; a multigrid is kept across switches
+ * through the tree's interpolation while it serves, tetra_front.c). */
 #ifndef TW_TETRA_FRONT_H
 #define TW_TETRA_FRONT_H
 #include "tetra_tree.h"
