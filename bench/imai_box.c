@@ -3,11 +3,15 @@
  * same tree, stepped side by side. Per step: the active tets, the position
  * error of every finest vertex (the adaptive front's interpolated) against
  * the finest run, normalised by the box's longest edge (mean and max), and
- * each run's CPU time per step (process CPU time, one thread).
+ * each run's CPU time per step (process CPU time, one thread), and the
+ * adaptive step's parts (tw_front_profile) with its preconditioner (mg: 0
+ * block-Jacobi, 1 a multigrid set up for the front, 2 one kept across a
+ * switch; --mg-lag 0 sets it up anew after every switch).
  *
  *   tw_bench_imai_box [--cells NX,NY,NZ] [--size LX,LY,LZ] [--levels L] [--steps N]
  *                     [--E PA] [--nu NU] [--rho RHO] [--dt S] [--t1 T1] [--t2 T2]
  *                     [--t3 T3] [--margin M] [--hold N] [--damping ALPHA,BETA] [--threads N]
+ *                     [--mg-lag 0|1]
  *
  * CSV on stdout, a summary on stderr. */
 #define _POSIX_C_SOURCE 200809L
@@ -38,7 +42,7 @@ static int three(const char *s, double v[3])
 int main(int argc, char **argv)
 {
     double cells[3] = {3, 1, 1}, size[3] = {0.3, 0.1, 0.1};
-    int levels = 3, steps = 1300, threads = 1;
+    int levels = 3, steps = 1300, threads = 1, mg_lag = 1;
     tw_tetra_tree_def td = tw_default_tetra_tree_def();
     tw_front_def fd = tw_default_front_def();
     td.youngs_modulus = 1e5;
@@ -63,6 +67,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--margin")) fd.coarsen_margin = atof(b);
         else if (!strcmp(a, "--hold")) fd.hold_steps = atoi(b);
         else if (!strcmp(a, "--threads")) threads = atoi(b);
+        else if (!strcmp(a, "--mg-lag")) mg_lag = atoi(b);
         else ok = 0;
         if (!ok) {
             fprintf(stderr, "tw_bench_imai_box: bad option %s\n", a);
@@ -95,12 +100,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", tw_last_error());
         return 1;
     }
+    tw_front_set_mg_lag(A, mg_lag);
     double longest = size[0] > size[1] ? size[0] : size[1];
     if (size[2] > longest) longest = size[2];
     double *xa = malloc(3 * sizeof(double) * fm->nv);
     printf("step,time_s,active_tets,finest_tets,free_vertices,hanging_vertices,refined,coarsened,err_mean,err_max,"
            "tip_sag_m,ms_adapt,ms_finest,cg_adapt,cg_finest,energy_jump_J,ms_front_adapt,ms_system_adapt,"
-           "ms_solve_adapt\n");
+           "ms_solve_adapt,cpu_decide,cpu_energy,cpu_rebuild,cpu_assemble,cpu_setup,cpu_update,cpu_pcg,"
+           "cpu_setup_finest,cpu_update_finest,cpu_pcg_finest,mg\n");
     double sum_mean = 0, worst = 0, ms_a = 0, ms_f = 0, max_jump = 0;
     int tip = 0;
     for (int v = 0; v < fm->nv; v++)
@@ -119,6 +126,9 @@ int main(int argc, char **argv)
             return 1;
         }
         double t2 = now_ms();
+        double pa[TW_FRONT_MS_N], pf[TW_FRONT_MS_N];
+        tw_front_profile(A, pa);
+        tw_front_profile(F, pf);
         tw_front_positions(A, xa);
         const double *xf = tw_front_x(F);
         double mean = 0, mx = 0;
@@ -136,10 +146,13 @@ int main(int argc, char **argv)
         ms_a += t1 - t0;
         ms_f += t2 - t1;
         if (sa.energy_jump > max_jump) max_jump = sa.energy_jump;
-        printf("%d,%.4f,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.6g,%.4f,%.4f,%d,%d,%.4g,%.4f,%.4f,%.4f\n", s + 1,
+        printf("%d,%.4f,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.6g,%.4f,%.4f,%d,%d,%.4g,%.4f,%.4f,%.4f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%d\n", s + 1,
                (s + 1) * fd.dt, sa.active_tets, sf.active_tets, sa.free_vertices, sa.hanging_vertices, sa.refined,
                sa.coarsened, mean, mx, fm->X[3 * tip + 2] - xf[3 * tip + 2], t1 - t0, t2 - t1, sa.cg_iterations,
-               sf.cg_iterations, sa.energy_jump, sa.ms_front, sa.ms_system, sa.ms_solve);
+               sf.cg_iterations, sa.energy_jump, sa.ms_front, sa.ms_system, sa.ms_solve, pa[TW_FRONT_MS_DECIDE],
+               pa[TW_FRONT_MS_ENERGY], pa[TW_FRONT_MS_REBUILD], pa[TW_FRONT_MS_ASSEMBLE], pa[TW_FRONT_MS_SETUP],
+               pa[TW_FRONT_MS_UPDATE], pa[TW_FRONT_MS_PCG], pf[TW_FRONT_MS_SETUP], pf[TW_FRONT_MS_UPDATE],
+               pf[TW_FRONT_MS_PCG], tw_front_mg_kind(A));
     }
     fprintf(stderr, "steps %d: error mean %.4g %% (over steps and vertices), max %.4g %%; ms/step adaptive %.4f, "
                     "finest %.4f (ratio %.2f); largest energy gain at a switch %.3g J\n",

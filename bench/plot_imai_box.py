@@ -63,3 +63,32 @@ if os.path.exists(path):
     fig.tight_layout()
     fig.savefig(f"{d}/imai_fig3.png", dpi=110)
     print(f"wrote {d}/imai_fig3.png")
+
+# the 92k box: each adaptive step's CPU split, the multigrid kept across
+# switches against one set up anew after every switch (--mg-lag 0)
+parts = (("cpu_decide", "decide"), ("cpu_energy", "energy check"), ("cpu_rebuild", "front rebuild"),
+         ("cpu_assemble", "assembly"), ("cpu_setup", "mg set-up"), ("cpu_update", "mg update"), ("cpu_pcg", "PCG"))
+runs = [(n, t) for n, t in (("imai_box_big_nolag", "multigrid anew after every switch (--mg-lag 0)"),
+                            ("imai_box_big", "multigrid kept across switches"))
+        if os.path.exists(f"{d}/{n}.csv")]
+if runs and all("cpu_setup" in open(f"{d}/{n}.csv").readline() for n, _ in runs):
+    fig, ax = plt.subplots(1, len(runs), figsize=(7 * len(runs), 4), sharey=True, squeeze=False)
+    for k, (n, title) in enumerate(runs):
+        rows = list(csv.DictReader(open(f"{d}/{n}.csv")))
+        step = [int(r["step"]) for r in rows]
+        base = [0.0] * len(rows)
+        for key, label in parts:
+            h = [float(r[key]) for r in rows]
+            ax[0][k].bar(step, h, bottom=base, label=label, width=0.8)
+            base = [b + v for b, v in zip(base, h)]
+        ax[0][k].plot(step, [float(r["ms_finest"]) for r in rows], "k.-", lw=0.7, label="finest level, whole step")
+        sw = [int(r["step"]) for r in rows if int(r["refined"]) + int(r["coarsened"]) > 0]
+        ax[0][k].plot(sw, [-8] * len(sw), "rv", ms=4, label="switch")
+        ax[0][k].set_xlabel("step")
+        ax[0][k].set_title(title, fontsize=10)
+    ax[0][0].set_ylabel("adaptive step, CPU ms")
+    ax[0][-1].legend(fontsize=7, loc="upper right")
+    fig.suptitle("92k-tet box: the adaptive step's parts")
+    fig.tight_layout()
+    fig.savefig(f"{d}/imai_box_big_split.png", dpi=110)
+    print(f"wrote {d}/imai_box_big_split.png")

@@ -28,9 +28,11 @@
  * The front runs on the CPU only: a device front would keep the tree's K_e
  * on the device and rebuild the pattern on a switch by sort and scan, as
  * kernels/thrust_fem.h builds the world's. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_PROCESS_CPUTIME_ID */
 #include "tetra_front.h"
 
 #include <math.h>
+#include <time.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,9 @@
 #include "world.h"
 
 #define MAX_SLOTS 12
+/* the most anchor unknowns a free vertex expands to (a vertex inside an
+ * anchor tet whose corners hang on coarser tets: 4 corners of up to 3) */
+#define AX_CAP 12
 
 struct tw_front {
     const tw_tetra_tree *t;
@@ -90,10 +95,41 @@ struct tw_front {
     double *elR, *elf, *elK; /* 9, 12, 144 per active tet */
     double *fr;            /* 3 nfree */
     int nhang;
-    tw_amg *amg;           /* the multigrid preconditioner of a large front (per pattern) */
+    /* the multigrid preconditioner of a large front: set up for the front
+     * of one step (its anchor) and kept across switches while it still
+     * serves (see lagged_apply) */
+    tw_amg *amg;
+    int lagged;            /* 1: amg is an earlier front's; its system's arrays are the a_ ones */
+    int lag;               /* 0: a new multigrid after every switch (tw_front_set_mg_lag) */
+    int mg_kind;           /* the last step's preconditioner (tw_front_mg_kind) */
+    int *a_row_ptr, *a_col, *a_diag; /* owned while lagged: the anchor's system, which amg reads */
+    tw_real *a_val;
+    int *a_rid, a_n;       /* nv: the anchor's reduced index per vertex (-1: not free there); its size */
+    int a_iterations;      /* the PCG's iterations on the anchor's own front */
+    int lag_steps;         /* steps solved with the lagged amg */
+    int last_iterations;   /* the last step's PCG iterations */
+    int t_valid;           /* T below is the current front's */
+    int *t_ptr, *t_col;    /* T: each free vertex over the anchor's unknowns (CSR) */
+    tw_real *t_w;
+    unsigned char *a_changed; /* nv: rows redone since the anchor's front */
+    int nnew, *new_list;   /* E: the free vertices whose rows are not the anchor's (new or redone), ascending */
+    tw_real *new_dinv;     /* their diagonal blocks' inverses, 9 each */
+    tw_real *zs;           /* 3 nfree: the lagged cycle's correction */
+    tw_real *ra, *za;      /* 3 a_n: the anchor's residual and correction */
+    int *ax_n, *ax_i, ax_stamp_now, *ax_stamp; /* the expansions over the anchor (nv, AX_CAP nv) */
+    double *ax_w;
     tw_real *Xr;           /* 3 nfree: the free vertices' rest positions (its rigid modes) */
     double *force, *fq;    /* 3 nv: external forces per finest vertex (NULL: none), and Q^T of them */
+    double prof[TW_FRONT_MS_N]; /* the last step's split (tw_front_profile) */
 };
+
+/* process CPU time, ms: what a part costs whatever else runs on the machine */
+static double cpu_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+}
 
 tw_front_def tw_default_front_def(void)
 {
@@ -438,6 +474,9 @@ static tw_status rebuild(tw_front *f)
         cnt[u + 1] += cnt[u];
     }
     f->rows_redone = redo;
+    if (f->amg && f->a_changed)
+        for (int u = 0; u < nv; u++)
+            f->a_changed[u] |= f->row_redo[u];
     int *tmp = tw_malloc((size_t)(cnt[nv] ? cnt[nv] : 1) * sizeof *tmp, "front pattern");
     int *fill = tw_malloc((size_t)nv * sizeof *fill, "front pattern");
     int *vptr = tw_malloc(((size_t)nv + 1) * sizeof *vptr, "front pattern");
@@ -498,11 +537,23 @@ static tw_status rebuild(tw_front *f)
     free(f->vcol);
     f->vptr = vptr;
     f->vcol = vcol;
-    /* the reduced pattern: the vertex rows of the free vertices, renumbered */
-    free(f->row_ptr);
-    free(f->col);
-    free(f->diag);
-    free(f->val);
+    /* the reduced pattern: the vertex rows of the free vertices, renumbered;
+     * the last system's arrays stay with a multigrid set up for it */
+    if (f->amg && !f->lagged) {
+        f->a_row_ptr = f->row_ptr;
+        f->a_col = f->col;
+        f->a_diag = f->diag;
+        f->a_val = f->val;
+        f->lagged = 1;
+        f->lag_steps = 0;
+    } else {
+        free(f->row_ptr);
+        free(f->col);
+        free(f->diag);
+        free(f->val);
+    }
+    f->t_valid = 0;
+    f->row_ptr = f->diag = NULL;
     f->col = NULL;
     f->val = NULL;
     f->row_ptr = tw_malloc(((size_t)n + 1) * sizeof *f->row_ptr, "front rows");
@@ -570,8 +621,6 @@ static tw_status rebuild(tw_front *f)
         for (int d = 0; d < 3; d++)
             f->Xr[3 * i + d] = (tw_real)f->X[3 * (size_t)f->free_list[i] + d];
     }
-    tw_amg_free(f->amg); /* built on the old pattern */
-    f->amg = NULL;
     if (f->work_n != n) {
         tw_solver_work_free(&f->work);
         memset(&f->work, 0, sizeof f->work);
@@ -604,6 +653,304 @@ static void sync_dependent(tw_front *f)
             f->v[3 * (size_t)u + d] = vs[d];
         }
     }
+}
+
+/* ------------------------------------------------- the multigrid's anchor */
+
+/* A switch changes the front's unknowns, and a multigrid set up anew for
+ * every front costs about as much as a step's assembly. So the multigrid of
+ * an earlier front (the anchor) is kept across switches while it serves,
+ * through the hierarchy's interpolation. T expands each free vertex over
+ * the anchor's free vertices (itself where it was free there, else the mean
+ * of its parent edge's ends, recursively: the anchor's interpolation of
+ * it); E is the set of free vertices whose rows differ from the anchor's
+ * (new to it, or redone by a switch since; pinned ones are the filter's and
+ * left out). One application is a symmetric
+ * multiplicative two-space cycle: block Gauss-Seidel over E's rows, the
+ * anchor's V-cycle (on its own, older system) through T on the residual,
+ * Gauss-Seidel over E backwards. Gauss-Seidel converges on any SPD matrix
+ * and the anchor's cycle is SPD, so the cycle is SPD, and it spans the
+ * front's space (E covers what T misses). Where the front is unchanged it is
+ * the anchor's cycle; a switch is local, and Gauss-Seidel on the changed
+ * rows takes up what the anchor does not resolve there (an additive block
+ * Jacobi instead leaves outlying eigenvalues at every changed spot, each an
+ * iteration more). The anchor is set up anew when the change grows (more
+ * than LAG_CHANGE of the unknowns new or gone), when its system grows old
+ * (LAG_STEPS steps) or when the iterations grow (more than LAG_ITERATIONS
+ * times those on the anchor's own front). */
+#define LAG_CHANGE 0.1
+#define LAG_STEPS 8
+#define LAG_ITERATIONS 1.25
+
+static void drop_anchor(tw_front *f)
+{
+    tw_amg_free(f->amg);
+    f->amg = NULL;
+    if (f->lagged) {
+        free(f->a_row_ptr);
+        free(f->a_col);
+        free(f->a_diag);
+        free(f->a_val);
+    }
+    f->a_row_ptr = f->a_col = f->a_diag = NULL;
+    f->a_val = NULL;
+    f->lagged = 0;
+    f->t_valid = 0;
+}
+
+static void anchor_arrays_free(tw_front *f)
+{
+    free(f->a_rid);
+    free(f->t_ptr);
+    free(f->t_col);
+    free(f->t_w);
+    free(f->new_list);
+    free(f->new_dinv);
+    free(f->ra);
+    free(f->za);
+    free(f->ax_n);
+    free(f->ax_i);
+    free(f->ax_w);
+    free(f->ax_stamp);
+    free(f->a_changed);
+    free(f->zs);
+    f->a_rid = f->t_ptr = f->t_col = f->new_list = f->ax_n = f->ax_i = f->ax_stamp = NULL;
+    f->t_w = f->new_dinv = f->ra = f->za = f->zs = NULL;
+    f->ax_w = NULL;
+    f->a_changed = NULL;
+}
+
+/* The lagged preconditioner's arrays (per finest vertex, allocated once). */
+static tw_status anchor_alloc(tw_front *f)
+{
+    if (f->a_rid)
+        return TW_OK;
+    const size_t nv = (size_t)f->nv;
+    f->a_rid = tw_malloc(nv * sizeof *f->a_rid, "front anchor");
+    f->t_ptr = tw_malloc((nv + 1) * sizeof *f->t_ptr, "front anchor");
+    f->t_col = tw_malloc(AX_CAP * nv * sizeof *f->t_col, "front anchor");
+    f->t_w = tw_malloc(AX_CAP * nv * sizeof *f->t_w, "front anchor");
+    f->new_list = tw_malloc(nv * sizeof *f->new_list, "front anchor");
+    f->new_dinv = tw_malloc(9 * nv * sizeof *f->new_dinv, "front anchor");
+    f->ra = tw_malloc(3 * nv * sizeof *f->ra, "front anchor");
+    f->za = tw_malloc(3 * nv * sizeof *f->za, "front anchor");
+    f->ax_n = tw_malloc(nv * sizeof *f->ax_n, "front anchor");
+    f->ax_i = tw_malloc(AX_CAP * nv * sizeof *f->ax_i, "front anchor");
+    f->ax_w = tw_malloc(AX_CAP * nv * sizeof *f->ax_w, "front anchor");
+    f->ax_stamp = tw_calloc(nv, sizeof *f->ax_stamp, "front anchor");
+    f->a_changed = tw_calloc(nv, 1, "front anchor");
+    f->zs = tw_malloc(3 * nv * sizeof *f->zs, "front anchor");
+    if (!f->a_rid || !f->t_ptr || !f->t_col || !f->t_w || !f->new_list || !f->new_dinv || !f->ra || !f->za ||
+        !f->ax_n || !f->ax_i || !f->ax_w || !f->ax_stamp || !f->a_changed || !f->zs) {
+        anchor_arrays_free(f);
+        return TW_ERR_NOMEM;
+    }
+    return TW_OK;
+}
+
+/* The expansion of vertex u over the anchor's unknowns (memoised per
+ * build); 1 when it has more than AX_CAP entries. */
+static int anchor_expand(tw_front *f, int u)
+{
+    if (f->ax_stamp[u] == f->ax_stamp_now)
+        return f->ax_n[u] < 0;
+    f->ax_stamp[u] = f->ax_stamp_now;
+    int *idx = f->ax_i + AX_CAP * (size_t)u;
+    double *w = f->ax_w + AX_CAP * (size_t)u;
+    if (f->a_rid[u] >= 0) {
+        f->ax_n[u] = 1;
+        idx[0] = f->a_rid[u];
+        w[0] = 1;
+        return 0;
+    }
+    f->ax_n[u] = -1;
+    const int a = f->par[2 * (size_t)u], b = f->par[2 * (size_t)u + 1];
+    if (a < 0 || anchor_expand(f, a) || anchor_expand(f, b))
+        return 1;
+    int n = 0;
+    for (int s = 0; s < 2; s++) {
+        const int v = s ? b : a;
+        for (int k = 0; k < f->ax_n[v]; k++) {
+            const int r = f->ax_i[AX_CAP * (size_t)v + k];
+            int j = 0;
+            while (j < n && idx[j] != r)
+                j++;
+            if (j == n) {
+                if (n == AX_CAP)
+                    return 1;
+                idx[n] = r;
+                w[n++] = 0;
+            }
+            w[j] += 0.5 * f->ax_w[AX_CAP * (size_t)v + k];
+        }
+    }
+    f->ax_n[u] = n;
+    return 0;
+}
+
+/* T and E of the current front over the anchor; 1 when the anchor no
+ * longer serves (too much changed, or an expansion too long). */
+static int anchor_transfer(tw_front *f)
+{
+    const int n = f->nfree;
+    int nnew = 0, kept = 0, ne = 0;
+    for (int i = 0; i < n; i++) {
+        const int u = f->free_list[i];
+        kept += f->a_rid[u] >= 0;
+        nnew += f->a_rid[u] < 0;
+        if ((f->a_rid[u] < 0 || f->a_changed[u]) && !f->cons[i])
+            f->new_list[ne++] = i; /* a pinned row is the filter's: left out */
+    }
+    f->nnew = ne;
+    if (nnew + (f->a_n - kept) > LAG_CHANGE * n)
+        return 1;
+    f->ax_stamp_now++;
+    f->t_ptr[0] = 0;
+    for (int i = 0; i < n; i++) {
+        const int u = f->free_list[i];
+        if (anchor_expand(f, u))
+            return 1;
+        int q = f->t_ptr[i];
+        for (int k = 0; k < f->ax_n[u]; k++, q++) {
+            f->t_col[q] = f->ax_i[AX_CAP * (size_t)u + k];
+            f->t_w[q] = (tw_real)f->ax_w[AX_CAP * (size_t)u + k];
+        }
+        f->t_ptr[i + 1] = q;
+    }
+    f->t_valid = 1;
+    return 0;
+}
+
+/* The new vertices' block inverses from the step's matrix. */
+static void anchor_new_blocks(tw_front *f)
+{
+    for (int j = 0; j < f->nnew; j++) {
+        const int i = f->new_list[j];
+        const tw_real *a = f->val + 9 * (size_t)f->diag[i];
+        double m[9], d[9];
+        for (int e = 0; e < 9; e++)
+            m[e] = (double)a[e];
+        d[0] = m[4] * m[8] - m[5] * m[7];
+        d[1] = m[2] * m[7] - m[1] * m[8];
+        d[2] = m[1] * m[5] - m[2] * m[4];
+        d[3] = m[5] * m[6] - m[3] * m[8];
+        d[4] = m[0] * m[8] - m[2] * m[6];
+        d[5] = m[2] * m[3] - m[0] * m[5];
+        d[6] = m[3] * m[7] - m[4] * m[6];
+        d[7] = m[1] * m[6] - m[0] * m[7];
+        d[8] = m[0] * m[4] - m[1] * m[3];
+        const double det = m[0] * d[0] + m[1] * d[3] + m[2] * d[6];
+        tw_real *o = f->new_dinv + 9 * (size_t)j;
+        for (int e = 0; e < 9; e++)
+            o[e] = det != 0 ? (tw_real)(d[e] / det) : (tw_real)(e % 4 == 0);
+    }
+}
+
+/* z += D_j^-1 (r_j - (A z)_j) for j in E, in order (dir 1) or reversed:
+ * a block Gauss-Seidel sweep over E's rows */
+static void sweep_changed(tw_front *f, const tw_real *r, tw_real *z, int dir)
+{
+    for (int k = 0; k < f->nnew; k++) {
+        const int e = dir > 0 ? k : f->nnew - 1 - k, j = f->new_list[e];
+        tw_real s[3] = {r[3 * (size_t)j], r[3 * (size_t)j + 1], r[3 * (size_t)j + 2]};
+        for (int b = f->row_ptr[j]; b < f->row_ptr[j + 1]; b++) {
+            const tw_real *a = f->val + 9 * (size_t)b, *x = z + 3 * (size_t)f->col[b];
+            for (int d = 0; d < 3; d++)
+                s[d] -= a[3 * d] * x[0] + a[3 * d + 1] * x[1] + a[3 * d + 2] * x[2];
+        }
+        const tw_real *D = f->new_dinv + 9 * (size_t)e;
+        for (int d = 0; d < 3; d++)
+            z[3 * (size_t)j + d] += D[3 * d] * s[0] + D[3 * d + 1] * s[1] + D[3 * d + 2] * s[2];
+    }
+}
+
+/* z = B r (above); ctx is the front. The signature of tw_solver_work.precond. */
+static void lagged_apply(void *ctx, const tw_real *r, tw_real *z)
+{
+    tw_front *f = ctx;
+    const int n = f->nfree;
+    /* Gauss-Seidel over E from z = 0, then the residual r - A z (z lives
+     * on E: the rows of E's neighbours, through A's symmetry) */
+    tw_real *zs = f->zs, *r1 = z;
+    memset(zs, 0, 3 * (size_t)n * sizeof *zs);
+    sweep_changed(f, r, zs, 1);
+    memcpy(r1, r, 3 * (size_t)n * sizeof *r1);
+    for (int k = 0; k < f->nnew; k++) {
+        const int j = f->new_list[k];
+        const tw_real *x = zs + 3 * (size_t)j;
+        for (int b = f->row_ptr[j]; b < f->row_ptr[j + 1]; b++) {
+            const tw_real *a = f->val + 9 * (size_t)b; /* A_jc = A_cj^T */
+            tw_real *y = r1 + 3 * (size_t)f->col[b];
+            for (int d = 0; d < 3; d++)
+                y[d] -= a[d] * x[0] + a[3 + d] * x[1] + a[6 + d] * x[2];
+        }
+    }
+    /* the anchor's cycle through T */
+    memset(f->ra, 0, 3 * (size_t)f->a_n * sizeof *f->ra);
+    for (int i = 0; i < n; i++)
+        for (int q = f->t_ptr[i]; q < f->t_ptr[i + 1]; q++) {
+            tw_real *ra = f->ra + 3 * (size_t)f->t_col[q];
+            const tw_real w = f->t_w[q];
+            for (int d = 0; d < 3; d++)
+                ra[d] += w * r1[3 * (size_t)i + d];
+        }
+    tw_amg_apply(f->amg, f->ra, f->za);
+    for (int i = 0; i < n; i++) {
+        tw_real s[3] = {0, 0, 0};
+        for (int q = f->t_ptr[i]; q < f->t_ptr[i + 1]; q++) {
+            const tw_real *za = f->za + 3 * (size_t)f->t_col[q];
+            const tw_real w = f->t_w[q];
+            for (int d = 0; d < 3; d++)
+                s[d] += w * za[d];
+        }
+        for (int d = 0; d < 3; d++)
+            z[3 * (size_t)i + d] = zs[3 * (size_t)i + d] + s[d];
+    }
+    /* Gauss-Seidel over E backwards: the cycle stays symmetric */
+    sweep_changed(f, r, z, -1);
+}
+
+/* The step's multigrid: the anchor's own (updated with the step's matrix)
+ * on the front it was set up for; after a switch the lagged one while it
+ * serves, else one set up for this front. Returns the preconditioner, or
+ * NULL (block-Jacobi) when none could be set up. */
+static void (*step_multigrid(tw_front *f, const tw_bsr *A, const tw_filter *filter))(void *, const tw_real *,
+                                                                                    tw_real *)
+{
+    double c0 = cpu_ms();
+    if (f->amg && f->lagged) {
+        const int worse = f->a_iterations > 0 && f->last_iterations > LAG_ITERATIONS * f->a_iterations;
+        if (!f->lag || worse || f->lag_steps >= LAG_STEPS || (!f->t_valid && anchor_transfer(f)))
+            drop_anchor(f);
+    }
+    if (!f->amg) {
+        if (anchor_alloc(f) != TW_OK)
+            return NULL;
+        f->amg = tw_amg_create(A, f->Xr, filter, NULL);
+        if (!f->amg)
+            return NULL;
+        memcpy(f->a_rid, f->rid, (size_t)f->nv * sizeof *f->a_rid);
+        memset(f->a_changed, 0, (size_t)f->nv);
+        f->a_n = f->nfree;
+        f->a_iterations = 0;
+        f->lagged = 0;
+    }
+    double c1 = cpu_ms();
+    f->prof[TW_FRONT_MS_SETUP] = c1 - c0;
+    void (*pc)(void *, const tw_real *, tw_real *) = NULL;
+    if (!f->lagged) {
+        if (tw_amg_update(f->amg, A, filter) == TW_OK) {
+            pc = tw_amg_apply;
+            f->work.precond_ctx = f->amg;
+        }
+    } else {
+        anchor_new_blocks(f);
+        f->lag_steps++;
+        pc = lagged_apply;
+        f->work.precond_ctx = f;
+    }
+    f->prof[TW_FRONT_MS_UPDATE] = cpu_ms() - c1;
+    return pc;
 }
 
 /* ------------------------------------------------------------- lifecycle */
@@ -657,7 +1004,8 @@ void tw_front_destroy(tw_front *f)
     free(f->Xr);
     free(f->force);
     free(f->fq);
-    tw_amg_free(f->amg);
+    drop_anchor(f);
+    anchor_arrays_free(f);
     tw_solver_work_free(&f->work);
     free(f);
 }
@@ -681,6 +1029,7 @@ tw_front *tw_front_create(const tw_tetra_tree *t, const unsigned char *pinned, c
     f->t = t;
     f->h = t->h;
     f->def = def;
+    f->lag = 1;
     f->L = t->levels;
     f->ntree = t->nt;
     const tw_mesh *fm = f->h->level[f->L - 1];
@@ -771,6 +1120,8 @@ tw_front *tw_front_create(const tw_tetra_tree *t, const unsigned char *pinned, c
 }
 
 int tw_front_active_tets(const tw_front *f) { return f->nact; }
+int tw_front_mg_kind(const tw_front *f) { return f->mg_kind; }
+void tw_front_set_mg_lag(tw_front *f, int lag) { f->lag = lag != 0; }
 int tw_front_is_active(const tw_front *f, int id) { return f->active[id] != 0; }
 double *tw_front_x(tw_front *f) { return f->x; }
 double *tw_front_v(tw_front *f) { return f->v; }
@@ -929,30 +1280,86 @@ static void element_pass(tw_front *f)
     }
 }
 
-static double elastic_energy(const tw_front *f)
+static double tet_energy(const tw_front *f, int id)
 {
-    double e = 0;
-    for (int k = 0; k < f->nact; k++) {
-        const int id = f->act[k];
-        double R[9], u[12];
-        rotated_displacement(f, id, R, u);
-        const double *K = f->Ke + 144 * (size_t)id;
-        for (int i = 0; i < 12; i++)
-            for (int j = 0; j < 12; j++)
-                e += 0.5 * u[i] * K[12 * i + j] * u[j];
-    }
+    double R[9], u[12], e = 0;
+    rotated_displacement(f, id, R, u);
+    const double *K = f->Ke + 144 * (size_t)id;
+    for (int i = 0; i < 12; i++)
+        for (int j = 0; j < 12; j++)
+            e += 0.5 * u[i] * K[12 * i + j] * u[j];
     return e;
 }
 
-double tw_front_energy(tw_front *f)
+static double elastic_energy(const tw_front *f)
 {
-    double e = elastic_energy(f);
+    double e = 0;
+    for (int k = 0; k < f->nact; k++)
+        e += tet_energy(f, f->act[k]);
+    return e;
+}
+
+/* kinetic and gravity's potential energy of the free vertices */
+static double vertex_energy(const tw_front *f)
+{
+    double e = 0;
     for (int i = 0; i < f->nfree; i++) {
         const double *x = f->x + 3 * (size_t)f->free_list[i], *v = f->v + 3 * (size_t)f->free_list[i];
         e += 0.5 * f->mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
         e -= f->mass[i] * (f->def.gravity[0] * x[0] + f->def.gravity[1] * x[1] + f->def.gravity[2] * x[2]);
     }
     return e;
+}
+
+double tw_front_energy(tw_front *f)
+{
+    return elastic_energy(f) + vertex_energy(f);
+}
+
+/* The front's rebuild with the total energy after it minus before: only the
+ * tets whose elastic energy can differ are evaluated, those that left the
+ * front or changed their slots or weights (before, at the old positions)
+ * and those that entered or changed (after). A tet that kept its slots and
+ * weights keeps its corners' positions: they are the same combination of
+ * the same free vertices, which a rebuild does not move. */
+static tw_status rebuild_energy(tw_front *f, double *jump)
+{
+    const int nact0 = f->nact;
+    int *act0 = tw_malloc(((size_t)nact0 + 1) * sizeof *act0, "front energy");
+    double *x0 = tw_malloc(3 * (size_t)f->nv * sizeof *x0, "front energy");
+    if (!act0 || !x0) {
+        free(act0);
+        free(x0);
+        return TW_ERR_NOMEM;
+    }
+    const double c0 = cpu_ms();
+    memcpy(act0, f->act, (size_t)nact0 * sizeof *act0);
+    memcpy(x0, f->x, 3 * (size_t)f->nv * sizeof *x0);
+    const double v0 = vertex_energy(f);
+    const double c1 = cpu_ms();
+    tw_status r = rebuild(f);
+    const double c2 = cpu_ms();
+    if (r != TW_OK) {
+        free(act0);
+        free(x0);
+        return r;
+    }
+    double e = vertex_energy(f) - v0;
+    for (int k = 0; k < f->nact; k++)
+        if (f->el_changed[f->act[k]])
+            e += tet_energy(f, f->act[k]);
+    double *x1 = f->x; /* the old front's tets at the old positions */
+    f->x = x0;
+    for (int k = 0; k < nact0; k++)
+        if (!f->active[act0[k]] || f->el_changed[act0[k]])
+            e -= tet_energy(f, act0[k]);
+    f->x = x1;
+    free(act0);
+    free(x0);
+    *jump = e;
+    f->prof[TW_FRONT_MS_REBUILD] = c2 - c1;
+    f->prof[TW_FRONT_MS_ENERGY] = cpu_ms() - c2 + c1 - c0;
+    return TW_OK;
 }
 
 /* Q^T of the external forces into fq (per finest vertex; read at the free
@@ -1000,25 +1407,32 @@ tw_status tw_front_set_forces(tw_front *f, const double *force)
     return TW_OK;
 }
 
+void tw_front_profile(const tw_front *f, double ms[TW_FRONT_MS_N])
+{
+    memcpy(ms, f->prof, sizeof f->prof);
+}
+
 tw_status tw_front_step(tw_front *f, tw_front_stats *st)
 {
     tw_front_stats s;
     memset(&s, 0, sizeof s);
     const double h = f->def.dt;
-    double t0 = tw_now_ms();
+    double t0 = tw_now_ms(), c0 = cpu_ms(), c1 = c0;
+    memset(f->prof, 0, sizeof f->prof);
     if (f->def.adapt) {
         update_front(f, &s.refined, &s.coarsened);
+        c1 = cpu_ms();
+        f->prof[TW_FRONT_MS_DECIDE] = c1 - c0;
         if (s.refined || s.coarsened) {
-            /* the old front's energy: its lists are unchanged until the
-             * rebuild, and the update only wrote vertices outside it */
-            const double e0 = tw_front_energy(f);
-            tw_status r = rebuild(f);
+            /* the old front's lists are unchanged until the rebuild, and
+             * the update only wrote vertices outside it */
+            tw_status r = rebuild_energy(f, &s.energy_jump);
             if (r != TW_OK)
                 return r;
             s.rebuilt = 1;
-            s.energy_jump = tw_front_energy(f) - e0;
         }
     }
+    c0 = cpu_ms();
     double t1 = tw_now_ms();
     s.ms_front = t1 - t0;
     const int n = f->nfree;
@@ -1077,6 +1491,8 @@ tw_status tw_front_step(tw_front *f, tw_front_stats *st)
     }
     double t2 = tw_now_ms();
     s.ms_system = t2 - t1;
+    c1 = cpu_ms();
+    f->prof[TW_FRONT_MS_ASSEMBLE] = c1 - c0;
     tw_bsr A;
     memset(&A, 0, sizeof A);
     A.n = n;
@@ -1092,18 +1508,20 @@ tw_status tw_front_step(tw_front *f, tw_front_stats *st)
     const int mg = f->def.precond == TW_PRECOND_MG ||
                    (f->def.precond == TW_PRECOND_AUTO && f->nact >= TW_FRONT_MG_MIN_TETS);
     f->work.precond = NULL;
-    if (mg) {
-        if (!f->amg)
-            f->amg = tw_amg_create(&A, f->Xr, &filter, NULL);
-        if (f->amg && tw_amg_update(f->amg, &A, &filter) == TW_OK) {
-            f->work.precond = tw_amg_apply;
-            f->work.precond_ctx = f->amg;
-        }
-    }
+    if (mg)
+        f->work.precond = step_multigrid(f, &A, &filter);
+    else if (f->amg)
+        drop_anchor(f);
+    f->mg_kind = f->work.precond ? 1 + f->lagged : 0;
+    c1 = cpu_ms();
     const tw_solve_result r =
         tw_pcg(&A, f->rhs, f->vr, &filter, f->def.cg_tolerance, f->def.cg_max_iterations, 0, &f->work);
+    f->prof[TW_FRONT_MS_PCG] = cpu_ms() - c1;
     f->work.precond = NULL;
     s.cg_iterations = r.iterations;
+    f->last_iterations = r.iterations;
+    if (f->amg && !f->lagged)
+        f->a_iterations = r.iterations; /* the reference of the lagged steps to come */
     s.cg_residual = r.residual;
     s.ms_solve = tw_now_ms() - t2;
     for (int i = 0; i < n; i++) {

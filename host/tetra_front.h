@@ -17,7 +17,8 @@
  * is rebuilt when the front changed, and one implicit Euler step with
  * corotated forces (R K_e (R^T x - X), K_e = V B^T C B with the tree's C
  * per tet) is solved by PCG (block-Jacobi, or the engine's multigrid on a
- * large front: tw_front_def.precond). */
+ * large front: tw_front_def.precond; a multigrid is kept across switches
+ * through the tree's interpolation while it serves, tetra_front.c). */
 #ifndef TW_TETRA_FRONT_H
 #define TW_TETRA_FRONT_H
 #include "tetra_tree.h"
@@ -36,4 +37,17 @@ tw_status tw_front_set_forces(tw_front *f, const double *force);
  * tests that impose a deformation). */
 double *tw_front_x(tw_front *f);
 double *tw_front_v(tw_front *f);
+/* The last step's cost split, CPU ms of the calling thread's process
+ * (benchmarks): the switch decisions, the energy check around a switch, the
+ * front structures' rebuild, the element pass and assembly, the
+ * preconditioner's set-up (a new hierarchy) and update, the PCG. */
+enum { TW_FRONT_MS_DECIDE, TW_FRONT_MS_ENERGY, TW_FRONT_MS_REBUILD, TW_FRONT_MS_ASSEMBLE, TW_FRONT_MS_SETUP,
+       TW_FRONT_MS_UPDATE, TW_FRONT_MS_PCG, TW_FRONT_MS_N };
+void tw_front_profile(const tw_front *f, double ms[TW_FRONT_MS_N]);
+/* Tests and benchmarks: the last step's preconditioner, 0 block-Jacobi, 1
+ * the multigrid set up for its front, 2 an earlier front's multigrid kept
+ * across a switch (lagged); lag 0 sets the multigrid up anew after every
+ * switch instead (the default is 1). */
+int tw_front_mg_kind(const tw_front *f);
+void tw_front_set_mg_lag(tw_front *f, int lag);
 #endif

@@ -390,9 +390,9 @@ typedef enum tw_preconditioner {
                               (bench/results/<machine>/multigrid.csv), block-Jacobi below */
 } tw_preconditioner;
 #define TW_PRECOND_MG_MIN_TETS 2000
-/* the tetra tree's front (tw_front_def.precond auto) sets its multigrid up
- * anew at every pattern change: it switches to mg from this many active
- * tets on */
+/* the tetra tree's front (tw_front_def.precond auto) switches to mg from
+ * this many active tets on (its pattern changes at every switch; it keeps a
+ * multigrid across switches while that serves, else sets one up anew) */
 #define TW_FRONT_MG_MIN_TETS 20000
 
 typedef struct tw_world_def {
