@@ -748,7 +748,8 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
                 energy_snapshot(w, 0);
                 w->has_history = history;
                 w->has_acc = has_acc;
-                w->energy_step = -1; /* the rotations cache and the energy are of the failed step's end */
+                /* energy_last, energy_step and energy_above still describe
+                 * the restored state: the same step taken again fails again */
             } else {
                 w->energy_last = e1;
                 w->energy_step = w->step + 1;
