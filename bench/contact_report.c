@@ -57,6 +57,8 @@
  *   max_tan_ratio (else empty)
  *   SCENE: cube | tube | bunny | armadillo (meshes from TW_DATA_DIR or data/)
  *   TW_CONTACT_REPORT_VERBOSE=1: each step's tw_step_stats on stderr
+ *   TW_CONTACT_REPORT_CONTACTS=1 (with --refs): each floor vertex at the end on
+ *   stderr, its normal force over the weight and its tangential / normal
  * Scenes: cube 0.2 m (4x4x4 cells), E 1e5; tube (0.05/0.08 m radii, 0.6 m,
  * lying along x), E 1e5; bunny (bunny_closed_3485v, 0.15 m), E 1e6; armadillo
  * (armadillo_4k, scaled to 0.3 m tall), E 1e5; density 1000, Rayleigh beta
@@ -227,6 +229,8 @@ static double max_tangential_ratio(tw_world *w, const tw_collider_def *fl, int u
         weight += m[i] * 9.81;
         on += (double)x[3 * i + up] - fl->point[up] < 1e-5;
     }
+    int list = getenv("TW_CONTACT_REPORT_CONTACTS") != NULL;
+    if (list) fprintf(stderr, "contacts at the end: vertex, position (m), F_n / weight, |F_t| / F_n\n");
     for (int i = 0; i < n; i++) {
         if (!((double)x[3 * i + up] - fl->point[up] < 1e-5)) continue;
         double r[3], t2 = 0;
@@ -234,6 +238,9 @@ static double max_tangential_ratio(tw_world *w, const tw_collider_def *fl, int u
         for (int a = 0; a < 3; a++)
             if (a != up) t2 += r[a] * r[a];
         if (r[up] > 1e-3 * weight / on) worst = fmax(worst, sqrt(t2) / r[up]);
+        if (list)
+            fprintf(stderr, "contact %d (%.4f, %.4f, %.4f) %.4f %.4f\n", i, (double)x[3 * i], (double)x[3 * i + 1],
+                    (double)x[3 * i + 2], r[up] / weight, r[up] > 0 ? sqrt(t2) / r[up] : NAN);
     }
     free(f);
     return worst;

@@ -596,6 +596,51 @@ static int work_done(const tw_world *w)
     return 0;
 }
 
+/* The energy check's blow-up test: a step that gains energy and leaves the
+ * body with more mechanical energy than the run of steps nothing did work on
+ * began with, by more than that start's scale (kinetic + |elastic| + weight
+ * x size, at least the elastic energy of a 1 % strain over the body), right
+ * after a step that did the same, fails as diverged. The body has doubled
+ * its energy out of nothing and the next step made it worse: no integrator
+ * here does that while it is stable (each dissipates, or with warp-vertex
+ * under BDF2 gives its gain back), and it is the sign of an instability whose
+ * single steps stay below the velocity test's 10 sizes (a mesh turning
+ * itself inside out over a few steps, or slowly over many). One such step
+ * alone is not: a step far too large for its motion (a cantilever's first
+ * step of 10 s) linearises a large rotation and can end with many times the
+ * scale, which the next implicit step takes out again. The state at the
+ * step's start is kept so the step can fail as a diverged one does, leaving
+ * it as it was. */
+static double energy_floor(const tw_world *w)
+{
+    double e = 0;
+    for (int t = 0; t < w->fem.nt; t++) e += 1e-4 * (double)w->fem.mu[t] * w->fem.vol[t];
+    return e;
+}
+
+static tw_status energy_snapshot(tw_world *w, int save)
+{
+    size_t n3 = 3 * (size_t)w->fem.n;
+    if (!w->energy_snap && !(w->energy_snap = tw_malloc(sizeof(tw_real) * 4 * n3, "energy check snapshot")))
+        return TW_ERR_NOMEM;
+    tw_real *s = w->energy_snap;
+    int bdf2 = w->def.integrator == TW_BDF2, newmark = w->def.integrator == TW_EXPLICIT_NEWMARK;
+    if (save) {
+        memcpy(s, w->x, sizeof(tw_real) * n3);
+        memcpy(s + n3, w->v, sizeof(tw_real) * n3);
+        if (bdf2) memcpy(s + 2 * n3, w->xprev, sizeof(tw_real) * n3);
+        if (bdf2) memcpy(s + 3 * n3, w->vprev, sizeof(tw_real) * n3);
+        if (newmark) memcpy(s + 2 * n3, w->acc, sizeof(tw_real) * n3);
+        return TW_OK;
+    }
+    memcpy(w->x, s, sizeof(tw_real) * n3);
+    memcpy(w->v, s + n3, sizeof(tw_real) * n3);
+    if (bdf2) memcpy(w->xprev, s + 2 * n3, sizeof(tw_real) * n3);
+    if (bdf2) memcpy(w->vprev, s + 3 * n3, sizeof(tw_real) * n3);
+    if (newmark) memcpy(w->acc, s + 2 * n3, sizeof(tw_real) * n3);
+    return TW_OK;
+}
+
 tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
 {
 #ifdef TW_HAVE_CUDA
@@ -615,9 +660,16 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
     int no_work = !work_done(w);
     int project = no_work && w->def.method == TW_WARP_VERTEX && w->def.integrator == TW_BDF2;
     int check_energy = no_work && (w->def.energy_check || project);
+    int history = w->has_history, has_acc = w->has_acc;
     if (check_energy) {
         if (w->energy_step == w->step && w->energy_key == state_key(w)) e0 = w->energy_last;
-        else e0 = mechanical_energy(w, &scale);
+        else {
+            e0 = mechanical_energy(w, &scale);
+            w->energy_ref = e0;
+            w->energy_ref_scale = fmax(scale, energy_floor(w));
+            w->energy_above = -1;
+        }
+        if (w->def.energy_check && energy_snapshot(w, 1) != TW_OK) return TW_ERR_NOMEM;
     }
     tw_hanging_before_step(w, h);
     tw_collider_def start[TW_MAX_COLLIDERS]; /* restored when the step fails */
@@ -673,22 +725,39 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
             if (w->bodies) st.contacts_unresolved += tw_bodies_project(w, w->x, w->v);
         }
     }
-    if (s != TW_OK) { /* the state is as before the step */
-        memcpy(w->colliders, start, sizeof(tw_collider_def) * (size_t)w->ncolliders);
-        memcpy(w->cmoved, moved, sizeof moved);
-    }
     if (s == TW_OK) {
         tw_hanging_after_step(w);
-        w->step++;
-        w->time += h;
         if (check_energy) {
             double scale1, e1 = mechanical_energy(w, &scale1);
             if (project && bdf2_energy_projection(w, e1 - e0)) e1 = mechanical_energy(w, &scale1);
             st.energy_rise = w->def.energy_check && e1 - e0 > 1e-4 * fmax(scale, scale1);
-            w->energy_last = e1;
-            w->energy_step = w->step;
-            w->energy_key = state_key(w);
+            int above = w->def.energy_check && e1 > e0 && e1 - w->energy_ref > w->energy_ref_scale;
+            if (above && w->energy_above == w->step) {
+                s = tw_fail(TW_ERR_DIVERGED,
+                            "step %ld (t = %g s): the mechanical energy rose from %g J to %g J, a second step in a "
+                            "row above its start (%g J) by more than its scale (%g J: kinetic + elastic + weight "
+                            "x size) with nothing doing work on the body; the simulation is unstable — reduce dt, "
+                            "add damping, or try another method",
+                            w->step + 1, w->time + h, e0, e1, w->energy_ref, w->energy_ref_scale);
+                energy_snapshot(w, 0);
+                w->has_history = history;
+                w->has_acc = has_acc;
+                /* energy_last, energy_step and energy_above still describe
+                 * the restored state: the same step taken again fails again */
+            } else {
+                w->energy_last = e1;
+                w->energy_step = w->step + 1;
+                w->energy_key = state_key(w);
+                w->energy_above = above ? w->step + 1 : -1;
+            }
         }
+    }
+    if (s != TW_OK) { /* the state is as before the step */
+        memcpy(w->colliders, start, sizeof(tw_collider_def) * (size_t)w->ncolliders);
+        memcpy(w->cmoved, moved, sizeof moved);
+    } else {
+        w->step++;
+        w->time += h;
     }
     st.ms_total = tw_now_ms() - t0;
     st.ms_other = st.ms_total - st.ms_rotations - st.ms_assembly - st.ms_solve;

@@ -361,6 +361,7 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     w->ccol = tw_malloc(n, "contact colliders");
     w->cvel = tw_calloc(3 * n, sizeof(tw_real), "contact collider velocities");
     w->energy_step = -1;
+    w->energy_above = -1;
     w->newton = tw_calloc(4 * 3 * n, sizeof(tw_real), "Newton vectors");
     if (!w->x || !w->v || !w->fext || !w->target || !w->cons || !w->R || !w->S || !w->fe || !w->f || !w->rhs ||
         !w->vnew || !w->A || !w->edge_nbr || !w->acc || !w->xprev || !w->vprev || !w->xbase || !w->vbase ||
@@ -408,6 +409,7 @@ void tw_world_destroy(tw_world *w)
     free(w->acc); free(w->xprev); free(w->vprev); free(w->xbase); free(w->vbase);
     free(w->fcons); free(w->cnormal); free(w->cdist); free(w->cimpulse); free(w->cmu); free(w->cfric); free(w->cfprev); free(w->ccol); free(w->cvel); free(w->newton);
     free(w->rot_x);
+    free(w->energy_snap);
     tw_hanging_free(w);
     tw_bodies_free(w->bodies);
     tw_solver_work_free(&w->work);

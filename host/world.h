@@ -72,6 +72,13 @@ struct tw_world {
      * step energy_step, valid while the state's fingerprint is energy_key */
     double energy_last, energy_key;
     long energy_step;
+    /* its blow-up test (step.c): the energy and its scale when the run of
+     * steps nothing did work on began, and the state at the step's start
+     * (x, v, then BDF2's xprev, vprev or Newmark's acc; 4 x 3n, allocated at
+     * the first test), restored when the test fails */
+    double energy_ref, energy_ref_scale;
+    long energy_above; /* the step that ended above them while gaining energy (-1: the last one did not) */
+    tw_real *energy_snap;
     /* element methods: the energy check's pass leaves R, S and fe at the
      * step's end positions (tw_compute_rotations_energy), a copy of which is
      * rot_x; rot_cached says they still hold there (any other

@@ -427,7 +427,11 @@ typedef struct tw_world_def {
                                        at most TW_MAX_THREADS */
     int energy_check;               /* 1: each step compares the mechanical energy before and after
                                        (tw_step_stats.energy_rise; CPU backend); costs one elastic
-                                       energy evaluation a step, about a rotation pass. 0: off
+                                       energy evaluation a step, about a rotation pass, and a copy of
+                                       the state. A step that gains energy and ends above where the
+                                       steps nothing did work on began by more than the scale (kinetic +
+                                       elastic + weight x size) there, after a step that did the same,
+                                       fails as diverged. 0: off
                                        (warp-vertex under BDF2 evaluates the energy either way: its
                                        step gives back energy it gained, see tw_world_step) */
     int contact_passes;             /* implicit, with colliders: solves of the contact active set per step at
@@ -587,9 +591,11 @@ typedef struct tw_step_stats {
  * when nothing does work on the body, a step that ends with more mechanical
  * energy than it began with has the excess taken out of its kinetic energy
  * (the free vertices' velocities scaled), because warp-vertex's force is not
- * the gradient of an energy and gains it. On NaN or blow-up returns
- * TW_ERR_DIVERGED and the message says which step and why; the state is left
- * as before the step. */
+ * the gradient of an energy and gains it. On NaN or blow-up (a vertex
+ * moving 10 body sizes in the step, or with the energy check the energy
+ * rising out of nothing past its scale two steps in a row) returns TW_ERR_DIVERGED and
+ * the message says which step and why; the state is left as before the
+ * step. */
 tw_status tw_world_step(tw_world *w, tw_step_stats *stats);
 
 int tw_world_vertex_count(const tw_world *w);

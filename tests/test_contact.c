@@ -512,3 +512,134 @@ TW_TEST(cube_on_floor_does_not_jitter)
     }
     return 0;
 }
+
+/* The armadillo (armadillo_4k scaled to 0.3 m tall, E 1e5) with its lowest
+ * vertex 0.1 m over a floor of friction mu, gravity -9.81 along y, as
+ * bench/contact_report.c sets it up; size: its bounding-box diagonal. */
+static tw_world *armadillo_drop(tw_mesh **mesh, tw_method method, tw_integrator integ, double mu, double *size)
+{
+    tw_mesh_load_def ld = tw_default_mesh_load_def();
+    ld.quiet = 1;
+    tw_mesh *a = tw_mesh_load(tw_test_mesh_path("armadillo_4k.node"), &ld, NULL);
+    *mesh = NULL;
+    if (!a) return NULL;
+    int n = tw_mesh_vertex_count(a);
+    const double *X0 = tw_mesh_positions(a);
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < 3; c++) { lo[c] = fmin(lo[c], X0[3 * i + c]); hi[c] = fmax(hi[c], X0[3 * i + c]); }
+    double k = 0.3 / (hi[1] - lo[1]);
+    double *P = malloc(sizeof(double) * 3 * (size_t)n);
+    if (P) {
+        for (int i = 0; i < 3 * n; i++) P[i] = X0[i] * k;
+        *mesh = tw_mesh_create(P, n, tw_mesh_tets(a), tw_mesh_tet_count(a), NULL, NULL, NULL);
+    }
+    *size = 0;
+    for (int c = 0; c < 3; c++) *size += (hi[c] - lo[c]) * k * (hi[c] - lo[c]) * k;
+    *size = sqrt(*size);
+    free(P);
+    tw_mesh_destroy(a);
+    if (!*mesh) return NULL;
+    tw_world_def d = tw_default_world_def();
+    d.method = method;
+    d.integrator = integ;
+    d.dt = 1.0 / 30;
+    d.youngs_modulus = 1e5;
+    d.gravity[0] = d.gravity[1] = d.gravity[2] = 0;
+    d.gravity[1] = -9.81;
+    d.threads = 1;
+    tw_world *w = tw_world_create(*mesh, &d);
+    tw_collider_def fl = tw_default_collider_def();
+    fl.normal[0] = fl.normal[1] = fl.normal[2] = 0;
+    fl.normal[1] = 1;
+    fl.point[1] = lo[1] * k - 0.1;
+    fl.friction = mu;
+    if (w && tw_world_add_collider(w, &fl) != TW_OK) {
+        tw_world_destroy(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* A blow-up is reported, not run on: warp-vertex on the armadillo
+ * (armadillo_4k, 0.3 m tall, E 1e5) dropped 0.1 m on a floor with friction
+ * 0.5 at dt 1/30 s turns itself inside out (the method's instability on this
+ * mesh: it does so in free fall too). No two steps in a row may return
+ * TW_OK each gaining energy and ending above the start by more than the
+ * scale (the weight times the body's size: it starts at rest, undeformed):
+ * the second fails as diverged, leaving the positions as they were. */
+TW_TEST(blow_up_stops_as_diverged)
+{
+    tw_mesh *m;
+    double size;
+    tw_world *w = armadillo_drop(&m, TW_WARP_VERTEX, TW_IMPLICIT_EULER, 0.5, &size);
+    CHECK(w);
+    int n = tw_world_vertex_count(w);
+    double mass = 0;
+    for (int i = 0; i < n; i++) mass += tw_world_vertex_mass(w)[i];
+    double e0 = tw_world_kinetic_energy(w) + tw_world_elastic_energy(w) + tw_world_gravity_energy(w);
+    double scale = mass * 9.81 * size, last = e0;
+    tw_real *before = malloc(sizeof(tw_real) * 3 * (size_t)n);
+    CHECK(before);
+    tw_status s = TW_OK;
+    int steps = 0, kept = 1, run = 0, longest = 0;
+    for (; steps < 30 && s == TW_OK; steps++) {
+        memcpy(before, tw_world_positions(w), sizeof(tw_real) * 3 * (size_t)n);
+        s = tw_world_step(w, NULL);
+        if (s != TW_OK) {
+            kept = !memcmp(before, tw_world_positions(w), sizeof(tw_real) * 3 * (size_t)n);
+            break;
+        }
+        double e = tw_world_kinetic_energy(w) + tw_world_elastic_energy(w) + tw_world_gravity_energy(w);
+        run = e > last && e - e0 > scale ? run + 1 : 0;
+        longest = run > longest ? run : longest;
+        printf("step %d: (E - E0) / (m g size) %.3g\n", steps + 1, (e - e0) / scale);
+        last = e;
+    }
+    printf("%d steps passed, at most %d in a row gaining energy above E0 + m g size; %s\n", steps, longest,
+           s == TW_OK ? "no failure" : tw_last_error());
+    CHECK(longest <= 1); /* the steps that passed did not blow up */
+    CHECK(s == TW_OK || (s == TW_ERR_DIVERGED && kept));
+    free(before);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* The same blow-up under BDF2 (warp-vertex, 1/30 s, in free fall, so that
+ * no impact restarts BDF2 and its history is in use; its energy projection
+ * does not hold it) fails as diverged with its history (x, v of the step
+ * before) kept: the failed step taken again fails the same way, to the
+ * digit, from the same positions and velocities. */
+TW_TEST(diverged_step_keeps_bdf2_history)
+{
+    tw_mesh *m;
+    double size;
+    tw_world *w = armadillo_drop(&m, TW_WARP_VERTEX, TW_BDF2, 0, &size);
+    CHECK(w);
+    tw_world_clear_colliders(w);
+    size_t n3 = 3 * (size_t)tw_world_vertex_count(w);
+    tw_real *x = malloc(sizeof(tw_real) * n3), *v = malloc(sizeof(tw_real) * n3);
+    CHECK(x && v);
+    tw_status s = TW_OK;
+    for (int k = 0; k < 30 && s == TW_OK; k++) {
+        memcpy(x, tw_world_positions(w), sizeof(tw_real) * n3);
+        memcpy(v, tw_world_velocities(w), sizeof(tw_real) * n3);
+        s = tw_world_step(w, NULL);
+    }
+    char first[512];
+    snprintf(first, sizeof first, "%s", tw_last_error());
+    printf("first: %s\n", first);
+    CHECK(s == TW_ERR_DIVERGED);
+    CHECK(!memcmp(x, tw_world_positions(w), sizeof(tw_real) * n3));
+    CHECK(!memcmp(v, tw_world_velocities(w), sizeof(tw_real) * n3));
+    s = tw_world_step(w, NULL);
+    printf("again: %s\n", tw_last_error());
+    CHECK(s == TW_ERR_DIVERGED);
+    CHECK(!strcmp(first, tw_last_error()));
+    free(x);
+    free(v);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
