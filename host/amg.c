@@ -46,10 +46,19 @@
  *   operator, its vectors are in the CG's precision (float arithmetic is
  *   twice as wide, and the copies half the memory); the Galerkin products
  *   and the block inverses are double.
- * - Smoother: damped block-Jacobi (the node blocks), the same before and
- *   after the coarse correction, each sweep one fused pass over A (residual,
- *   filter, block inverse, update), so the V-cycle is symmetric; with
- *   w lambda_max < 2 it is positive definite (TW_AMG_SMOOTH_DAMPING).
+ * - Smoother: a Chebyshev polynomial of degree 2 in D^-1 A (D the node
+ *   blocks), the one smallest on [lambda / 10, lambda] (lambda the power
+ *   iteration's estimate of lambda_max with its margin), as in Adams,
+ *   Brezina, Hu & Tuminaro 2003 (Parallel multigrid smoothing: polynomial
+ *   versus Gauss-Seidel): each degree one fused pass over A (residual,
+ *   filter, block inverse, the three-term update), the same polynomial
+ *   before and after the coarse correction, so the V-cycle is symmetric;
+ *   positive definite while lambda_max stays below lambda (1 + 1/10). It
+ *   takes about 40 % fewer CG iterations than one damped block-Jacobi
+ *   sweep (and fewer than two sweeps, at the same number of passes over
+ *   each level's operator); bench/multigrid_smoothers.c compares them.
+ *   Damped block-Jacobi (w lambda < 2, TW_AMG_SMOOTH_DAMPING) stays as
+ *   tw_amg_def's other smoother.
  *   The sweeps read each level's operator as its upper half (the diagonal
  *   block and the blocks right of it, a lower block read as the transpose
  *   of its mirror): every level's operator is symmetric, and a sweep,
@@ -113,6 +122,8 @@ typedef struct level {
     double *dinv;     /* per node, bs x bs: the smoother's block inverse */
     float *fdinv;     /* the cycle's copy of the smoother's damped dinv */
     double lambda, omega;
+    tw_real *cd;      /* Chebyshev: the update direction, updated in the sweep's pass */
+    tw_real ca, cc;   /* its step's coefficients: cd = ca cd + cc (lambda / 1.7) w D^-1 r */
     tw_real *eig;     /* power iteration's vector, carried across updates */
     double *B;        /* n x 6: the rigid modes carried to this level */
     /* to the next level (absent on the coarsest) */
@@ -153,7 +164,11 @@ tw_amg_def tw_default_amg_def(void)
 {
     tw_amg_def d;
     d.strength = 0.08;
-    d.smooth_steps = 1;
+    d.smoother = TW_AMG_CHEBYSHEV;
+    d.smooth_steps = 2;
+    d.coarse_smooth_steps = 0;
+    d.cheb_ratio = 10;
+    d.prolong_damping = 4.0 / 3.0;
     d.max_coarse = 300;
     d.max_levels = 10;
     d.distance2_levels = 1;
@@ -424,6 +439,17 @@ static inline __attribute__((always_inline)) void half_finish(const tw_amg *m, c
         return;
     }
     const float *d = l->fdinv + (size_t)bs * bs * i;
+    if (l->cd) { /* a Chebyshev step: cd = ca cd + cc w D^-1 r, out = x + cd */
+        tw_real *cd = l->cd + s0;
+        UNROLL for (int q = 0; q < bs; q++) {
+            tw_real s = 0;
+            UNROLL for (int c = 0; c < bs; c++) s += d[q * bs + c] * ri[c];
+            s = l->ca != 0 ? l->ca * cd[q] + l->cc * s : l->cc * s;
+            cd[q] = s;
+            out[s0 + q] = (x ? x[s0 + q] : 0) + s;
+        }
+        return;
+    }
     UNROLL for (int q = 0; q < bs; q++) {
         tw_real s = x ? x[s0 + q] : 0;
         UNROLL for (int c = 0; c < bs; c++) s += d[q * bs + c] * ri[c];
@@ -1013,7 +1039,7 @@ static void level_lambda(const tw_amg *m, level *l, int li, int iterations)
         for (int q = 0; q < l->n; q++) x[q] = (tw_real)(y[q] * s);
     }
     l->lambda = 1.1 * ratio;
-    l->omega = 4.0 / (3.0 * l->lambda);
+    l->omega = m->def.prolong_damping / l->lambda;
 }
 
 /* P = P0 - w D^-1 S A P0, row by row (P0 has one block per aggregated node) */
@@ -1325,6 +1351,7 @@ tw_amg *tw_amg_create(const tw_bsr *A, const tw_real *X, const tw_filter *f, con
     if (m->def.max_levels > TW_AMG_MAX_LEVELS) m->def.max_levels = TW_AMG_MAX_LEVELS;
     if (m->def.max_levels < 1) m->def.max_levels = 1;
     if (m->def.smooth_steps < 1) m->def.smooth_steps = 1;
+    if (!(m->def.cheb_ratio > 1)) m->def.cheb_ratio = 10;
     int nv = A->n;
     m->nv = nv;
     m->fixed = tw_calloc((size_t)nv + 1, 1, "AMG");
@@ -1382,6 +1409,9 @@ tw_amg *tw_amg_create(const tw_bsr *A, const tw_real *X, const tw_filter *f, con
         if (level_galerkin(m, li, 1) != TW_OK) goto fail;
     }
     if (coarsest_factor(m) != TW_OK) goto fail;
+    if (m->def.smoother == TW_AMG_CHEBYSHEV)
+        for (int li = 0; li + 1 < m->nlev; li++)
+            if (!(m->lev[li].cd = tw_calloc((size_t)m->lev[li].n + 1, sizeof(tw_real), "AMG smoother"))) goto fail;
     if (m->nlev == 1) { /* a single level: the cycle is the dense solve */
         level_block_inverses(m, l0, 0);
         level_scale_dinv(m, l0);
@@ -1397,13 +1427,53 @@ void tw_amg_free(tw_amg *m)
     if (!m) return;
     for (int li = 0; li < TW_AMG_MAX_LEVELS; li++) {
         level *l = &m->lev[li];
-        free(l->diag); free(l->dinv); free(l->fdinv); free(l->eig); free(l->B);
+        free(l->diag); free(l->dinv); free(l->fdinv); free(l->eig); free(l->B); free(l->cd);
         free(l->agg); free(l->pt_map); free(l->mirror); free(l->x); free(l->t); free(l->b); free(l->r);
         free(l->hptr); free(l->hcol); free(l->hmap); free(l->hval); free(l->hy); free(l->hbuf);
         bmat_free(&l->A); bmat_free(&l->P0); bmat_free(&l->P); bmat_free(&l->Pt); bmat_free(&l->AP);
     }
     free(m->L); free(m->lb); free(m->fixed); free(m->cons); free(m->contact); free(m->normal); free(m->p0_rest);
     free(m);
+}
+
+/* The smoother on level li for A x = b (b in lev[li].b): from x = 0 when
+ * from_zero (x's values unread), else from x; t the level's other vector.
+ * Returns the result (x or t). Block-Jacobi: steps damped sweeps. Chebyshev
+ * (degree steps): the polynomial in D^-1 A that is smallest on [lambda /
+ * ratio, lambda], the same before and after the coarse correction, so the
+ * cycle stays symmetric; one fused pass over A per degree. */
+static tw_real *smooth(tw_amg *m, int li, tw_real *x, tw_real *t, int from_zero)
+{
+    level *l = &m->lev[li];
+    int steps = li && m->def.coarse_smooth_steps > 0 ? m->def.coarse_smooth_steps : m->def.smooth_steps;
+    double theta = 0, delta = 1, sigma = 1, rho = 1, scale = l->lambda / TW_AMG_SMOOTH_DAMPING;
+    if (l->cd) {
+        double lmax = l->lambda, lmin = lmax / m->def.cheb_ratio;
+        theta = 0.5 * (lmax + lmin);
+        delta = 0.5 * (lmax - lmin);
+        sigma = theta / delta;
+        rho = 1 / sigma;
+    }
+    for (int s = 0; s < steps; s++) {
+        if (l->cd) {
+            if (s == 0) {
+                l->ca = 0;
+                l->cc = (tw_real)(scale / theta);
+            } else {
+                double rn = 1 / (2 * sigma - rho);
+                l->ca = (tw_real)(rn * rho);
+                l->cc = (tw_real)(scale * 2 * rn / delta);
+                rho = rn;
+            }
+        }
+        if (s == 0 && from_zero) {
+            level_sweep(m, l, li, l->b, NULL, NULL, x);
+        } else {
+            level_sweep(m, l, li, l->b, x, NULL, t);
+            tw_real *u = x; x = t; t = u;
+        }
+    }
+    return x;
 }
 
 /* x = V b on level li (b in lev[li].b) from x = 0; returns x (one of the
@@ -1420,21 +1490,13 @@ static const tw_real *vcycle(tw_amg *m, int li)
         return x;
     }
     level *c = &m->lev[li + 1];
-    /* pre-smoothing, the first sweep from x = 0 */
-    level_sweep(m, l, li, l->b, NULL, NULL, x);
-    for (int s = 1; s < m->def.smooth_steps; s++) {
-        level_sweep(m, l, li, l->b, x, NULL, t);
-        tw_real *u = x; x = t; t = u;
-    }
+    x = smooth(m, li, x, t, 1); /* pre-smoothing from x = 0 */
+    t = x == l->x ? l->t : l->x;
     level_sweep(m, l, li, l->b, x, l->r, NULL);
     bmat_spmv(&l->Pt, l->r, c->b, 0, th);
     const tw_real *xc = vcycle(m, li + 1);
     bmat_spmv(&l->P, xc, x, 1, th);
-    for (int s = 0; s < m->def.smooth_steps; s++) {
-        level_sweep(m, l, li, l->b, x, NULL, t);
-        tw_real *u = x; x = t; t = u;
-    }
-    return x;
+    return smooth(m, li, x, t, 0);
 }
 
 void tw_amg_apply(void *ctx, const tw_real *r, tw_real *z)
