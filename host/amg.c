@@ -629,6 +629,84 @@ static inline __attribute__((always_inline)) void half_sweep_fine_sse(const tw_a
         half_finish(m, l, 1, i, yi, b, x, r, out, prod);
     }
 }
+
+/* half_sweep on a coarse level (6 x 6 blocks), four floats a vector: a
+ * block row's six floats as a vector of four and one of two (its upper
+ * lanes zero), x_j alike, so one vector of products per block row; its
+ * transposed products go into hy and hbuf six floats a node. */
+static inline __attribute__((always_inline)) void half_sweep_coarse_sse(const tw_amg *m, level *l, const float *b,
+                                                                        const float *x, float *r, float *out)
+{
+    const int nn = l->nnode;
+    const int *hp = l->hptr, *hc = l->hcol;
+    const float *hv = l->hval;
+    float *y = l->hy;
+    int nt = TEAM_SIZE(), t = TEAM_RANK();
+    if (nt > l->hbuf_threads + 1) nt = 1;
+    if (t >= nt) return;
+    int i0 = (int)((long long)nn * t / nt), i1 = (int)((long long)nn * (t + 1) / nt);
+    float *buf = t + 1 < nt ? l->hbuf + (size_t)t * ((size_t)CB * nn + 4) : NULL;
+    if (buf) memset(buf + (size_t)CB * i1, 0, sizeof(float) * CB * (size_t)(nn - i1));
+    memset(y + (size_t)CB * i0, 0, sizeof(float) * CB * (size_t)(i1 - i0));
+    const __m128 zero = _mm_setzero_ps();
+    for (int i = i0; i < i1; i++) {
+        const float *xs = x + (size_t)CB * i;
+        __m128 xlo = _mm_loadu_ps(xs), xhi = _mm_loadl_pi(zero, (const __m64 *)(xs + 4));
+        __m128 bq[CB];
+        bq[0] = _mm_shuffle_ps(xlo, xlo, 0x00); bq[1] = _mm_shuffle_ps(xlo, xlo, 0x55);
+        bq[2] = _mm_shuffle_ps(xlo, xlo, 0xaa); bq[3] = _mm_shuffle_ps(xlo, xlo, 0xff);
+        bq[4] = _mm_shuffle_ps(xhi, xhi, 0x00); bq[5] = _mm_shuffle_ps(xhi, xhi, 0x55);
+        int k = hp[i];
+        const float *a = hv + (size_t)CB * CB * k;
+        __m128 acc[CB];
+        UNROLL for (int q = 0; q < CB; q++)
+            acc[q] = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(a + CB * q), xlo),
+                                _mm_mul_ps(_mm_loadl_pi(zero, (const __m64 *)(a + CB * q + 4)), xhi));
+        for (k++; k < hp[i + 1]; k++) {
+            int j = hc[k];
+            a = hv + (size_t)CB * CB * k;
+            const float *xj = x + (size_t)CB * j;
+            __m128 jlo = _mm_loadu_ps(xj), jhi = _mm_loadl_pi(zero, (const __m64 *)(xj + 4));
+            __m128 tlo = zero, thi = zero;
+            UNROLL for (int q = 0; q < CB; q++) {
+                __m128 rlo = _mm_loadu_ps(a + CB * q), rhi = _mm_loadl_pi(zero, (const __m64 *)(a + CB * q + 4));
+                acc[q] = _mm_add_ps(acc[q], _mm_add_ps(_mm_mul_ps(rlo, jlo), _mm_mul_ps(rhi, jhi)));
+                tlo = _mm_add_ps(tlo, _mm_mul_ps(rlo, bq[q]));
+                thi = _mm_add_ps(thi, _mm_mul_ps(rhi, bq[q]));
+            }
+            float *yj = (j < i1 ? y : buf) + (size_t)CB * j;
+            _mm_storeu_ps(yj, _mm_add_ps(_mm_loadu_ps(yj), tlo));
+            _mm_storel_pi((__m64 *)(yj + 4), _mm_add_ps(_mm_loadl_pi(zero, (const __m64 *)(yj + 4)), thi));
+        }
+        /* the six rows' sums across their lanes */
+        __m128 t0 = _mm_unpacklo_ps(acc[0], acc[1]), t1 = _mm_unpackhi_ps(acc[0], acc[1]);
+        __m128 t2 = _mm_unpacklo_ps(acc[2], acc[3]), t3 = _mm_unpackhi_ps(acc[2], acc[3]);
+        __m128 lo = _mm_add_ps(_mm_add_ps(_mm_movelh_ps(t0, t2), _mm_movehl_ps(t2, t0)),
+                               _mm_add_ps(_mm_movelh_ps(t1, t3), _mm_movehl_ps(t3, t1)));
+        __m128 t4 = _mm_unpacklo_ps(acc[4], acc[5]), t5 = _mm_unpackhi_ps(acc[4], acc[5]);
+        __m128 hi = _mm_add_ps(t4, t5); /* (r4 lanes 0+2, r5 lanes 0+2, r4 lanes 1+3, r5 lanes 1+3) */
+        hi = _mm_add_ps(hi, _mm_movehl_ps(hi, hi));
+        float *yi = y + (size_t)CB * i;
+        lo = _mm_add_ps(lo, _mm_loadu_ps(yi));
+        hi = _mm_add_ps(hi, _mm_loadl_pi(zero, (const __m64 *)(yi + 4)));
+        float ys[8];
+        _mm_storeu_ps(ys, lo);
+        _mm_storeu_ps(ys + 4, hi);
+        if (nt == 1) half_finish(m, l, 0, i, ys, b, x, r, out, NULL);
+        else UNROLL for (int q = 0; q < CB; q++) yi[q] = ys[q];
+    }
+    if (nt == 1) return;
+#pragma omp barrier
+    for (int i = i0; i < i1; i++) {
+        float acc[CB];
+        UNROLL for (int q = 0; q < CB; q++) acc[q] = y[(size_t)CB * i + q];
+        for (int u = 0; u < t; u++) {
+            const float *bu = l->hbuf + (size_t)u * ((size_t)CB * nn + 4) + (size_t)CB * i;
+            UNROLL for (int q = 0; q < CB; q++) acc[q] += bu[q];
+        }
+        half_finish(m, l, 0, i, acc, b, x, r, out, NULL);
+    }
+}
 #endif
 
 /* the parallel regions here, not in half_sweep: OpenMP outlines a region
@@ -647,7 +725,11 @@ static void half_sweep_coarse(const tw_amg *m, level *l, const tw_real *b, const
                               tw_real *out)
 {
 #pragma omp parallel if (TW_PAR(l->hptr[l->nnode] * CB * CB / 2)) num_threads(TW_THREADS(m->threads))
+#if TW_AMG_SSE
+    half_sweep_coarse_sse(m, l, b, x, r, out);
+#else
     half_sweep(m, l, 0, b, x, r, out);
+#endif
 }
 
 /* The level's upper half from its operator: the pattern (first call) and
