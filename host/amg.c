@@ -46,10 +46,19 @@
  *   operator, its vectors are in the CG's precision (float arithmetic is
  *   twice as wide, and the copies half the memory); the Galerkin products
  *   and the block inverses are double.
- * - Smoother: damped block-Jacobi (the node blocks), the same before and
- *   after the coarse correction, each sweep one fused pass over A (residual,
- *   filter, block inverse, update), so the V-cycle is symmetric; with
- *   w lambda_max < 2 it is positive definite (TW_AMG_SMOOTH_DAMPING).
+ * - Smoother: a Chebyshev polynomial of degree 2 in D^-1 A (D the node
+ *   blocks), the one smallest on [lambda / 10, lambda] (lambda the power
+ *   iteration's estimate of lambda_max with its margin), as in Adams,
+ *   Brezina, Hu & Tuminaro 2003 (Parallel multigrid smoothing: polynomial
+ *   versus Gauss-Seidel): each degree one fused pass over A (residual,
+ *   filter, block inverse, the three-term update), the same polynomial
+ *   before and after the coarse correction, so the V-cycle is symmetric;
+ *   positive definite while lambda_max stays below lambda (1 + 1/10). It
+ *   takes about 40 % fewer CG iterations than one damped block-Jacobi
+ *   sweep (and fewer than two sweeps, at the same number of passes over
+ *   each level's operator); bench/multigrid_smoothers.c compares them.
+ *   Damped block-Jacobi (w lambda < 2, TW_AMG_SMOOTH_DAMPING) stays as
+ *   tw_amg_def's other smoother.
  *   The sweeps read each level's operator as its upper half (the diagonal
  *   block and the blocks right of it, a lower block read as the transpose
  *   of its mirror): every level's operator is symmetric, and a sweep,
@@ -113,6 +122,8 @@ typedef struct level {
     double *dinv;     /* per node, bs x bs: the smoother's block inverse */
     float *fdinv;     /* the cycle's copy of the smoother's damped dinv */
     double lambda, omega;
+    tw_real *cd;      /* Chebyshev: the update direction, updated in the sweep's pass */
+    tw_real ca, cc;   /* its step's coefficients: cd = ca cd + cc (lambda / 1.7) w D^-1 r */
     tw_real *eig;     /* power iteration's vector, carried across updates */
     double *B;        /* n x 6: the rigid modes carried to this level */
     /* to the next level (absent on the coarsest) */
@@ -153,7 +164,11 @@ tw_amg_def tw_default_amg_def(void)
 {
     tw_amg_def d;
     d.strength = 0.08;
-    d.smooth_steps = 1;
+    d.smoother = TW_AMG_CHEBYSHEV;
+    d.smooth_steps = 2;
+    d.coarse_smooth_steps = 0;
+    d.cheb_ratio = 10;
+    d.prolong_damping = 4.0 / 3.0;
     d.max_coarse = 300;
     d.max_levels = 10;
     d.distance2_levels = 1;
@@ -424,6 +439,17 @@ static inline __attribute__((always_inline)) void half_finish(const tw_amg *m, c
         return;
     }
     const float *d = l->fdinv + (size_t)bs * bs * i;
+    if (l->cd) { /* a Chebyshev step: cd = ca cd + cc w D^-1 r, out = x + cd */
+        tw_real *cd = l->cd + s0;
+        UNROLL for (int q = 0; q < bs; q++) {
+            tw_real s = 0;
+            UNROLL for (int c = 0; c < bs; c++) s += d[q * bs + c] * ri[c];
+            s = l->ca != 0 ? l->ca * cd[q] + l->cc * s : l->cc * s;
+            cd[q] = s;
+            out[s0 + q] = (x ? x[s0 + q] : 0) + s;
+        }
+        return;
+    }
     UNROLL for (int q = 0; q < bs; q++) {
         tw_real s = x ? x[s0 + q] : 0;
         UNROLL for (int c = 0; c < bs; c++) s += d[q * bs + c] * ri[c];
@@ -603,6 +629,84 @@ static inline __attribute__((always_inline)) void half_sweep_fine_sse(const tw_a
         half_finish(m, l, 1, i, yi, b, x, r, out, prod);
     }
 }
+
+/* half_sweep on a coarse level (6 x 6 blocks), four floats a vector: a
+ * block row's six floats as a vector of four and one of two (its upper
+ * lanes zero), x_j alike, so one vector of products per block row; its
+ * transposed products go into hy and hbuf six floats a node. */
+static inline __attribute__((always_inline)) void half_sweep_coarse_sse(const tw_amg *m, level *l, const float *b,
+                                                                        const float *x, float *r, float *out)
+{
+    const int nn = l->nnode;
+    const int *hp = l->hptr, *hc = l->hcol;
+    const float *hv = l->hval;
+    float *y = l->hy;
+    int nt = TEAM_SIZE(), t = TEAM_RANK();
+    if (nt > l->hbuf_threads + 1) nt = 1;
+    if (t >= nt) return;
+    int i0 = (int)((long long)nn * t / nt), i1 = (int)((long long)nn * (t + 1) / nt);
+    float *buf = t + 1 < nt ? l->hbuf + (size_t)t * ((size_t)CB * nn + 4) : NULL;
+    if (buf) memset(buf + (size_t)CB * i1, 0, sizeof(float) * CB * (size_t)(nn - i1));
+    memset(y + (size_t)CB * i0, 0, sizeof(float) * CB * (size_t)(i1 - i0));
+    const __m128 zero = _mm_setzero_ps();
+    for (int i = i0; i < i1; i++) {
+        const float *xs = x + (size_t)CB * i;
+        __m128 xlo = _mm_loadu_ps(xs), xhi = _mm_loadl_pi(zero, (const __m64 *)(xs + 4));
+        __m128 bq[CB];
+        bq[0] = _mm_shuffle_ps(xlo, xlo, 0x00); bq[1] = _mm_shuffle_ps(xlo, xlo, 0x55);
+        bq[2] = _mm_shuffle_ps(xlo, xlo, 0xaa); bq[3] = _mm_shuffle_ps(xlo, xlo, 0xff);
+        bq[4] = _mm_shuffle_ps(xhi, xhi, 0x00); bq[5] = _mm_shuffle_ps(xhi, xhi, 0x55);
+        int k = hp[i];
+        const float *a = hv + (size_t)CB * CB * k;
+        __m128 acc[CB];
+        UNROLL for (int q = 0; q < CB; q++)
+            acc[q] = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(a + CB * q), xlo),
+                                _mm_mul_ps(_mm_loadl_pi(zero, (const __m64 *)(a + CB * q + 4)), xhi));
+        for (k++; k < hp[i + 1]; k++) {
+            int j = hc[k];
+            a = hv + (size_t)CB * CB * k;
+            const float *xj = x + (size_t)CB * j;
+            __m128 jlo = _mm_loadu_ps(xj), jhi = _mm_loadl_pi(zero, (const __m64 *)(xj + 4));
+            __m128 tlo = zero, thi = zero;
+            UNROLL for (int q = 0; q < CB; q++) {
+                __m128 rlo = _mm_loadu_ps(a + CB * q), rhi = _mm_loadl_pi(zero, (const __m64 *)(a + CB * q + 4));
+                acc[q] = _mm_add_ps(acc[q], _mm_add_ps(_mm_mul_ps(rlo, jlo), _mm_mul_ps(rhi, jhi)));
+                tlo = _mm_add_ps(tlo, _mm_mul_ps(rlo, bq[q]));
+                thi = _mm_add_ps(thi, _mm_mul_ps(rhi, bq[q]));
+            }
+            float *yj = (j < i1 ? y : buf) + (size_t)CB * j;
+            _mm_storeu_ps(yj, _mm_add_ps(_mm_loadu_ps(yj), tlo));
+            _mm_storel_pi((__m64 *)(yj + 4), _mm_add_ps(_mm_loadl_pi(zero, (const __m64 *)(yj + 4)), thi));
+        }
+        /* the six rows' sums across their lanes */
+        __m128 t0 = _mm_unpacklo_ps(acc[0], acc[1]), t1 = _mm_unpackhi_ps(acc[0], acc[1]);
+        __m128 t2 = _mm_unpacklo_ps(acc[2], acc[3]), t3 = _mm_unpackhi_ps(acc[2], acc[3]);
+        __m128 lo = _mm_add_ps(_mm_add_ps(_mm_movelh_ps(t0, t2), _mm_movehl_ps(t2, t0)),
+                               _mm_add_ps(_mm_movelh_ps(t1, t3), _mm_movehl_ps(t3, t1)));
+        __m128 t4 = _mm_unpacklo_ps(acc[4], acc[5]), t5 = _mm_unpackhi_ps(acc[4], acc[5]);
+        __m128 hi = _mm_add_ps(t4, t5); /* (r4 lanes 0+2, r5 lanes 0+2, r4 lanes 1+3, r5 lanes 1+3) */
+        hi = _mm_add_ps(hi, _mm_movehl_ps(hi, hi));
+        float *yi = y + (size_t)CB * i;
+        lo = _mm_add_ps(lo, _mm_loadu_ps(yi));
+        hi = _mm_add_ps(hi, _mm_loadl_pi(zero, (const __m64 *)(yi + 4)));
+        float ys[8];
+        _mm_storeu_ps(ys, lo);
+        _mm_storeu_ps(ys + 4, hi);
+        if (nt == 1) half_finish(m, l, 0, i, ys, b, x, r, out, NULL);
+        else UNROLL for (int q = 0; q < CB; q++) yi[q] = ys[q];
+    }
+    if (nt == 1) return;
+#pragma omp barrier
+    for (int i = i0; i < i1; i++) {
+        float acc[CB];
+        UNROLL for (int q = 0; q < CB; q++) acc[q] = y[(size_t)CB * i + q];
+        for (int u = 0; u < t; u++) {
+            const float *bu = l->hbuf + (size_t)u * ((size_t)CB * nn + 4) + (size_t)CB * i;
+            UNROLL for (int q = 0; q < CB; q++) acc[q] += bu[q];
+        }
+        half_finish(m, l, 0, i, acc, b, x, r, out, NULL);
+    }
+}
 #endif
 
 /* the parallel regions here, not in half_sweep: OpenMP outlines a region
@@ -621,7 +725,11 @@ static void half_sweep_coarse(const tw_amg *m, level *l, const tw_real *b, const
                               tw_real *out)
 {
 #pragma omp parallel if (TW_PAR(l->hptr[l->nnode] * CB * CB / 2)) num_threads(TW_THREADS(m->threads))
+#if TW_AMG_SSE
+    half_sweep_coarse_sse(m, l, b, x, r, out);
+#else
     half_sweep(m, l, 0, b, x, r, out);
+#endif
 }
 
 /* The level's upper half from its operator: the pattern (first call) and
@@ -1013,7 +1121,7 @@ static void level_lambda(const tw_amg *m, level *l, int li, int iterations)
         for (int q = 0; q < l->n; q++) x[q] = (tw_real)(y[q] * s);
     }
     l->lambda = 1.1 * ratio;
-    l->omega = 4.0 / (3.0 * l->lambda);
+    l->omega = m->def.prolong_damping / l->lambda;
 }
 
 /* P = P0 - w D^-1 S A P0, row by row (P0 has one block per aggregated node) */
@@ -1325,6 +1433,7 @@ tw_amg *tw_amg_create(const tw_bsr *A, const tw_real *X, const tw_filter *f, con
     if (m->def.max_levels > TW_AMG_MAX_LEVELS) m->def.max_levels = TW_AMG_MAX_LEVELS;
     if (m->def.max_levels < 1) m->def.max_levels = 1;
     if (m->def.smooth_steps < 1) m->def.smooth_steps = 1;
+    if (!(m->def.cheb_ratio > 1)) m->def.cheb_ratio = 10;
     int nv = A->n;
     m->nv = nv;
     m->fixed = tw_calloc((size_t)nv + 1, 1, "AMG");
@@ -1382,6 +1491,9 @@ tw_amg *tw_amg_create(const tw_bsr *A, const tw_real *X, const tw_filter *f, con
         if (level_galerkin(m, li, 1) != TW_OK) goto fail;
     }
     if (coarsest_factor(m) != TW_OK) goto fail;
+    if (m->def.smoother == TW_AMG_CHEBYSHEV)
+        for (int li = 0; li + 1 < m->nlev; li++)
+            if (!(m->lev[li].cd = tw_calloc((size_t)m->lev[li].n + 1, sizeof(tw_real), "AMG smoother"))) goto fail;
     if (m->nlev == 1) { /* a single level: the cycle is the dense solve */
         level_block_inverses(m, l0, 0);
         level_scale_dinv(m, l0);
@@ -1397,13 +1509,53 @@ void tw_amg_free(tw_amg *m)
     if (!m) return;
     for (int li = 0; li < TW_AMG_MAX_LEVELS; li++) {
         level *l = &m->lev[li];
-        free(l->diag); free(l->dinv); free(l->fdinv); free(l->eig); free(l->B);
+        free(l->diag); free(l->dinv); free(l->fdinv); free(l->eig); free(l->B); free(l->cd);
         free(l->agg); free(l->pt_map); free(l->mirror); free(l->x); free(l->t); free(l->b); free(l->r);
         free(l->hptr); free(l->hcol); free(l->hmap); free(l->hval); free(l->hy); free(l->hbuf);
         bmat_free(&l->A); bmat_free(&l->P0); bmat_free(&l->P); bmat_free(&l->Pt); bmat_free(&l->AP);
     }
     free(m->L); free(m->lb); free(m->fixed); free(m->cons); free(m->contact); free(m->normal); free(m->p0_rest);
     free(m);
+}
+
+/* The smoother on level li for A x = b (b in lev[li].b): from x = 0 when
+ * from_zero (x's values unread), else from x; t the level's other vector.
+ * Returns the result (x or t). Block-Jacobi: steps damped sweeps. Chebyshev
+ * (degree steps): the polynomial in D^-1 A that is smallest on [lambda /
+ * ratio, lambda], the same before and after the coarse correction, so the
+ * cycle stays symmetric; one fused pass over A per degree. */
+static tw_real *smooth(tw_amg *m, int li, tw_real *x, tw_real *t, int from_zero)
+{
+    level *l = &m->lev[li];
+    int steps = li && m->def.coarse_smooth_steps > 0 ? m->def.coarse_smooth_steps : m->def.smooth_steps;
+    double theta = 0, delta = 1, sigma = 1, rho = 1, scale = l->lambda / TW_AMG_SMOOTH_DAMPING;
+    if (l->cd) {
+        double lmax = l->lambda, lmin = lmax / m->def.cheb_ratio;
+        theta = 0.5 * (lmax + lmin);
+        delta = 0.5 * (lmax - lmin);
+        sigma = theta / delta;
+        rho = 1 / sigma;
+    }
+    for (int s = 0; s < steps; s++) {
+        if (l->cd) {
+            if (s == 0) {
+                l->ca = 0;
+                l->cc = (tw_real)(scale / theta);
+            } else {
+                double rn = 1 / (2 * sigma - rho);
+                l->ca = (tw_real)(rn * rho);
+                l->cc = (tw_real)(scale * 2 * rn / delta);
+                rho = rn;
+            }
+        }
+        if (s == 0 && from_zero) {
+            level_sweep(m, l, li, l->b, NULL, NULL, x);
+        } else {
+            level_sweep(m, l, li, l->b, x, NULL, t);
+            tw_real *u = x; x = t; t = u;
+        }
+    }
+    return x;
 }
 
 /* x = V b on level li (b in lev[li].b) from x = 0; returns x (one of the
@@ -1420,21 +1572,13 @@ static const tw_real *vcycle(tw_amg *m, int li)
         return x;
     }
     level *c = &m->lev[li + 1];
-    /* pre-smoothing, the first sweep from x = 0 */
-    level_sweep(m, l, li, l->b, NULL, NULL, x);
-    for (int s = 1; s < m->def.smooth_steps; s++) {
-        level_sweep(m, l, li, l->b, x, NULL, t);
-        tw_real *u = x; x = t; t = u;
-    }
+    x = smooth(m, li, x, t, 1); /* pre-smoothing from x = 0 */
+    t = x == l->x ? l->t : l->x;
     level_sweep(m, l, li, l->b, x, l->r, NULL);
     bmat_spmv(&l->Pt, l->r, c->b, 0, th);
     const tw_real *xc = vcycle(m, li + 1);
     bmat_spmv(&l->P, xc, x, 1, th);
-    for (int s = 0; s < m->def.smooth_steps; s++) {
-        level_sweep(m, l, li, l->b, x, NULL, t);
-        tw_real *u = x; x = t; t = u;
-    }
-    return x;
+    return smooth(m, li, x, t, 0);
 }
 
 void tw_amg_apply(void *ctx, const tw_real *r, tw_real *z)

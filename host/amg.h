@@ -7,10 +7,17 @@
 
 typedef struct tw_amg tw_amg;
 
+enum { TW_AMG_JACOBI = 0, TW_AMG_CHEBYSHEV = 1 };
+
 typedef struct tw_amg_def {
     double strength;      /* strength of connection theta on the finest level, halved per level: a
                              block ij is strong when |A_ij|_F >= theta sqrt(|A_ii|_F |A_jj|_F) */
-    int smooth_steps;     /* pre- and post-smoothing sweeps (the cycle stays symmetric) */
+    int smoother;         /* TW_AMG_JACOBI or TW_AMG_CHEBYSHEV */
+    int smooth_steps;     /* on the finest level: pre- and post-smoothing sweeps (block-Jacobi) or
+                             the polynomial's degree (Chebyshev); the cycle stays symmetric */
+    int coarse_smooth_steps; /* the same on the levels below the finest; 0: smooth_steps */
+    double cheb_ratio;    /* Chebyshev: the interval [lambda / ratio, lambda] of D^-1 A it damps */
+    double prolong_damping; /* P = (I - w D^-1 A) P0 with w = prolong_damping / lambda */
     int max_coarse;       /* the coarsest level is factored densely at or below this many unknowns */
     int max_levels;
     int distance2_levels; /* the first this many levels aggregate a seed's two rings of strong
