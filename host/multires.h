@@ -78,7 +78,9 @@ typedef struct tw_mr_frame_stats {
     long predicted_work;       /* the frame's work as planned before it ran */
     int over_budget;           /* 1: even after merging the plan passes the budget */
     int splits, merges, refused_splits, forced_merges;
-    int stale_interface;       /* interface nodes with no fully current source tet */
+    int stale_interface;       /* interface nodes with no fully current source tet: the tets of
+                                  other levels holding them read each other in cycles, solved
+                                  for rows over filled nodes */
     int substeps;              /* 2^(the frame's finest step level); 2^max_dt_level when the
                                   def fixes it */
     int tool_nodes;            /* active nodes near the tool this frame (held out of it) */
