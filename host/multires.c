@@ -173,6 +173,7 @@ struct tw_multires {
        rest positions (3 per node) */
     double *xs, *vs, *imps, *Xs;
     double *eff_rs, *eff_sw; /* effective_levels' scratch: 3 and 1 per node */
+    int *casc, casc_n, casc_cap; /* new children born with an inverted tet: (level, node) pairs */
     int nodes;
     int *act, act_cap, *act_ptr; /* active nodes of level l: act[act_ptr[l] .. act_ptr[l + 1]) */
     int *sub, sub_cap, *sub_ptr; /* plan entries in plan order whose need is >= k:
@@ -476,6 +477,7 @@ void tw_multires_destroy(tw_multires *m)
     free(m->Xs);
     free(m->eff_rs);
     free(m->eff_sw);
+    free(m->casc);
     free(m->act);
     free(m->act_ptr);
     free(m->sub);
@@ -549,6 +551,7 @@ static tw_status check_def(const tw_multires_def *d, int levels)
 /* ---- the active set and the interface plan */
 
 static void build_plan(tw_multires *m);
+static int grow(void **buf, int *cap, int n, size_t sz, const char *what);
 static int node_level_for_dt(const tw_multires *m, const struct mr_level *L, int i);
 
 tw_multires *tw_multires_create(tw_hierarchy *h, const tw_multires_def *def)
@@ -1606,6 +1609,34 @@ static int has_children(const tw_multires *m, int l, int i)
     return l + 1 < m->L && m->lv[l].ch_ptr[i + 1] > m->lv[l].ch_ptr[i];
 }
 
+/* Whether a tet of level l around node j whose nodes all hold values (active
+ * or interface) is inverted. */
+static int inverted_around(const tw_multires *m, int l, int j)
+{
+    const mr_level *L = &m->lv[l];
+    for (int k = L->vt_ptr[j]; k < L->vt_ptr[j + 1]; k++) {
+        const int e = L->vt[k] >> 2, *t = L->m->tets + 4 * e;
+        const double *g = L->g + 12 * e;
+        int ok = 1;
+        for (int p = 0; p < 4 && ok; p++)
+            ok = L->state[t[p]] != TW_MR_INACTIVE;
+        if (!ok)
+            continue;
+        double F[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+        for (int p = 0; p < 4; p++)
+            for (int r = 0; r < 3; r++) {
+                const double u = L->x[3 * t[p] + r] - L->m->X[3 * t[p] + r];
+                for (int c = 0; c < 3; c++)
+                    F[3 * r + c] += u * g[3 * p + c];
+            }
+        const double J = F[0] * (F[4] * F[8] - F[5] * F[7]) - F[1] * (F[3] * F[8] - F[5] * F[6]) +
+                         F[2] * (F[3] * F[7] - F[4] * F[6]);
+        if (!(J > 0))
+            return 1;
+    }
+    return 0;
+}
+
 /* Activates the children of (l, i) and deactivates it; their state comes
  * from level l by interpolation; returns the change of planned work. */
 static long do_split(tw_multires *m, int l, int i, const double *tool_c)
@@ -1655,6 +1686,17 @@ static long do_split(tw_multires *m, int l, int i, const double *tool_c)
         if (tool_c && tool_near(m, F, j))
             F->tool_hit[j] = 1;
         F->dtl[j] = (signed char)node_level_for_dt(m, F, j);
+    }
+    /* the new children, for the frame's check of their tets once the interface is
+       filled (split_inverted) */
+    for (int k = C->ch_ptr[i]; k < C->ch_ptr[i + 1]; k++) {
+        const int j = C->ch[k];
+        if (has_children(m, l + 1, j) &&
+            grow((void **)&m->casc, &m->casc_cap, 2 * m->casc_n + 2, sizeof(int), "multires split cascade")) {
+            m->casc[2 * m->casc_n] = l + 1;
+            m->casc[2 * m->casc_n + 1] = j;
+            m->casc_n++;
+        }
     }
     m->dirty = 1;
     if (big)
@@ -1716,6 +1758,7 @@ tw_status tw_multires_split(tw_multires *m, int l, int i)
         !has_children(m, l, i))
         return tw_fail(TW_ERR_INVALID, "tw_multires_split: node %d of level %d is not an active node with children", i, l);
     do_split(m, l, i, NULL);
+    m->casc_n = 0; /* a split asked for splits only that node */
     tw_multires_update_interface(m);
     return TW_OK;
 }
@@ -1768,6 +1811,40 @@ static int pick_forced_merge(const tw_multires *m, int *bl, int *bi)
         }
     }
     return *bl >= 0;
+}
+
+/* The children this frame's splits made whose tets of their level are
+ * inverted once the interface is filled split in turn, until none is: such
+ * a child sits among nodes that follow a finer level's motion, its own
+ * coming from the coarser parent, and a sliver of its level (at the
+ * surface) across that difference starts inverted, its Green strain's
+ * forces large enough to blow the frame up. Returns the splits. */
+static int split_inverted(tw_multires *m, const double *tool_c)
+{
+    int n = 0;
+    while (m->casc_n > 0) {
+        int *list = malloc(sizeof(int) * 2 * (size_t)m->casc_n), count = m->casc_n;
+        if (!list)
+            break;
+        memcpy(list, m->casc, sizeof(int) * 2 * (size_t)count);
+        m->casc_n = 0;
+        int any = 0;
+        for (int q = 0; q < count; q++) {
+            const int l = list[2 * q], j = list[2 * q + 1];
+            if (m->lv[l].state[j] == TW_MR_ACTIVE && has_children(m, l, j) && inverted_around(m, l, j)) {
+                do_split(m, l, j, tool_c);
+                n++;
+                any = 1;
+            }
+        }
+        free(list);
+        if (!any)
+            break;
+        build_plan(m);
+        run_plan(m);
+    }
+    m->casc_n = 0;
+    return n;
 }
 
 /* Merges, splits within the budget, and the forced merges that bring a plan
@@ -2115,6 +2192,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
     if (m->dirty)
         build_plan(m);
     run_plan(m);
+    st.splits += split_inverted(m, m->has_tool ? c_end : NULL);
     /* the nodes the tool may meet, now that the active set is final */
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
