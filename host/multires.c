@@ -107,6 +107,8 @@ typedef struct mr_level {
                            (a view into the pool) */
     signed char *ilvl;  /* interface nodes: the finest step level among the active nodes
                            they are interpolated from (through other interface nodes too) */
+    signed char *psrc;  /* plan entries: the level they are filled from (-1: a cycle's row, or
+                           not in the plan) */
     unsigned char *inplan; /* 1: an entry of the plan (an interface node, or an auxiliary
                               inactive node an interface node is filled through) */
     signed char *need;  /* interface nodes: the finest tet level that reads them, directly or
@@ -301,10 +303,11 @@ static tw_status level_build(tw_multires *m, int l)
     L->ilvl = tw_calloc(nv, 1, "multires interface levels");
     L->need = tw_calloc(nv, 1, "multires interface needs");
     L->inplan = tw_calloc(nv, 1, "multires plan flags");
+    L->psrc = tw_malloc(nv + 1, "multires plan sources");
     L->loc = tw_calloc((size_t)m->L, sizeof(tw_transfer), "multires locations");
     if (!L->g || !L->vol || !L->mass || !L->h || !L->h_step || !L->dt_limit || !L->h_edge || !L->Kd || !L->x || !L->v || !L->f || !L->v_tick || !L->detail || !L->gamma || !L->state ||
         !L->pinned || !L->boundary || !L->dtl || !L->courant_level || !L->boost || !L->eff_level || !L->normal ||
-        !L->tet_f || !L->tlev || !L->dl || !L->tool_hit || !L->tool_f || !L->tool_last || !L->tool_held || !L->imp || !L->ilvl || !L->need || !L->inplan || !L->loc)
+        !L->tet_f || !L->tlev || !L->dl || !L->tool_hit || !L->tool_f || !L->tool_last || !L->tool_held || !L->imp || !L->ilvl || !L->need || !L->inplan || !L->psrc || !L->loc)
         return TW_ERR_NOMEM;
     memcpy(L->x, me->X, sizeof(double) * 3 * nv);
     memset(L->tlev, -1, nt);
@@ -448,6 +451,7 @@ static void level_free(mr_level *L, int levels)
     free(L->ilvl);
     free(L->need);
     free(L->inplan);
+    free(L->psrc);
     if (L->loc)
         for (int k = 0; k < levels; k++)
             tw_transfer_free(&L->loc[k]);
@@ -1079,6 +1083,7 @@ static void build_plan(tw_multires *m)
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
         memset(L->inplan, 0, (size_t)L->nv);
+        memset(L->psrc, -1, (size_t)L->nv);
         for (int i = 0; i < L->nv; i++) {
             if (L->state[i] == TW_MR_ACTIVE)
                 continue;
@@ -1136,6 +1141,7 @@ static void build_plan(tw_multires *m)
                 if (best >= 0) {
                     done[l][i] = 1;
                     m->lv[l].inplan[i] = 1;
+                    m->lv[l].psrc[i] = (signed char)best;
                     m->plan[m->plan_n].level = l;
                     m->plan[m->plan_n].node = i;
                     m->plan[m->plan_n].src = best;
@@ -1588,7 +1594,21 @@ static int near_tool(const tw_multires *m, const mr_level *L, int i, const doubl
     double d2 = 0;
     for (int d = 0; d < 3; d++)
         d2 += (L->x[3 * i + d] - c[d]) * (L->x[3 * i + d] - c[d]);
-    const double r = m->tool.radius + 2 * L->h_edge[i];
+    const double r = m->tool.radius + fmax(2 * L->h_edge[i], m->def.tool_margin);
+    return d2 < r * r;
+}
+
+/* Within def.tool_margin of the tool at the frame's end (tool_c): the
+ * region whose response the force on the tool and the surface under it
+ * depend on most, refined ahead of the contact. */
+static int in_tool_margin(const tw_multires *m, const mr_level *L, int i, const double *tool_c)
+{
+    if (!tool_c || !(m->def.tool_margin > 0))
+        return 0;
+    double d2 = 0;
+    for (int d = 0; d < 3; d++)
+        d2 += (L->x[3 * i + d] - tool_c[d]) * (L->x[3 * i + d] - tool_c[d]);
+    const double r = m->tool.radius + m->def.tool_margin;
     return d2 < r * r;
 }
 
@@ -1609,32 +1629,25 @@ static int has_children(const tw_multires *m, int l, int i)
     return l + 1 < m->L && m->lv[l].ch_ptr[i + 1] > m->lv[l].ch_ptr[i];
 }
 
-/* Whether a tet of level l around node j whose nodes all hold values (active
- * or interface) is inverted. */
-static int inverted_around(const tw_multires *m, int l, int j)
+/* Whether tet e of level L, its nodes all holding values (active or
+ * interface), is inverted. */
+static int tet_inverted(const mr_level *L, int e)
 {
-    const mr_level *L = &m->lv[l];
-    for (int k = L->vt_ptr[j]; k < L->vt_ptr[j + 1]; k++) {
-        const int e = L->vt[k] >> 2, *t = L->m->tets + 4 * e;
-        const double *g = L->g + 12 * e;
-        int ok = 1;
-        for (int p = 0; p < 4 && ok; p++)
-            ok = L->state[t[p]] != TW_MR_INACTIVE;
-        if (!ok)
-            continue;
-        double F[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
-        for (int p = 0; p < 4; p++)
-            for (int r = 0; r < 3; r++) {
-                const double u = L->x[3 * t[p] + r] - L->m->X[3 * t[p] + r];
-                for (int c = 0; c < 3; c++)
-                    F[3 * r + c] += u * g[3 * p + c];
-            }
-        const double J = F[0] * (F[4] * F[8] - F[5] * F[7]) - F[1] * (F[3] * F[8] - F[5] * F[6]) +
-                         F[2] * (F[3] * F[7] - F[4] * F[6]);
-        if (!(J > 0))
-            return 1;
-    }
-    return 0;
+    const int *t = L->m->tets + 4 * e;
+    const double *g = L->g + 12 * e;
+    for (int p = 0; p < 4; p++)
+        if (L->state[t[p]] == TW_MR_INACTIVE)
+            return 0;
+    double F[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    for (int p = 0; p < 4; p++)
+        for (int r = 0; r < 3; r++) {
+            const double u = L->x[3 * t[p] + r] - L->m->X[3 * t[p] + r];
+            for (int c = 0; c < 3; c++)
+                F[3 * r + c] += u * g[3 * p + c];
+        }
+    const double J = F[0] * (F[4] * F[8] - F[5] * F[7]) - F[1] * (F[3] * F[8] - F[5] * F[6]) +
+                     F[2] * (F[3] * F[7] - F[4] * F[6]);
+    return !(J > 0);
 }
 
 /* Activates the children of (l, i) and deactivates it; their state comes
@@ -1813,37 +1826,57 @@ static int pick_forced_merge(const tw_multires *m, int *bl, int *bi)
     return *bl >= 0;
 }
 
-/* The children this frame's splits made whose tets of their level are
- * inverted once the interface is filled split in turn, until none is: such
- * a child sits among nodes that follow a finer level's motion, its own
- * coming from the coarser parent, and a sliver of its level (at the
- * surface) across that difference starts inverted, its Green strain's
- * forces large enough to blow the frame up. Returns the splits. */
+/* Where a tet with an active node is inverted once the interface is filled,
+ * the coarser side splits: its active nodes that have children, and the
+ * active nodes of a coarser level its interface nodes are filled from;
+ * until no such split is left. A node whose motion comes from a coarser
+ * level (a new child, a merged parent, an interface node) among neighbours
+ * that follow a finer one shares tets (slivers at the surface among them)
+ * across the levels' difference; they start inverted and their Green
+ * strain's forces blow the frame up. Returns the splits. */
 static int split_inverted(tw_multires *m, const double *tool_c)
 {
     int n = 0;
-    while (m->casc_n > 0) {
-        int *list = malloc(sizeof(int) * 2 * (size_t)m->casc_n), count = m->casc_n;
-        if (!list)
-            break;
-        memcpy(list, m->casc, sizeof(int) * 2 * (size_t)count);
-        m->casc_n = 0;
+    for (int round = 0; round < 2 * m->L; round++) {
         int any = 0;
-        for (int q = 0; q < count; q++) {
-            const int l = list[2 * q], j = list[2 * q + 1];
-            if (m->lv[l].state[j] == TW_MR_ACTIVE && has_children(m, l, j) && inverted_around(m, l, j)) {
-                do_split(m, l, j, tool_c);
-                n++;
-                any = 1;
+        for (int l = 0; l < m->L; l++) {
+            mr_level *L = &m->lv[l];
+            for (int q = 0; q < L->nv; q++) {
+                if (L->state[q] != TW_MR_ACTIVE)
+                    continue;
+                for (int z = L->vt_ptr[q]; z < L->vt_ptr[q + 1] && L->state[q] == TW_MR_ACTIVE; z++) {
+                    const int e = L->vt[z] >> 2, *t = L->m->tets + 4 * e;
+                    if (!tet_inverted(L, e))
+                        continue;
+                    for (int p = 0; p < 4; p++) {
+                        const int j = t[p];
+                        if (L->state[j] == TW_MR_ACTIVE && has_children(m, l, j)) {
+                            do_split(m, l, j, tool_c);
+                            n++;
+                            any = 1;
+                        } else if (L->state[j] == TW_MR_INTERFACE && L->psrc[j] >= 0 && L->psrc[j] < l) {
+                            const int k = L->psrc[j];
+                            const tw_transfer *P = &L->loc[k];
+                            for (int r = 0; r < TW_HIER_ROW; r++) {
+                                const int a = P->idx[TW_HIER_ROW * j + r];
+                                if (P->w[TW_HIER_ROW * j + r] != 0 && m->lv[k].state[a] == TW_MR_ACTIVE &&
+                                    has_children(m, k, a)) {
+                                    do_split(m, k, a, tool_c);
+                                    n++;
+                                    any = 1;
+                                }
+                            }
+                        }
+                    }
+                }
             }
         }
-        free(list);
+        m->casc_n = 0;
         if (!any)
             break;
         build_plan(m);
         run_plan(m);
     }
-    m->casc_n = 0;
     return n;
 }
 
@@ -1878,7 +1911,7 @@ static long adapt(tw_multires *m, const double tool_c[3], tw_mr_frame_stats *st)
         for (int i = 0; i < C->nv; i++) {
             if (C->state[i] != TW_MR_ACTIVE || !has_children(m, l, i))
                 continue;
-            const int touch = m->def.tool_refine && C->tool_hit[i];
+            const int touch = m->def.tool_refine && (C->tool_hit[i] || in_tool_margin(m, C, i, tool_c));
             if (touch || C->gamma[i] > gmax) {
                 cand[n].key = touch ? DBL_MAX : C->gamma[i];
                 cand[n].level = l;

@@ -56,6 +56,8 @@ typedef struct tw_multires_def {
     double work_budget;    /* tet evaluations per frame at most; 0: no budget */
     int start_level;       /* the level active at the start */
     int tool_refine;       /* 1: nodes the tool touches split first, whatever their gamma */
+    double tool_margin;    /* m: with tool_refine, nodes within this of the tool's surface split
+                              first too, and do not merge (0: only those it touches) */
     double tool_dt;        /* s: nodes near the tool step at least this finely, so that the force
                               on it is sampled at 1/tool_dt or faster (haptics: 1 ms) */
 } tw_multires_def;

@@ -94,6 +94,8 @@ void cli_multires_help(FILE *f)
             "  --fixed-level L         that level only, no adaptivity (a reference run)\n"
             "  --tool X,Y,Z,R          a rigid sphere tool: centre and radius, m\n"
             "  --tool-move DX,DY,DZ,T  the tool moves by D over T s and back over T s\n"
+            "  --tool-margin M         nodes within M of the tool's surface refine ahead of the\n"
+            "                          contact and stay refined (default 0: only those it touches)\n"
             "  --tool-dt S             nodes near the tool step at least every S s: the force on the\n"
             "                          tool is sampled at 1/S or faster (default %g)\n"
             "  --csv PATH              per-frame CSV\n"
@@ -202,6 +204,8 @@ static int mr_parse(cli_args *a, cli_scene_opts *so, mr_opts *o)
             bad = cli_doubles(a, "DX,DY,DZ in m, T in s", 4, v) || cli_require(a, v[3] > 0, "T > 0 s");
             for (int k = 0; k < 3; k++) o->tool.move[k] = v[k];
             o->tool.move_time = v[3];
+        } else if (cli_is(a, "--tool-margin")) {
+            bad = cli_double(a, "m", &o->def.tool_margin) || cli_require(a, o->def.tool_margin >= 0, ">= 0 m");
         } else if (cli_is(a, "--tool-dt")) {
             bad = cli_double(a, "s", &o->def.tool_dt) || cli_require(a, o->def.tool_dt > 0, "> 0 s");
         } else if (cli_is(a, "--csv")) {
