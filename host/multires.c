@@ -68,7 +68,9 @@ typedef struct mr_level {
     const tw_mesh *m;
     int nv, nt;
     double *g;          /* 12 per tet */
-    double *vol;        /* nt, m^3 */
+    double *vol;        /* nt: the volume times the level's stiffness scale (def.level_stiffness),
+                           m^3: every force, stiffness and energy reads it; the mass does not */
+    double stiff;       /* the level's stiffness scale */
     double *mass;       /* nv, kg */
     double *h;          /* nv: smallest altitude of the node's tets, m */
     double *h_step;     /* nv: the length its Courant limit uses: h, less where its mass is
@@ -264,6 +266,7 @@ static tw_status level_build(tw_multires *m, int l)
     mr_level *L = &m->lv[l];
     const tw_mesh *me = m->h->level[l];
     L->m = me;
+    L->stiff = l < 8 && m->def.level_stiffness[l] > 0 ? m->def.level_stiffness[l] : 1;
     L->nv = me->nv;
     L->nt = me->nt;
     const size_t nv = (size_t)me->nv, nt = (size_t)me->nt;
@@ -321,8 +324,8 @@ static tw_status level_build(tw_multires *m, int l)
         if (!(det > 0))
             return tw_fail(TW_ERR_INVALID, "multires: %s: tet %d is degenerate or inverted (6V = %g)", me->name, e,
                            det);
-        const double V = det / 6;
-        L->vol[e] = V;
+        const double V = det / 6, Vk = V * L->stiff;
+        L->vol[e] = Vk;
         double hmin = DBL_MAX;
         for (int p = 0; p < 4; p++) {
             memcpy(L->g + 12 * e + 3 * p, g[p], sizeof g[p]);
@@ -337,7 +340,7 @@ static tw_status level_build(tw_multires *m, int l)
             for (int r = 0; r < 3; r++)
                 for (int c = 0; c < 3; c++)
                     L->Kd[9 * i + 3 * r + c] +=
-                        V * ((m->lam + m->mu) * g[p][r] * g[p][c] + (r == c ? m->mu * gg : 0));
+                        Vk * ((m->lam + m->mu) * g[p][r] * g[p][c] + (r == c ? m->mu * gg : 0));
         }
     }
     /* node -> tets, node -> neighbours */
@@ -2424,7 +2427,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
         for (int i = 0; i < L->nv; i++)
             if (L->state[i] == TW_MR_ACTIVE) {
                 const double *f = L->f + 3 * i;
-                L->gamma[i] = sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]) / (m->mu * L->h_edge[i]);
+                L->gamma[i] = sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]) / (m->mu * L->stiff * L->h_edge[i]);
             }
     }
     m->time += T;

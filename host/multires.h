@@ -58,6 +58,10 @@ typedef struct tw_multires_def {
     int tool_refine;       /* 1: nodes the tool touches split first, whatever their gamma */
     double tool_margin;    /* m: with tool_refine, nodes within this of the tool's surface split
                               first too, and do not merge (0: only those it touches) */
+    double level_stiffness[8]; /* per level (the first 8), the factor on E (0: 1): a coarse
+                                  level's tets are stiffer than the body they discretise (fewer
+                                  modes); a factor below 1 matches its compliance to the
+                                  finest level's. gamma divides by the level's mu */
     double tool_dt;        /* s: nodes near the tool step at least this finely, so that the force
                               on it is sampled at 1/tool_dt or faster (haptics: 1 ms) */
 } tw_multires_def;
