@@ -988,10 +988,13 @@ static void solve_cycles(tw_multires *m, const int *wl, int wn, unsigned char *c
  * interface: an interface node's forces go back to the active nodes it is
  * filled from, so a coarse node can carry a finer level's stiffer tets
  * (its own tets' Courant limit, eq. 10, does not see them). The bound is
- * Gershgorin's on the interpolated rest stiffness, each tet weighted by its
+ * Gershgorin's on the interpolated stiffness, each tet weighted by its
  * active nodes' share: the row sums of |K| over the tet's nodes, carried
  * back to active nodes by |the interpolation's weights| (their sums along
- * the plan bound the columns). */
+ * the plan bound the columns); K the rest stiffness scaled by the tet's
+ * current stretch and stress (Green strain stiffens under stretch: the rest
+ * bound let a mixed undamped run diverge). Run with every plan and every
+ * frame. */
 static void effective_levels(tw_multires *m)
 {
     double *rs = m->eff_rs, *sw = m->eff_sw;
@@ -1027,7 +1030,35 @@ static void effective_levels(tw_multires *m)
                 active += L->state[t[p]] == TW_MR_ACTIVE;
             if (!active)
                 continue;
-            const double *g = L->g + 12 * e, V = L->vol[e] * active / 4;
+            const double *g = L->g + 12 * e;
+            /* the tangent stiffness at the current deformation bounded by the rest one
+               times lambda_max(F^T F) (stretched tets stiffen) plus |S| / (lambda + 2 mu)
+               (the stress's geometric part), both by their Gershgorin row sums: 1 at
+               rest */
+            double F[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, C[9], S[9];
+            for (int p = 0; p < 4; p++)
+                for (int r = 0; r < 3; r++) {
+                    const double u = L->x[3 * t[p] + r] - L->m->X[3 * t[p] + r];
+                    for (int c = 0; c < 3; c++)
+                        F[3 * r + c] += u * g[3 * p + c];
+                }
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 3; c++) {
+                    double v = 0;
+                    for (int q = 0; q < 3; q++)
+                        v += F[3 * q + r] * F[3 * q + c];
+                    C[3 * r + c] = v;
+                }
+            const double trE = 0.5 * (C[0] + C[4] + C[8] - 3);
+            for (int q = 0; q < 9; q++)
+                S[q] = m->mu * (C[q] - (q % 4 == 0)) + (q % 4 == 0 ? m->lam * trE : 0);
+            double cmax = 0, smax = 0;
+            for (int r = 0; r < 3; r++) {
+                cmax = fmax(cmax, fabs(C[3 * r]) + fabs(C[3 * r + 1]) + fabs(C[3 * r + 2]));
+                smax = fmax(smax, fabs(S[3 * r]) + fabs(S[3 * r + 1]) + fabs(S[3 * r + 2]));
+            }
+            const double cf = m->def.strain == TW_MR_GREEN ? fmax(1, cmax + smax / (m->lam + 2 * m->mu)) : 1;
+            const double V = L->vol[e] * active / 4 * cf;
             for (int a = 0; a < 4; a++) {
                 double *row = rs + 3 * ((size_t)L->node0 + t[a]);
                 for (int b = 0; b < 4; b++) {
@@ -2229,6 +2260,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
         build_plan(m);
     run_plan(m);
     st.splits += split_inverted(m, m->has_tool ? c_end : NULL);
+    effective_levels(m); /* the deformation moved since the plan: the tangent's bound */
     /* the nodes the tool may meet, now that the active set is final */
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
