@@ -1102,9 +1102,13 @@ static void effective_levels(tw_multires *m)
             const double kk = fmax(row[0], fmax(row[1], row[2]));
             const double lim = kk > 0 && L->mass[i] > 0 ? m->def.courant_factor * 2 / sqrt(kk / L->mass[i]) : DBL_MAX;
             int k = 0;
-            while (m->def.frame_dt / ldexp(1, k) > lim && k < m->M)
+            while (m->def.frame_dt / ldexp(1, k) > lim && k < MR_MAX_DT_LEVEL)
                 k++;
-            L->eff_level[i] = (signed char)k;
+            /* finer than the finest step so far (a stretched sliver's light node): the
+               frame's finest step follows, unless the def fixes it */
+            if (k > m->M && !m->def.max_dt_level)
+                m->M = k;
+            L->eff_level[i] = (signed char)(k > m->M ? m->M : k);
             L->dtl[i] = (signed char)node_level_for_dt(m, L, i);
         }
     }
@@ -2239,7 +2243,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
     tw_mr_frame_stats st;
     memset(&st, 0, sizeof st);
     const double T = m->def.frame_dt;
-    const int M = m->M;
+    int M = m->M;
     double c_end[3] = {0, 0, 0};
     if (m->has_tool) {
         tool_center(m, m->time, m->tool_c0);
@@ -2294,6 +2298,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
     st.predicted_work = W;
     /* the tets to evaluate, bucketed by their level (the largest step level of
        their active nodes): level k is due at substeps that are multiples of 2^(M-k) */
+    M = m->M; /* effective_levels may have made the finest step finer */
     tw_status rs = build_schedule(m);
     if (rs != TW_OK)
         return rs;
