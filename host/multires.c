@@ -177,7 +177,6 @@ struct tw_multires {
        rest positions (3 per node) */
     double *xs, *vs, *imps, *Xs;
     double *eff_rs, *eff_sw; /* effective_levels' scratch: 3 and 1 per node */
-    int *casc, casc_n, casc_cap; /* new children born with an inverted tet: (level, node) pairs */
     int nodes;
     int *act, act_cap, *act_ptr; /* active nodes of level l: act[act_ptr[l] .. act_ptr[l + 1]) */
     int *sub, sub_cap, *sub_ptr; /* plan entries in plan order whose need is >= k:
@@ -484,7 +483,6 @@ void tw_multires_destroy(tw_multires *m)
     free(m->Xs);
     free(m->eff_rs);
     free(m->eff_sw);
-    free(m->casc);
     free(m->act);
     free(m->act_ptr);
     free(m->sub);
@@ -558,7 +556,6 @@ static tw_status check_def(const tw_multires_def *d, int levels)
 /* ---- the active set and the interface plan */
 
 static void build_plan(tw_multires *m);
-static int grow(void **buf, int *cap, int n, size_t sz, const char *what);
 static int node_level_for_dt(const tw_multires *m, const struct mr_level *L, int i);
 
 tw_multires *tw_multires_create(tw_hierarchy *h, const tw_multires_def *def)
@@ -1738,17 +1735,6 @@ static long do_split(tw_multires *m, int l, int i, const double *tool_c)
             F->tool_hit[j] = 1;
         F->dtl[j] = (signed char)node_level_for_dt(m, F, j);
     }
-    /* the new children, for the frame's check of their tets once the interface is
-       filled (split_inverted) */
-    for (int k = C->ch_ptr[i]; k < C->ch_ptr[i + 1]; k++) {
-        const int j = C->ch[k];
-        if (has_children(m, l + 1, j) &&
-            grow((void **)&m->casc, &m->casc_cap, 2 * m->casc_n + 2, sizeof(int), "multires split cascade")) {
-            m->casc[2 * m->casc_n] = l + 1;
-            m->casc[2 * m->casc_n + 1] = j;
-            m->casc_n++;
-        }
-    }
     m->dirty = 1;
     if (big)
         return -1; /* unknown: the caller recounts */
@@ -1809,7 +1795,6 @@ tw_status tw_multires_split(tw_multires *m, int l, int i)
         !has_children(m, l, i))
         return tw_fail(TW_ERR_INVALID, "tw_multires_split: node %d of level %d is not an active node with children", i, l);
     do_split(m, l, i, NULL);
-    m->casc_n = 0; /* a split asked for splits only that node */
     tw_multires_update_interface(m);
     return TW_OK;
 }
@@ -1909,7 +1894,6 @@ static int split_inverted(tw_multires *m, const double *tool_c)
                 }
             }
         }
-        m->casc_n = 0;
         if (!any)
             break;
         build_plan(m);
