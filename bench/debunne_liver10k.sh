@@ -7,7 +7,9 @@
 # back over 0.1 s; 0.3 s at 10 ms frames. The reference is the finest level
 # alone (--fixed-level 3), undamped and damped by the semi-implicit filter
 # (eq. 11); the adaptive runs start on the coarsest level, at gamma 0.1, 0.5
-# mm and (damped) also at 0.01, 0.05 mm. Writes OUT_DIR/debunne_liver10k.csv
+# mm, at 0.03, 0.15 mm (undamped) and (damped) at 0.01, 0.05 mm, and at 0.1,
+# 0.5 mm with the region within 8 mm of the tool refined ahead of the contact
+# (--tool-margin, damped and undamped). Writes OUT_DIR/debunne_liver10k.csv
 # (every frame of every run), debunne_liver10k_summary.csv (time, tet
 # evaluations, the probe's and the tool force's error against the reference
 # damped alike), debunne_liver10k.log and debunne_liver10k.png.
@@ -48,5 +50,8 @@ run adaptive --gamma 1e-4,5e-4
 run finest-semi --fixed-level 3 --semi-implicit
 run adaptive-semi --gamma 1e-4,5e-4 --semi-implicit
 run adaptive-fine-semi --gamma 1e-5,5e-5 --semi-implicit
+run adaptive-mid --gamma 3e-5,1.5e-4
+run adaptive-margin --gamma 1e-4,5e-4 --tool-margin 0.008
+run adaptive-margin-semi --gamma 1e-4,5e-4 --tool-margin 0.008 --semi-implicit
 $PY bench/plot_debunne_liver.py "$D" debunne_liver10k \
     "Liver (4 levels: 181, 705, 2207, 10724 nodes), 8 mm sphere pressed in: adaptive vs finest level"

@@ -27,12 +27,21 @@
  * neighbours wait gains energy; per-tet kicks keep it.
  *
  * The interface plan orders the interface nodes so that each is
- * interpolated from a tet whose nodes are all current: active, or interface
- * nodes earlier in the plan. It is built in passes: a node joins when some
- * other level's tet containing it has every node of non-zero weight
- * current; among such levels the one putting the most weight on active
- * nodes wins (the nearest level on a tie). A node no pass resolves takes the
- * tet with the most current weight and counts as stale. */
+ * interpolated from a tet whose nodes are all current: active, pinned, or
+ * plan entries earlier in the plan. It is built in passes: a node joins
+ * when some other level's tet containing it has every node of non-zero
+ * weight current; among such levels the one putting the most weight on
+ * active nodes wins (the nearest level on a tie). Where every such tet
+ * reads an inactive node, that node joins the plan as an auxiliary entry
+ * when it can be filled. The nodes no pass fills read each other in cycles
+ * (counted as stale): their equations are solved once per plan for rows
+ * over filled nodes, so that every interface value is a fixed linear
+ * function of the active nodes and the transpose gives the gradient.
+ *
+ * Steps. An active node's step level is the finest of its own Courant
+ * limit, the stiffness it carries through the interface (finer tets
+ * reached through interface nodes), its speed change and the tool's
+ * sampling. */
 #include "multires.h"
 
 #include <float.h>
@@ -45,6 +54,7 @@
 #include "mesh.h"
 
 #define MR_MAX_DT_LEVEL 20
+#define MR_AUX_ROUNDS 8 /* how deep auxiliary nodes chain before a node is left stale */
 
 /* The tet kernel's loops are short and fixed: unrolled, its small arrays
  * live in registers (-O2 does not unroll them). */
@@ -58,7 +68,9 @@ typedef struct mr_level {
     const tw_mesh *m;
     int nv, nt;
     double *g;          /* 12 per tet */
-    double *vol;        /* nt, m^3 */
+    double *vol;        /* nt: the volume times the level's stiffness scale (def.level_stiffness),
+                           m^3: every force, stiffness and energy reads it; the mass does not */
+    double stiff;       /* the level's stiffness scale */
     double *mass;       /* nv, kg */
     double *h;          /* nv: smallest altitude of the node's tets, m */
     double *h_step;     /* nv: the length its Courant limit uses: h, less where its mass is
@@ -82,6 +94,8 @@ typedef struct mr_level {
     unsigned char *state, *pinned, *boundary;
     signed char *dtl;   /* time-step level of each active node */
     signed char *courant_level, *boost;
+    signed char *eff_level; /* active nodes: the step level their stiffness through the interface
+                               needs (effective_levels) */
     double *normal;     /* 3 nv: outward rest normal of boundary nodes */
     double *tet_f;      /* 12 per tet: the last evaluation's forces */
     signed char *tlev;  /* nt: each tet's level as the frame's schedule found it, -1 for
@@ -95,6 +109,10 @@ typedef struct mr_level {
                            (a view into the pool) */
     signed char *ilvl;  /* interface nodes: the finest step level among the active nodes
                            they are interpolated from (through other interface nodes too) */
+    signed char *psrc;  /* plan entries: the level they are filled from (-1: a cycle's row, or
+                           not in the plan) */
+    unsigned char *inplan; /* 1: an entry of the plan (an interface node, or an auxiliary
+                              inactive node an interface node is filled through) */
     signed char *need;  /* interface nodes: the finest tet level that reads them, directly or
                            through later plan entries (-1: none); the frame's substeps
                            interpolate a node only before a substep that evaluates its readers */
@@ -124,6 +142,7 @@ typedef struct mr_kick {
 typedef struct mr_interp {
     int node, src[TW_HIER_ROW];
     int pinned;
+    int row; /* >= 0: a cycle's node, its row's index (src and w unused) */
     double w[TW_HIER_ROW];
     const double *detail;
 } mr_interp;
@@ -139,7 +158,9 @@ struct tw_multires {
     double time;
     long frame;
     mr_plan *plan;
-    int plan_n, stale;
+    int plan_n, stale; /* the last `stale` plan entries are the cycles' nodes, with rows */
+    int *srow_ptr, *srow_src, srow_n; /* their rows over pool nodes filled before them */
+    double *srow_w, *srow_c;          /* the rows' weights; 6 per row: the constant x, v parts */
     int dirty;
     int has_tool;
     tw_mr_tool tool;
@@ -155,6 +176,7 @@ struct tw_multires {
     /* every level's nodes in one index space: x, v, the substep's impulses and the
        rest positions (3 per node) */
     double *xs, *vs, *imps, *Xs;
+    double *eff_rs, *eff_sw; /* effective_levels' scratch: 3 and 1 per node */
     int nodes;
     int *act, act_cap, *act_ptr; /* active nodes of level l: act[act_ptr[l] .. act_ptr[l + 1]) */
     int *sub, sub_cap, *sub_ptr; /* plan entries in plan order whose need is >= k:
@@ -243,6 +265,7 @@ static tw_status level_build(tw_multires *m, int l)
     mr_level *L = &m->lv[l];
     const tw_mesh *me = m->h->level[l];
     L->m = me;
+    L->stiff = l < 8 && m->def.level_stiffness[l] > 0 ? m->def.level_stiffness[l] : 1;
     L->nv = me->nv;
     L->nt = me->nt;
     const size_t nv = (size_t)me->nv, nt = (size_t)me->nt;
@@ -270,6 +293,7 @@ static tw_status level_build(tw_multires *m, int l)
     L->dtl = tw_calloc(nv, 1, "multires dt levels");
     L->courant_level = tw_calloc(nv, 1, "multires Courant levels");
     L->boost = tw_calloc(nv, 1, "multires dt boosts");
+    L->eff_level = tw_calloc(nv, 1, "multires effective step levels");
     L->normal = tw_calloc(3 * nv, sizeof(double), "multires normals");
     L->tet_f = tw_malloc(sizeof(double) * 12 * nt, "multires tet forces");
     L->tlev = tw_malloc(nt + 1, "multires tet levels");
@@ -280,10 +304,12 @@ static tw_status level_build(tw_multires *m, int l)
     L->tool_held = tw_calloc(nv, 1, "multires tool holds");
     L->ilvl = tw_calloc(nv, 1, "multires interface levels");
     L->need = tw_calloc(nv, 1, "multires interface needs");
+    L->inplan = tw_calloc(nv, 1, "multires plan flags");
+    L->psrc = tw_malloc(nv + 1, "multires plan sources");
     L->loc = tw_calloc((size_t)m->L, sizeof(tw_transfer), "multires locations");
     if (!L->g || !L->vol || !L->mass || !L->h || !L->h_step || !L->dt_limit || !L->h_edge || !L->Kd || !L->x || !L->v || !L->f || !L->v_tick || !L->detail || !L->gamma || !L->state ||
-        !L->pinned || !L->boundary || !L->dtl || !L->courant_level || !L->boost || !L->normal ||
-        !L->tet_f || !L->tlev || !L->dl || !L->tool_hit || !L->tool_f || !L->tool_last || !L->tool_held || !L->imp || !L->ilvl || !L->need || !L->loc)
+        !L->pinned || !L->boundary || !L->dtl || !L->courant_level || !L->boost || !L->eff_level || !L->normal ||
+        !L->tet_f || !L->tlev || !L->dl || !L->tool_hit || !L->tool_f || !L->tool_last || !L->tool_held || !L->imp || !L->ilvl || !L->need || !L->inplan || !L->psrc || !L->loc)
         return TW_ERR_NOMEM;
     memcpy(L->x, me->X, sizeof(double) * 3 * nv);
     memset(L->tlev, -1, nt);
@@ -297,8 +323,8 @@ static tw_status level_build(tw_multires *m, int l)
         if (!(det > 0))
             return tw_fail(TW_ERR_INVALID, "multires: %s: tet %d is degenerate or inverted (6V = %g)", me->name, e,
                            det);
-        const double V = det / 6;
-        L->vol[e] = V;
+        const double V = det / 6, Vk = V * L->stiff;
+        L->vol[e] = Vk;
         double hmin = DBL_MAX;
         for (int p = 0; p < 4; p++) {
             memcpy(L->g + 12 * e + 3 * p, g[p], sizeof g[p]);
@@ -313,7 +339,7 @@ static tw_status level_build(tw_multires *m, int l)
             for (int r = 0; r < 3; r++)
                 for (int c = 0; c < 3; c++)
                     L->Kd[9 * i + 3 * r + c] +=
-                        V * ((m->lam + m->mu) * g[p][r] * g[p][c] + (r == c ? m->mu * gg : 0));
+                        Vk * ((m->lam + m->mu) * g[p][r] * g[p][c] + (r == c ? m->mu * gg : 0));
         }
     }
     /* node -> tets, node -> neighbours */
@@ -415,6 +441,7 @@ static void level_free(mr_level *L, int levels)
     free(L->dtl);
     free(L->courant_level);
     free(L->boost);
+    free(L->eff_level);
     free(L->normal);
     free(L->tet_f);
     free(L->tlev);
@@ -425,6 +452,8 @@ static void level_free(mr_level *L, int levels)
     free(L->tool_held);
     free(L->ilvl);
     free(L->need);
+    free(L->inplan);
+    free(L->psrc);
     if (L->loc)
         for (int k = 0; k < levels; k++)
             tw_transfer_free(&L->loc[k]);
@@ -440,6 +469,10 @@ void tw_multires_destroy(tw_multires *m)
             level_free(&m->lv[l], m->L);
     free(m->lv);
     free(m->plan);
+    free(m->srow_ptr);
+    free(m->srow_src);
+    free(m->srow_w);
+    free(m->srow_c);
     free(m->due);
     free(m->due_ptr);
     free(m->kick);
@@ -448,6 +481,8 @@ void tw_multires_destroy(tw_multires *m)
     free(m->vs);
     free(m->imps);
     free(m->Xs);
+    free(m->eff_rs);
+    free(m->eff_sw);
     free(m->act);
     free(m->act_ptr);
     free(m->sub);
@@ -521,6 +556,7 @@ static tw_status check_def(const tw_multires_def *d, int levels)
 /* ---- the active set and the interface plan */
 
 static void build_plan(tw_multires *m);
+static int node_level_for_dt(const tw_multires *m, const struct mr_level *L, int i);
 
 tw_multires *tw_multires_create(tw_hierarchy *h, const tw_multires_def *def)
 {
@@ -556,7 +592,9 @@ tw_multires *tw_multires_create(tw_hierarchy *h, const tw_multires_def *def)
     m->vs = tw_calloc(3 * ((size_t)m->nodes + 1), sizeof(double), "multires velocities");
     m->imps = tw_calloc(3 * ((size_t)m->nodes + 1), sizeof(double), "multires impulses");
     m->Xs = tw_malloc(sizeof(double) * 3 * ((size_t)m->nodes + 1), "multires rest positions");
-    if (!m->xs || !m->vs || !m->imps || !m->Xs)
+    m->eff_rs = tw_malloc(sizeof(double) * 3 * ((size_t)m->nodes + 1), "multires effective stiffness");
+    m->eff_sw = tw_malloc(sizeof(double) * ((size_t)m->nodes + 1), "multires effective weights");
+    if (!m->xs || !m->vs || !m->imps || !m->Xs || !m->eff_rs || !m->eff_sw)
         goto fail;
     for (int l = 0; l < m->L; l++)
         if (level_build(m, l) != TW_OK)
@@ -639,7 +677,7 @@ fail:
  * node the plan has already filled (done). */
 static int current(const tw_multires *m, int k, int j, unsigned char *const *done)
 {
-    return m->lv[k].state[j] == TW_MR_ACTIVE || done[k][j];
+    return m->lv[k].state[j] == TW_MR_ACTIVE || done[k][j] || m->lv[k].pinned[j];
 }
 
 /* Node i of level l as level k interpolates it: position and velocity. */
@@ -686,12 +724,401 @@ static void interpolate(tw_multires *m, int l, int i, int k)
     }
 }
 
+/* Whether node i of level l can be filled from level k's tet holding it:
+ * every node of non-zero weight current; *wa gets the weight on active
+ * nodes. */
+static int source_ok(const tw_multires *m, int l, int i, int k, unsigned char *const *done, double *wa)
+{
+    const tw_transfer *P = &m->lv[l].loc[k];
+    int ok = 1;
+    *wa = 0;
+    for (int r = 0; r < TW_HIER_ROW; r++) {
+        const int j = P->idx[TW_HIER_ROW * i + r];
+        const double w = P->w[TW_HIER_ROW * i + r];
+        if (w == 0)
+            continue;
+        if (!current(m, k, j, done))
+            ok = 0;
+        else if (m->lv[k].state[j] == TW_MR_ACTIVE)
+            *wa += w;
+    }
+    return ok;
+}
+
+static int uf_find(int *p, int a)
+{
+    while (p[a] != a)
+        a = p[a] = p[p[a]];
+    return a;
+}
+
+/* The interface nodes no pass fills: the tets of other levels that hold them
+ * read each other's unfilled nodes in cycles (with the auxiliary nodes those
+ * need). Each takes one tet (the most weight on filled or cyclic nodes), and
+ * the cycles' equations u = W u + B (u the displacements, B from the filled
+ * nodes and the details) are solved per connected group by Gauss-Seidel
+ * sweeps for each node's row over filled nodes: a fixed linear function of
+ * the active nodes, so that the forces stay the transpose's gradient (a
+ * stale value, a substep behind, pumps energy in). A cycle with no filled
+ * node (a hole in the levels) keeps the rest offset its unsolved sweeps give. */
+static void solve_cycles(tw_multires *m, const int *wl, int wn, unsigned char *const *done)
+{
+    int nu = 0;
+    int *uid = malloc(sizeof(int) * ((size_t)m->nodes + 1));
+    for (int n = 0; n < m->nodes; n++)
+        uid[n] = -1;
+    for (int q = 0; q < wn; q++)
+        if (!done[wl[2 * q]][wl[2 * q + 1]])
+            uid[m->lv[wl[2 * q]].node0 + wl[2 * q + 1]] = nu++;
+    m->srow_ptr = realloc(m->srow_ptr, sizeof(int) * ((size_t)nu + 1));
+    m->srow_ptr[0] = 0;
+    m->srow_n = 0;
+    if (nu == 0) {
+        free(uid);
+        return;
+    }
+    int *ul = malloc(sizeof(int) * (size_t)nu), *ui = malloc(sizeof(int) * (size_t)nu);
+    int *usrc = malloc(sizeof(int) * (size_t)nu), *par = malloc(sizeof(int) * (size_t)nu);
+    for (int q = 0, u = 0; q < wn; q++)
+        if (!done[wl[2 * q]][wl[2 * q + 1]]) {
+            ul[u] = wl[2 * q];
+            ui[u] = wl[2 * q + 1];
+            par[u] = u;
+            u++;
+        }
+    /* each node's tet: the most weight on filled or cyclic nodes, then on filled ones,
+       then the nearer level */
+    for (int u = 0; u < nu; u++) {
+        const int l = ul[u], i = ui[u];
+        int best = l == 0 ? 1 : l - 1;
+        double bw = -1, bc = -1;
+        for (int k = 0; k < m->L; k++) {
+            if (k == l)
+                continue;
+            const tw_transfer *P = &m->lv[l].loc[k];
+            double wd = 0, wc = 0;
+            for (int r = 0; r < TW_HIER_ROW; r++) {
+                const int j = P->idx[TW_HIER_ROW * i + r];
+                const double w = P->w[TW_HIER_ROW * i + r];
+                if (current(m, k, j, done))
+                    wc += w, wd += w;
+                else if (uid[m->lv[k].node0 + j] >= 0)
+                    wd += w;
+            }
+            if (wd > bw + 1e-12 || (fabs(wd - bw) <= 1e-12 && (wc > bc + 1e-12 ||
+                                                               (fabs(wc - bc) <= 1e-12 && abs(k - l) < abs(best - l))))) {
+                best = k;
+                bw = wd;
+                bc = wc;
+            }
+        }
+        usrc[u] = best;
+        const tw_transfer *P = &m->lv[l].loc[best];
+        for (int r = 0; r < TW_HIER_ROW; r++) {
+            const int v = uid[m->lv[best].node0 + P->idx[TW_HIER_ROW * i + r]];
+            if (P->w[TW_HIER_ROW * i + r] != 0 && v >= 0) {
+                const int a = uf_find(par, u), b = uf_find(par, v);
+                if (a != b)
+                    par[a] = b;
+            }
+        }
+    }
+    /* per group: its nodes, the filled nodes they read, dense rows, sweeps */
+    int *gofs = calloc((size_t)nu + 1, sizeof(int)), *gl = malloc(sizeof(int) * (size_t)nu);
+    for (int u = 0; u < nu; u++)
+        gofs[uf_find(par, u) + 1]++;
+    for (int g = 0; g < nu; g++)
+        gofs[g + 1] += gofs[g];
+    int *fill = malloc(sizeof(int) * ((size_t)nu + 1));
+    memcpy(fill, gofs, sizeof(int) * ((size_t)nu + 1));
+    for (int u = 0; u < nu; u++)
+        gl[fill[uf_find(par, u)]++] = u;
+    free(fill);
+    double *rows = NULL, *cs = NULL;
+    int *kn = NULL, *kid = malloc(sizeof(int) * ((size_t)m->nodes + 1));
+    for (int n = 0; n < m->nodes; n++)
+        kid[n] = -1;
+    int *uslot = malloc(sizeof(int) * (size_t)nu);
+    /* the rows of the interface nodes, in wl order: filled later into srow_* */
+    double **urow = calloc((size_t)nu, sizeof *urow);
+    int **uknown = calloc((size_t)nu, sizeof *uknown), *ucount = calloc((size_t)nu, sizeof(int));
+    double *uc = calloc(6 * (size_t)nu, sizeof(double));
+    for (int g = 0; g < nu; g++) {
+        const int g0 = gofs[g], gn = gofs[g + 1] - g0;
+        if (gn == 0)
+            continue;
+        int nk = 0;
+        for (int a = 0; a < gn; a++) {
+            const int u = gl[g0 + a];
+            uslot[u] = a;
+            const tw_transfer *P = &m->lv[ul[u]].loc[usrc[u]];
+            for (int r = 0; r < TW_HIER_ROW; r++) {
+                const int j = P->idx[TW_HIER_ROW * ui[u] + r], n = m->lv[usrc[u]].node0 + j;
+                if (P->w[TW_HIER_ROW * ui[u] + r] != 0 && current(m, usrc[u], j, done) && !m->lv[usrc[u]].pinned[j] &&
+                    kid[n] < 0) {
+                    kn = realloc(kn, sizeof(int) * ((size_t)nk + 1));
+                    kn[nk] = n;
+                    kid[n] = nk++;
+                }
+            }
+        }
+        rows = realloc(rows, sizeof(double) * ((size_t)gn * (size_t)(nk + 1)));
+        cs = realloc(cs, sizeof(double) * 6 * (size_t)gn);
+        memset(rows, 0, sizeof(double) * (size_t)gn * (size_t)(nk + 1));
+        memset(cs, 0, sizeof(double) * 6 * (size_t)gn);
+        for (int sweep = 0; sweep < 2000; sweep++) {
+            double change = 0;
+            for (int a = 0; a < gn; a++) {
+                const int u = gl[g0 + a], l = ul[u], i = ui[u], k = usrc[u];
+                const tw_transfer *P = &m->lv[l].loc[k];
+                const mr_level *S = &m->lv[k];
+                double *row = rows + (size_t)a * (size_t)(nk + 1), c[6] = {0, 0, 0, 0, 0, 0};
+                if (k == l + 1)
+                    for (int d = 0; d < 6; d++)
+                        c[d] = m->lv[l].detail[6 * (size_t)i + d];
+                double *nr = malloc(sizeof(double) * (size_t)(nk + 1));
+                memset(nr, 0, sizeof(double) * (size_t)(nk + 1));
+                for (int r = 0; r < TW_HIER_ROW; r++) {
+                    const int j = P->idx[TW_HIER_ROW * i + r], n = S->node0 + j;
+                    const double w = P->w[TW_HIER_ROW * i + r];
+                    if (w == 0 || S->pinned[j])
+                        continue;
+                    if (current(m, k, j, done)) {
+                        nr[kid[n]] += w;
+                    } else if (uid[n] >= 0) {
+                        const double *sr = rows + (size_t)uslot[uid[n]] * (size_t)(nk + 1);
+                        for (int z = 0; z < nk; z++)
+                            nr[z] += w * sr[z];
+                        for (int d = 0; d < 6; d++)
+                            c[d] += w * cs[6 * uslot[uid[n]] + d];
+                    } else { /* read as it is: a constant */
+                        for (int d = 0; d < 3; d++) {
+                            c[d] += w * (S->x[3 * j + d] - S->m->X[3 * j + d]);
+                            c[3 + d] += w * S->v[3 * j + d];
+                        }
+                    }
+                }
+                for (int z = 0; z < nk; z++) {
+                    change = fmax(change, fabs(nr[z] - row[z]));
+                    row[z] = nr[z];
+                }
+                for (int d = 0; d < 6; d++) {
+                    change = fmax(change, fabs(c[d] - cs[6 * a + d]) / (1 + fabs(c[d])));
+                    cs[6 * a + d] = c[d];
+                }
+                free(nr);
+            }
+            if (change < 1e-14)
+                break;
+        }
+        for (int a = 0; a < gn; a++) {
+            const int u = gl[g0 + a];
+            if (m->lv[ul[u]].state[ui[u]] != TW_MR_INTERFACE)
+                continue;
+            const double *row = rows + (size_t)a * (size_t)(nk + 1);
+            int cnt = 0;
+            for (int z = 0; z < nk; z++)
+                cnt += row[z] != 0;
+            urow[u] = malloc(sizeof(double) * ((size_t)cnt + 1));
+            uknown[u] = malloc(sizeof(int) * ((size_t)cnt + 1));
+            for (int z = 0; z < nk; z++)
+                if (row[z] != 0) {
+                    urow[u][ucount[u]] = row[z];
+                    uknown[u][ucount[u]++] = kn[z];
+                }
+            memcpy(uc + 6 * (size_t)u, cs + 6 * a, 6 * sizeof(double));
+        }
+        for (int z = 0; z < nk; z++)
+            kid[kn[z]] = -1;
+    }
+    /* the interface nodes of the cycles join the plan's end with their rows */
+    int total = 0, nst = 0;
+    for (int u = 0; u < nu; u++)
+        if (m->lv[ul[u]].state[ui[u]] == TW_MR_INTERFACE)
+            total += ucount[u], nst++;
+    m->srow_ptr = realloc(m->srow_ptr, sizeof(int) * ((size_t)nst + 1));
+    m->srow_src = realloc(m->srow_src, sizeof(int) * ((size_t)total + 1));
+    m->srow_w = realloc(m->srow_w, sizeof(double) * ((size_t)total + 1));
+    m->srow_c = realloc(m->srow_c, sizeof(double) * 6 * ((size_t)nst + 1));
+    m->srow_ptr[0] = 0;
+    int s = 0;
+    for (int u = 0; u < nu; u++) {
+        const int l = ul[u], i = ui[u];
+        if (m->lv[l].state[i] != TW_MR_INTERFACE)
+            continue;
+        memcpy(m->srow_src + m->srow_ptr[s], uknown[u], sizeof(int) * (size_t)ucount[u]);
+        memcpy(m->srow_w + m->srow_ptr[s], urow[u], sizeof(double) * (size_t)ucount[u]);
+        memcpy(m->srow_c + 6 * (size_t)s, uc + 6 * (size_t)u, 6 * sizeof(double));
+        m->srow_ptr[s + 1] = m->srow_ptr[s] + ucount[u];
+        s++;
+        m->lv[l].inplan[i] = 1;
+        m->plan[m->plan_n].level = l;
+        m->plan[m->plan_n].node = i;
+        m->plan[m->plan_n].src = usrc[u];
+        m->plan_n++;
+        m->stale++;
+    }
+    m->srow_n = nst;
+    for (int u = 0; u < nu; u++) {
+        free(urow[u]);
+        free(uknown[u]);
+    }
+    free(urow);
+    free(uknown);
+    free(ucount);
+    free(uc);
+    free(rows);
+    free(cs);
+    free(kn);
+    free(kid);
+    free(uslot);
+    free(gofs);
+    free(gl);
+    free(ul);
+    free(ui);
+    free(usrc);
+    free(par);
+    free(uid);
+}
+
+/* Each active node's step level from the stiffness it feels through the
+ * interface: an interface node's forces go back to the active nodes it is
+ * filled from, so a coarse node can carry a finer level's stiffer tets
+ * (its own tets' Courant limit, eq. 10, does not see them). The bound is
+ * Gershgorin's on the interpolated stiffness, each tet weighted by its
+ * active nodes' share: the row sums of |K| over the tet's nodes, carried
+ * back to active nodes by |the interpolation's weights| (their sums along
+ * the plan bound the columns); K the rest stiffness scaled by the tet's
+ * current stretch and stress (Green strain stiffens under stretch: the rest
+ * bound let a mixed undamped run diverge). Run with every plan and every
+ * frame. */
+static void effective_levels(tw_multires *m)
+{
+    double *rs = m->eff_rs, *sw = m->eff_sw;
+    memset(rs, 0, sizeof(double) * 3 * (size_t)m->nodes);
+    for (int l = 0; l < m->L; l++) {
+        const mr_level *L = &m->lv[l];
+        for (int i = 0; i < L->nv; i++)
+            sw[L->node0 + i] = L->state[i] == TW_MR_ACTIVE && !L->pinned[i] ? 1 : 0;
+    }
+    const int k0 = m->plan_n - m->stale;
+    for (int k = 0; k < m->plan_n; k++) {
+        const int l = m->plan[k].level, i = m->plan[k].node, src = m->plan[k].src;
+        const mr_level *L = &m->lv[l];
+        double s = 0;
+        if (!L->pinned[i]) {
+            if (k >= k0) {
+                for (int q = m->srow_ptr[k - k0]; q < m->srow_ptr[k - k0 + 1]; q++)
+                    s += fabs(m->srow_w[q]) * sw[m->srow_src[q]];
+            } else {
+                const tw_transfer *P = &L->loc[src];
+                for (int r = 0; r < TW_HIER_ROW; r++)
+                    s += fabs(P->w[TW_HIER_ROW * i + r]) * sw[m->lv[src].node0 + P->idx[TW_HIER_ROW * i + r]];
+            }
+        }
+        sw[L->node0 + i] = s;
+    }
+    for (int l = 0; l < m->L; l++) {
+        mr_level *L = &m->lv[l];
+        for (int e = 0; e < L->nt; e++) {
+            const int *t = L->m->tets + 4 * e;
+            int active = 0;
+            for (int p = 0; p < 4; p++)
+                active += L->state[t[p]] == TW_MR_ACTIVE;
+            if (!active)
+                continue;
+            const double *g = L->g + 12 * e;
+            /* the tangent stiffness at the current deformation bounded by the rest one
+               times lambda_max(F^T F) (stretched tets stiffen) plus |S| / (lambda + 2 mu)
+               (the stress's geometric part), both by their Gershgorin row sums: 1 at
+               rest */
+            double F[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, C[9], S[9];
+            for (int p = 0; p < 4; p++)
+                for (int r = 0; r < 3; r++) {
+                    const double u = L->x[3 * t[p] + r] - L->m->X[3 * t[p] + r];
+                    for (int c = 0; c < 3; c++)
+                        F[3 * r + c] += u * g[3 * p + c];
+                }
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 3; c++) {
+                    double v = 0;
+                    for (int q = 0; q < 3; q++)
+                        v += F[3 * q + r] * F[3 * q + c];
+                    C[3 * r + c] = v;
+                }
+            const double trE = 0.5 * (C[0] + C[4] + C[8] - 3);
+            for (int q = 0; q < 9; q++)
+                S[q] = m->mu * (C[q] - (q % 4 == 0)) + (q % 4 == 0 ? m->lam * trE : 0);
+            double cmax = 0, smax = 0;
+            for (int r = 0; r < 3; r++) {
+                cmax = fmax(cmax, fabs(C[3 * r]) + fabs(C[3 * r + 1]) + fabs(C[3 * r + 2]));
+                smax = fmax(smax, fabs(S[3 * r]) + fabs(S[3 * r + 1]) + fabs(S[3 * r + 2]));
+            }
+            const double cf = m->def.strain == TW_MR_GREEN ? fmax(1, cmax + smax / (m->lam + 2 * m->mu)) : 1;
+            const double V = L->vol[e] * active / 4 * cf;
+            for (int a = 0; a < 4; a++) {
+                double *row = rs + 3 * ((size_t)L->node0 + t[a]);
+                for (int b = 0; b < 4; b++) {
+                    const double cw = sw[L->node0 + t[b]];
+                    if (cw == 0)
+                        continue;
+                    const double *ga = g + 3 * a, *gb = g + 3 * b;
+                    const double dot = ga[0] * gb[0] + ga[1] * gb[1] + ga[2] * gb[2];
+                    for (int r = 0; r < 3; r++)
+                        for (int c = 0; c < 3; c++)
+                            row[r] += cw * fabs(V * (m->lam * ga[r] * gb[c] + m->mu * ga[c] * gb[r] +
+                                                     (r == c ? m->mu * dot : 0)));
+                }
+            }
+        }
+    }
+    for (int k = m->plan_n - 1; k >= 0; k--) {
+        const int l = m->plan[k].level, i = m->plan[k].node, src = m->plan[k].src;
+        const mr_level *L = &m->lv[l];
+        const double *g = rs + 3 * ((size_t)L->node0 + i);
+        if (L->pinned[i])
+            continue;
+        if (k >= k0) {
+            for (int q = m->srow_ptr[k - k0]; q < m->srow_ptr[k - k0 + 1]; q++)
+                for (int d = 0; d < 3; d++)
+                    rs[3 * (size_t)m->srow_src[q] + d] += fabs(m->srow_w[q]) * g[d];
+        } else {
+            const tw_transfer *P = &L->loc[src];
+            for (int r = 0; r < TW_HIER_ROW; r++)
+                for (int d = 0; d < 3; d++)
+                    rs[3 * ((size_t)m->lv[src].node0 + P->idx[TW_HIER_ROW * i + r]) + d] +=
+                        fabs(P->w[TW_HIER_ROW * i + r]) * g[d];
+        }
+    }
+    for (int l = 0; l < m->L; l++) {
+        mr_level *L = &m->lv[l];
+        for (int i = 0; i < L->nv; i++) {
+            if (L->state[i] != TW_MR_ACTIVE)
+                continue;
+            const double *row = rs + 3 * ((size_t)L->node0 + i);
+            const double kk = fmax(row[0], fmax(row[1], row[2]));
+            const double lim = kk > 0 && L->mass[i] > 0 ? m->def.courant_factor * 2 / sqrt(kk / L->mass[i]) : DBL_MAX;
+            int k = 0;
+            while (m->def.frame_dt / ldexp(1, k) > lim && k < MR_MAX_DT_LEVEL)
+                k++;
+            /* finer than the finest step so far (a stretched sliver's light node): the
+               frame's finest step follows, unless the def fixes it */
+            if (k > m->M && !m->def.max_dt_level)
+                m->M = k;
+            L->eff_level[i] = (signed char)(k > m->M ? m->M : k);
+            L->dtl[i] = (signed char)node_level_for_dt(m, L, i);
+        }
+    }
+}
+
 /* States from the active flags, then the ordered plan. */
 static void build_plan(tw_multires *m)
 {
     int total = 0;
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
+        memset(L->inplan, 0, (size_t)L->nv);
+        memset(L->psrc, -1, (size_t)L->nv);
         for (int i = 0; i < L->nv; i++) {
             if (L->state[i] == TW_MR_ACTIVE)
                 continue;
@@ -705,39 +1132,37 @@ static void build_plan(tw_multires *m)
         }
     }
     free(m->plan);
-    m->plan = malloc(sizeof *m->plan * ((size_t)total + 1));
+    m->plan = malloc(sizeof *m->plan * ((size_t)m->nodes + 1));
     m->plan_n = 0;
     m->stale = 0;
-    unsigned char **done = calloc((size_t)m->L, sizeof *done);
-    for (int l = 0; l < m->L; l++)
+    unsigned char **done = calloc((size_t)m->L, sizeof *done), **want = calloc((size_t)m->L, sizeof *want);
+    for (int l = 0; l < m->L; l++) {
         done[l] = calloc((size_t)m->lv[l].nv, 1);
-    int progress = 1;
-    while (progress && m->plan_n < total) {
-        progress = 0;
-        for (int l = 0; l < m->L; l++) {
-            mr_level *L = &m->lv[l];
-            for (int i = 0; i < L->nv; i++) {
-                if (L->state[i] != TW_MR_INTERFACE || done[l][i])
+        want[l] = calloc((size_t)m->lv[l].nv, 1);
+    }
+    /* the nodes to fill, (level, node) pairs: the interface nodes, then the auxiliary
+       inactive nodes they are found to need */
+    int *wl = malloc(sizeof(int) * 2 * ((size_t)m->nodes + 1)), wn = 0;
+    for (int l = 0; l < m->L; l++)
+        for (int i = 0; i < m->lv[l].nv; i++)
+            if (m->lv[l].state[i] == TW_MR_INTERFACE) {
+                wl[2 * wn] = l;
+                wl[2 * wn++ + 1] = i;
+            }
+    int unresolved = wn;
+    for (int round = 0; unresolved > 0; round++) {
+        int progress = 1;
+        while (progress && unresolved > 0) {
+            progress = 0;
+            for (int q = 0; q < wn; q++) {
+                const int l = wl[2 * q], i = wl[2 * q + 1];
+                if (done[l][i])
                     continue;
                 int best = -1;
                 double best_active = -1;
-                for (int k = 0; k < m->L; k++) {
-                    if (k == l)
-                        continue;
-                    const tw_transfer *P = &L->loc[k];
-                    int ok = 1;
-                    double wa = 0;
-                    for (int r = 0; r < TW_HIER_ROW; r++) {
-                        const int j = P->idx[TW_HIER_ROW * i + r];
-                        const double w = P->w[TW_HIER_ROW * i + r];
-                        if (w == 0)
-                            continue;
-                        if (!current(m, k, j, done))
-                            ok = 0;
-                        else if (m->lv[k].state[j] == TW_MR_ACTIVE)
-                            wa += w;
-                    }
-                    if (!ok)
+                for (int k = 0; k < m->L && !m->lv[l].pinned[i]; k++) {
+                    double wa;
+                    if (k == l || !source_ok(m, l, i, k, done, &wa))
                         continue;
                     /* more weight on active nodes wins; then the nearer level */
                     if (wa > best_active + 1e-12 ||
@@ -746,57 +1171,106 @@ static void build_plan(tw_multires *m)
                         best_active = wa;
                     }
                 }
+                if (m->lv[l].pinned[i]) /* at rest whatever it reads */
+                    best = l == 0 ? 1 : l - 1;
                 if (best >= 0) {
                     done[l][i] = 1;
+                    m->lv[l].inplan[i] = 1;
+                    m->lv[l].psrc[i] = (signed char)best;
                     m->plan[m->plan_n].level = l;
                     m->plan[m->plan_n].node = i;
                     m->plan[m->plan_n].src = best;
                     m->plan_n++;
+                    unresolved -= m->lv[l].state[i] == TW_MR_INTERFACE;
                     progress = 1;
                 }
             }
         }
-    }
-    /* the rest: the tet with the most current weight, values as they are */
-    for (int l = 0; l < m->L && m->plan_n < total; l++) {
-        mr_level *L = &m->lv[l];
-        for (int i = 0; i < L->nv; i++) {
-            if (L->state[i] != TW_MR_INTERFACE || done[l][i])
+        if (unresolved == 0 || round == MR_AUX_ROUNDS)
+            break;
+        /* an interface node that no tet of another level can fill from current nodes
+           reads inactive ones: those become auxiliary nodes, filled (when they can
+           be) before it, so that every value is a fixed linear function of the active
+           nodes and the forces stay its gradient's transpose */
+        int added = 0;
+        const int wn0 = wn;
+        for (int q = 0; q < wn0; q++) {
+            const int l = wl[2 * q], i = wl[2 * q + 1];
+            if (done[l][i])
                 continue;
-            int best = l == 0 ? 1 : l - 1;
-            double best_w = -1;
             for (int k = 0; k < m->L; k++) {
                 if (k == l)
                     continue;
-                double wc = 0;
-                for (int r = 0; r < TW_HIER_ROW; r++)
-                    if (current(m, k, L->loc[k].idx[TW_HIER_ROW * i + r], done))
-                        wc += L->loc[k].w[TW_HIER_ROW * i + r];
-                if (wc > best_w + 1e-12) {
-                    best_w = wc;
-                    best = k;
+                const tw_transfer *P = &m->lv[l].loc[k];
+                for (int r = 0; r < TW_HIER_ROW; r++) {
+                    const int j = P->idx[TW_HIER_ROW * i + r];
+                    if (P->w[TW_HIER_ROW * i + r] == 0 || current(m, k, j, done) || want[k][j] ||
+                        m->lv[k].state[j] != TW_MR_INACTIVE)
+                        continue;
+                    want[k][j] = 1;
+                    wl[2 * wn] = k;
+                    wl[2 * wn++ + 1] = j;
+                    added++;
                 }
             }
-            done[l][i] = 1;
-            m->plan[m->plan_n].level = l;
-            m->plan[m->plan_n].node = i;
-            m->plan[m->plan_n].src = best;
-            m->plan_n++;
-            m->stale++;
+        }
+        if (!added)
+            break;
+    }
+    solve_cycles(m, wl, wn, done);
+    (void)total;
+    free(wl);
+    for (int l = 0; l < m->L; l++) {
+        free(done[l]);
+        free(want[l]);
+    }
+    free(done);
+    free(want);
+    m->dirty = 0;
+    effective_levels(m);
+}
+
+/* A cycle's node (plan entry plan_n - stale + s) from its row. */
+static void apply_row(tw_multires *m, int s, int node, int pinned)
+{
+    const double *X = m->Xs, *c = m->srow_c + 6 * (size_t)s;
+    double *xs = m->xs, *vs = m->vs;
+    double x[3] = {c[0], c[1], c[2]}, v[3] = {c[3], c[4], c[5]};
+    for (int q = m->srow_ptr[s]; q < m->srow_ptr[s + 1]; q++) {
+        const size_t j = 3 * (size_t)m->srow_src[q];
+        const double w = m->srow_w[q];
+        for (int d = 0; d < 3; d++) {
+            x[d] += w * (xs[j + d] - X[j + d]);
+            v[d] += w * vs[j + d];
         }
     }
-    for (int l = 0; l < m->L; l++)
-        free(done[l]);
-    free(done);
-    m->dirty = 0;
+    const size_t i = 3 * (size_t)node;
+    for (int d = 0; d < 3; d++) {
+        xs[i + d] = pinned ? X[i + d] : X[i + d] + x[d];
+        vs[i + d] = pinned ? 0 : v[d];
+    }
 }
 
 static void run_plan(tw_multires *m)
 {
     if (m->L < 2)
         return;
-    for (int k = 0; k < m->plan_n; k++)
+    const int k0 = m->plan_n - m->stale;
+    for (int k = 0; k < k0; k++)
         interpolate(m, m->plan[k].level, m->plan[k].node, m->plan[k].src);
+    for (int k = k0; k < m->plan_n; k++) {
+        const mr_level *L = &m->lv[m->plan[k].level];
+        apply_row(m, k - k0, L->node0 + m->plan[k].node, L->pinned[m->plan[k].node]);
+    }
+}
+
+/* The level of pool node n. */
+static int pool_level(const tw_multires *m, int n)
+{
+    int l = 0;
+    while (l + 1 < m->L && n >= m->lv[l + 1].node0)
+        l++;
+    return l;
 }
 
 /* The interface nodes' step levels, in plan order (sources first). */
@@ -807,11 +1281,22 @@ static void plan_levels(tw_multires *m)
         const tw_transfer *P = &m->lv[l].loc[src];
         const mr_level *S = &m->lv[src];
         int top = 0;
+        if (k >= m->plan_n - m->stale) {
+            const int s = k - (m->plan_n - m->stale);
+            for (int q = m->srow_ptr[s]; q < m->srow_ptr[s + 1]; q++) {
+                const int n = m->srow_src[q], sl = pool_level(m, n), j = n - m->lv[sl].node0;
+                const int lv = m->lv[sl].state[j] == TW_MR_ACTIVE ? m->lv[sl].dtl[j] : m->lv[sl].ilvl[j];
+                if (lv > top)
+                    top = lv;
+            }
+            m->lv[l].ilvl[i] = (signed char)top;
+            continue;
+        }
         for (int r = 0; r < TW_HIER_ROW; r++) {
             const int j = P->idx[TW_HIER_ROW * i + r];
             if (P->w[TW_HIER_ROW * i + r] == 0)
                 continue;
-            const int q = S->state[j] == TW_MR_ACTIVE ? S->dtl[j] : S->state[j] == TW_MR_INTERFACE ? S->ilvl[j] : 0;
+            const int q = S->state[j] == TW_MR_ACTIVE ? S->dtl[j] : S->inplan[j] ? S->ilvl[j] : 0;
             if (q > top)
                 top = q;
         }
@@ -1144,13 +1629,29 @@ static int near_tool(const tw_multires *m, const mr_level *L, int i, const doubl
     double d2 = 0;
     for (int d = 0; d < 3; d++)
         d2 += (L->x[3 * i + d] - c[d]) * (L->x[3 * i + d] - c[d]);
-    const double r = m->tool.radius + 2 * L->h_edge[i];
+    const double r = m->tool.radius + fmax(2 * L->h_edge[i], m->def.tool_margin);
+    return d2 < r * r;
+}
+
+/* Within def.tool_margin of the tool at the frame's end (tool_c): the
+ * region whose response the force on the tool and the surface under it
+ * depend on most, refined ahead of the contact. */
+static int in_tool_margin(const tw_multires *m, const mr_level *L, int i, const double *tool_c)
+{
+    if (!tool_c || !(m->def.tool_margin > 0))
+        return 0;
+    double d2 = 0;
+    for (int d = 0; d < 3; d++)
+        d2 += (L->x[3 * i + d] - tool_c[d]) * (L->x[3 * i + d] - tool_c[d]);
+    const double r = m->tool.radius + m->def.tool_margin;
     return d2 < r * r;
 }
 
 static int node_level_for_dt(const tw_multires *m, const mr_level *L, int i)
 {
     int k = L->courant_level[i] > L->boost[i] ? L->courant_level[i] : L->boost[i];
+    if (L->eff_level[i] > k)
+        k = L->eff_level[i];
     if (L->tool_hit[i] && m->tool_level > k)
         k = m->tool_level;
     return k > m->M ? m->M : k;
@@ -1161,6 +1662,27 @@ static int node_level_for_dt(const tw_multires *m, const mr_level *L, int i)
 static int has_children(const tw_multires *m, int l, int i)
 {
     return l + 1 < m->L && m->lv[l].ch_ptr[i + 1] > m->lv[l].ch_ptr[i];
+}
+
+/* Whether tet e of level L, its nodes all holding values (active or
+ * interface), is inverted. */
+static int tet_inverted(const mr_level *L, int e)
+{
+    const int *t = L->m->tets + 4 * e;
+    const double *g = L->g + 12 * e;
+    for (int p = 0; p < 4; p++)
+        if (L->state[t[p]] == TW_MR_INACTIVE)
+            return 0;
+    double F[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    for (int p = 0; p < 4; p++)
+        for (int r = 0; r < 3; r++) {
+            const double u = L->x[3 * t[p] + r] - L->m->X[3 * t[p] + r];
+            for (int c = 0; c < 3; c++)
+                F[3 * r + c] += u * g[3 * p + c];
+        }
+    const double J = F[0] * (F[4] * F[8] - F[5] * F[7]) - F[1] * (F[3] * F[8] - F[5] * F[6]) +
+                     F[2] * (F[3] * F[7] - F[4] * F[6]);
+    return !(J > 0);
 }
 
 /* Activates the children of (l, i) and deactivates it; their state comes
@@ -1203,7 +1725,9 @@ static long do_split(tw_multires *m, int l, int i, const double *tool_c)
     for (int k = C->ch_ptr[i]; k < C->ch_ptr[i + 1]; k++) {
         const int j = C->ch[k];
         interpolate(m, l + 1, j, l);
+        memset(F->imp + 3 * (size_t)j, 0, 3 * sizeof(double));
         F->state[j] = TW_MR_ACTIVE;
+        F->eff_level[j] = 0; /* effective_levels sets it with the plan */
         F->gamma[j] = C->gamma[i];
         F->boost[j] = C->boost[i];
         F->tool_hit[j] = 0;
@@ -1255,7 +1779,9 @@ static void do_merge(tw_multires *m, int l, int i)
     }
     interpolate(m, l, i, l + 1); /* with the detail */
     memset(C->detail + 6 * (size_t)i, 0, 6 * sizeof(double));
+    memset(C->imp + 3 * (size_t)i, 0, 3 * sizeof(double));
     C->state[i] = TW_MR_ACTIVE;
+    C->eff_level[i] = 0;
     C->gamma[i] = g;
     C->boost[i] = (signed char)boost;
     C->tool_hit[i] = 0;
@@ -1323,6 +1849,59 @@ static int pick_forced_merge(const tw_multires *m, int *bl, int *bi)
     return *bl >= 0;
 }
 
+/* Where a tet with an active node is inverted once the interface is filled,
+ * the coarser side splits: its active nodes that have children, and the
+ * active nodes of a coarser level its interface nodes are filled from;
+ * until no such split is left. A node whose motion comes from a coarser
+ * level (a new child, a merged parent, an interface node) among neighbours
+ * that follow a finer one shares tets (slivers at the surface among them)
+ * across the levels' difference; they start inverted and their Green
+ * strain's forces blow the frame up. Returns the splits. */
+static int split_inverted(tw_multires *m, const double *tool_c)
+{
+    int n = 0;
+    for (int round = 0; round < 2 * m->L; round++) {
+        int any = 0;
+        for (int l = 0; l < m->L; l++) {
+            mr_level *L = &m->lv[l];
+            for (int q = 0; q < L->nv; q++) {
+                if (L->state[q] != TW_MR_ACTIVE)
+                    continue;
+                for (int z = L->vt_ptr[q]; z < L->vt_ptr[q + 1] && L->state[q] == TW_MR_ACTIVE; z++) {
+                    const int e = L->vt[z] >> 2, *t = L->m->tets + 4 * e;
+                    if (!tet_inverted(L, e))
+                        continue;
+                    for (int p = 0; p < 4; p++) {
+                        const int j = t[p];
+                        if (L->state[j] == TW_MR_ACTIVE && has_children(m, l, j)) {
+                            do_split(m, l, j, tool_c);
+                            n++;
+                            any = 1;
+                        } else if (L->state[j] == TW_MR_INTERFACE && L->psrc[j] >= 0 && L->psrc[j] < l) {
+                            const int k = L->psrc[j];
+                            const tw_transfer *P = &L->loc[k];
+                            for (int r = 0; r < TW_HIER_ROW; r++) {
+                                const int a = P->idx[TW_HIER_ROW * j + r];
+                                if (P->w[TW_HIER_ROW * j + r] != 0 && m->lv[k].state[a] == TW_MR_ACTIVE &&
+                                    has_children(m, k, a)) {
+                                    do_split(m, k, a, tool_c);
+                                    n++;
+                                    any = 1;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if (!any)
+            break;
+        build_plan(m);
+        run_plan(m);
+    }
+    return n;
+}
+
 /* Merges, splits within the budget, and the forced merges that bring a plan
  * over the budget back under it. Returns the planned work. */
 static long adapt(tw_multires *m, const double tool_c[3], tw_mr_frame_stats *st)
@@ -1354,7 +1933,7 @@ static long adapt(tw_multires *m, const double tool_c[3], tw_mr_frame_stats *st)
         for (int i = 0; i < C->nv; i++) {
             if (C->state[i] != TW_MR_ACTIVE || !has_children(m, l, i))
                 continue;
-            const int touch = m->def.tool_refine && C->tool_hit[i];
+            const int touch = m->def.tool_refine && (C->tool_hit[i] || in_tool_margin(m, C, i, tool_c));
             if (touch || C->gamma[i] > gmax) {
                 cand[n].key = touch ? DBL_MAX : C->gamma[i];
                 cand[n].level = l;
@@ -1501,6 +2080,7 @@ static tw_status build_schedule(tw_multires *m)
         mr_interp *q = &m->ip[k];
         q->node = D->node0 + i;
         q->pinned = D->pinned[i];
+        q->row = k >= m->plan_n - m->stale ? k - (m->plan_n - m->stale) : -1;
         q->detail = src == l + 1 ? D->detail + 6 * (size_t)i : NULL;
         for (int r = 0; r < TW_HIER_ROW; r++) {
             q->src[r] = m->lv[src].node0 + P->idx[TW_HIER_ROW * i + r];
@@ -1528,12 +2108,18 @@ static tw_status build_schedule(tw_multires *m)
             if (L->state[t[p]] == TW_MR_INTERFACE && L->need[t[p]] < k)
                 L->need[t[p]] = (signed char)k;
     }
+    /* the cycles' nodes run at every substep, and so do the entries their rows read */
     for (int k = m->plan_n - m->stale; k < m->plan_n; k++)
         m->lv[m->plan[k].level].need[m->plan[k].node] = (signed char)M;
+    for (int q = 0; q < m->srow_ptr[m->srow_n]; q++) {
+        const int n = m->srow_src[q], sl = pool_level(m, n);
+        if (m->lv[sl].inplan[n - m->lv[sl].node0])
+            m->lv[sl].need[n - m->lv[sl].node0] = (signed char)M;
+    }
     int changed = 1;
-    while (changed) { /* one pass unless a stale entry reads a later one */
+    while (changed) { /* one pass: sources come first in the plan */
         changed = 0;
-        for (int k = m->plan_n - 1; k >= 0; k--) {
+        for (int k = m->plan_n - m->stale - 1; k >= 0; k--) {
             const int l = m->plan[k].level, i = m->plan[k].node, src = m->plan[k].src;
             const int n = m->lv[l].need[i];
             if (n < 0)
@@ -1542,14 +2128,13 @@ static tw_status build_schedule(tw_multires *m)
             mr_level *S = &m->lv[src];
             for (int r = 0; r < TW_HIER_ROW; r++) {
                 const int j = P->idx[TW_HIER_ROW * i + r];
-                if (P->w[TW_HIER_ROW * i + r] != 0 && S->state[j] == TW_MR_INTERFACE && S->need[j] < n) {
+                if (P->w[TW_HIER_ROW * i + r] != 0 && S->inplan[j] && S->need[j] < n) {
                     S->need[j] = (signed char)n;
                     changed = 1;
                 }
             }
         }
-        if (m->stale == 0)
-            break;
+        break;
     }
     int ns = 0;
     for (int k = 0; k < m->plan_n; k++)
@@ -1578,6 +2163,10 @@ static void run_sub(tw_multires *m, int kmin)
     for (int q = m->sub_ptr[kmin]; q < m->sub_ptr[kmin + 1]; q++) {
         /* interpolate()'s arithmetic on the packed entry */
         const mr_interp *p = &m->ip[m->sub[q]];
+        if (p->row >= 0) {
+            apply_row(m, p->row, p->node, p->pinned);
+            continue;
+        }
         double x[3] = {0, 0, 0}, v[3] = {0, 0, 0};
         TW_MR_UNROLL
         for (int r = 0; r < TW_HIER_ROW; r++) {
@@ -1612,6 +2201,14 @@ static void scatter_sub(tw_multires *m, int kmin)
     for (int q = m->sub_ptr[kmin + 1] - 1; q >= m->sub_ptr[kmin]; q--) {
         const mr_interp *p = &m->ip[m->sub[q]];
         double *g = imp + 3 * (size_t)p->node;
+        if (p->row >= 0) {
+            if (!p->pinned)
+                for (int z = m->srow_ptr[p->row]; z < m->srow_ptr[p->row + 1]; z++)
+                    for (int d = 0; d < 3; d++)
+                        imp[3 * (size_t)m->srow_src[z] + d] += m->srow_w[z] * g[d];
+            g[0] = g[1] = g[2] = 0;
+            continue;
+        }
         if (!p->pinned && (g[0] != 0 || g[1] != 0 || g[2] != 0))
             TW_MR_UNROLL
             for (int r = 0; r < TW_HIER_ROW; r++) {
@@ -1624,12 +2221,13 @@ static void scatter_sub(tw_multires *m, int kmin)
     }
 }
 
+
 tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
 {
     tw_mr_frame_stats st;
     memset(&st, 0, sizeof st);
     const double T = m->def.frame_dt;
-    const int M = m->M;
+    int M = m->M;
     double c_end[3] = {0, 0, 0};
     if (m->has_tool) {
         tool_center(m, m->time, m->tool_c0);
@@ -1649,6 +2247,8 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
     if (m->dirty)
         build_plan(m);
     run_plan(m);
+    st.splits += split_inverted(m, m->has_tool ? c_end : NULL);
+    effective_levels(m); /* the deformation moved since the plan: the tangent's bound */
     /* the nodes the tool may meet, now that the active set is final */
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
@@ -1682,6 +2282,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
     st.predicted_work = W;
     /* the tets to evaluate, bucketed by their level (the largest step level of
        their active nodes): level k is due at substeps that are multiples of 2^(M-k) */
+    M = m->M; /* effective_levels may have made the finest step finer */
     tw_status rs = build_schedule(m);
     if (rs != TW_OK)
         return rs;
@@ -1847,7 +2448,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
         for (int i = 0; i < L->nv; i++)
             if (L->state[i] == TW_MR_ACTIVE) {
                 const double *f = L->f + 3 * i;
-                L->gamma[i] = sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]) / (m->mu * L->h_edge[i]);
+                L->gamma[i] = sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]) / (m->mu * L->stiff * L->h_edge[i]);
             }
     }
     m->time += T;

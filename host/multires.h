@@ -56,6 +56,12 @@ typedef struct tw_multires_def {
     double work_budget;    /* tet evaluations per frame at most; 0: no budget */
     int start_level;       /* the level active at the start */
     int tool_refine;       /* 1: nodes the tool touches split first, whatever their gamma */
+    double tool_margin;    /* m: with tool_refine, nodes within this of the tool's surface split
+                              first too, and do not merge (0: only those it touches) */
+    double level_stiffness[8]; /* per level (the first 8), the factor on E (0: 1): a coarse
+                                  level's tets are stiffer than the body they discretise (fewer
+                                  modes); a factor below 1 matches its compliance to the
+                                  finest level's. gamma divides by the level's mu */
     double tool_dt;        /* s: nodes near the tool step at least this finely, so that the force
                               on it is sampled at 1/tool_dt or faster (haptics: 1 ms) */
 } tw_multires_def;
@@ -78,7 +84,9 @@ typedef struct tw_mr_frame_stats {
     long predicted_work;       /* the frame's work as planned before it ran */
     int over_budget;           /* 1: even after merging the plan passes the budget */
     int splits, merges, refused_splits, forced_merges;
-    int stale_interface;       /* interface nodes with no fully current source tet */
+    int stale_interface;       /* interface nodes with no fully current source tet: the tets of
+                                  other levels holding them read each other in cycles, solved
+                                  for rows over filled nodes */
     int substeps;              /* 2^(the frame's finest step level); 2^max_dt_level when the
                                   def fixes it */
     int tool_nodes;            /* active nodes near the tool this frame (held out of it) */

@@ -94,6 +94,10 @@ void cli_multires_help(FILE *f)
             "  --fixed-level L         that level only, no adaptivity (a reference run)\n"
             "  --tool X,Y,Z,R          a rigid sphere tool: centre and radius, m\n"
             "  --tool-move DX,DY,DZ,T  the tool moves by D over T s and back over T s\n"
+            "  --level-stiffness S0,S1,..  factors on E per level, coarsest first (default 1): below 1\n"
+            "                          softens a coarse level towards the finest one's compliance\n"
+            "  --tool-margin M         nodes within M of the tool's surface refine ahead of the\n"
+            "                          contact and stay refined (default 0: only those it touches)\n"
             "  --tool-dt S             nodes near the tool step at least every S s: the force on the\n"
             "                          tool is sampled at 1/S or faster (default %g)\n"
             "  --csv PATH              per-frame CSV\n"
@@ -202,6 +206,22 @@ static int mr_parse(cli_args *a, cli_scene_opts *so, mr_opts *o)
             bad = cli_doubles(a, "DX,DY,DZ in m, T in s", 4, v) || cli_require(a, v[3] > 0, "T > 0 s");
             for (int k = 0; k < 3; k++) o->tool.move[k] = v[k];
             o->tool.move_time = v[3];
+        } else if (cli_is(a, "--level-stiffness")) {
+            const char *v = cli_value(a, "S0,S1,.. factors on E");
+            if (!v) return -1;
+            char buf[256];
+            snprintf(buf, sizeof buf, "%s", v);
+            int k = 0;
+            for (char *q = strtok(buf, ","); q && k < MR_MAX_LEVELS; q = strtok(NULL, ","), k++) {
+                char *end = NULL;
+                o->def.level_stiffness[k] = strtod(q, &end);
+                if (end == q || *end || !(o->def.level_stiffness[k] > 0)) {
+                    cli_error(a, "--level-stiffness %s: factors > 0", v);
+                    return -1;
+                }
+            }
+        } else if (cli_is(a, "--tool-margin")) {
+            bad = cli_double(a, "m", &o->def.tool_margin) || cli_require(a, o->def.tool_margin >= 0, ">= 0 m");
         } else if (cli_is(a, "--tool-dt")) {
             bad = cli_double(a, "s", &o->def.tool_dt) || cli_require(a, o->def.tool_dt > 0, "> 0 s");
         } else if (cli_is(a, "--csv")) {
