@@ -485,14 +485,26 @@ static tw_status amg_track(tw_cuda_amg *g, void *p)
     return TW_OK;
 }
 
-/* count T's on the device (zeroed), a copy of host when it is not NULL */
+/* count T's on the device (zeroed), a copy of host when it is not NULL.
+ * Out of device memory is TW_ERR_NOMEM: the set-up fails and the world
+ * goes on with block-Jacobi (tw_cuda_amg_begin), as the CPU's solve does
+ * when its hierarchy cannot be made; any other failure is TW_ERR_DEVICE
+ * (the step fails). */
 template <class T>
 static tw_status amg_up(tw_cuda_world *cw, tw_cuda_amg *g, T **d, const T *host, size_t count, const char *what)
 {
     size_t bytes = sizeof(T) * (count + 1);
     void *p = NULL;
-    tw_status s = tw_cuda_malloc(&p, bytes, what, "the multigrid hierarchy does not fit: use --precond jacobi, a "
-                                 "smaller mesh or --backend cpu", __FILE__, __LINE__);
+    cudaError_t e = cudaMalloc(&p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        size_t free_b = 0, total_b = 0;
+        if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) cudaGetLastError();
+        return tw_fail(TW_ERR_NOMEM, "%s:%d: out of device memory: cudaMalloc of %zu bytes for %s failed (the "
+                       "hierarchy holds %zu bytes so far; the device has %zu of %zu bytes free)", __FILE__, __LINE__,
+                       bytes, what, g->bytes, free_b, total_b);
+    }
+    tw_status s = tw_cuda_check(e, "cudaMalloc", __FILE__, __LINE__);
     if (s != TW_OK) return s;
     if ((s = amg_track(g, p)) != TW_OK) return s;
     g->bytes += bytes;
@@ -834,7 +846,7 @@ extern "C" tw_status tw_cuda_amg_begin(tw_cuda_world *cw)
     if (cw->capturing) /* tw_cuda_amg_prepare made this step host-driven */
         return tw_fail(TW_ERR_DEVICE, "%s:%d: the multigrid set-up inside a graph capture", __FILE__, __LINE__);
     tw_status s = amg_setup(cw);
-    if (s == TW_ERR_DEVICE) return s; /* the device is in trouble: the step fails */
+    if (s == TW_ERR_DEVICE) return s; /* the device is in trouble (out of memory is TW_ERR_NOMEM): the step fails */
     if (s != TW_OK) {
         fprintf(stderr, "tetwarp: the device's multigrid preconditioner could not be set up (%s); this world's PCG "
                         "runs block-Jacobi\n", tw_last_error());
