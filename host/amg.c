@@ -75,6 +75,7 @@
 
 #include "error.h"
 #include "hd/hd.h"
+#include "hd/amg_cycle.h" /* tw_amg_cheb_coeffs */
 
 /* the finest level's sweep in SSE (x86-64's baseline) on a float build */
 #if defined(__SSE2__) && !defined(TW_DOUBLE)
@@ -1528,26 +1529,8 @@ static tw_real *smooth(tw_amg *m, int li, tw_real *x, tw_real *t, int from_zero)
 {
     level *l = &m->lev[li];
     int steps = li && m->def.coarse_smooth_steps > 0 ? m->def.coarse_smooth_steps : m->def.smooth_steps;
-    double theta = 0, delta = 1, sigma = 1, rho = 1, scale = l->lambda / TW_AMG_SMOOTH_DAMPING;
-    if (l->cd) {
-        double lmax = l->lambda, lmin = lmax / m->def.cheb_ratio;
-        theta = 0.5 * (lmax + lmin);
-        delta = 0.5 * (lmax - lmin);
-        sigma = theta / delta;
-        rho = 1 / sigma;
-    }
     for (int s = 0; s < steps; s++) {
-        if (l->cd) {
-            if (s == 0) {
-                l->ca = 0;
-                l->cc = (tw_real)(scale / theta);
-            } else {
-                double rn = 1 / (2 * sigma - rho);
-                l->ca = (tw_real)(rn * rho);
-                l->cc = (tw_real)(scale * 2 * rn / delta);
-                rho = rn;
-            }
-        }
+        if (l->cd) tw_amg_cheb_coeffs(l->lambda, TW_AMG_SMOOTH_DAMPING, m->def.cheb_ratio, s, &l->ca, &l->cc);
         if (s == 0 && from_zero) {
             level_sweep(m, l, li, l->b, NULL, NULL, x);
         } else {
@@ -1647,6 +1630,10 @@ void tw_amg_view_of(const tw_amg *m, tw_amg_view *v)
     v->galerkin_interval = m->def.galerkin_interval;
     v->since_galerkin = m->since_galerkin;
     v->smooth_damping = TW_AMG_SMOOTH_DAMPING;
+    v->chebyshev = m->def.smoother == TW_AMG_CHEBYSHEV;
+    v->coarse_smooth_steps = m->def.coarse_smooth_steps;
+    v->cheb_ratio = m->def.cheb_ratio;
+    v->prolong_damping = m->def.prolong_damping;
     v->fixed = m->fixed;
     v->contact = m->contact;
     v->p0_rest = m->p0_rest;

@@ -98,6 +98,10 @@ typedef struct tw_amg_view {
     int nlev, nv;                  /* levels, fine vertices */
     int smooth_steps, galerkin_interval, since_galerkin;
     double smooth_damping;         /* the smoother's w lambda */
+    int chebyshev;                 /* the smoother: Chebyshev (tw_amg_cheb_coeffs), else block-Jacobi */
+    int coarse_smooth_steps;       /* below the finest level; 0: smooth_steps */
+    double cheb_ratio;             /* Chebyshev's interval [lambda / ratio, lambda] */
+    double prolong_damping;        /* omega = prolong_damping / lambda */
     const unsigned char *fixed;    /* per fine vertex: left out of the aggregates */
     const unsigned char *contact;  /* per fine vertex: a contact at the last Galerkin update */
     const double *p0_rest;         /* the finest P0's values before the contact projection */

@@ -84,6 +84,7 @@ typedef struct amg_level {
     tw_real *eig, *y;
     double *pw;
     tw_real *x, *t, *b, *r;
+    tw_real *cd; /* the Chebyshev smoother's direction (NULL: block-Jacobi) */
     /* to the next level */
     int p0_nnzb, p_nnzb, ap_nnzb;
     int *p0_ptr, *p0_col, *p_ptr, *p_col, *pt_ptr, *pt_col, *pt_map;
@@ -96,7 +97,10 @@ typedef struct amg_level {
 
 struct tw_cuda_amg {
     int nlev, nv, smooth, interval, nc;
+    int coarse_smooth;    /* the smoother's steps below the finest level (0: smooth) */
     double damp;
+    double cheb_ratio;    /* Chebyshev's interval [lambda / ratio, lambda] (levels with cd) */
+    double prolong;       /* omega = prolong / lambda (amg.c level_lambda) */
     amg_level lev[TW_CUDA_AMG_LEVELS];
     double *chol, *unit, *invt; /* the coarsest level: factor, unit vectors, pseudo-inverse transposed */
     unsigned char *contact;
@@ -201,7 +205,8 @@ __global__ void power_sweep_kernel(int nnode, const int *ptr, const int *col, co
     tw_real yi[TW_AMG_CB] = {0, 0, 0, 0, 0, 0};
     if (FINE) tw_amg_fine_row(ptr, col, fine_val, x, i, yi);
     else tw_amg_block_row(ptr, col, fval, x, i, TW_AMG_CB, TW_AMG_CB, 0, yi);
-    tw_amg_sweep_finish(FINE ? 3 : TW_AMG_CB, i, yi, NULL, x, NULL, FINE ? cons : NULL, normal, y, NULL);
+    tw_amg_sweep_finish(FINE ? 3 : TW_AMG_CB, i, yi, NULL, x, NULL, FINE ? cons : NULL, normal, y, NULL, NULL, 0,
+                        0);
 }
 
 /* y = D^-1 y per node; partial sums of x.x and y.y */
@@ -249,11 +254,11 @@ __global__ void power_scale_kernel(int n, const tw_real *y, tw_real *x, const do
     x[q] = (tw_real)(y[q] * pw[TW_PW_SCALE]);
 }
 
-__global__ void power_end_kernel(double *pw, const int *ctl)
+__global__ void power_end_kernel(double *pw, double prolong, const int *ctl)
 {
     if (galerkin_off(ctl)) return;
     pw[TW_PW_LAMBDA] = 1.1 * pw[TW_PW_RATIO];
-    pw[TW_PW_OMEGA] = 4.0 / (3.0 * pw[TW_PW_LAMBDA]);
+    pw[TW_PW_OMEGA] = prolong / pw[TW_PW_LAMBDA];
 }
 
 /* the smoother's damped copy (always: 1; else Galerkin updates only) */
@@ -408,20 +413,40 @@ __global__ void cycle_input_kernel(int nv, const unsigned char *cons, const tw_r
     tw_amg_filter3v(cons[i], normal + 3 * (size_t)i, bi);
 }
 
+/* A sweep's smoother step: block-Jacobi (cd NULL), or step `step` of the
+ * Chebyshev polynomial, its coefficients from the level's lambda on the
+ * device (every thread computes the same two numbers) */
+typedef struct amg_step {
+    tw_real *cd;
+    const double *pw;
+    double damp, ratio;
+    int step;
+} amg_step;
+
+__device__ void amg_step_coeffs(const amg_step &k, tw_real *ca, tw_real *cc)
+{
+    *ca = 0;
+    *cc = 0;
+    if (k.cd) tw_amg_cheb_coeffs(k.pw[TW_PW_LAMBDA], k.damp, k.ratio, k.step, ca, cc);
+}
+
 /* one sweep (x NULL: from 0, no product; out NULL: the residual into r) */
 template <int FINE>
 __global__ void sweep_kernel(int nnode, const int *ptr, const int *col, const tw_real *fine_val, const float *fval,
                              const float *fdinv, const unsigned char *cons, const tw_real *normal, const tw_real *b,
-                             const tw_real *x, tw_real *r, tw_real *out, const tw_cuda_status *st)
+                             const tw_real *x, tw_real *r, tw_real *out, amg_step k, const tw_cuda_status *st)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= nnode || loop_done(st)) return;
+    tw_real ca, cc;
+    amg_step_coeffs(k, &ca, &cc);
     tw_real yi[TW_AMG_CB] = {0, 0, 0, 0, 0, 0};
     if (x) {
         if (FINE) tw_amg_fine_row(ptr, col, fine_val, x, i, yi);
         else tw_amg_block_row(ptr, col, fval, x, i, TW_AMG_CB, TW_AMG_CB, 0, yi);
     }
-    tw_amg_sweep_finish(FINE ? 3 : TW_AMG_CB, i, yi, b, x, fdinv, FINE ? cons : NULL, normal, r, out);
+    tw_amg_sweep_finish(FINE ? 3 : TW_AMG_CB, i, yi, b, x, fdinv, FINE ? cons : NULL, normal, r, out, k.cd, ca,
+                        cc);
 }
 
 /* sweep_kernel<1> with TW_ROW_LANES lanes per block row (TW_CUDA_MG_SWEEP=warp):
@@ -433,7 +458,7 @@ __global__ void __launch_bounds__(TW_CUDA_THREADS)
     sweep_fine_lanes_kernel(int nnode, const int *__restrict__ ptr, const int *__restrict__ col,
                             const tw_real *__restrict__ val, const float *fdinv, const unsigned char *cons,
                             const tw_real *normal, const tw_real *b, const tw_real *__restrict__ x, tw_real *r,
-                            tw_real *out, const tw_cuda_status *st)
+                            tw_real *out, amg_step k, const tw_cuda_status *st)
 {
     if (loop_done(st)) return; /* uniform across the grid */
     long i = ((long)blockIdx.x * TW_CUDA_THREADS + threadIdx.x) / TW_ROW_LANES;
@@ -444,7 +469,11 @@ __global__ void __launch_bounds__(TW_CUDA_THREADS)
     for (int off = TW_ROW_LANES / 2; off > 0; off >>= 1)
 #pragma unroll
         for (int c = 0; c < 3; c++) v[c] += __shfl_xor_sync(0xffffffffu, v[c], off);
-    if (i < nnode && lane == 0) tw_amg_sweep_finish(3, (int)i, v, b, x, fdinv, cons, normal, r, out);
+    if (i < nnode && lane == 0) {
+        tw_real ca, cc;
+        amg_step_coeffs(k, &ca, &cc);
+        tw_amg_sweep_finish(3, (int)i, v, b, x, fdinv, cons, normal, r, out, k.cd, ca, cc);
+    }
 }
 
 /* y_i (br values) = (M x)_i, add: y_i += it */
@@ -631,6 +660,7 @@ static tw_status amg_setup(tw_cuda_world *cw)
     if (s == TW_OK) {
         g->nlev = gv.nlev; g->nv = n; g->smooth = gv.smooth_steps; g->interval = gv.galerkin_interval;
         g->damp = gv.smooth_damping; g->nc = gv.coarsest_n;
+        g->coarse_smooth = gv.coarse_smooth_steps; g->cheb_ratio = gv.cheb_ratio; g->prolong = gv.prolong_damping;
         const char *sweep = getenv("TW_CUDA_MG_SWEEP");
         g->warp_sweep = sweep && strcmp(sweep, "warp") == 0;
         if (sweep && *sweep && !g->warp_sweep && strcmp(sweep, "row") != 0)
@@ -658,6 +688,7 @@ static tw_status amg_setup(tw_cuda_world *cw)
         TW_UP(l->y, (const tw_real *)NULL, l->n, "multigrid vectors");
         TW_UP(l->x, (const tw_real *)NULL, l->n, "multigrid vectors");
         TW_UP(l->t, (const tw_real *)NULL, l->n, "multigrid vectors");
+        if (gv.chebyshev && !last) TW_UP(l->cd, (const tw_real *)NULL, l->n, "multigrid smoother");
         TW_UP(l->b, (const tw_real *)NULL, l->n, "multigrid vectors");
         TW_UP(l->r, (const tw_real *)NULL, l->n, "multigrid vectors");
         if (li) {
@@ -778,7 +809,7 @@ static tw_status amg_power(tw_cuda_world *cw, int li, const tw_amg_fine &fine)
         power_scale_kernel<<<tw_cuda_grid(l->n), TW_CUDA_THREADS, 0, cw->stream>>>(l->n, l->y, l->eig, l->pw, g->ctl);
         TW_CUDA_LAUNCHED();
     }
-    power_end_kernel<<<1, 1, 0, cw->stream>>>(l->pw, g->ctl);
+    power_end_kernel<<<1, 1, 0, cw->stream>>>(l->pw, g->prolong, g->ctl);
     TW_CUDA_LAUNCHED();
     return TW_OK;
 }
@@ -878,28 +909,32 @@ static tw_status amg_cycle(tw_cuda_world *cw, int li, tw_real *final, const tw_c
     }
     amg_level *c = &g->lev[li + 1];
     /* one sweep: FINE as a template argument */
-#define TW_SWEEP(b_, x_, r_, out_)                                                                               \
-    do {                                                                                                       \
-        if (!li && g->warp_sweep && (x_))                                                                      \
-            sweep_fine_lanes_kernel<<<tw_cuda_grid((long)l->nnode * TW_ROW_LANES), TW_CUDA_THREADS, 0,         \
-                                      cw->stream>>>(l->nnode, d.row_ptr, d.col, d.A, l->fdinv, cons, d.cnormal, \
-                                                    b_, x_, r_, out_, st);                                     \
-        else if (li)                                                                                           \
-            sweep_kernel<0><<<grid, TW_CUDA_THREADS, 0, cw->stream>>>(l->nnode, l->ptr, l->col, NULL, l->fval,   \
-                                                                      l->fdinv, NULL, d.cnormal, b_, x_, r_, \
-                                                                      out_, st);                             \
-        else                                                                                                   \
-            sweep_kernel<1><<<grid, TW_CUDA_THREADS, 0, cw->stream>>>(l->nnode, d.row_ptr, d.col, d.A, NULL,     \
-                                                                      l->fdinv, cons, d.cnormal, b_, x_, r_, \
-                                                                      out_, st);                             \
-        TW_CUDA_LAUNCHED();                                                                                    \
+#define TW_SWEEP(b_, x_, r_, out_, k_)                                                                                 \
+    do {                                                                                                               \
+        if (!li && g->warp_sweep && (x_))                                                                              \
+            sweep_fine_lanes_kernel<<<tw_cuda_grid((long)l->nnode * TW_ROW_LANES), TW_CUDA_THREADS, 0,                 \
+                                      cw->stream>>>(l->nnode, d.row_ptr, d.col, d.A, l->fdinv, cons, d.cnormal,        \
+                                                    b_, x_, r_, out_, k_, st);                                         \
+        else if (li)                                                                                                   \
+            sweep_kernel<0><<<grid, TW_CUDA_THREADS, 0, cw->stream>>>(l->nnode, l->ptr, l->col, NULL, l->fval,         \
+                                                                      l->fdinv, NULL, d.cnormal, b_, x_, r_,           \
+                                                                      out_, k_, st);                                   \
+        else                                                                                                           \
+            sweep_kernel<1><<<grid, TW_CUDA_THREADS, 0, cw->stream>>>(l->nnode, d.row_ptr, d.col, d.A, NULL,           \
+                                                                      l->fdinv, cons, d.cnormal, b_, x_, r_,           \
+                                                                      out_, k_, st);                                   \
+        TW_CUDA_LAUNCHED();                                                                                            \
     } while (0)
-    TW_SWEEP(l->b, (const tw_real *)NULL, (tw_real *)NULL, x);
-    for (int k = 1; k < g->smooth; k++) {
-        TW_SWEEP(l->b, x, (tw_real *)NULL, t);
+    /* the smoother's steps on this level (amg.c smooth); the residual sweep is no step */
+    int steps = li && g->coarse_smooth > 0 ? g->coarse_smooth : g->smooth;
+    amg_step ks = {l->cd, l->pw, g->damp, g->cheb_ratio, 0}, kr = {NULL, l->pw, g->damp, g->cheb_ratio, 0};
+    TW_SWEEP(l->b, (const tw_real *)NULL, (tw_real *)NULL, x, ks);
+    for (int k = 1; k < steps; k++) {
+        ks.step = k;
+        TW_SWEEP(l->b, x, (tw_real *)NULL, t, ks);
         tw_real *u = x; x = t; t = u;
     }
-    TW_SWEEP(l->b, x, l->r, (tw_real *)NULL);
+    TW_SWEEP(l->b, x, l->r, (tw_real *)NULL, kr);
     block_product_kernel<<<tw_cuda_grid(c->nnode), TW_CUDA_THREADS, 0, cw->stream>>>(
         c->nnode, l->pt_ptr, l->pt_col, l->ptf, TW_AMG_CB, l->bs, l->r, c->b, 0, st);
     TW_CUDA_LAUNCHED();
@@ -908,9 +943,10 @@ static tw_status amg_cycle(tw_cuda_world *cw, int li, tw_real *final, const tw_c
     block_product_kernel<<<grid, TW_CUDA_THREADS, 0, cw->stream>>>(l->nnode, l->p_ptr, l->p_col, l->pf, l->bs,
                                                                    TW_AMG_CB, xc, x, 1, st);
     TW_CUDA_LAUNCHED();
-    for (int k = 0; k < g->smooth; k++) {
-        tw_real *out = !li && k + 1 == g->smooth ? final : t; /* the finest level's last sweep: into z */
-        TW_SWEEP(l->b, x, (tw_real *)NULL, out);
+    for (int k = 0; k < steps; k++) {
+        tw_real *out = !li && k + 1 == steps ? final : t; /* the finest level's last sweep: into z */
+        ks.step = k;
+        TW_SWEEP(l->b, x, (tw_real *)NULL, out, ks);
         t = x;
         x = out;
     }

@@ -42,11 +42,12 @@ typedef struct emu_level {
     float *pf, *ptf;
     tw_amg_lists lists;
     tw_real *x, *t, *b, *r, *y;
+    tw_real *cd; /* the Chebyshev smoother's direction (NULL: block-Jacobi) */
 } emu_level;
 
 typedef struct emu {
-    int nlev, nv, since, interval, smooth;
-    double damp;
+    int nlev, nv, since, interval, smooth, coarse_smooth;
+    double damp, cheb_ratio, prolong;
     emu_level lev[EMU_MAX_LEVELS];
     unsigned char *contact;
     const double *p0_rest;
@@ -93,7 +94,7 @@ static void emu_free(emu *e)
         emu_level *l = &e->lev[li];
         free(l->dinv); free(l->fdinv); free(l->eig); free(l->acv); free(l->acf);
         free(l->p0); free(l->p); free(l->ap); free(l->pf); free(l->ptf);
-        free(l->x); free(l->t); free(l->b); free(l->r); free(l->y);
+        free(l->x); free(l->t); free(l->b); free(l->r); free(l->y); free(l->cd);
         tw_amg_lists_free(&l->lists);
     }
     free(e->contact);
@@ -113,6 +114,9 @@ static int emu_init(emu *e, const tw_amg *g, const tw_bsr *A, const tw_filter *f
     e->interval = gv.galerkin_interval;
     e->smooth = gv.smooth_steps;
     e->damp = gv.smooth_damping;
+    e->coarse_smooth = gv.coarse_smooth_steps;
+    e->cheb_ratio = gv.cheb_ratio;
+    e->prolong = gv.prolong_damping;
     e->p0_rest = gv.p0_rest;
     e->contact = dup(gv.contact, (size_t)gv.nv);
     e->fine.row_ptr = A->row_ptr;
@@ -137,6 +141,7 @@ static int emu_init(emu *e, const tw_amg *g, const tw_bsr *A, const tw_filter *f
         }
         size_t nvec = sizeof(tw_real) * (size_t)l->n;
         l->x = dup(NULL, nvec); l->t = dup(NULL, nvec); l->b = dup(NULL, nvec); l->r = dup(NULL, nvec);
+        if (gv.chebyshev && li + 1 < e->nlev) l->cd = dup(NULL, nvec);
         l->y = dup(NULL, nvec);
         if (li + 1 < e->nlev) {
             size_t pb = (size_t)v->bs * 6;
@@ -179,16 +184,20 @@ static void emu_row_lanes(const emu *e, const tw_real *x, int i, tw_real *yi)
     for (int c = 0; c < 3; c++) yi[c] = v[0][c];
 }
 
-/* one sweep (amg.c level_sweep): x NULL: no product; out NULL: the residual into r */
-static void emu_sweep(const emu *e, int li, const tw_real *b, const tw_real *x, tw_real *r, tw_real *out)
+/* one sweep (amg.c level_sweep): x NULL: no product; out NULL: the residual
+ * into r; step >= 0: the smoother's step (Chebyshev's coefficients as the
+ * device kernels compute them), -1: the residual sweep */
+static void emu_sweep(const emu *e, int li, const tw_real *b, const tw_real *x, tw_real *r, tw_real *out, int step)
 {
     const emu_level *l = &e->lev[li];
+    tw_real ca = 0, cc = 0, *cd = step >= 0 ? l->cd : NULL;
+    if (cd) tw_amg_cheb_coeffs(l->lambda, e->damp, e->cheb_ratio, step, &ca, &cc);
     const unsigned char *cons = li ? NULL : e->fine.cons;
     for (int i = 0; i < l->nnode; i++) {
         tw_real yi[6] = {0, 0, 0, 0, 0, 0};
         if (x && !li && e->lanes) emu_row_lanes(e, x, i, yi);
         else if (x) emu_row(e, li, x, i, yi);
-        tw_amg_sweep_finish(l->bs, i, yi, b, x, l->fdinv, cons, e->fine.normal, r, out);
+        tw_amg_sweep_finish(l->bs, i, yi, b, x, l->fdinv, cons, e->fine.normal, r, out, cd, ca, cc);
     }
 }
 
@@ -204,7 +213,7 @@ static void emu_power(emu *e, int li)
     int lanes = e->lanes;
     e->lanes = 0; /* the power iteration's sweep is a thread per row in either mode */
     for (int it = 0; it < EMU_POWER_ITERATIONS; it++) {
-        emu_sweep(e, li, NULL, x, y, NULL);
+        emu_sweep(e, li, NULL, x, y, NULL, -1);
         double xx = 0, yy = 0;
         for (int i = 0; i < l->nnode; i++) tw_amg_power_node(l->bs, i, l->dinv, x, y, &xx, &yy);
         if (!(xx > 0) || !(yy > 0)) break;
@@ -214,7 +223,7 @@ static void emu_power(emu *e, int li)
     }
     e->lanes = lanes;
     l->lambda = 1.1 * ratio;
-    l->omega = 4.0 / (3.0 * l->lambda);
+    l->omega = e->prolong / l->lambda;
 }
 
 static void emu_inverses(emu *e, int li)
@@ -328,19 +337,20 @@ static const tw_real *emu_vcycle(emu *e, int li)
         return x;
     }
     emu_level *c = &e->lev[li + 1];
-    emu_sweep(e, li, l->b, NULL, NULL, x);
-    for (int s = 1; s < e->smooth; s++) {
-        emu_sweep(e, li, l->b, x, NULL, t);
+    int steps = li && e->coarse_smooth > 0 ? e->coarse_smooth : e->smooth;
+    emu_sweep(e, li, l->b, NULL, NULL, x, 0);
+    for (int s = 1; s < steps; s++) {
+        emu_sweep(e, li, l->b, x, NULL, t, s);
         tw_real *u = x; x = t; t = u;
     }
-    emu_sweep(e, li, l->b, x, l->r, NULL);
+    emu_sweep(e, li, l->b, x, l->r, NULL, -1);
     for (int a = 0; a < c->nnode; a++)
         tw_amg_block_row(l->v.pt_ptr, l->v.pt_col, l->ptf, l->r, a, 6, l->bs, 0, c->b + 6 * (size_t)a);
     const tw_real *xc = emu_vcycle(e, li + 1);
     for (int i = 0; i < l->nnode; i++)
         tw_amg_block_row(l->v.p_ptr, l->v.p_col, l->pf, xc, i, l->bs, 6, 1, x + (size_t)l->bs * i);
-    for (int s = 0; s < e->smooth; s++) {
-        emu_sweep(e, li, l->b, x, NULL, t);
+    for (int s = 0; s < steps; s++) {
+        emu_sweep(e, li, l->b, x, NULL, t, s);
         tw_real *u = x; x = t; t = u;
     }
     return x;

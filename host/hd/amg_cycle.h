@@ -13,8 +13,9 @@
  * matrix-vector product (see amg_galerkin.h) instead of amg.c's two
  * triangular solves: the same operator, rounded differently.
  *
- * The V-cycle from x = 0, per level above the coarsest (amg.c vcycle, one
- * smoothing sweep each side):
+ * The V-cycle from x = 0, per level above the coarsest (amg.c vcycle, with
+ * one block-Jacobi sweep each side; a Chebyshev smoother's steps replace
+ * each side's sweeps by the polynomial's, see tw_amg_sweep_finish):
  *   x = w D^-1 S b                      (the first sweep: no product)
  *   r = S (b - A x)                     (the residual sweep)
  *   b_c = P^T r, x_c = V_c b_c          (restriction, the next level)
@@ -101,13 +102,36 @@ TW_HD void tw_amg_block_row(const int *ptr, const int *col, const float *fval, c
         for (int r = 0; r < br; r++) yi[r] = acc[r];
 }
 
+/* The Chebyshev smoother's step coefficients (amg.c smooth): step s of
+ * the polynomial in D^-1 A smallest on [lambda / ratio, lambda] updates the
+ * direction cd = ca cd + cc fdinv r, where fdinv already holds damping /
+ * lambda (hence the scale). The recurrence runs from step 0 each call: the
+ * same operations, in the same order, as amg.c's loop over the steps. */
+TW_HD void tw_amg_cheb_coeffs(double lambda, double damping, double ratio, int step, tw_real *ca, tw_real *cc)
+{
+    double scale = lambda / damping;
+    double lmax = lambda, lmin = lmax / ratio;
+    double theta = 0.5 * (lmax + lmin), delta = 0.5 * (lmax - lmin);
+    double sigma = theta / delta, rho = 1 / sigma;
+    *ca = 0;
+    *cc = (tw_real)(scale / theta);
+    for (int s = 1; s <= step; s++) {
+        double rn = 1 / (2 * sigma - rho);
+        *ca = (tw_real)(rn * rho);
+        *cc = (tw_real)(scale * 2 * rn / delta);
+        rho = rn;
+    }
+}
+
 /* The end of a sweep's row i once yi = (A x)_i (amg.c half_finish):
  * r_i = S (b_i - yi) (b NULL: 0; the filter on the finest level only, cons
- * NULL elsewhere), then either r_i stored (out NULL) or the damped
- * block-Jacobi update out_i = x_i + fdinv_i r_i (x NULL: 0). */
+ * NULL elsewhere), then either r_i stored (out NULL), or the damped
+ * block-Jacobi update out_i = x_i + fdinv_i r_i (x NULL: 0), or with a
+ * Chebyshev direction cd (not NULL) the step cd_i = ca cd_i + cc fdinv_i r_i
+ * (ca 0: cd_i's old values unread), out_i = x_i + cd_i. */
 TW_HD void tw_amg_sweep_finish(int bs, int i, const tw_real *yi, const tw_real *b, const tw_real *x,
                                const float *fdinv, const unsigned char *cons, const tw_real *normal, tw_real *r,
-                               tw_real *out)
+                               tw_real *out, tw_real *cd, tw_real ca, tw_real cc)
 {
     size_t s0 = (size_t)bs * i;
     tw_real ri[TW_AMG_CB] = {0, 0, 0, 0, 0, 0};
@@ -118,6 +142,16 @@ TW_HD void tw_amg_sweep_finish(int bs, int i, const tw_real *yi, const tw_real *
         return;
     }
     const float *d = fdinv + (size_t)bs * bs * i;
+    if (cd) {
+        for (int q = 0; q < bs; q++) {
+            tw_real s = 0;
+            for (int c = 0; c < bs; c++) s += d[q * bs + c] * ri[c];
+            s = ca != 0 ? ca * cd[s0 + q] + cc * s : cc * s;
+            cd[s0 + q] = s;
+            out[s0 + q] = (x ? x[s0 + q] : 0) + s;
+        }
+        return;
+    }
     for (int q = 0; q < bs; q++) {
         tw_real s = x ? x[s0 + q] : 0;
         for (int c = 0; c < bs; c++) s += d[q * bs + c] * ri[c];
