@@ -75,7 +75,7 @@
 
 #include "error.h"
 #include "hd/hd.h"
-#include "hd/amg_cycle.h" /* tw_amg_cheb_coeffs */
+#include "hd/amg_galerkin.h" /* the dense factor, inverses and Chebyshev coefficients, shared with the device */
 
 /* the finest level's sweep in SSE (x86-64's baseline) on a float build */
 #if defined(__SSE2__) && !defined(TW_DOUBLE)
@@ -236,62 +236,6 @@ static void bmat_spmv(const bmat *M, const tw_real *x, tw_real *y, int add, int 
     if (M->br == 3) BMAT_SPMV_LOOP(3, CB);
     else if (M->bc == 3) BMAT_SPMV_LOOP(CB, 3);
     else BMAT_SPMV_LOOP(CB, CB);
-}
-
-/* a (k x k, SPD or semi-definite) -> its Cholesky factor in the lower
- * triangle; a pivot below 1e-12 of the largest diagonal makes its direction
- * a null direction (its column zero) */
-static void dense_cholesky(int k, double *a)
-{
-    double dmax = 0;
-    for (int i = 0; i < k; i++) dmax = fmax(dmax, fabs(a[(size_t)i * k + i]));
-    for (int j = 0; j < k; j++) {
-        double *rj = a + (size_t)j * k;
-        double s = rj[j];
-        for (int q = 0; q < j; q++) s -= rj[q] * rj[q];
-        if (!(s > 1e-12 * dmax)) {
-            for (int i = j; i < k; i++) a[(size_t)i * k + j] = 0;
-            continue;
-        }
-        double d = sqrt(s);
-        rj[j] = d;
-        for (int i = j + 1; i < k; i++) {
-            double *ri = a + (size_t)i * k, t = ri[j];
-            for (int q = 0; q < j; q++) t -= ri[q] * rj[q];
-            ri[j] = t / d;
-        }
-    }
-}
-
-/* x = (L L^T)^+ b with the factor's null pivots giving 0 */
-static void dense_cholesky_solve(int k, const double *L, const double *b, double *x)
-{
-    for (int i = 0; i < k; i++) {
-        const double *ri = L + (size_t)i * k;
-        double s = b[i];
-        for (int q = 0; q < i; q++) s -= ri[q] * x[q];
-        x[i] = ri[i] > 0 ? s / ri[i] : 0;
-    }
-    for (int i = k - 1; i >= 0; i--) {
-        double s = x[i];
-        for (int q = i + 1; q < k; q++) s -= L[(size_t)q * k + i] * x[q];
-        x[i] = L[(size_t)i * k + i] > 0 ? s / L[(size_t)i * k + i] : 0;
-    }
-}
-
-/* d = a^+ (k x k symmetric), symmetrised */
-static void dense_pseudo_inverse(int k, const double *a, double *d)
-{
-    double f[CB * CB], e[CB], x[CB];
-    memcpy(f, a, sizeof(double) * (size_t)k * k);
-    dense_cholesky(k, f);
-    for (int c = 0; c < k; c++) {
-        for (int r = 0; r < k; r++) e[r] = r == c;
-        dense_cholesky_solve(k, f, e, x);
-        for (int r = 0; r < k; r++) d[r * k + c] = x[r];
-    }
-    for (int r = 0; r < k; r++)
-        for (int c = 0; c < r; c++) d[r * k + c] = d[c * k + r] = 0.5 * (d[r * k + c] + d[c * k + r]);
 }
 
 /* o += a b (a: R x K, b: K x C, row-major); the block sizes are constants
@@ -1053,20 +997,6 @@ static tw_status pattern_transpose(const bmat *P, bmat *T, int **map)
 
 /* ---- the step's part: smoother, prolongator, Galerkin operator ---- */
 
-/* d = a^-1 (3 x 3 symmetric) by cofactors, symmetrised; 0 when a is close to
- * singular (then the pseudo-inverse) */
-static int inverse3(const double *a, double *d)
-{
-    double c[9] = {a[4] * a[8] - a[5] * a[7], a[2] * a[7] - a[1] * a[8], a[1] * a[5] - a[2] * a[4],
-                   a[5] * a[6] - a[3] * a[8], a[0] * a[8] - a[2] * a[6], a[2] * a[3] - a[0] * a[5],
-                   a[3] * a[7] - a[4] * a[6], a[1] * a[6] - a[0] * a[7], a[0] * a[4] - a[1] * a[3]};
-    double det = a[0] * c[0] + a[1] * c[3] + a[2] * c[6], scale = fmax(fabs(a[0]), fmax(fabs(a[4]), fabs(a[8])));
-    if (!(det > 1e-9 * scale * scale * scale)) return 0;
-    for (int r = 0; r < 3; r++)
-        for (int q = 0; q < 3; q++) d[3 * r + q] = 0.5 * (c[3 * r + q] + c[3 * q + r]) / det;
-    return 1;
-}
-
 /* the node blocks' (pseudo-)inverses and the cycle's w D^-1 */
 static void level_block_inverses(const tw_amg *m, level *l, int li)
 {
@@ -1075,8 +1005,8 @@ static void level_block_inverses(const tw_amg *m, level *l, int li)
     for (int i = 0; i < l->nnode; i++) {
         double buf[9], *d = l->dinv + (size_t)bb * i;
         const double *a = li ? l->A.val + (size_t)bb * l->diag[i] : level_block(m, l, 0, i, i, m->A.diag[i], buf);
-        if (!li && inverse3(a, d)) continue;
-        dense_pseudo_inverse(bs, a, d);
+        if (!li && tw_amg_inverse3(a, d)) continue;
+        tw_amg_pseudo_inverse(bs, a, d);
     }
 }
 
@@ -1345,7 +1275,7 @@ static tw_status coarsest_factor(tw_amg *m)
             for (int r = 0; r < bs; r++)
                 for (int q = 0; q < bs; q++) m->L[((size_t)bs * i + r) * n + (size_t)bs * gcol[k] + q] = a[r * bs + q];
         }
-    dense_cholesky(n, m->L);
+    tw_amg_dense_cholesky(n, m->L);
     return TW_OK;
 }
 
@@ -1550,7 +1480,7 @@ static const tw_real *vcycle(tw_amg *m, int li)
     tw_real *x = l->x, *t = l->t;
     if (li == m->nlev - 1) {
         for (int i = 0; i < l->n; i++) m->lb[i] = l->b[i];
-        dense_cholesky_solve(l->n, m->L, m->lb, m->lx);
+        tw_amg_dense_cholesky_solve(l->n, m->L, m->lb, m->lx);
         for (int i = 0; i < l->n; i++) x[i] = (tw_real)m->lx[i];
         return x;
     }

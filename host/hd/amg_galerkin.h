@@ -8,10 +8,11 @@
  * as amg.c's up to the compiler's contraction of a*b+c into an FMA (nvcc
  * contracts, the CPU build does not).
  *
- * The arithmetic is amg.c's (inverse3, dense_cholesky and its solve,
- * fine_block, block_mul_add, block_tmul_add, level_prolongator's row, the
- * power iteration's step); amg.c keeps its own copies so that its results
- * stay bit for bit what they are. */
+ * The arithmetic is amg.c's: the 3x3 and dense inverses and the dense
+ * Cholesky factor and solve here are the ones amg.c calls; fine_block,
+ * block_mul_add, block_tmul_add, level_prolongator's row and the power
+ * iteration's step are written as amg.c's own loops are (those amg.c keeps:
+ * its versions are its threads' and SSE's order). */
 #ifndef TW_HD_AMG_GALERKIN_H
 #define TW_HD_AMG_GALERKIN_H
 #include <math.h>
