@@ -49,6 +49,7 @@
 #include "HYPRE.h"
 #include "HYPRE_parcsr_ls.h"
 #include "amg.h"
+#include "bench_mg.h"
 #include "tetwarp.h"
 #include "world.h"
 
@@ -57,36 +58,6 @@ static double now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
-static tw_mesh *scene_mesh(const char *s, int *is_bar)
-{
-    int nx, ny, nz;
-    *is_bar = sscanf(s, "bar:%d,%d,%d", &nx, &ny, &nz) == 3;
-    if (*is_bar) return tw_mesh_bar(1, (double)ny / nx, (double)nz / nx, nx, ny, nz);
-    tw_mesh_load_def d = tw_default_mesh_load_def();
-    d.quiet = 1;
-    return tw_mesh_load(s, &d, NULL);
-}
-
-/* |S(b - A v)| / |S b| in double; fixed: 1 per fully constrained vertex. */
-static double rel_residual(const tw_bsr *A, const tw_real *b, const double *v, const unsigned char *fixed)
-{
-    double rr = 0, bb = 0;
-    for (int i = 0; i < A->n; i++) {
-        if (fixed[i]) continue;
-        for (int c = 0; c < 3; c++) {
-            double s = b[3 * i + c];
-            for (int k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
-                const int j = A->col[k];
-                if (fixed[j]) continue;
-                for (int d = 0; d < 3; d++) s -= (double)A->val[9 * k + 3 * c + d] * v[3 * j + d];
-            }
-            rr += s * s;
-            bb += (double)b[3 * i + c] * b[3 * i + c];
-        }
-    }
-    return bb > 0 ? sqrt(rr / bb) : sqrt(rr);
 }
 
 typedef struct row {
@@ -141,7 +112,7 @@ static row run_engine(tw_bsr A, const tw_real *b, const tw_filter *filter, const
     r.ms_solve = now_ms() - t0;
     r.iterations = s.iterations;
     for (int k = 0; k < n3; k++) vd[k] = v[k];
-    r.residual = rel_residual(&A, b, vd, fixed);
+    r.residual = bench_mg_rel_residual(&A, b, vd, fixed);
     tw_amg_free(m);
     tw_solver_work_free(&work);
     free(v);
@@ -267,7 +238,7 @@ static row run_hypre(const tw_bsr *A, const tw_real *b, const unsigned char *fix
     HYPRE_PCGGetNumIterations(pcg, &its);
     r.iterations = its;
     HYPRE_IJVectorGetValues(ix, n3, idx, bv);
-    r.residual = rel_residual(A, b, bv, fixed);
+    r.residual = bench_mg_rel_residual(A, b, bv, fixed);
 
     HYPRE_ParCSRPCGDestroy(pcg);
     HYPRE_BoomerAMGDestroy(amg);
@@ -302,7 +273,7 @@ int main(int argc, char **argv)
     printf("scene,vertices,tets,solver,threads,iterations,rel_residual,ms_setup,ms_solve,ms_total\n");
     for (; a < argc; a++) {
         int is_bar;
-        tw_mesh *mesh = scene_mesh(argv[a], &is_bar);
+        tw_mesh *mesh = bench_mg_scene(argv[a], &is_bar);
         if (!mesh) {
             fprintf(stderr, "%s: %s\n", argv[a], tw_last_error());
             return 1;

@@ -26,18 +26,9 @@
 #include <time.h>
 
 #include "amg.h"
+#include "bench_mg.h"
 #include "tetwarp.h"
 #include "world.h"
-
-static tw_mesh *scene_mesh(const char *s, int *is_bar)
-{
-    int nx, ny, nz;
-    *is_bar = sscanf(s, "bar:%d,%d,%d", &nx, &ny, &nz) == 3;
-    if (*is_bar) return tw_mesh_bar(1, (double)ny / nx, (double)nz / nx, nx, ny, nz);
-    tw_mesh_load_def d = tw_default_mesh_load_def();
-    d.quiet = 1;
-    return tw_mesh_load(s, &d, NULL);
-}
 
 /* process CPU time, ms: on a shared machine the one-thread runs' CPU time
  * is closer to an idle machine's wall time than their wall time is */
@@ -110,7 +101,7 @@ int main(int argc, char **argv)
            "ms_first_step,mg_levels,cg_fixed,residual_mean\n");
     for (; a < argc; a++) {
         int is_bar;
-        tw_mesh *m = scene_mesh(argv[a], &is_bar);
+        tw_mesh *m = bench_mg_scene(argv[a], &is_bar);
         if (!m) { fprintf(stderr, "%s: %s\n", argv[a], tw_last_error()); return 1; }
         for (int t = 0; t < ntl; t++)
             for (int pc = 0; pc < 2; pc++)
