@@ -19,4 +19,6 @@ export OMP_WAIT_POLICY=PASSIVE
 "$B/bench/tw_bench_multigrid" --steps 17 --threads-list 0 --fixed 20 bar:40,6,7 "$M" bar:90,14,13 \
     > "$OUT/multigrid_fixed20.csv" 2>> "$OUT/multigrid_fixed20.log"
 echo "# load at the end $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/multigrid_fixed20.log"
-python3 "$(dirname "$0")/plot_multigrid_fixed.py" "$OUT"
+PY=python3
+$PY -c "import matplotlib" 2>/dev/null || PY=/usr/bin/python3
+$PY "$(dirname "$0")/plot_multigrid_fixed.py" "$OUT"
