@@ -150,7 +150,7 @@ struct tw_amg {
     tw_bsr A;               /* the step's matrix; its arrays are the caller's, read until the next update */
     unsigned char *fixed;   /* fine vertices left out of the aggregates */
     unsigned char *cons;    /* the filter at the last update */
-    double *normal;         /* its contact normals, 3 per vertex */
+    tw_real *normal;        /* its contact normals, 3 per vertex (the filter's, copied) */
     unsigned char *contact; /* fine vertices with a contact filter at the last Galerkin update */
     int nlev;
     level lev[TW_AMG_MAX_LEVELS];
@@ -271,69 +271,6 @@ static inline __attribute__((always_inline)) void block_tmul_add(int R, int K, i
 
 /* ---- the finest level: the step's BSR through the filter ---- */
 
-/* v = S_i v for fine vertex i (the filter as of the last update) */
-static inline void filter3(const tw_amg *m, int i, double *v)
-{
-    unsigned char c = m->cons[i];
-    if (!c) return;
-    if (c == TW_FILTER_NORMAL) {
-        const double *nn = m->normal + 3 * (size_t)i;
-        double d = nn[0] * v[0] + nn[1] * v[1] + nn[2] * v[2];
-        v[0] -= d * nn[0]; v[1] -= d * nn[1]; v[2] -= d * nn[2];
-    } else {
-        v[0] = v[1] = v[2] = 0;
-    }
-}
-
-static inline void filter3v(const tw_amg *m, int i, tw_real *v)
-{
-    unsigned char c = m->cons[i];
-    if (!c) return;
-    if (c == TW_FILTER_NORMAL) {
-        const double *nn = m->normal + 3 * (size_t)i;
-        tw_real d = (tw_real)(nn[0] * v[0] + nn[1] * v[1] + nn[2] * v[2]);
-        for (int q = 0; q < 3; q++) v[q] -= (tw_real)(d * nn[q]);
-    } else {
-        v[0] = v[1] = v[2] = 0;
-    }
-}
-
-/* the filtered operator's block (i, j) (A's block k): S A S on the free
- * directions, a fully constrained vertex decoupled with its diagonal (the
- * identity when that is empty), a contact vertex's normal decoupled with
- * trace/3 */
-static void fine_block(const tw_amg *m, int i, int j, int k, double *b)
-{
-    for (int q = 0; q < 9; q++) b[q] = m->A.val[9 * (size_t)k + q];
-    int ci = m->cons[i], cj = m->cons[j];
-    if (!ci && !cj) return;
-    double tr = (b[0] + b[4] + b[8]) / 3;
-    if ((ci && ci != TW_FILTER_NORMAL) || (cj && cj != TW_FILTER_NORMAL)) {
-        double s = i == j && tr > 0 ? tr : 1;
-        for (int q = 0; q < 9; q++) b[q] = i == j && q % 4 == 0 ? s : 0;
-        return;
-    }
-    if (ci) { /* b = (I - n n^T) b */
-        const double *nn = m->normal + 3 * (size_t)i;
-        for (int c = 0; c < 3; c++) {
-            double d = nn[0] * b[c] + nn[1] * b[3 + c] + nn[2] * b[6 + c];
-            for (int r = 0; r < 3; r++) b[3 * r + c] -= nn[r] * d;
-        }
-    }
-    if (cj) { /* b = b (I - n n^T) */
-        const double *nn = m->normal + 3 * (size_t)j;
-        for (int r = 0; r < 3; r++) {
-            double d = b[3 * r] * nn[0] + b[3 * r + 1] * nn[1] + b[3 * r + 2] * nn[2];
-            for (int c = 0; c < 3; c++) b[3 * r + c] -= d * nn[c];
-        }
-    }
-    if (i == j) {
-        const double *nn = m->normal + 3 * (size_t)i;
-        for (int r = 0; r < 3; r++)
-            for (int c = 0; c < 3; c++) b[3 * r + c] += tr * nn[r] * nn[c];
-    }
-}
-
 /* the level's node graph */
 static const int *level_ptr(const tw_amg *m, const level *l, int li) { return li ? l->A.ptr : m->A.row_ptr; }
 static const int *level_col(const tw_amg *m, const level *l, int li) { return li ? l->A.col : m->A.col; }
@@ -343,7 +280,8 @@ static const int *level_col(const tw_amg *m, const level *l, int li) { return li
 static const double *level_block(const tw_amg *m, const level *l, int li, int i, int j, int k, double *buf)
 {
     if (li) return l->A.val + (size_t)CB * CB * k;
-    fine_block(m, i, j, k, buf);
+    tw_amg_fine_block(m->A.val + 9 * (size_t)k, i, j, m->cons[i], m->cons[j], m->normal + 3 * (size_t)i,
+                      m->normal + 3 * (size_t)j, buf);
     return buf;
 }
 
@@ -378,7 +316,7 @@ static inline __attribute__((always_inline)) void half_finish(const tw_amg *m, c
     }
     tw_real ri[CB];
     UNROLL for (int q = 0; q < bs; q++) ri[q] = (b ? b[s0 + q] : 0) - yi[q];
-    if (fine) filter3v(m, i, ri);
+    if (fine) tw_amg_filter3v(m->cons[i], m->normal + 3 * (size_t)i, ri);
     if (!out) {
         UNROLL for (int q = 0; q < bs; q++) r[s0 + q] = ri[q];
         return;
@@ -1026,7 +964,8 @@ static void level_lambda(const tw_amg *m, level *l, int li, int iterations)
     double ratio = 1;
     int bs = l->bs, bb = bs * bs;
     if (!li)
-        for (int i = 0; i < l->nnode; i++) filter3v(m, i, x + 3 * (size_t)i);
+        for (int i = 0; i < l->nnode; i++)
+            tw_amg_filter3v(m->cons[i], m->normal + 3 * (size_t)i, x + 3 * (size_t)i);
     for (int it = 0; it < iterations; it++) {
         level_sweep(m, l, li, NULL, x, y, NULL); /* y = -S A x */
         double xx = 0, yy = 0;
@@ -1085,7 +1024,7 @@ static void level_prolongator(const tw_amg *m, level *l, int li)
             if (!li)
                 for (int c = 0; c < CB; c++) {
                     double col[3] = {o[c], o[CB + c], o[2 * CB + c]};
-                    filter3(m, i, col);
+                    tw_amg_filter3(m->cons[i], m->normal + 3 * (size_t)i, col);
                     o[c] = col[0]; o[CB + c] = col[1]; o[2 * CB + c] = col[2];
                 }
             for (int r = 0; r < bs; r++)
@@ -1293,7 +1232,7 @@ static void project_tentative(tw_amg *m)
         double *v = l->P0.val + (size_t)3 * CB * l->P0.ptr[i];
         for (int c = 0; c < CB; c++) {
             double col[3] = {v[c], v[CB + c], v[2 * CB + c]};
-            filter3(m, i, col);
+            tw_amg_filter3(m->cons[i], m->normal + 3 * (size_t)i, col);
             v[c] = col[0]; v[CB + c] = col[1]; v[2 * CB + c] = col[2];
         }
     }
@@ -1370,7 +1309,7 @@ tw_amg *tw_amg_create(const tw_bsr *A, const tw_real *X, const tw_filter *f, con
     m->fixed = tw_calloc((size_t)nv + 1, 1, "AMG");
     m->cons = tw_calloc((size_t)nv + 1, 1, "AMG");
     m->contact = tw_calloc((size_t)nv + 1, 1, "AMG");
-    m->normal = tw_calloc(3 * (size_t)nv + 1, sizeof(double), "AMG");
+    m->normal = tw_calloc(3 * (size_t)nv + 1, sizeof(tw_real), "AMG");
     if (!m->fixed || !m->cons || !m->contact || !m->normal) goto fail;
     take_filter(m, A, f);
     for (int i = 0; i < nv; i++) m->fixed[i] = m->cons[i] && m->cons[i] != TW_FILTER_NORMAL;
@@ -1502,7 +1441,7 @@ void tw_amg_apply(void *ctx, const tw_real *r, tw_real *z)
     for (int i = 0; i < m->nv; i++) {
         tw_real *bi = l->b + 3 * (size_t)i;
         for (int q = 0; q < 3; q++) bi[q] = r[3 * (size_t)i + q];
-        filter3v(m, i, bi);
+        tw_amg_filter3v(m->cons[i], m->normal + 3 * (size_t)i, bi);
     }
     const tw_real *x = vcycle(m, 0);
     memcpy(z, x, sizeof(tw_real) * (size_t)l->n);

@@ -2,9 +2,10 @@
  * once for the device cycle (kernels/cuda_amg.cu: a kernel is one of these
  * bodies on one thread) and its CPU emulation (tests/test_amg_emul.c).
  *
- * The arithmetic is amg.c's (half_finish, bmat_row, filter3v, the coarsest
- * solve); what differs is the order of a row's product: amg.c's sweeps read
- * each level's operator as its upper half and add a block's transpose into
+ * The arithmetic is amg.c's (half_finish, bmat_row, the coarsest solve;
+ * the filter and the Chebyshev coefficients are the ones amg.c calls);
+ * what differs is the order of a row's product: amg.c's sweeps read each
+ * level's operator as its upper half and add a block's transpose into
  * a later row (a scatter: deterministic on the CPU's thread ranges, a race
  * on the device), so the device reads every row in full (a gather, one
  * thread a row, no atomics) and its sums differ from the CPU's in the last
@@ -29,9 +30,8 @@
 
 #define TW_AMG_CB 6 /* unknowns per coarse node (amg.c's CB) */
 
-/* v = S_i v for a fine vertex with filter code c and unit normal nn (amg.c
- * filter3v: the dot and the products in double, rounded to the vector's
- * type) */
+/* v = S_i v for a fine vertex with filter code c and unit normal nn (the
+ * dot and the products in double, rounded to the vector's type) */
 TW_HD void tw_amg_filter3v(unsigned char c, const tw_real *nn, tw_real *v)
 {
     if (!c) return;
@@ -47,24 +47,9 @@ TW_HD void tw_amg_filter3v(unsigned char c, const tw_real *nn, tw_real *v)
  * float copy of the step's matrix (the same values in a float build) */
 #define TW_AMG_FINE(a) ((tw_real)(float)(a))
 
-/* y = row i of the finest operator times x: the step's 3x3 BSR in full
- * (amg.c level_row's block order) */
-TW_HD void tw_amg_fine_row(const int *row_ptr, const int *col, const tw_real *val, const tw_real *x, int i,
-                           tw_real *y)
-{
-    tw_real y0 = 0, y1 = 0, y2 = 0;
-    for (int k = row_ptr[i]; k < row_ptr[i + 1]; k++) {
-        const tw_real *a = val + 9 * (size_t)k;
-        const tw_real *xj = x + 3 * (size_t)col[k];
-        y0 += TW_AMG_FINE(a[0]) * xj[0] + TW_AMG_FINE(a[1]) * xj[1] + TW_AMG_FINE(a[2]) * xj[2];
-        y1 += TW_AMG_FINE(a[3]) * xj[0] + TW_AMG_FINE(a[4]) * xj[1] + TW_AMG_FINE(a[5]) * xj[2];
-        y2 += TW_AMG_FINE(a[6]) * xj[0] + TW_AMG_FINE(a[7]) * xj[1] + TW_AMG_FINE(a[8]) * xj[2];
-    }
-    y[0] = y0; y[1] = y1; y[2] = y2;
-}
-
-/* lane's share of tw_amg_fine_row: row i's blocks lane, lane + lanes, ...
- * (the warp SpMV's split, host/hd/pcg_fused.h tw_row_lane_product) */
+/* lane's share of row i of the finest operator times x: the step's 3x3 BSR
+ * blocks lane, lane + lanes, ... of the row (the warp SpMV's split,
+ * host/hd/pcg_fused.h tw_row_lane_product) */
 TW_HD void tw_amg_fine_row_lane(const int *row_ptr, const int *col, const tw_real *val, const tw_real *x, int i,
                                 int lane, int lanes, tw_real *y)
 {
@@ -77,6 +62,14 @@ TW_HD void tw_amg_fine_row_lane(const int *row_ptr, const int *col, const tw_rea
         y2 += TW_AMG_FINE(a[6]) * xj[0] + TW_AMG_FINE(a[7]) * xj[1] + TW_AMG_FINE(a[8]) * xj[2];
     }
     y[0] = y0; y[1] = y1; y[2] = y2;
+}
+
+/* y = row i of the finest operator times x, in full (amg.c level_row's
+ * block order): one lane */
+TW_HD void tw_amg_fine_row(const int *row_ptr, const int *col, const tw_real *val, const tw_real *x, int i,
+                           tw_real *y)
+{
+    tw_amg_fine_row_lane(row_ptr, col, val, x, i, 0, 1, y);
 }
 
 /* y_i (br values) = row i of M x, M block CSR of br x bc float blocks

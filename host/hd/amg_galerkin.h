@@ -8,11 +8,12 @@
  * as amg.c's up to the compiler's contraction of a*b+c into an FMA (nvcc
  * contracts, the CPU build does not).
  *
- * The arithmetic is amg.c's: the 3x3 and dense inverses and the dense
- * Cholesky factor and solve here are the ones amg.c calls; fine_block,
- * block_mul_add, block_tmul_add, level_prolongator's row and the power
- * iteration's step are written as amg.c's own loops are (those amg.c keeps:
- * its versions are its threads' and SSE's order). */
+ * The arithmetic is amg.c's: the 3x3 and dense inverses, the dense
+ * Cholesky factor and solve, the filter and the filtered finest block here
+ * are the ones amg.c calls; block_mul_add, block_tmul_add,
+ * level_prolongator's row and the power iteration's step are written as
+ * amg.c's own loops are (those amg.c keeps: its versions are its threads'
+ * and SSE's order). */
 #ifndef TW_HD_AMG_GALERKIN_H
 #define TW_HD_AMG_GALERKIN_H
 #include <math.h>
@@ -102,7 +103,7 @@ TW_HD void tw_amg_pseudo_inverse(int k, const double *a, double *d)
         for (int c = 0; c < r; c++) d[r * k + c] = d[c * k + r] = 0.5 * (d[r * k + c] + d[c * k + r]);
 }
 
-/* v = S_i v in double (amg.c filter3) */
+/* v = S_i v in double */
 TW_HD void tw_amg_filter3(unsigned char c, const tw_real *nn, double *v)
 {
     if (!c) return;
@@ -115,7 +116,7 @@ TW_HD void tw_amg_filter3(unsigned char c, const tw_real *nn, double *v)
 }
 
 /* The filtered finest operator's block (i, j) in double from the step's
- * block a (amg.c fine_block): S A S on the free directions, a fully
+ * block a: S A S on the free directions, a fully
  * constrained vertex decoupled with its diagonal (the identity when that is
  * empty), a contact vertex's normal decoupled with trace/3. ci, cj: the
  * filter codes, ni, nj: the normals. */
