@@ -15,6 +15,8 @@
 # usage: bench/debunne_liver.sh [BUILD_DIR] [OUT_DIR]
 #        (defaults: build, bench/results/cpu-2core-intel-xeon)
 set -eu
+# shellcheck source=bench/debunne_liver_scene.sh
+. "$(dirname "$0")/debunne_liver_scene.sh"
 B=${1:-build}
 D=${2:-bench/results/cpu-2core-intel-xeon}
 T="$B/tetwarp"
@@ -29,8 +31,7 @@ $PY bench/liver_levels.py data/meshes/liver_sofa.msh "$W/liver0" >> "$LOG"
 "$T" mesh "$W/liver0_surface.obj" --tets 4000 --out "$W/liver1" --no-cache >> "$LOG" 2>&1
 "$T" mesh "$W/liver0_surface.obj" --tets 12000 --out "$W/liver2" --no-cache >> "$LOG" 2>&1
 LEVELS="$W/liver0.node,$W/liver1.node,$W/liver2.node"
-COMMON="--E 5e3 --nu 0.3 --rho 1060 --gravity 0,0,0 --fix z<-0.012 --tool -0.0144,0.0269,0.0363,0.008
-        --tool-move 0,0,-0.009,0.1 --probe-at -0.0144,0.0269,0.0273 --frame-dt 0.01 --frames 30"
+COMMON=$LIVER_SCENE
 echo "run,frame,time,active_nodes,interface_nodes,work,frame_ms,probe_x,probe_y,probe_z,tool_fx,tool_fy,tool_fz,max_gamma" \
     > "$D/debunne_liver.csv"
 run() { # name, options

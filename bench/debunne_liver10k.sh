@@ -16,6 +16,8 @@
 # usage: bench/debunne_liver10k.sh [BUILD_DIR] [OUT_DIR]
 #        (defaults: build, bench/results/cpu-2core-intel-xeon)
 set -eu
+# shellcheck source=bench/debunne_liver_scene.sh
+. "$(dirname "$0")/debunne_liver_scene.sh"
 B=${1:-build}
 D=${2:-bench/results/cpu-2core-intel-xeon}
 T="$B/tetwarp"
@@ -24,16 +26,11 @@ trap 'rm -rf "$W"' EXIT
 mkdir -p "$D"
 PY=python3
 $PY -c "import matplotlib" 2>/dev/null || PY=/usr/bin/python3
-for l in 0 1 2 3; do # SOFA's cm to m
-    awk 'NR == 1 || /^#/ { print; next } NF >= 4 { printf "%s %.17g %.17g %.17g\n", $1, 0.01 * $2, 0.01 * $3, 0.01 * $4; next } { print }' \
-        "data/meshes/liver_mr$l.node" > "$W/l$l.node"
-    cp "data/meshes/liver_mr$l.ele" "$W/l$l.ele"
-done
+liver_levels "$W"
 LOG="$D/debunne_liver10k.log"
 : > "$LOG"
 LEVELS="$W/l0.node,$W/l1.node,$W/l2.node,$W/l3.node"
-COMMON="--E 5e3 --nu 0.3 --rho 1060 --gravity 0,0,0 --fix z<-0.012 --tool -0.0144,0.0269,0.0363,0.008
-        --tool-move 0,0,-0.009,0.1 --probe-at -0.0144,0.0269,0.0273 --frame-dt 0.01 --frames 30"
+COMMON=$LIVER_SCENE
 echo "run,frame,time,active_nodes,interface_nodes,work,frame_ms,probe_x,probe_y,probe_z,tool_fx,tool_fy,tool_fz,max_gamma" \
     > "$D/debunne_liver10k.csv"
 run() { # name, options

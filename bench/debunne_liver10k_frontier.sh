@@ -15,6 +15,8 @@
 # debunne_liver10k_frontier.log and debunne_liver10k_frontier.png.
 # usage: bench/debunne_liver10k_frontier.sh [BUILD_DIR] [OUT_DIR]
 set -eu
+# shellcheck source=bench/debunne_liver_scene.sh
+. "$(dirname "$0")/debunne_liver_scene.sh"
 B=${1:-build}
 D=${2:-bench/results/cpu-2core-intel-xeon}
 T="$B/tetwarp"
@@ -23,16 +25,11 @@ trap 'rm -rf "$W"' EXIT
 PY=python3
 $PY -c "import matplotlib" 2>/dev/null || PY=/usr/bin/python3
 test -f "$D/debunne_liver10k.csv" || { echo "run bench/debunne_liver10k.sh first" >&2; exit 1; }
-for l in 0 1 2 3; do # SOFA's cm to m
-    awk 'NR == 1 || /^#/ { print; next } NF >= 4 { printf "%s %.17g %.17g %.17g\n", $1, 0.01 * $2, 0.01 * $3, 0.01 * $4; next } { print }' \
-        "data/meshes/liver_mr$l.node" > "$W/l$l.node"
-    cp "data/meshes/liver_mr$l.ele" "$W/l$l.ele"
-done
+liver_levels "$W"
 LOG="$D/debunne_liver10k_frontier.log"
 : > "$LOG"
 LEVELS="$W/l0.node,$W/l1.node,$W/l2.node,$W/l3.node"
-COMMON="--E 5e3 --nu 0.3 --rho 1060 --gravity 0,0,0 --fix z<-0.012 --tool -0.0144,0.0269,0.0363,0.008
-        --tool-move 0,0,-0.009,0.1 --probe-at -0.0144,0.0269,0.0273 --frame-dt 0.01 --frames 30"
+COMMON=$LIVER_SCENE
 SOFT=0.89,0.65,0.96,1
 echo "gamma_max,margin,stiffness,damped,file" > "$W/runs"
 run() { # gamma_min gamma_max margin (m) stiffness (1 or soft) damped (1 or 0)

@@ -21,6 +21,8 @@
 # debunne_rate.log and debunne_rate.png.
 # usage: bench/debunne_rate.sh [BUILD_DIR] [OUT_DIR] [BEFORE_BUILD_DIR]
 set -eu
+# shellcheck source=bench/debunne_liver_scene.sh
+. "$(dirname "$0")/debunne_liver_scene.sh"
 B=${1:-build}
 D=${2:-bench/results/cpu-2core-intel-xeon}
 BEFORE=${3:-}
@@ -31,11 +33,7 @@ PY=python3
 $PY -c "import matplotlib" 2>/dev/null || PY=/usr/bin/python3
 NICE="nice -n -5"
 $NICE true 2>/dev/null || NICE=""
-for l in 0 1 2 3; do # the scene scales SOFA's cm to m on load
-    awk 'NR == 1 || /^#/ { print; next } NF >= 4 { printf "%s %.17g %.17g %.17g\n", $1, 0.01 * $2, 0.01 * $3, 0.01 * $4; next } { print }' \
-        "data/meshes/liver_mr$l.node" > "$W/l$l.node"
-    cp "data/meshes/liver_mr$l.ele" "$W/l$l.ele"
-done
+liver_levels "$W"
 LOG="$D/debunne_rate.log"
 : > "$LOG"
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); load average: $(cut -d' ' -f1-3 /proc/loadavg); ${NICE:-no nice}" >> "$LOG"
