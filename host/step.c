@@ -609,8 +609,8 @@ static int work_done(const tw_world *w)
  * alone is not: a step far too large for its motion (a cantilever's first
  * step of 10 s) linearises a large rotation and can end with many times the
  * scale, which the next implicit step takes out again. The state at the
- * step's start is kept so the step can fail as a diverged one does, leaving
- * it as it was. */
+ * start of a step that can fail (the one after such a step) is kept so the
+ * step can fail as a diverged one does, leaving it as it was. */
 static double energy_floor(const tw_world *w)
 {
     double e = 0;
@@ -669,7 +669,10 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
             w->energy_ref_scale = fmax(scale, energy_floor(w));
             w->energy_above = -1;
         }
-        if (w->def.energy_check && energy_snapshot(w, 1) != TW_OK) return TW_ERR_NOMEM;
+        /* only a step right after one that rose above its start can fail,
+         * so only then is the state at its start kept */
+        if (w->def.energy_check && w->energy_above == w->step && energy_snapshot(w, 1) != TW_OK)
+            return TW_ERR_NOMEM;
     }
     tw_hanging_before_step(w, h);
     tw_collider_def start[TW_MAX_COLLIDERS]; /* restored when the step fails */
