@@ -580,12 +580,16 @@ extern "C" tw_status tw_cuda_amg_prepare(tw_cuda_world *cw, const tw_cuda_step_i
     const tw_world_def *def = in->def;
     int wanted = def->precond == TW_PRECOND_MG && def->integrator != TW_EXPLICIT_NEWMARK;
     *host_driven = 0;
-    if (wanted && in->nhang > 0 && !cw->mg_failed) {
+    if (wanted && in->nhang > 0) {
         /* the device applies P^T A P as P, A, P^T and never forms it: a
-         * hierarchy built from A would precondition the wrong operator */
-        fprintf(stderr, "tetwarp: %d hanging vertices: the device's PCG runs block-Jacobi (the multigrid on the "
-                        "reduced system runs on the CPU backend only)\n", in->nhang);
-        cw->mg_failed = 1;
+         * hierarchy built from A would precondition the wrong operator, so
+         * block-Jacobi while hanging vertices are set (the multigrid again
+         * once they are gone, as on the CPU) */
+        if (!cw->mg_hang_noted)
+            fprintf(stderr, "tetwarp: %d hanging vertices: the device's PCG runs block-Jacobi while they are set "
+                            "(the multigrid on the reduced system runs on the CPU backend only)\n", in->nhang);
+        cw->mg_hang_noted = 1;
+        wanted = 0;
     }
     if (cw->amg && (!wanted || (in->cons && in->dirty))) {
         int keep = wanted;

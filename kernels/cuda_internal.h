@@ -284,6 +284,7 @@ struct tw_cuda_world {
     struct tw_cuda_amg *amg;
     int mg_wanted; /* this step's PCG asks for it (def->precond mg, an implicit integrator) */
     int mg_failed; /* its set-up failed once: block-Jacobi for this world's life */
+    int mg_hang_noted; /* stderr has said that hanging vertices turn it off */
 };
 /* Error checks: each names the file, line and call, sets tw_last_error and
  * returns the status from the enclosing function (which returns tw_status). */
