@@ -367,6 +367,26 @@ static inline __attribute__((always_inline)) void sweep_rows(const tw_amg *m, co
 #define TEAM_RANK() 0
 #endif
 
+/* This thread's share of a half sweep: its rows [*i0, *i1) with their
+ * part of hy zeroed, and its buffer for the transposed products of the rows
+ * past *i1 (zeroed there; NULL for the last thread, which adds into hy);
+ * stride is the floats a node takes in hy and hbuf. Returns the threads
+ * that share the sweep (1 when there are no buffers for more: the first
+ * thread does all), 0 for a thread left without rows. */
+static inline int half_sweep_share(level *l, int stride, int *i0, int *i1, tw_real **buf)
+{
+    const int nn = l->nnode;
+    int nt = TEAM_SIZE(), t = TEAM_RANK();
+    if (nt > l->hbuf_threads + 1) nt = 1;
+    if (t >= nt) return 0;
+    *i0 = (int)((long long)nn * t / nt);
+    *i1 = (int)((long long)nn * (t + 1) / nt);
+    *buf = t + 1 < nt ? l->hbuf + (size_t)t * ((size_t)stride * nn + 4) : NULL;
+    if (*buf) memset(*buf + (size_t)stride * *i1, 0, sizeof(tw_real) * (size_t)stride * (nn - *i1));
+    memset(l->hy + (size_t)stride * *i0, 0, sizeof(tw_real) * (size_t)stride * (*i1 - *i0));
+    return nt;
+}
+
 /* One sweep (as sweep_rows) reading each off-diagonal block once: row i
  * takes its blocks right of the diagonal as they are and, through their
  * transposes, adds A_ji x_i to the rows j > i (a symmetric operator: half
@@ -382,13 +402,10 @@ static inline __attribute__((always_inline)) void half_sweep(const tw_amg *m, le
     const float *hv = l->hval;
     tw_real *y = l->hy;
     {
-        int nt = TEAM_SIZE(), t = TEAM_RANK();
-        if (nt > l->hbuf_threads + 1) nt = 1; /* no buffers for this many: the first thread does all */
-        if (t < nt) {
-            int i0 = (int)((long long)nn * t / nt), i1 = (int)((long long)nn * (t + 1) / nt);
-            tw_real *buf = t + 1 < nt ? l->hbuf + (size_t)t * ((size_t)bs * nn + 4) : NULL;
-            if (buf) memset(buf + (size_t)bs * i1, 0, sizeof(tw_real) * (size_t)bs * (nn - i1));
-            memset(y + (size_t)bs * i0, 0, sizeof(tw_real) * (size_t)bs * (i1 - i0));
+        int i0 = 0, i1 = 0, t = TEAM_RANK();
+        tw_real *buf = NULL;
+        int nt = half_sweep_share(l, bs, &i0, &i1, &buf);
+        if (nt) {
             for (int i = i0; i < i1; i++) {
                 tw_real acc[CB] = {0, 0, 0, 0, 0, 0}, xi[CB] = {0, 0, 0, 0, 0, 0};
                 tw_real *yi = y + (size_t)bs * i;
@@ -460,13 +477,10 @@ static inline __attribute__((always_inline)) void half_sweep_fine_sse(const tw_a
     const int *hp = l->hptr, *hc = l->hcol;
     const float *hv = l->hval;
     float *y = l->hy;
-    int nt = TEAM_SIZE(), t = TEAM_RANK();
-    if (nt > l->hbuf_threads + 1) nt = 1;
-    if (t >= nt) return;
-    int i0 = (int)((long long)nn * t / nt), i1 = (int)((long long)nn * (t + 1) / nt);
-    float *buf = t + 1 < nt ? l->hbuf + (size_t)t * (4 * (size_t)nn + 4) : NULL;
-    if (buf) memset(buf + 4 * (size_t)i1, 0, sizeof(float) * 4 * (size_t)(nn - i1));
-    memset(y + 4 * (size_t)i0, 0, sizeof(float) * 4 * (size_t)(i1 - i0));
+    int i0 = 0, i1 = 0, t = TEAM_RANK();
+    float *buf = NULL;
+    int nt = half_sweep_share(l, 4, &i0, &i1, &buf);
+    if (!nt) return;
     const __m128 mask = _mm_castsi128_ps(_mm_set_epi32(0, -1, -1, -1)), zero = _mm_setzero_ps();
     for (int i = i0; i < i1; i++) {
         __m128 xi = _mm_and_ps(load3(x, i, nn), mask);
@@ -524,13 +538,10 @@ static inline __attribute__((always_inline)) void half_sweep_coarse_sse(const tw
     const int *hp = l->hptr, *hc = l->hcol;
     const float *hv = l->hval;
     float *y = l->hy;
-    int nt = TEAM_SIZE(), t = TEAM_RANK();
-    if (nt > l->hbuf_threads + 1) nt = 1;
-    if (t >= nt) return;
-    int i0 = (int)((long long)nn * t / nt), i1 = (int)((long long)nn * (t + 1) / nt);
-    float *buf = t + 1 < nt ? l->hbuf + (size_t)t * ((size_t)CB * nn + 4) : NULL;
-    if (buf) memset(buf + (size_t)CB * i1, 0, sizeof(float) * CB * (size_t)(nn - i1));
-    memset(y + (size_t)CB * i0, 0, sizeof(float) * CB * (size_t)(i1 - i0));
+    int i0 = 0, i1 = 0, t = TEAM_RANK();
+    float *buf = NULL;
+    int nt = half_sweep_share(l, CB, &i0, &i1, &buf);
+    if (!nt) return;
     const __m128 zero = _mm_setzero_ps();
     for (int i = i0; i < i1; i++) {
         const float *xs = x + (size_t)CB * i;
