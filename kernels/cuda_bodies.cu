@@ -21,12 +21,13 @@
 //   -> x, v down; [host] tw_bodies_project; x, v up.
 //
 // What crosses per step, float (tw_real 4 bytes), n vertices, P contact
-// passes, C active body contacts: down 28n (xbase, v, cimpulse) + P x
-// 13n (fcons, vnew) + 24n (x, v) bytes; up 39n (fcons, ccol, cnormal,
-// cdist, cmu, cimpulse, cfric, cvel) + P x (5n + 44C + 8n) (fcons, cdist,
-// the lists: per contact 4 ints + 4 reals, per vertex 2 ints + 2 CSR
-// offsets) + 24n bytes: about 115n + 26nP bytes, 2.2 MB a step at 10k
-// vertices and 4 passes. All of it over whole arrays: the surface
+// passes, C active body contacts and S springs: down 28n (xbase, v,
+// cimpulse) + P x 13n (fcons, vnew) + 24n (x, v) bytes; up 42n (fcons,
+// ccol, cnormal, cdist, cmu, cimpulse, cfric, cvel) + P x (9n + 16n +
+// 44(C + S)) (the filter and cdist twice; the lists: per vertex its contact
+// and spring index and two CSR offsets, per contact or spring 5 ints and 4
+// reals) + 24n bytes: about 118n + 38nP + 44P(C + S) bytes, 2.7 MB a step
+// at 10k vertices and 4 passes. All of it over whole arrays: the surface
 // vertices alone would do (a later step), and detection itself could run
 // on the device (hd/bodies.h's tw_body_nearest is TW_HD).
 //
