@@ -110,9 +110,13 @@
  * holding contact TW_BODY_UNDER. At rest none is that deep: a projection
  * there would move vertices against the elastic forces every step.
  *
- * Only the implicit integrators run body contact, on the CPU backend: a
- * world of several bodies is refused with explicit Newmark or CUDA
- * (world.c). */
+ * Only the implicit integrators run body contact: a world of several
+ * bodies is refused with explicit Newmark (world.c). On the CUDA backend
+ * these functions run as they are on the host, on positions and velocities
+ * the device step hands them (host/step.c's body hooks), and the coupled
+ * solve runs on the device from tw_bodies_lists (kernels/cuda_bodies.cu,
+ * its per-contact terms hd/body_solve.h's, which this file's loops call
+ * too). */
 #include "contact_bodies.h"
 
 #include <math.h>
@@ -122,6 +126,7 @@
 #include "bvh.h"
 #include "error.h"
 #include "hd/bodies.h"
+#include "hd/body_solve.h"
 #include "hd/contact.h"
 #include "mesh.h"
 #include "solver.h"
@@ -584,6 +589,18 @@ int tw_bodies_coupled(tw_world *w)
     return c + b->npen;
 }
 
+tw_status tw_bodies_lists(const tw_world *w, tw_body_lists *out, int *depth)
+{
+    const tw_bodies *b = w->bodies;
+    *depth = 0;
+    if (!b) return tw_fail(TW_ERR_INVALID, "tw_bodies_lists: the world has one body");
+    if (tw_body_lists_build(b->n, b->nact, b->act, b->npen, b->pen, b->ctri, b->ptri, b->tris, b->cw, b->cd, out))
+        return tw_fail(TW_ERR_NOMEM, "out of host memory for the body contacts' lists (%d contacts, %d springs)",
+                       b->nact, b->npen);
+    *depth = b->depth;
+    return TW_OK;
+}
+
 /* v = S v (the PCG's filter: fcons, cnormal) */
 static void filter(const tw_world *w, tw_real *v)
 {
@@ -604,13 +621,7 @@ static void couple(tw_bodies *b, const tw_world *w, const tw_real *y, tw_real *v
     for (int c = 0; c < b->nact; c++) {
         int i = b->act[c];
         const int *T = b->tris + 3 * (size_t)b->ctri[i];
-        const tw_real *nn = w->cnormal + 3 * (size_t)i, *cw = b->cw + 3 * (size_t)i;
-        double s = 0;
-        for (int j = 0; j < 3; j++) {
-            const tw_real *yk = y + 3 * (size_t)T[j];
-            s += cw[j] * ((double)yk[0] * nn[0] + (double)yk[1] * nn[1] + (double)yk[2] * nn[2]);
-        }
-        t[c] = s;
+        t[c] = tw_body_point_normal(T, b->cw + 3 * (size_t)i, w->cnormal + 3 * (size_t)i, y);
     }
     for (int r = 0;; r++) {
         for (int c = 0; c < b->nact; c++) {
@@ -626,8 +637,7 @@ static void couple(tw_bodies *b, const tw_world *w, const tw_real *y, tw_real *v
             for (int j = 0; j < 3; j++) {
                 int q = b->cidx[T[j]];
                 if (q < 0) continue;
-                const tw_real *nq = w->cnormal + 3 * (size_t)T[j];
-                s += cw[j] * ((double)nn[0] * nq[0] + (double)nn[1] * nq[1] + (double)nn[2] * nq[2]) * t[q];
+                s += tw_body_chain_term(cw[j], nn, w->cnormal + 3 * (size_t)T[j], t[q]);
             }
             tn[c] = s;
         }
@@ -643,8 +653,7 @@ static void couple_t(tw_bodies *b, const tw_world *w, tw_real *r)
     double *s = b->rn, *sn = b->rn2;
     for (int c = 0; c < b->nact; c++) { /* all read before any is added */
         int i = b->act[c];
-        const tw_real *nn = w->cnormal + 3 * (size_t)i, *ri = r + 3 * (size_t)i;
-        s[c] = (double)ri[0] * nn[0] + (double)ri[1] * nn[1] + (double)ri[2] * nn[2];
+        s[c] = tw_body_normal_of(r + 3 * (size_t)i, w->cnormal + 3 * (size_t)i);
     }
     for (int q = 0;; q++) {
         for (int c = 0; c < b->nact; c++) {
@@ -652,7 +661,7 @@ static void couple_t(tw_bodies *b, const tw_world *w, tw_real *r)
             const int *T = b->tris + 3 * (size_t)b->ctri[i];
             const tw_real *nn = w->cnormal + 3 * (size_t)i, *cw = b->cw + 3 * (size_t)i;
             for (int j = 0; j < 3; j++)
-                for (int a = 0; a < 3; a++) r[3 * (size_t)T[j] + a] += (tw_real)(cw[j] * s[c] * nn[a]);
+                for (int a = 0; a < 3; a++) r[3 * (size_t)T[j] + a] += tw_body_spread(cw[j], s[c], nn[a]);
         }
         if (q + 1 >= b->depth) break;
         for (int c = 0; c < b->nact; c++) sn[c] = 0;
@@ -663,8 +672,7 @@ static void couple_t(tw_bodies *b, const tw_world *w, tw_real *r)
             for (int j = 0; j < 3; j++) {
                 int k = b->cidx[T[j]];
                 if (k < 0) continue;
-                const tw_real *nk = w->cnormal + 3 * (size_t)T[j];
-                sn[k] += cw[j] * ((double)nn[0] * nk[0] + (double)nn[1] * nk[1] + (double)nn[2] * nk[2]) * s[c];
+                sn[k] += tw_body_chain_term(cw[j], nn, w->cnormal + 3 * (size_t)T[j], s[c]);
             }
         }
         double *sw = s; s = sn; sn = sw;
@@ -683,29 +691,19 @@ static void apply(tw_bodies *b, const tw_world *w, const tw_bsr *A, const tw_rea
         double cf = w->cfric[i];
         if (!(cf > 0)) continue;
         const int *T = b->tris + 3 * (size_t)b->ctri[i];
-        const tw_real *nn = w->cnormal + 3 * (size_t)i, *cw = b->cw + 3 * (size_t)i, *vi = v + 3 * (size_t)i;
-        double u[3], un = 0, dv[3], dn = 0;
+        const tw_real *cw = b->cw + 3 * (size_t)i;
+        double tu[3], td[3];
+        tw_body_friction_terms(cf, T, cw, w->cnormal + 3 * (size_t)i, v, i, tu, td);
         for (int a = 0; a < 3; a++) {
-            u[a] = cw[0] * v[3 * (size_t)T[0] + a] + cw[1] * v[3 * (size_t)T[1] + a] + cw[2] * v[3 * (size_t)T[2] + a];
-            un += u[a] * nn[a];
-            dv[a] = vi[a] - u[a];
-        }
-        for (int a = 0; a < 3; a++) dn += dv[a] * nn[a];
-        for (int a = 0; a < 3; a++) {
-            double tu = cf * (u[a] - un * nn[a]), td = cf * (dv[a] - dn * nn[a]);
-            Av[3 * (size_t)i + a] -= (tw_real)tu;
-            for (int j = 0; j < 3; j++) Av[3 * (size_t)T[j] + a] -= (tw_real)(cw[j] * td);
+            Av[3 * (size_t)i + a] -= (tw_real)tu[a];
+            for (int j = 0; j < 3; j++) Av[3 * (size_t)T[j] + a] -= (tw_real)(cw[j] * td[a]);
         }
     }
     for (int c = 0; c < b->npen; c++) { /* the springs: pk D^T n n^T D v */
         int i = b->pen[c];
         const int *T = b->tris + 3 * (size_t)b->ptri[i];
         const tw_real *nn = w->cnormal + 3 * (size_t)i, *cw = b->cw + 3 * (size_t)i;
-        double u = 0;
-        for (int a = 0; a < 3; a++)
-            u += nn[a] * (v[3 * (size_t)i + a] - cw[0] * v[3 * (size_t)T[0] + a] - cw[1] * v[3 * (size_t)T[1] + a] -
-                          cw[2] * v[3 * (size_t)T[2] + a]);
-        u *= b->pk[c];
+        double u = tw_body_spring_rate(T, cw, nn, v, i) * b->pk[c];
         for (int a = 0; a < 3; a++) {
             Av[3 * (size_t)i + a] += (tw_real)(u * nn[a]);
             for (int j = 0; j < 3; j++) Av[3 * (size_t)T[j] + a] -= (tw_real)(cw[j] * u * nn[a]);
@@ -746,16 +744,9 @@ tw_solve_result tw_bodies_solve(tw_world *w, const tw_real *rhs, tw_real *v, dou
     for (int c = 0; c < b->nact; c++) {
         int i = b->act[c];
         const int *T = b->tris + 3 * (size_t)b->ctri[i];
-        const tw_real *nn = w->cnormal + 3 * (size_t)i, *cw = b->cw + 3 * (size_t)i, *D = dinv + 9 * (size_t)i;
-        double an = 0, cf = w->cfric[i] > 0 ? w->cfric[i] : 0;
-        for (int r0 = 0; r0 < 3; r0++)
-            for (int c0 = 0; c0 < 3; c0++) an += nn[r0] * D[3 * r0 + c0] * nn[c0];
-        for (int j = 0; j < 3; j++) {
-            tw_real *Dk = dinv + 9 * (size_t)T[j];
-            for (int r0 = 0; r0 < 3; r0++)
-                for (int c0 = 0; c0 < 3; c0++)
-                    Dk[3 * r0 + c0] += (tw_real)(cw[j] * cw[j] * (an * nn[r0] * nn[c0] + cf * ((r0 == c0) - nn[r0] * nn[c0])));
-        }
+        const tw_real *nn = w->cnormal + 3 * (size_t)i, *cw = b->cw + 3 * (size_t)i;
+        double an = tw_body_normal_diag(nn, dinv + 9 * (size_t)i), cf = w->cfric[i] > 0 ? w->cfric[i] : 0;
+        for (int j = 0; j < 3; j++) tw_body_corner_block(cw[j], an, cf, nn, dinv + 9 * (size_t)T[j]);
     }
     /* the springs: stiffness TW_BODY_SPRING times the vertex's own normal
      * diagonal, into the preconditioner; their force at the start of the
@@ -768,21 +759,15 @@ tw_solve_result tw_bodies_solve(tw_world *w, const tw_real *rhs, tw_real *v, dou
             int i = b->pen[c];
             const int *T = b->tris + 3 * (size_t)b->ptri[i];
             const tw_real *nn = w->cnormal + 3 * (size_t)i, *cw = b->cw + 3 * (size_t)i;
-            const tw_real *Ai = A.val + 9 * (size_t)A.diag[i];
-            double an = 0;
-            for (int r0 = 0; r0 < 3; r0++)
-                for (int c0 = 0; c0 < 3; c0++) an += nn[r0] * Ai[3 * r0 + c0] * nn[c0];
-            double k = TW_BODY_SPRING * an, f = -k / heff * (b->cd[i] - TW_BODY_SLACK * b->size);
+            double k = TW_BODY_SPRING * tw_body_normal_diag(nn, A.val + 9 * (size_t)A.diag[i]);
+            double f = tw_body_spring_force(k, heff, b->cd[i], TW_BODY_SLACK * b->size);
             b->pk[c] = k;
             for (int r0 = 0; r0 < 3; r0++) {
                 re[3 * (size_t)i + r0] += (tw_real)(f * nn[r0]);
                 for (int j = 0; j < 3; j++) re[3 * (size_t)T[j] + r0] -= (tw_real)(cw[j] * f * nn[r0]);
-                for (int c0 = 0; c0 < 3; c0++) {
-                    dinv[9 * (size_t)i + 3 * r0 + c0] += (tw_real)(k * nn[r0] * nn[c0]);
-                    for (int j = 0; j < 3; j++)
-                        dinv[9 * (size_t)T[j] + 3 * r0 + c0] += (tw_real)(cw[j] * cw[j] * k * nn[r0] * nn[c0]);
-                }
             }
+            tw_body_spring_block(1, k, nn, dinv + 9 * (size_t)i);
+            for (int j = 0; j < 3; j++) tw_body_spring_block(cw[j], k, nn, dinv + 9 * (size_t)T[j]);
         }
         rb = re;
     }

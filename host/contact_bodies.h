@@ -51,6 +51,12 @@ int tw_bodies_pass(struct tw_world *w, double heff);
  * for tw_bodies_solve; returns their count plus the springs' (0: the solve
  * has no body coupling; 0 with no bodies). */
 int tw_bodies_coupled(struct tw_world *w);
+/* The coupled solve's lists after tw_bodies_coupled, for the solve on the
+ * CUDA backend (kernels/cuda_bodies.cu): hd/body_solve.h's form in host
+ * memory (the caller frees it with tw_body_lists_free), and *depth, P's
+ * chain length. TW_OK, or TW_ERR_NOMEM. */
+struct tw_body_lists;
+tw_status tw_bodies_lists(const struct tw_world *w, struct tw_body_lists *out, int *depth);
 /* A contact pass's solve of w->A v = rhs with the active body contacts as
  * equalities n.v_p = n.(sum_k w_k v_k) - d/heff between a vertex and its
  * triangle's vertices (P y + s, PCG on S P^T A P S; contact_bodies.c), the

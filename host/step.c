@@ -432,6 +432,59 @@ static tw_status newmark_step(tw_world *w, double h, tw_step_stats *st)
 #ifdef TW_HAVE_CUDA
 static int work_done(const tw_world *w);
 
+/* Body contact on the CUDA backend (kernels/cuda_bodies.cu): the device
+ * step calls these at implicit_solve's points, with what they read
+ * downloaded into the world's arrays first and what they wrote uploaded
+ * after; contact.c's and contact_bodies.c's functions run as on the CPU. */
+static int body_detect(void *ctx, double heff)
+{
+    tw_world *w = ctx;
+    int contacts = tw_contact_detect(w, w->xbase);
+    return tw_bodies_detect(w, w->xbase, heff, contacts);
+}
+
+static int body_coupled(void *ctx, struct tw_body_lists *lists, int *depth)
+{
+    tw_world *w = ctx;
+    /* its damping release writes the host's A and rhs, unused with the
+     * device's (the device does the same to its own: cuda_bodies.cu) */
+    int rows = tw_bodies_coupled(w);
+    if (!rows) return 0;
+    return tw_bodies_lists(w, lists, depth) == TW_OK ? rows : -1;
+}
+
+static int body_pass(void *ctx, double heff) { return tw_bodies_pass(ctx, heff); }
+
+static int body_project(void *ctx)
+{
+    tw_world *w = ctx;
+    return tw_bodies_project(w, w->x, w->v);
+}
+
+static tw_cuda_body_hooks body_hooks(tw_world *w)
+{
+    tw_cuda_body_hooks h;
+    h.ctx = w;
+    h.fcons = w->fcons;
+    h.ccol = w->ccol;
+    h.cnormal = w->cnormal;
+    h.cdist = w->cdist;
+    h.cmu = w->cmu;
+    h.cimpulse = w->cimpulse;
+    h.cfric = w->cfric;
+    h.cvel = w->cvel;
+    h.xbase = w->xbase;
+    h.v = w->v;
+    h.vnew = w->vnew;
+    h.x = w->x;
+    h.slack = TW_BODY_SLACK * w->size;
+    h.detect = body_detect;
+    h.coupled = body_coupled;
+    h.pass = body_pass;
+    h.project = body_project;
+    return h;
+}
+
 /* The step on the device (kernels/cuda_world.h): the world's numbers and the
  * state a setter changed go in, and what comes back is applied here as the
  * CPU step applies its own: the divergence check, the counters, the flags. */
@@ -467,6 +520,8 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
     in.colliders_moving = tw_colliders_moving(w);
     /* tw_world_step's projection, on the device */
     in.energy_projection = w->def.method == TW_WARP_VERTEX && w->def.integrator == TW_BDF2 && !work_done(w);
+    tw_cuda_body_hooks hooks = body_hooks(w);
+    in.bodies = w->bodies ? &hooks : NULL;
     tw_cuda_step_out out;
     double t0 = tw_now_ms();
     tw_status s = tw_cuda_world_step(w->cuda, &in, &out);

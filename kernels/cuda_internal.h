@@ -191,6 +191,7 @@ typedef struct tw_cuda_shape {
     int integrator;  /* tw_integrator: explicit Newmark is another step (no PCG); BDF2 adds its base terms */
     int energy_projection; /* warp-vertex under BDF2, nothing doing work: the energy before and after, the projection */
     int hanging;     /* hanging vertices: their targets, P^T A P in the PCG, their averages after the step */
+    int bodies;      /* several bodies: host-driven, the host's detection and passes (cuda_bodies.cu) */
 } tw_cuda_shape;
 
 struct tw_cuda_world {
@@ -285,6 +286,8 @@ struct tw_cuda_world {
     int mg_wanted; /* this step's PCG asks for it (def->precond mg, an implicit integrator) */
     int mg_failed; /* its set-up failed once: block-Jacobi for this world's life */
     int mg_hang_noted; /* stderr has said that hanging vertices turn it off */
+    /* body contact's coupled solve (cuda_bodies.cu): NULL until its first step */
+    struct tw_cuda_bodies *bodies;
 };
 /* Error checks: each names the file, line and call, sets tw_last_error and
  * returns the status from the enclosing function (which returns tw_status). */
@@ -503,6 +506,23 @@ static inline const unsigned char *tw_cuda_pcg_filter(const tw_cuda_world *cw)
 /* Reductions (cuda_reduce.cuh) finish with this: sums nv rows of nb partials
  * into scalars[first .. first + nv - 1]. */
 tw_status tw_cuda_reduce_finish(tw_cuda_world *cw, int nv, int nb, int first);
+
+/* cuda_bodies.cu: body contact (cuda_world.h's tw_cuda_body_hooks). What a
+ * world of several bodies cannot run on the device yet: TW_ERR_UNSUPPORTED
+ * naming it, else TW_OK. */
+tw_status tw_cuda_bodies_check(const tw_cuda_world *cw, const tw_cuda_step_in *in);
+/* After the prescribed velocities, instead of the contact marking and the
+ * PCG: the host's detection, the first solve and the contact passes of
+ * host/step.c implicit_solve (each solve coupled when body contacts are
+ * active), the collider impulses; fills st's contacts_unresolved,
+ * cg_iterations, cg_capped and contact_passes. Host-driven. */
+tw_status tw_cuda_bodies_passes(tw_cuda_world *cw, const tw_cuda_params *hp, const tw_cuda_body_hooks *hooks,
+                                tw_step_stats *st);
+/* After the step's kernels (st->ok read back): when the step committed,
+ * the host's end-of-step projection out of the other bodies on x and v
+ * (downloaded, then uploaded); adds its count to *unresolved. */
+tw_status tw_cuda_bodies_project(tw_cuda_world *cw, const tw_cuda_body_hooks *hooks, int *unresolved);
+void tw_cuda_bodies_free(tw_cuda_world *cw);
 
 /* cuda_pcg.cu: q = A p by the SpMV the PCG uses (cuSPARSE or the own
  * kernel), on cw->stream, outside the loop: p and q are free from the end

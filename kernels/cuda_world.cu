@@ -357,6 +357,7 @@ extern "C" void tw_cuda_world_destroy(tw_cuda_world *cw)
     if (cw->have_stream) cudaStreamSynchronize(cw->stream);
     if (cw->exec) cudaGraphExecDestroy(cw->exec);
     hang_free(cw);
+    tw_cuda_bodies_free(cw);
     {
         void *nb[] = {cw->newton_x, cw->newton_v, cw->newton_dv, cw->newton_g, cw->newton_rhs,
                       cw->bicg_p, cw->bicg_v, cw->bicg_s, cw->bicg_t, cw->bicg_rhat};
@@ -612,6 +613,7 @@ static tw_cuda_shape step_shape(const tw_cuda_world *cw, const tw_cuda_step_in *
     sh.integrator = (int)def->integrator;
     sh.energy_projection = implicit && in->energy_projection;
     sh.hanging = cw->nhang > 0;
+    sh.bodies = in->bodies != NULL;
     return sh;
 }
 
@@ -619,7 +621,7 @@ static int same_shape(const tw_cuda_shape *a, const tw_cuda_shape *b)
 {
     return a->method == b->method && a->ghost == b->ghost && a->conserve == b->conserve &&
            a->exact_warp == b->exact_warp && a->colliders == b->colliders && a->integrator == b->integrator &&
-           a->energy_projection == b->energy_projection && a->hanging == b->hanging;
+           a->energy_projection == b->energy_projection && a->hanging == b->hanging && a->bodies == b->bodies;
 }
 
 /* An event on the stream: an event record node while capturing. */
@@ -648,6 +650,7 @@ static tw_status enqueue_before_loop(tw_cuda_world *cw, const tw_cuda_shape *sh)
     if (bdf2 && (s = tw_cuda_bdf2_rhs(cw)) != TW_OK) return s;
     if ((s = record(cw, 2)) != TW_OK) return s;
     if ((s = tw_cuda_prescribe(cw)) != TW_OK) return s;
+    if (sh->bodies) return TW_OK; /* the host detects, tw_cuda_bodies_passes solves */
     if (sh->colliders && (s = tw_cuda_contact_mark(cw)) != TW_OK) return s;
     if (sh->colliders && cw->colliders_moving && (s = tw_cuda_contact_shift_begin(cw)) != TW_OK) return s;
     return cw->use_bicgstab ? TW_OK : tw_cuda_pcg_begin(cw); /* BiCGStab begins in its own call */
@@ -1024,7 +1027,7 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
     TW_CUDA_TRY(cudaMemcpyAsync(cw->params, &hp, sizeof hp, cudaMemcpyHostToDevice, cw->stream));
     tw_cuda_shape sh = step_shape(cw, in);
     int explicit_step = sh.integrator == TW_EXPLICIT_NEWMARK, bdf2 = sh.integrator == TW_BDF2;
-    cw->pcg_filter = sh.colliders ? cw->d.fcons : cw->cons; /* before any capture or launch */
+    cw->pcg_filter = sh.colliders || sh.bodies ? cw->d.fcons : cw->cons; /* before any capture or launch */
     if (sh.colliders) {
         cw->contact_live = 1;
     } else if (cw->contact_live) {
@@ -1034,7 +1037,8 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
         TW_CUDA_TRY(cudaMemsetAsync(&cw->status->contacts, 0, sizeof(int), cw->stream));
         cw->contact_live = 0;
     }
-    int passes = sh.colliders && !explicit_step; /* host-driven: the contact passes read counts back */
+    /* host-driven: the contact passes read counts back */
+    int passes = (sh.colliders || sh.bodies) && !explicit_step;
     /* Newton iterations after the first solve: host-driven (newton_refine) */
     int newton = !explicit_step && in->newton_iterations > 1 && sh.method != TW_LINEAR;
     /* solve_on's choice: BiCGStab on the exact warped system of a vertex method (host-driven) */
@@ -1053,14 +1057,17 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
         if ((s = enqueue_explicit(cw, &sh)) != TW_OK) return s;
     } else {
         if ((s = enqueue_before_loop(cw, &sh)) != TW_OK) return s;
-        if ((s = solve_host(cw, &hp, 1)) != TW_OK) return s;
+        if (sh.bodies && (s = tw_cuda_bodies_passes(cw, &hp, in->bodies, &out->stats)) != TW_OK) return s;
+        if (!sh.bodies && (s = solve_host(cw, &hp, 1)) != TW_OK) return s;
         if ((s = tw_cuda_hanging_expand(cw)) != TW_OK) return s; /* nothing without hanging vertices */
-        if (passes && cw->colliders_moving && (s = tw_cuda_contact_shift_end(cw)) != TW_OK) return s;
-        if (passes && (s = contact_passes(cw, &hp, &out->stats)) != TW_OK) return s;
+        if (!sh.bodies && passes && cw->colliders_moving && (s = tw_cuda_contact_shift_end(cw)) != TW_OK) return s;
+        if (!sh.bodies && passes && (s = contact_passes(cw, &hp, &out->stats)) != TW_OK) return s;
         /* BDF2's restart after an impact; before the commit: reads the step's start velocity */
         if (passes && bdf2 && (s = tw_cuda_contact_impacts(cw)) != TW_OK) return s;
         if (newton && (s = newton_step(cw, &sh, &hp, in, &out->stats)) != TW_OK) return s;
         if ((s = enqueue_after_loop(cw, &sh, 0)) != TW_OK) return s;
+        if (sh.bodies && (s = tw_cuda_bodies_project(cw, in->bodies, &out->stats.contacts_unresolved)) != TW_OK)
+            return s;
     }
     if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
     if (sh.colliders && (s = tw_cuda_contact_forces(cw, in->ncolliders, out->collider_force)) != TW_OK) return s;
@@ -1072,7 +1079,7 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
     }
     st->residual = hs->residual;
     st->newton_iterations += explicit_step ? 0 : 1; /* newton_step counted the rest */
-    st->contacts = sh.colliders ? hs->contacts : 0;
+    st->contacts = sh.colliders || sh.bodies ? hs->contacts : 0;
     out->impacts = passes && bdf2 ? hs->impacts : 0;
     st->ms_rotations = elapsed(cw, 0, 1);
     st->ms_assembly = elapsed(cw, 1, 2);
@@ -1097,6 +1104,7 @@ extern "C" tw_status tw_cuda_world_step(tw_cuda_world *cw, const tw_cuda_step_in
     out->nonfinite_vertex = -1;
     if (!cw || !in || !in->def) return tw_fail(TW_ERR_INVALID, "tw_cuda_world_step: no CUDA world or no input");
     tw_status s = check_supported(in);
+    if (s == TW_OK && in->bodies) s = tw_cuda_bodies_check(cw, in);
     if (s != TW_OK) return s;
     if (in->nhang > 0 && cw->fused_pcg && in->def->integrator != TW_EXPLICIT_NEWMARK)
         return tw_fail(TW_ERR_UNSUPPORTED, "the CUDA backend does not support hanging vertices (%d set) with "

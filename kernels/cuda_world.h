@@ -37,6 +37,43 @@ typedef struct tw_cuda_world_init {
     tw_integrator integrator;             /* which integrator's arrays to allocate */
 } tw_cuda_world_init;
 
+/* Body contact (a world of several bodies, host/contact_bodies.c) on the
+ * device, the simplest correct way: the host keeps detection and the body
+ * contacts' part of the active set, running contact.c's and
+ * contact_bodies.c's functions as they are on the world's own arrays, and
+ * the device runs everything else of the step, each contact pass's solve
+ * included (the coupled solve of tw_bodies_solve when body contacts are
+ * active: kernels/cuda_bodies.cu). host/step.c fills these; the device step
+ * calls them at implicit_solve's points, with what each reads downloaded
+ * into the arrays below first and what it wrote uploaded after (the bytes
+ * per step: cuda_bodies.cu's top). The step runs host-driven (no graph),
+ * with the unfused PCG. */
+struct tw_body_lists;
+typedef struct tw_cuda_body_hooks {
+    void *ctx; /* the world */
+    /* the world's per-vertex contact arrays (host/world.h), n or 3n */
+    unsigned char *fcons, *ccol;
+    tw_real *cnormal, *cdist, *cmu, *cimpulse, *cfric, *cvel;
+    /* 3n host arrays the hooks read (and project writes): the step's base
+     * positions, the velocities at its start, the solve's velocities, the
+     * positions at its end */
+    tw_real *xbase, *v, *vnew, *x;
+    double slack; /* TW_BODY_SLACK x the world's size, m (the springs' right-hand side) */
+    /* after the prescribed velocities: tw_contact_detect and tw_bodies_detect
+     * from xbase, v (the first active set); returns the contacts */
+    int (*detect)(void *ctx, double heff);
+    /* before each solve, fcons current: tw_bodies_coupled; when it returns
+     * rows (> 0) the solve is coupled and *lists, *depth hold
+     * tw_bodies_lists's (the device frees them); -1: out of memory */
+    int (*coupled)(void *ctx, struct tw_body_lists *lists, int *depth);
+    /* after each solve, vnew current: tw_bodies_pass (cdist of the body
+     * contacts, the springs); returns the springs that changed */
+    int (*pass)(void *ctx, double heff);
+    /* after a committed step, x and v current: tw_bodies_project on them
+     * (uploaded after); returns the vertices found deep inside */
+    int (*project)(void *ctx);
+} tw_cuda_body_hooks;
+
 /* One step's input, filled by host/step.c. The arrays are host memory, read
  * during the call only, and uploaded only when dirty is set or the collider
  * count changed. */
@@ -63,6 +100,7 @@ typedef struct tw_cuda_step_in {
                                 a non-linear method runs newton_refine's iterations after the first solve */
     int energy_projection;   /* warp-vertex under BDF2 with nothing doing work on the body: the step ends with
                                 host/step.c's energy projection (bdf2_energy_projection) */
+    const tw_cuda_body_hooks *bodies; /* a world of several bodies: body contact (above); NULL: one body */
 } tw_cuda_step_in;
 
 /* What a step reports, for host/step.c to apply. */
