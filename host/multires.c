@@ -2315,12 +2315,17 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
        merges while it passes the budget */
     plan_levels(m);
     long W = total_work(m);
-    while (m->budget > 0 && W > m->budget) {
-        int bl, bi;
-        if (!pick_forced_merge(m, &bl, &bi))
+    /* a plan rebuild costs a pass over every level's nodes: the merges go in
+       batches that double, not one rebuild each */
+    for (int batch = 1; m->budget > 0 && W > m->budget; batch *= 2) {
+        int merged = 0, bl, bi;
+        while (merged < batch && pick_forced_merge(m, &bl, &bi)) {
+            do_merge(m, bl, bi);
+            merged++;
+        }
+        if (!merged)
             break;
-        do_merge(m, bl, bi);
-        st.forced_merges++;
+        st.forced_merges += merged;
         build_plan(m);
         run_plan(m);
         plan_levels(m);
