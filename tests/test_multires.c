@@ -862,8 +862,8 @@ static int margin_splits(double move_time)
 
 /* The margin refines ahead of a contact while the tool moves (or holds the
  * surface); a tool at rest off the body refines nothing, so that the region
- * under it merges once it has left (the liver's refined region otherwise
- * stayed to the end of the run). */
+ * under it merges once it has left (otherwise it stays refined to the end
+ * of a run). */
 TW_TEST(tool_margin_refines_only_while_the_tool_moves)
 {
     const int still = margin_splits(0), moving = margin_splits(0.3);
@@ -875,11 +875,11 @@ TW_TEST(tool_margin_refines_only_while_the_tool_moves)
 
 /* A finest-level tet that inverts among interface nodes whose sources have
  * not changed since the frame's start splits nothing: its coarser sources
- * stay (splitting them moved the refined front onto more finest-level
- * slivers, which the coarse field inverts, and it spread over the 3k-node
- * liver, 1.7x the finest level's work). The cube's right half on level 1,
- * its right quarter on level 2; one active level-2 node next to an interface
- * node is moved through its neighbours, inverting its tets. */
+ * stay (splitting them moves the refined front onto more finest-level
+ * slivers, which the coarse field inverts, and the finest level spreads
+ * over the body). The cube's right half on level 1, its right quarter on
+ * level 2; one active level-2 node next to an interface node is moved
+ * through its neighbours, inverting its tets. */
 TW_TEST(inverted_finest_tet_among_unchanged_sources_splits_nothing)
 {
     tw_multires_def d = soft_def();
