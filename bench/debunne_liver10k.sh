@@ -9,7 +9,8 @@
 # (eq. 11); the adaptive runs start on the coarsest level, at gamma 0.1, 0.5
 # mm, at 0.03, 0.15 mm (undamped) and (damped) at 0.01, 0.05 mm, and at 0.1,
 # 0.5 mm with the region within 8 mm of the tool refined ahead of the contact
-# (--tool-margin, damped and undamped). Writes OUT_DIR/debunne_liver10k.csv
+# (--tool-margin, damped and undamped), and damped at 0.14, 0.15 mm with
+# 8 mm of margin (a narrow hysteresis). Writes OUT_DIR/debunne_liver10k.csv
 # (every frame of every run), debunne_liver10k_summary.csv (time, tet
 # evaluations, the probe's and the tool force's error against the reference
 # damped alike), debunne_liver10k.log and debunne_liver10k.png.
@@ -50,5 +51,7 @@ run adaptive-fine-semi --gamma 1e-5,5e-5 --semi-implicit
 run adaptive-mid --gamma 3e-5,1.5e-4
 run adaptive-margin --gamma 1e-4,5e-4 --tool-margin 0.008
 run adaptive-margin-semi --gamma 1e-4,5e-4 --tool-margin 0.008 --semi-implicit
+# a narrow hysteresis: the region merges back once the tool has left
+run adaptive-hyst-semi --gamma 1.4e-4,1.5e-4 --tool-margin 0.008 --semi-implicit
 $PY bench/plot_debunne_liver.py "$D" debunne_liver10k \
     "Liver (4 levels: 181, 705, 2207, 10724 nodes), 8 mm sphere pressed in: adaptive vs finest level"

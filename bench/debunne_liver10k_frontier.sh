@@ -2,8 +2,9 @@
 # The adaptive simulation's work against its error on the 10k-node liver
 # (bench/debunne_liver10k.sh's scene, damped by the semi-implicit filter,
 # and undamped): how far ahead of the tool the finest level is reached
-# (--tool-margin 0 to 12 mm), the split threshold (gamma 0.1, 0.5 mm and
-# 0.03, 0.15 mm) and the coarse levels softened towards the finest level's
+# (--tool-margin 0 to 12 mm), the split and merge thresholds (gamma 0.1,
+# 0.5 mm; 0.03, 0.15 mm; and a narrow hysteresis, 0.12-0.15, 0.15 mm and
+# 0.15, 0.16 mm, that lets the region merge once the tool has left) and the coarse levels softened towards the finest level's
 # compliance (--level-stiffness 0.89,0.65,0.96,1: the finest level's peak
 # tool force over each fixed level's, damped). The references are the
 # finest and finest-semi runs of OUT_DIR/debunne_liver10k.csv (run
@@ -31,14 +32,14 @@ LOG="$D/debunne_liver10k_frontier.log"
 LEVELS="$W/l0.node,$W/l1.node,$W/l2.node,$W/l3.node"
 COMMON=$LIVER_SCENE
 SOFT=0.89,0.65,0.96,1
-echo "gamma_max,margin,stiffness,damped,file" > "$W/runs"
+echo "gamma_min,gamma_max,margin,stiffness,damped,file" > "$W/runs"
 run() { # gamma_min gamma_max margin (m) stiffness (1 or soft) damped (1 or 0)
     f="$W/run$(wc -l < "$W/runs").csv"
-    echo "$2,$3,$4,$5,$f" >> "$W/runs"
+    echo "$1,$2,$3,$4,$5,$f" >> "$W/runs"
     s=""
     [ "$4" = soft ] && s="--level-stiffness $SOFT"
     [ "$5" = 1 ] && s="$s --semi-implicit"
-    echo "== gamma $2, margin $3, stiffness $4, damped $5" >> "$LOG"
+    echo "== gamma $1,$2, margin $3, stiffness $4, damped $5" >> "$LOG"
     # shellcheck disable=SC2086
     nice "$T" run --multires 4 --levels "$LEVELS" $COMMON --gamma "$1,$2" --tool-margin "$3" $s --csv "$f" >> "$LOG" 2>&1 || echo "failed" >> "$LOG"
 }
@@ -46,6 +47,10 @@ for mg in 0 0.004 0.006 0.007 0.008 0.009 0.01 0.012; do run 1e-4 5e-4 $mg 1 1; 
 for mg in 0 0.008; do run 1e-4 5e-4 $mg soft 1; done
 for mg in 0 0.008; do run 3e-5 1.5e-4 $mg 1 1; done
 for mg in 0 0.006 0.008 0.01; do run 1e-4 5e-4 $mg 1 0; done
+for mg in 0.0075 0.008 0.009; do run 1.4e-4 1.5e-4 $mg 1 1; done
+run 1.2e-4 1.5e-4 0.008 1 1
+run 1.5e-4 1.6e-4 0.008 1 1
+run 1.4e-4 1.5e-4 0.008 1 0
 $PY - "$D" "$W/runs" <<'PYEOF'
 import csv, sys
 import matplotlib
@@ -65,12 +70,13 @@ for spec in csv.DictReader(open(runs)):
         rs = []
     n = min(len(rs), len(ref))
     if n < len(ref):
-        out.append(dict(gamma_max_mm=1e3 * float(spec["gamma_max"]), margin_mm=1e3 * float(spec["margin"]),
-                        stiffness=spec["stiffness"], damped=int(spec["damped"]), frames=n))
+        out.append(dict(gamma_min_mm=1e3 * float(spec["gamma_min"]), gamma_max_mm=1e3 * float(spec["gamma_max"]),
+                        margin_mm=1e3 * float(spec["margin"]), stiffness=spec["stiffness"], damped=int(spec["damped"]),
+                        frames=n))
         continue
     d = [sum((rs[k]["probe_" + c] - ref[k]["probe_" + c]) ** 2 for c in "xyz") ** 0.5 for k in range(n)]
-    out.append(dict(gamma_max_mm=1e3 * float(spec["gamma_max"]), margin_mm=1e3 * float(spec["margin"]),
-                    stiffness=spec["stiffness"], damped=int(spec["damped"]), frames=n,
+    out.append(dict(gamma_min_mm=1e3 * float(spec["gamma_min"]), gamma_max_mm=1e3 * float(spec["gamma_max"]),
+                    margin_mm=1e3 * float(spec["margin"]), stiffness=spec["stiffness"], damped=int(spec["damped"]), frames=n,
                     work=sum(r["work"] for r in rs), ms=sum(r["frame_ms"] for r in rs),
                     speedup_work=sum(r["work"] for r in ref) / sum(r["work"] for r in rs),
                     speedup_time=sum(r["frame_ms"] for r in ref) / sum(r["frame_ms"] for r in rs),
@@ -79,7 +85,7 @@ for spec in csv.DictReader(open(runs)):
                     probe_error_pressing=max(d[k] for k in range(n) if ref[k]["time"] <= 0.1 + 1e-9) / SIZE,
                     force_error=max(abs(rs[k]["tool_fz"] - ref[k]["tool_fz"]) for k in range(n)) / fpeak,
                     max_active=max(r["active_nodes"] for r in rs)))
-cols = ["damped", "gamma_max_mm", "margin_mm", "stiffness", "frames", "work", "ms", "speedup_work", "speedup_time",
+cols = ["damped", "gamma_min_mm", "gamma_max_mm", "margin_mm", "stiffness", "frames", "work", "ms", "speedup_work", "speedup_time",
         "probe_error", "probe_error_to_02", "probe_error_pressing", "force_error", "max_active"]
 with open(f"{D}/debunne_liver10k_frontier.csv", "w") as f:
     w = csv.writer(f)
@@ -88,18 +94,21 @@ with open(f"{D}/debunne_liver10k_frontier.csv", "w") as f:
         w.writerow([("%.6g" % r[c] if isinstance(r[c], float) else r[c]) if c in r else "" for c in cols])
 for r in out:
     if "work" not in r:
-        print("damped %d gamma_max %.2g mm margin %4.1f mm stiffness %-4s: stopped after %d frames" % (
-            r["damped"], r["gamma_max_mm"], r["margin_mm"], r["stiffness"], r["frames"]))
+        print("damped %d gamma %.2g,%.2g mm margin %4.1f mm stiffness %-4s: stopped after %d frames" % (
+            r["damped"], r["gamma_min_mm"], r["gamma_max_mm"], r["margin_mm"], r["stiffness"], r["frames"]))
         continue
-    print("damped %d gamma_max %.2g mm margin %4.1f mm stiffness %-4s: work %5.1fx, time %5.1fx, probe %.3f %% (to 0.2 s"
+    print("damped %d gamma %.2g,%.2g mm margin %4.1f mm stiffness %-4s: work %5.1fx, time %5.1fx, probe %.3f %% (to 0.2 s"
           " %.3f %%, pressing %.3f %%), tool force %.1f %%, %d active at most" % (
-              r["damped"], r["gamma_max_mm"], r["margin_mm"], r["stiffness"], r["speedup_work"], r["speedup_time"],
+              r["damped"], r["gamma_min_mm"], r["gamma_max_mm"], r["margin_mm"], r["stiffness"], r["speedup_work"], r["speedup_time"],
               100 * r["probe_error"], 100 * r["probe_error_to_02"], 100 * r["probe_error_pressing"],
               100 * r["force_error"], r["max_active"]))
 fig, ax = plt.subplots(1, 3, figsize=(16, 5))
-for (g, s, dm), mk in [((0.5, "1", 1), "o-"), ((0.5, "soft", 1), "s--"), ((0.15, "1", 1), "^:"), ((0.5, "1", 0), "x-.")]:
-    pts = [r for r in out if "work" in r and abs(r["gamma_max_mm"] - g) < 1e-9 and r["stiffness"] == s and r["damped"] == dm]
-    lab = "%s, gamma_max %.2g mm%s" % ("damped" if dm else "undamped", g, ", coarse levels softened" if s == "soft" else "")
+for (g0, g, s, dm), mk in [((0.1, 0.5, "1", 1), "o-"), ((0.1, 0.5, "soft", 1), "s--"), ((0.03, 0.15, "1", 1), "^:"),
+                           ((0.1, 0.5, "1", 0), "x-."), ((0.14, 0.15, "1", 1), "D-"), ((0.12, 0.15, "1", 1), "v"),
+                           ((0.15, 0.16, "1", 1), "P"), ((0.14, 0.15, "1", 0), "X")]:
+    pts = [r for r in out if "work" in r and abs(r["gamma_max_mm"] - g) < 1e-9 and abs(r["gamma_min_mm"] - g0) < 1e-9
+           and r["stiffness"] == s and r["damped"] == dm]
+    lab = "%s, gamma %.2g, %.2g mm%s" % ("damped" if dm else "undamped", g0, g, ", coarse levels softened" if s == "soft" else "")
     for a, key in zip(ax, ["probe_error", "probe_error_pressing", "force_error"]):
         a.plot([r["speedup_work"] for r in pts], [100 * r[key] for r in pts], mk, label=lab)
         for r in pts:

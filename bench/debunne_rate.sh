@@ -13,7 +13,8 @@
 # `10k-before`, `10k` and `10k-budget` likewise on the four levels. Each run
 # also runs for 1 frame to time the set-up, so that the CPU time of its
 # frames (user + sys, less the set-up's) can be told apart from the wall
-# time another process on the shared cores takes. The runs are at nice -5
+# time another process on the shared cores takes (each frame's CPU time is
+# in the CSV's cpu_ms where the build writes it). The runs are at nice -5
 # when allowed. Writes OUT_DIR/debunne_rate.csv (every frame),
 # debunne_rate_summary.csv (frames/s, ms a frame on the clock and in CPU
 # time, tet evaluations, the tool force's update rate, and each run's
@@ -42,7 +43,7 @@ L4="--multires 4 --levels $W/l0.node,$W/l1.node,$W/l2.node,$W/l3.node"
 COMMON="--E 5e3 --nu 0.3 --rho 1060 --gravity 0,0,0
         --fix z<-0.012 --gamma 1e-4,5e-4 --work-budget 600000 --frame-dt 0.01
         --tool -0.0144,0.0269,0.0363,0.008 --tool-move 0,0,-0.009,0.4 --probe-at -0.0144,0.0269,0.0273"
-echo "run,frame,active_nodes,interface_nodes,work,frame_ms,probe_x,probe_y,probe_z,tool_fx,tool_fy,tool_fz" > "$D/debunne_rate.csv"
+echo "run,frame,active_nodes,interface_nodes,work,frame_ms,probe_x,probe_y,probe_z,tool_fx,tool_fy,tool_fz,cpu_ms" > "$D/debunne_rate.csv"
 cpu() { # the user + sys seconds of a command
     /usr/bin/time -f "%U %S" -o "$W/time" "$@" > "$W/run.out" 2>&1 || { cat "$W/run.out" >> "$LOG"; exit 1; }
     awk '{ print $1 + $2 }' "$W/time"
@@ -58,7 +59,7 @@ run() { # name, tetwarp, options
     total=$(cpu $NICE "$t" run $COMMON "$@" --frames 80 --csv "$W/run.csv")
     cat "$W/run.out" >> "$LOG"
     echo "cpu: $total s for set-up and 80 frames, $setup s for set-up and 1 frame: $(echo "$total $setup" | awk '{ printf "%.2f", 1000 * ($1 - $2) / 79 }') ms a frame" >> "$LOG"
-    awk -F, -v n="$name" 'NR > 1 { print n "," $1 "," $3 "," $4 "," $5 "," $7 "," $14 "," $15 "," $16 "," $17 "," $18 "," $19 }' \
+    awk -F, -v n="$name" 'NR > 1 { print n "," $1 "," $3 "," $4 "," $5 "," $7 "," $14 "," $15 "," $16 "," $17 "," $18 "," $19 "," (NF >= 22 ? $22 : "") }' \
         "$W/run.csv" >> "$D/debunne_rate.csv"
 }
 if [ -n "$BEFORE" ]; then

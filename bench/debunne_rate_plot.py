@@ -1,5 +1,6 @@
 """Summary and plot of bench/debunne_rate.sh: per run the frames/s, the ms a
-frame on the clock and in CPU time (from the log), the tet evaluations, the
+frame on the clock and in CPU time (from the log), the frames over 10 ms on
+the clock and in CPU time (the CSV's cpu_ms), the tet evaluations, the
 tool force's update rate (from the log) and the largest probe and tool-force
 differences from its set's first run (the runs named 10k* are one set, the
 others another)."""
@@ -42,6 +43,7 @@ for n in runs:
     out.append({"run": n, "frames": len(rs), "ms_mean": f"{sum(ms) / len(ms):.2f}", "ms_max": f"{max(ms):.2f}",
                 "frames_per_s": f"{1000 * len(ms) / sum(ms):.2f}", "realtime": f"{10 * len(ms) / sum(ms):.3f}",
                 "cpu_ms_per_frame": f"{cpu.get(n, 0):.2f}", "frames_over_10ms": sum(x > 10 for x in ms),
+                "frames_over_10ms_cpu": sum(float(r["cpu_ms"]) > 10 for r in rs if r.get("cpu_ms")),
                 "work_per_frame": f"{sum(work) / len(work):.0f}", "tool_updates_per_frame": f"{upd:.1f}",
                 "tool_hz_clock": f"{hz:.0f}", "probe_diff_of_size": f"{dp / size:.2e}",
                 "tool_fz_diff_of_peak": f"{df / fz_peak:.2e}"})

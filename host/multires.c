@@ -163,6 +163,8 @@ struct tw_multires {
     double *srow_w, *srow_c;          /* the rows' weights; 6 per row: the constant x, v parts */
     int dirty;
     int has_tool;
+    int tool_touched; /* the tool held a node in the last frame */
+    int margin_on;    /* def.tool_margin applies this frame: the tool moves or touches */
     tw_mr_tool tool;
     double tool_c0[3], tool_c1[3]; /* the tool's centre at the frame's start and end */
     double budget;
@@ -177,6 +179,8 @@ struct tw_multires {
        rest positions (3 per node) */
     double *xs, *vs, *imps, *Xs;
     double *eff_rs, *eff_sw; /* effective_levels' scratch: 3 and 1 per node */
+    unsigned char *was_state; /* per pool node: the state at the frame's start */
+    signed char *was_src;     /* per pool node: the plan source level at the frame's start */
     int nodes;
     int *act, act_cap, *act_ptr; /* active nodes of level l: act[act_ptr[l] .. act_ptr[l + 1]) */
     int *sub, sub_cap, *sub_ptr; /* plan entries in plan order whose need is >= k:
@@ -483,6 +487,8 @@ void tw_multires_destroy(tw_multires *m)
     free(m->Xs);
     free(m->eff_rs);
     free(m->eff_sw);
+    free(m->was_state);
+    free(m->was_src);
     free(m->act);
     free(m->act_ptr);
     free(m->sub);
@@ -594,7 +600,9 @@ tw_multires *tw_multires_create(tw_hierarchy *h, const tw_multires_def *def)
     m->Xs = tw_malloc(sizeof(double) * 3 * ((size_t)m->nodes + 1), "multires rest positions");
     m->eff_rs = tw_malloc(sizeof(double) * 3 * ((size_t)m->nodes + 1), "multires effective stiffness");
     m->eff_sw = tw_malloc(sizeof(double) * ((size_t)m->nodes + 1), "multires effective weights");
-    if (!m->xs || !m->vs || !m->imps || !m->Xs || !m->eff_rs || !m->eff_sw)
+    m->was_state = tw_calloc((size_t)m->nodes + 1, 1, "multires frame-start states");
+    m->was_src = tw_calloc((size_t)m->nodes + 1, 1, "multires frame-start sources");
+    if (!m->xs || !m->vs || !m->imps || !m->Xs || !m->eff_rs || !m->eff_sw || !m->was_state || !m->was_src)
         goto fail;
     for (int l = 0; l < m->L; l++)
         if (level_build(m, l) != TW_OK)
@@ -1629,7 +1637,7 @@ static int near_tool(const tw_multires *m, const mr_level *L, int i, const doubl
     double d2 = 0;
     for (int d = 0; d < 3; d++)
         d2 += (L->x[3 * i + d] - c[d]) * (L->x[3 * i + d] - c[d]);
-    const double r = m->tool.radius + fmax(2 * L->h_edge[i], m->def.tool_margin);
+    const double r = m->tool.radius + fmax(2 * L->h_edge[i], m->margin_on ? m->def.tool_margin : 0);
     return d2 < r * r;
 }
 
@@ -1638,7 +1646,7 @@ static int near_tool(const tw_multires *m, const mr_level *L, int i, const doubl
  * depend on most, refined ahead of the contact. */
 static int in_tool_margin(const tw_multires *m, const mr_level *L, int i, const double *tool_c)
 {
-    if (!tool_c || !(m->def.tool_margin > 0))
+    if (!tool_c || !(m->def.tool_margin > 0) || !m->margin_on)
         return 0;
     double d2 = 0;
     for (int d = 0; d < 3; d++)
@@ -1849,14 +1857,42 @@ static int pick_forced_merge(const tw_multires *m, int *bl, int *bi)
     return *bl >= 0;
 }
 
+/* Whether node j of level l holds its values differently from the frame's
+ * start: its state changed, it is filled from another level, or the nodes it
+ * is filled from changed state. */
+static int node_changed(const tw_multires *m, int l, int j)
+{
+    const mr_level *L = &m->lv[l];
+    const int n = L->node0 + j;
+    if (L->state[j] != m->was_state[n] || L->psrc[j] != m->was_src[n])
+        return 1;
+    const int k = L->psrc[j];
+    if (L->state[j] != TW_MR_INTERFACE || k < 0)
+        return 0;
+    const tw_transfer *P = &L->loc[k];
+    for (int r = 0; r < TW_HIER_ROW; r++) {
+        const int a = P->idx[TW_HIER_ROW * j + r];
+        if (P->w[TW_HIER_ROW * j + r] != 0 && m->lv[k].state[a] != m->was_state[m->lv[k].node0 + a])
+            return 1;
+    }
+    return 0;
+}
+
 /* Where a tet with an active node is inverted once the interface is filled,
- * the coarser side splits: its active nodes that have children, and the
- * active nodes of a coarser level its interface nodes are filled from;
- * until no such split is left. A node whose motion comes from a coarser
- * level (a new child, a merged parent, an interface node) among neighbours
- * that follow a finer one shares tets (slivers at the surface among them)
- * across the levels' difference; they start inverted and their Green
- * strain's forces blow the frame up. Returns the splits. */
+ * the coarser side splits: its active nodes that have children, and (below
+ * the finest level) the active nodes of a coarser level its interface nodes
+ * are filled from; until no such split is left. A node whose motion comes
+ * from a coarser level (a new child, a merged parent, an interface node)
+ * among neighbours that follow a finer one shares tets (slivers at the
+ * surface among them) across the levels' difference; they start inverted
+ * and their Green strain's forces blow the frame up. Only tets with a node
+ * whose values changed source this frame are looked at (node_changed): a
+ * tet that inverts as it vibrates among sources that stay is left to its
+ * forces, as the finest level alone leaves its slivers. A finest-level
+ * sliver reads any coarse field interpolated onto it with a kink, and
+ * inverts for a small one: splitting the coarser sources of its interface
+ * nodes there moves the front onto more such slivers, and it spreads over
+ * the body. Returns the splits. */
 static int split_inverted(tw_multires *m, const double *tool_c)
 {
     int n = 0;
@@ -1869,7 +1905,10 @@ static int split_inverted(tw_multires *m, const double *tool_c)
                     continue;
                 for (int z = L->vt_ptr[q]; z < L->vt_ptr[q + 1] && L->state[q] == TW_MR_ACTIVE; z++) {
                     const int e = L->vt[z] >> 2, *t = L->m->tets + 4 * e;
-                    if (!tet_inverted(L, e))
+                    int changed = 0;
+                    for (int p = 0; p < 4 && !changed; p++)
+                        changed = node_changed(m, l, t[p]);
+                    if (!changed || !tet_inverted(L, e))
                         continue;
                     for (int p = 0; p < 4; p++) {
                         const int j = t[p];
@@ -1877,7 +1916,7 @@ static int split_inverted(tw_multires *m, const double *tool_c)
                             do_split(m, l, j, tool_c);
                             n++;
                             any = 1;
-                        } else if (L->state[j] == TW_MR_INTERFACE && L->psrc[j] >= 0 && L->psrc[j] < l) {
+                        } else if (l + 1 < m->L && L->state[j] == TW_MR_INTERFACE && L->psrc[j] >= 0 && L->psrc[j] < l) {
                             const int k = L->psrc[j];
                             const tw_transfer *P = &L->loc[k];
                             for (int r = 0; r < TW_HIER_ROW; r++) {
@@ -2234,6 +2273,15 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
         tool_center(m, m->time + T, m->tool_c1);
         memcpy(c_end, m->tool_c1, sizeof c_end);
     }
+    /* the margin refines ahead of a contact: while the tool moves, or holds the
+       surface; a tool at rest off the body lets the region merge */
+    m->margin_on = m->has_tool && (m->tool_touched || m->tool_c1[0] != m->tool_c0[0] ||
+                                   m->tool_c1[1] != m->tool_c0[1] || m->tool_c1[2] != m->tool_c0[2]);
+    for (int l = 0; l < m->L; l++) {
+        const mr_level *L = &m->lv[l];
+        memcpy(m->was_state + L->node0, L->state, (size_t)L->nv);
+        memcpy(m->was_src + L->node0, L->psrc, (size_t)L->nv);
+    }
     /* contact for the end of the frame, on the active set as it stands */
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
@@ -2267,12 +2315,17 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
        merges while it passes the budget */
     plan_levels(m);
     long W = total_work(m);
-    while (m->budget > 0 && W > m->budget) {
-        int bl, bi;
-        if (!pick_forced_merge(m, &bl, &bi))
+    /* a plan rebuild costs a pass over every level's nodes: the merges go in
+       batches that double, not one rebuild each */
+    for (int batch = 1; m->budget > 0 && W > m->budget; batch *= 2) {
+        int merged = 0, bl, bi;
+        while (merged < batch && pick_forced_merge(m, &bl, &bi)) {
+            do_merge(m, bl, bi);
+            merged++;
+        }
+        if (!merged)
             break;
-        do_merge(m, bl, bi);
-        st.forced_merges++;
+        st.forced_merges += merged;
         build_plan(m);
         run_plan(m);
         plan_levels(m);
@@ -2451,6 +2504,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                 L->gamma[i] = sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]) / (m->mu * L->stiff * L->h_edge[i]);
             }
     }
+    m->tool_touched = st.tool_held > 0;
     m->time += T;
     m->frame++;
     /* stats */

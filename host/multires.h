@@ -57,7 +57,8 @@ typedef struct tw_multires_def {
     int start_level;       /* the level active at the start */
     int tool_refine;       /* 1: nodes the tool touches split first, whatever their gamma */
     double tool_margin;    /* m: with tool_refine, nodes within this of the tool's surface split
-                              first too, and do not merge (0: only those it touches) */
+                              first too, and do not merge, in frames where the tool moves or
+                              held the surface in the last one (0: only those it touches) */
     double level_stiffness[8]; /* per level (the first 8), the factor on E (0: 1): a coarse
                                   level's tets are stiffer than the body they discretise (fewer
                                   modes); a factor below 1 matches its compliance to the

@@ -826,3 +826,95 @@ TW_TEST(liver_stretched_tets_step_finer)
     tw_multires_destroy(s);
     return 0;
 }
+
+/* The splits of two frames with the tool --tool-margin M ahead of it: a
+ * sphere of 30 mm, 6 cm above the cube's top (out of any node's reach),
+ * M 7 cm, gamma out of play; moving down 1 cm over move_time (0: still). */
+static int margin_splits(double move_time)
+{
+    tw_multires_def d = soft_def();
+    d.gravity[2] = 0;
+    d.gamma_min = 0;
+    d.gamma_max = 1e9;
+    d.tool_margin = 0.07;
+    tw_multires *s = make_fixed(&d, 0);
+    if (!s)
+        return -1;
+    tw_multires_fix(s, 2, 1, 1e-9);
+    tw_mr_tool tool;
+    memset(&tool, 0, sizeof tool);
+    tool.radius = 0.03;
+    tool.center0[0] = tool.center0[1] = 0.05;
+    tool.center0[2] = 0.1 + 0.03 + 0.06;
+    tool.move[2] = -0.01;
+    tool.move_time = move_time;
+    tw_multires_set_tool(s, &tool);
+    int splits = 0;
+    for (int f = 0; f < 2; f++) {
+        tw_mr_frame_stats st;
+        if (tw_multires_frame(s, &st) != TW_OK)
+            splits = -1000;
+        splits += st.splits;
+    }
+    tw_multires_destroy(s);
+    return splits;
+}
+
+/* The margin refines ahead of a contact while the tool moves (or holds the
+ * surface); a tool at rest off the body refines nothing, so that the region
+ * under it merges once it has left (otherwise it stays refined to the end
+ * of a run). */
+TW_TEST(tool_margin_refines_only_while_the_tool_moves)
+{
+    const int still = margin_splits(0), moving = margin_splits(0.3);
+    printf("splits: tool still %d, moving %d\n", still, moving);
+    CHECK(still == 0);
+    CHECK(moving > 0);
+    return 0;
+}
+
+/* A finest-level tet that inverts among interface nodes whose sources have
+ * not changed since the frame's start splits nothing: its coarser sources
+ * stay (splitting them moves the refined front onto more finest-level
+ * slivers, which the coarse field inverts, and the finest level spreads
+ * over the body). The cube's right half on level 1, its right quarter on
+ * level 2; one active level-2 node next to an interface node is moved
+ * through its neighbours, inverting its tets. */
+TW_TEST(inverted_finest_tet_among_unchanged_sources_splits_nothing)
+{
+    tw_multires_def d = soft_def();
+    d.gamma_min = 0;
+    d.gamma_max = 1e9;
+    tw_multires *s = make(&d);
+    CHECK(s);
+    CHECK_OK(tw_multires_frame(s, NULL));
+    CHECK(split_above(s, 0, 0.05) > 0);
+    CHECK(split_above(s, 1, 0.07) > 0);
+    CHECK_OK(tw_multires_frame(s, NULL));
+    const tw_mesh *me = tw_multires_mesh(s, 2);
+    const unsigned char *state = tw_multires_states(s, 2);
+    int moved = -1;
+    for (int i = 0; i < me->nv && moved < 0; i++) {
+        if (state[i] != TW_MR_ACTIVE || me->X[3 * i] >= 0.09)
+            continue;
+        for (int e = 0; e < me->nt && moved < 0; e++) {
+            const int *t = me->tets + 4 * e;
+            int has_i = 0, has_iface = 0;
+            for (int p = 0; p < 4; p++) {
+                has_i |= t[p] == i;
+                has_iface |= state[t[p]] == TW_MR_INTERFACE;
+            }
+            if (has_i && has_iface)
+                moved = i;
+        }
+    }
+    CHECK(moved >= 0);
+    tw_multires_positions(s, 2)[3 * moved] -= 0.04; /* two level-2 cells to the left */
+    tw_multires_update_interface(s);
+    tw_mr_frame_stats st;
+    CHECK_OK(tw_multires_frame(s, &st));
+    printf("node %d moved through its neighbours: %d splits\n", moved, st.splits);
+    CHECK(st.splits == 0);
+    tw_multires_destroy(s);
+    return 0;
+}
