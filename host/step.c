@@ -489,6 +489,7 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
     int cached = in.energy_check && w->energy_step == w->step && !w->host_dirty &&
                  w->energy_key == (double)w->def.method;
     in.energy_snapshot = cached && w->energy_above == w->step; /* only such a step can fail */
+    in.energy_start_known = cached;
     int has_acc = w->has_acc;
     tw_cuda_step_out out;
     double t0 = tw_now_ms();

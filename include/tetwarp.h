@@ -428,8 +428,8 @@ typedef struct tw_world_def {
     int energy_check;               /* 1: each step compares the mechanical energy before and after
                                        (tw_step_stats.energy_rise; both backends); costs one elastic
                                        energy evaluation a step, about a rotation pass (the CUDA
-                                       backend: two, device reductions, and six scalars read back), and
-                                       a copy of the state when a step can fail. A step that gains energy and ends above where the
+                                       backend: a device reduction, its sums read back), and a copy of
+                                       the state when a step can fail. A step that gains energy and ends above where the
                                        steps nothing did work on began by more than the scale (kinetic +
                                        elastic + weight x size) there, after a step that did the same,
                                        fails as diverged. 0: off

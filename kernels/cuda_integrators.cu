@@ -155,12 +155,14 @@ __global__ void newmark_commit_kernel(tw_cuda_data d)
 /* Per block (kinetic, elastic, gravity) at x, v: host/step.c
  * mechanical_energy's vertex terms and tw_compute_elastic_energy's element
  * terms, or linear's vertex terms (hd/integrator.h, hd/step.h), one
- * grid-stride loop over both. */
-__global__ void energy_partials(tw_cuda_data d, int method, double *partial)
+ * grid-stride loop over both. start: the pass at the step's start, which
+ * sums nothing when P->energy_skip_start (uniform: every block still
+ * writes its zero partials). */
+__global__ void energy_partials(tw_cuda_data d, int method, int start, double *partial)
 {
     double s[3] = {0, 0, 0};
     tw_step_view sv = tw_cuda_step_view(d);
-    int count = d.n > d.nt ? d.n : d.nt, linear = method == TW_LINEAR;
+    int count = start && d.P->energy_skip_start ? 0 : d.n > d.nt ? d.n : d.nt, linear = method == TW_LINEAR;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
         if (i < d.n) {
             size_t q = 3 * (size_t)i;
@@ -309,7 +311,7 @@ static tw_status energy_into(tw_cuda_world *cw, tw_method m, int first)
 {
     const tw_cuda_data &d = cw->d;
     unsigned nb = tw_cuda_reduce_grid(d.n > d.nt ? d.n : d.nt);
-    energy_partials<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(d, (int)m, cw->partial);
+    energy_partials<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(d, (int)m, first == TW_S_E0, cw->partial);
     TW_CUDA_LAUNCHED();
     return tw_cuda_reduce_finish(cw, 3, (int)nb, first);
 }

@@ -75,6 +75,8 @@ typedef struct tw_cuda_params {
     double alpha;        /* mass-proportional damping, 1/s (explicit Newmark) */
     int energy_held;     /* the energy projection: a vertex is constrained (no centre-of-mass split) */
     double beta;         /* stiffness-proportional damping, s (the Newton residual) */
+    int energy_skip_start; /* the energy at the step's start is not needed (the host has it, no projection):
+                              its pass sums nothing */
 } tw_cuda_params;
 
 /* What a step leaves on the device for the host: read back once per step

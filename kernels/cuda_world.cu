@@ -602,6 +602,7 @@ static void fill_params(const tw_cuda_step_in *in, tw_cuda_params *p)
     p->touch = 1e-6 * in->size;               /* tw_contact_detect */
     p->vt_min = 1e-6 * in->size / p->heff;    /* tw_contact_friction_implicit */
     p->gtol = TW_CONTACT_GTOL * in->size;     /* tw_contact_update */
+    p->energy_skip_start = in->energy_start_known && !in->energy_projection; /* host/step.c's cache */
 }
 
 static tw_cuda_shape step_shape(const tw_cuda_world *cw, const tw_cuda_step_in *in)

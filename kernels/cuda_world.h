@@ -67,6 +67,8 @@ typedef struct tw_cuda_step_in {
                                 mechanical energy at the step's start and end comes back in out */
     int energy_snapshot;     /* the check may fail this step: the state at its start (x, v, BDF2's xprev,
                                 vprev, Newmark's acc) is kept for tw_cuda_world_restore */
+    int energy_start_known;  /* the check's start energy is the host's (the last step's end): the device
+                                computes it only for the projection (out's energy0 is then 0) */
 } tw_cuda_step_in;
 
 /* What a step reports, for host/step.c to apply. */
@@ -84,7 +86,8 @@ typedef struct tw_cuda_step_out {
                               (tw_contact_impact); BDF2 restarts with implicit Euler after one */
     double collider_force[TW_MAX_COLLIDERS][3]; /* the force the body exerted on each collider, N */
     /* with in->energy_check: kinetic, elastic and gravity energy (J, host/step.c mechanical_energy's
-       terms) at the step's start and at its end (after the energy projection) */
+       terms) at the step's start (unless in->energy_start_known) and at its end (after the
+       energy projection) */
     double energy0[3], energy1[3];
 } tw_cuda_step_out;
 
