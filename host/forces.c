@@ -21,8 +21,6 @@
 #include "hd/step_fused.h"
 #include "world.h"
 
-static tw_v3 vtx(const tw_real *x, int i) { return tw_v3_load(x + 3 * (size_t)i); }
-
 void tw_compute_rotations(tw_world *w, const tw_real *x)
 {
     const tw_fem *f = &w->fem;
@@ -156,10 +154,7 @@ double tw_compute_elastic_energy(tw_world *w, const tw_real *x)
     double energy = 0;
     if (w->def.method == TW_LINEAR) {
 #pragma omp parallel for if (TW_PAR(f->n)) num_threads(tw_world_threads(w)) reduction(+ : energy) schedule(static)
-        for (int i = 0; i < f->n; i++) {
-            tw_v3 ui = tw_v3_sub(vtx(x, i), vtx(f->X, i));
-            energy += 0.5 * (double)tw_v3_dot(ui, tw_row_K_times_y(&s, x, i, NULL));
-        }
+        for (int i = 0; i < f->n; i++) energy += tw_linear_vertex_energy(&s, x, i);
         return energy;
     }
     tw_method m = w->def.method;

@@ -431,6 +431,19 @@ static tw_status newmark_step(tw_world *w, double h, tw_step_stats *st)
 
 #ifdef TW_HAVE_CUDA
 static int work_done(const tw_world *w);
+static double energy_scale(const tw_world *w, double k, double e, double m);
+static void energy_run_start(tw_world *w, double e0, double scale);
+static tw_status energy_verdict(tw_world *w, double e0, double scale, double e1, double scale1, tw_step_stats *st);
+
+/* The device's (kinetic, elastic, gravity) as mechanical_energy sums them,
+ * and their scale */
+static double device_energy(const tw_world *w, const double *parts, double *scale)
+{
+    double m = 0;
+    for (int i = 0; i < w->fem.n; i++) m += w->fem.mass[i];
+    *scale = energy_scale(w, parts[0], parts[1], m);
+    return parts[0] + parts[1] + parts[2];
+}
 
 /* Body contact on the CUDA backend (kernels/cuda_bodies.cu): the device
  * step calls these at implicit_solve's points, with what they read
@@ -518,8 +531,19 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
     tw_colliders_advanced(w, w->def.dt, end);
     in.colliders_end = end;
     in.colliders_moving = tw_colliders_moving(w);
-    /* tw_world_step's projection, on the device */
-    in.energy_projection = w->def.method == TW_WARP_VERTEX && w->def.integrator == TW_BDF2 && !work_done(w);
+    /* tw_world_step's projection and energy check, on the device: the
+     * energies come back as scalars, the rule is applied here. The last
+     * step's end energy still holds as this one's start while no setter
+     * touched the state (host_dirty) and the method is the same: the
+     * device's state is not read here for state_key. */
+    int no_work = !work_done(w);
+    in.energy_projection = w->def.method == TW_WARP_VERTEX && w->def.integrator == TW_BDF2 && no_work;
+    in.energy_check = no_work && w->def.energy_check;
+    int cached = in.energy_check && w->energy_step == w->step && !w->host_dirty &&
+                 w->energy_key == (double)w->def.method;
+    in.energy_snapshot = cached && w->energy_above == w->step; /* only such a step can fail */
+    in.energy_start_known = cached;
+    int has_acc = w->has_acc;
     tw_cuda_body_hooks hooks = body_hooks(w);
     in.bodies = w->bodies ? &hooks : NULL;
     tw_cuda_step_out out;
@@ -533,6 +557,20 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
         d.vmax_vertex = out.vmax_vertex;
         d.vmax = out.vmax;
         s = divergence_status(w, &d, out.stats.cg_iterations, out.stats.residual, w->def.dt);
+    }
+    if (s == TW_OK && in.energy_check) {
+        double scale = 0, scale1;
+        double e0 = cached ? w->energy_last : device_energy(w, out.energy0, &scale);
+        if (!cached) energy_run_start(w, e0, scale);
+        double e1 = device_energy(w, out.energy1, &scale1);
+        s = energy_verdict(w, e0, scale, e1, scale1, &out.stats);
+        if (s == TW_OK) {
+            w->energy_key = (double)w->def.method;
+        } else { /* the state at the step's start back on the device, as energy_snapshot does */
+            tw_status r = tw_cuda_world_restore(w->cuda);
+            if (r != TW_OK) s = r;
+            w->has_acc = has_acc;
+        }
     }
     if (s == TW_OK) {
         memcpy(w->cforce, out.collider_force, sizeof w->cforce);
@@ -568,6 +606,15 @@ static double state_key(const tw_world *w)
     return k;
 }
 
+/* The mechanical energy's scale: kinetic k + |elastic e| + the weight (mass
+ * m, kg) times the body's size. */
+static double energy_scale(const tw_world *w, double k, double e, double m)
+{
+    double gn = sqrt(w->def.gravity[0] * w->def.gravity[0] + w->def.gravity[1] * w->def.gravity[1] +
+                     w->def.gravity[2] * w->def.gravity[2]);
+    return k + fabs(e) + m * gn * w->size;
+}
+
 /* Kinetic + elastic + gravity energy (J), and its scale: kinetic + elastic +
  * the weight times the body's size. The elastic energy's pass leaves the
  * rotations at w->x (element methods), which the next implicit step uses. */
@@ -581,9 +628,7 @@ static double mechanical_energy(tw_world *w, double *scale)
         tw_vertex_mechanical_energy(f->mass[i], w->v + q, w->x + q, f->X + q, w->def.gravity, &k, &g);
     }
     double e = tw_compute_rotations_energy(w, w->x);
-    double gn = sqrt(w->def.gravity[0] * w->def.gravity[0] + w->def.gravity[1] * w->def.gravity[1] +
-                     w->def.gravity[2] * w->def.gravity[2]);
-    *scale = k + fabs(e) + m * gn * w->size;
+    *scale = energy_scale(w, k, e, m);
     return k + e + g;
 }
 
@@ -696,6 +741,41 @@ static tw_status energy_snapshot(tw_world *w, int save)
     return TW_OK;
 }
 
+/* A run of steps nothing does work on begins at energy e0 (J; scale: its
+ * scale): the blow-up test's reference. */
+static void energy_run_start(tw_world *w, double e0, double scale)
+{
+    w->energy_ref = e0;
+    w->energy_ref_scale = fmax(scale, energy_floor(w));
+    w->energy_above = -1;
+}
+
+/* The energy check on a step that ran (both backends): e0 and e1 the
+ * mechanical energy at its start and end, scale and scale1 their scales
+ * (scale 0 when e0 is the last step's end). Sets st->energy_rise; the
+ * blow-up test's second step in a row fails as diverged (the caller puts
+ * the state back), any other moves the run's bookkeeping to the step's end
+ * (the caller sets energy_key, the end state's fingerprint). */
+static tw_status energy_verdict(tw_world *w, double e0, double scale, double e1, double scale1, tw_step_stats *st)
+{
+    double h = w->def.dt;
+    st->energy_rise = w->def.energy_check && e1 - e0 > 1e-4 * fmax(scale, scale1);
+    int above = w->def.energy_check && e1 > e0 && e1 - w->energy_ref > w->energy_ref_scale;
+    if (above && w->energy_above == w->step)
+        /* energy_last, energy_step and energy_above still describe the
+         * restored state: the same step taken again fails again */
+        return tw_fail(TW_ERR_DIVERGED,
+                       "step %ld (t = %g s): the mechanical energy rose from %g J to %g J, a second step in a "
+                       "row above its start (%g J) by more than its scale (%g J: kinetic + elastic + weight "
+                       "x size) with nothing doing work on the body; the simulation is unstable — reduce dt, "
+                       "add damping, or try another method",
+                       w->step + 1, w->time + h, e0, e1, w->energy_ref, w->energy_ref_scale);
+    w->energy_last = e1;
+    w->energy_step = w->step + 1;
+    w->energy_above = above ? w->step + 1 : -1;
+    return TW_OK;
+}
+
 tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
 {
 #ifdef TW_HAVE_CUDA
@@ -720,9 +800,7 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
         if (w->energy_step == w->step && w->energy_key == state_key(w)) e0 = w->energy_last;
         else {
             e0 = mechanical_energy(w, &scale);
-            w->energy_ref = e0;
-            w->energy_ref_scale = fmax(scale, energy_floor(w));
-            w->energy_above = -1;
+            energy_run_start(w, e0, scale);
         }
         /* only a step right after one that rose above its start can fail,
          * so only then is the state at its start kept */
@@ -788,25 +866,13 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
         if (check_energy) {
             double scale1, e1 = mechanical_energy(w, &scale1);
             if (project && bdf2_energy_projection(w, e1 - e0)) e1 = mechanical_energy(w, &scale1);
-            st.energy_rise = w->def.energy_check && e1 - e0 > 1e-4 * fmax(scale, scale1);
-            int above = w->def.energy_check && e1 > e0 && e1 - w->energy_ref > w->energy_ref_scale;
-            if (above && w->energy_above == w->step) {
-                s = tw_fail(TW_ERR_DIVERGED,
-                            "step %ld (t = %g s): the mechanical energy rose from %g J to %g J, a second step in a "
-                            "row above its start (%g J) by more than its scale (%g J: kinetic + elastic + weight "
-                            "x size) with nothing doing work on the body; the simulation is unstable — reduce dt, "
-                            "add damping, or try another method",
-                            w->step + 1, w->time + h, e0, e1, w->energy_ref, w->energy_ref_scale);
+            s = energy_verdict(w, e0, scale, e1, scale1, &st);
+            if (s == TW_OK) {
+                w->energy_key = state_key(w);
+            } else {
                 energy_snapshot(w, 0);
                 w->has_history = history;
                 w->has_acc = has_acc;
-                /* energy_last, energy_step and energy_above still describe
-                 * the restored state: the same step taken again fails again */
-            } else {
-                w->energy_last = e1;
-                w->energy_step = w->step + 1;
-                w->energy_key = state_key(w);
-                w->energy_above = above ? w->step + 1 : -1;
             }
         }
     }

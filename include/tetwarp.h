@@ -426,9 +426,10 @@ typedef struct tw_world_def {
     int threads;                    /* OpenMP threads of this world's loops, 0 = the OpenMP default,
                                        at most TW_MAX_THREADS */
     int energy_check;               /* 1: each step compares the mechanical energy before and after
-                                       (tw_step_stats.energy_rise; CPU backend); costs one elastic
-                                       energy evaluation a step, about a rotation pass, and a copy of
-                                       the state. A step that gains energy and ends above where the
+                                       (tw_step_stats.energy_rise; both backends); costs one elastic
+                                       energy evaluation a step, about a rotation pass (the CUDA
+                                       backend: a device reduction, its sums read back), and a copy of
+                                       the state when a step can fail. A step that gains energy and ends above where the
                                        steps nothing did work on began by more than the scale (kinetic +
                                        elastic + weight x size) there, after a step that did the same,
                                        fails as diverged. 0: off
@@ -577,7 +578,7 @@ typedef struct tw_step_stats {
                                 (never with cg_fixed_iterations) */
     int energy_rise;         /* 1: kinetic + elastic + gravity energy rose by more than 1e-4 of its
                                 scale while nothing did work (no point force, spring or kinematic
-                                vertex); CPU backend with tw_world_def.energy_check, else 0 */
+                                vertex); with tw_world_def.energy_check, else 0 */
     int contacts_unresolved; /* implicit: vertices the last contact pass still left wrong (the
                                 collider pulls, or the vertex would end inside: TW_CONTACT_PASSES
                                 solves were not enough); CPU backend, all integrators, also:

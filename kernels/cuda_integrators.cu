@@ -32,7 +32,10 @@
 // when a vertex is constrained) scaled by sqrt(1 - excess / k): the factor
 // decided on the device by one thread (energy_decide), nothing read back.
 // The CPU sums serially, the device by blocks: the factor agrees to
-// rounding, not bit for bit.
+// rounding, not bit for bit. The energy check (host/step.c, any method and
+// integrator, nothing doing work on the body) reads the same sums: the
+// energy at the start, and at the end after the projection
+// (tw_cuda_energy_end), read back as six scalars; the rule is host/step.c's.
 //
 // NEVER RUN ON A GPU: written and compiled (float and double builds, nvcc 13,
 // sm_90) on a machine without one; tests/test_gpu_backend.c's bdf2 and
@@ -147,22 +150,26 @@ __global__ void newmark_commit_kernel(tw_cuda_data d)
     }
 }
 
-/* ---- warp-vertex under BDF2: the energy projection ---- */
+/* ---- the mechanical energy: warp-vertex under BDF2's energy projection, the energy check ---- */
 
 /* Per block (kinetic, elastic, gravity) at x, v: host/step.c
  * mechanical_energy's vertex terms and tw_compute_elastic_energy's element
- * terms (hd/integrator.h, hd/step.h), one grid-stride loop over both. */
-__global__ void energy_partials(tw_cuda_data d, int method, double *partial)
+ * terms, or linear's vertex terms (hd/integrator.h, hd/step.h), one
+ * grid-stride loop over both. start: the pass at the step's start, which
+ * sums nothing when P->energy_skip_start (uniform: every block still
+ * writes its zero partials). */
+__global__ void energy_partials(tw_cuda_data d, int method, int start, double *partial)
 {
     double s[3] = {0, 0, 0};
     tw_step_view sv = tw_cuda_step_view(d);
-    int count = d.n > d.nt ? d.n : d.nt;
+    int count = start && d.P->energy_skip_start ? 0 : d.n > d.nt ? d.n : d.nt, linear = method == TW_LINEAR;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
         if (i < d.n) {
             size_t q = 3 * (size_t)i;
             tw_vertex_mechanical_energy(d.mass[i], d.v + q, d.x + q, d.X + q, sv.gravity, &s[0], &s[2]);
+            if (linear) s[1] += tw_linear_vertex_energy(&sv, d.x, i);
         }
-        if (i < d.nt) s[1] += (double)tw_element_energy_density(&sv, d.x, i, (tw_method)method) * d.vol[i];
+        if (i < d.nt && !linear) s[1] += (double)tw_element_energy_density(&sv, d.x, i, (tw_method)method) * d.vol[i];
     }
     tw_block_partials<3>(s, partial);
 }
@@ -303,15 +310,15 @@ static_assert(TW_CUDA_REDUCE_VALUES >= 4, "the energy projection's centre of mas
 static tw_status energy_into(tw_cuda_world *cw, tw_method m, int first)
 {
     const tw_cuda_data &d = cw->d;
-    if (m == TW_LINEAR) /* its energy is the vertex form; the projection is warp-vertex's */
-        return tw_fail(TW_ERR_UNSUPPORTED, "CUDA backend: the mechanical energy of the linear method");
     unsigned nb = tw_cuda_reduce_grid(d.n > d.nt ? d.n : d.nt);
-    energy_partials<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(d, (int)m, cw->partial);
+    energy_partials<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(d, (int)m, first == TW_S_E0, cw->partial);
     TW_CUDA_LAUNCHED();
     return tw_cuda_reduce_finish(cw, 3, (int)nb, first);
 }
 
 tw_status tw_cuda_energy_start(tw_cuda_world *cw, tw_method m) { return energy_into(cw, m, TW_S_E0); }
+
+tw_status tw_cuda_energy_end(tw_cuda_world *cw, tw_method m) { return energy_into(cw, m, TW_S_E1); }
 
 tw_status tw_cuda_energy_projection(tw_cuda_world *cw, tw_method m)
 {

@@ -37,9 +37,9 @@ enum {
     TW_S_ALPHA = 17,    /* the fused PCG (cuda_pcg_fused.cu): rz / pq of this iteration */
     TW_S_BETA = 18,     /* the fused PCG: rz / rz_prev for the next direction (0 before the first) */
     TW_S_IMPACTS = 19,  /* active contacts that hit their collider (tw_cuda_contact_impacts) */
-    /* warp-vertex under BDF2's energy projection (cuda_integrators.cu) */
+    /* warp-vertex under BDF2's energy projection and the energy check (cuda_integrators.cu) */
     TW_S_E0 = 20,     /* 3: kinetic, elastic, gravity energy at the step's start */
-    TW_S_E1 = 23,     /* 3: the same at its end */
+    TW_S_E1 = 23,     /* 3: the same at its end (the check's: after the projection) */
     TW_S_VC = 26,     /* 4: sum m v (3), sum m: the centre of mass's velocity (0 when held) */
     TW_S_KREL = 30,   /* the kinetic energy relative to it */
     TW_S_SCALE = 31,  /* the velocities' factor, or -1: no projection this step */
@@ -75,6 +75,8 @@ typedef struct tw_cuda_params {
     double alpha;        /* mass-proportional damping, 1/s (explicit Newmark) */
     int energy_held;     /* the energy projection: a vertex is constrained (no centre-of-mass split) */
     double beta;         /* stiffness-proportional damping, s (the Newton residual) */
+    int energy_skip_start; /* the energy at the step's start is not needed (the host has it, no projection):
+                              its pass sums nothing */
 } tw_cuda_params;
 
 /* What a step leaves on the device for the host: read back once per step
@@ -192,6 +194,7 @@ typedef struct tw_cuda_shape {
     int energy_projection; /* warp-vertex under BDF2, nothing doing work: the energy before and after, the projection */
     int hanging;     /* hanging vertices: their targets, P^T A P in the PCG, their averages after the step */
     int bodies;      /* several bodies: host-driven, the host's detection and passes (cuda_bodies.cu) */
+    int energy_check; /* host/step.c's energy check: the energy at the step's start and end */
 } tw_cuda_shape;
 
 struct tw_cuda_world {
@@ -288,6 +291,12 @@ struct tw_cuda_world {
     int mg_hang_noted; /* stderr has said that hanging vertices turn it off */
     /* body contact's coupled solve (cuda_bodies.cu): NULL until its first step */
     struct tw_cuda_bodies *bodies;
+    int fused_hang_noted; /* stderr has said that hanging vertices run the unfused PCG iteration */
+    /* the energy check (host/step.c): the state at the start of a step that
+     * may fail (x, v, xprev, vprev, acc: the integrator's that exist; 5 x 3n,
+     * allocated at the first such step), kept: it holds one */
+    tw_real *snap;
+    int snap_kept;
 };
 /* Error checks: each names the file, line and call, sets tw_last_error and
  * returns the status from the enclosing function (which returns tw_status). */
@@ -369,15 +378,20 @@ tw_status tw_cuda_newmark_update(tw_cuda_world *cw);
 tw_status tw_cuda_newmark_commit(tw_cuda_world *cw);
 
 /* warp-vertex under BDF2 when nothing does work on the body (host/step.c
- * tw_world_step, bdf2_energy_projection), in cuda_integrators.cu: the
- * mechanical energy (kinetic, elastic of method m, gravity) at the step's
- * start into scalars[TW_S_E0], before anything moves x or v; */
+ * tw_world_step, bdf2_energy_projection) and the energy check, in
+ * cuda_integrators.cu: the mechanical energy (kinetic, elastic of method m,
+ * gravity) at the step's start into scalars[TW_S_E0], before anything
+ * moves x or v; */
 tw_status tw_cuda_energy_start(tw_cuda_world *cw, tw_method m);
 /* after the step's last kernel: the energy at its end, and when the step
  * committed and gained energy, the free vertices' velocities relative to
  * the centre of mass (P->energy_held: to 0) scaled to take the gain out
  * (st->energy_projected), the factor decided on the device. */
 tw_status tw_cuda_energy_projection(tw_cuda_world *cw, tw_method m);
+/* the energy check's: the mechanical energy at the step's end (after the
+ * projection, when there is one) into scalars[TW_S_E1]; any method (linear:
+ * tw_compute_elastic_energy's vertex form) */
+tw_status tw_cuda_energy_end(tw_cuda_world *cw, tw_method m);
 
 /* Hanging vertices (cuda_kernels.cu, host/hanging.c's step around the
  * solve; nothing when cw->nhang is 0): their kinematic targets from x, v

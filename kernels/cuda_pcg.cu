@@ -9,8 +9,10 @@
 // (tw_cuda_pcg_init); TW_CUDA_SPMV=warp: the warp-cooperative kernel of
 // cuda_pcg_fused.cu (lanes of a warp per block row). TW_CUDA_PCG=fused (read
 // by cuda_world.cu at creation) replaces the iteration below by
-// cuda_pcg_fused.cu's two kernels; the begin, the stopping rules' state and
-// the host loop stay these.
+// cuda_pcg_fused.cu's two kernels, except while hanging vertices are set
+// (its row kernel cannot apply P and P^T: they tie rows other blocks
+// compute); the begin, the stopping rules' state and the host loop stay
+// these.
 // Vector updates, the preconditioner,
 // the filter and the dot products are fused kernels; dots accumulate in
 // double, as on the CPU, with deterministic two-pass reductions.
@@ -657,7 +659,9 @@ tw_status tw_cuda_pcg_begin(tw_cuda_world *cw)
 tw_status tw_cuda_pcg_iteration(tw_cuda_world *cw)
 {
     if (tw_cuda_amg_active(cw)) return mg_pcg_iteration(cw);
-    if (cw->fused_pcg) return tw_cuda_pcg_fused_iteration(cw);
+    /* the fused kernels apply A alone: with hanging vertices the unfused
+     * iteration below applies P^T A P (cuda_world.cu said so on stderr) */
+    if (cw->fused_pcg && !cw->nhang) return tw_cuda_pcg_fused_iteration(cw);
     const tw_cuda_data &d = cw->d;
     int n = d.n, n3 = 3 * n;
     unsigned nb = tw_cuda_reduce_grid(n);

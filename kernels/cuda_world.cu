@@ -9,19 +9,25 @@
 //   [BDF2 rhs correction] -> prescribed velocities -> [contacts marked] ->
 //   filtered block-Jacobi PCG (cuda_pcg.cu) -> [contact impulses] ->
 //   divergence check -> momentum correction -> x = xbase + heff v ->
-//   [projection] -> [energy projection]
+//   [projection] -> [energy projection] -> [energy at the end]
 //
 // (the energy terms: warp-vertex under BDF2 when nothing does work on the
-// body, tw_world_step's bdf2_energy_projection, cuda_integrators.cu)
+// body, tw_world_step's bdf2_energy_projection, cuda_integrators.cu; and
+// the energy check when nothing does work on the body: the six energies
+// are read back with the status and host/step.c applies its rule; when it
+// fails the step, tw_cuda_world_restore puts back the state keep_state
+// copied at the step's start, a copy made only at a step that can fail)
 //
-// and explicit Newmark as newmark_step does (no solve): predict ->
-// [projection] -> rotations -> elastic force -> new v, a -> [projection]
-// -> divergence check -> commit; for the methods linear, warp-vertex,
+// and explicit Newmark as newmark_step does (no solve): [energy at the
+// start] -> predict -> [projection] -> rotations -> elastic force -> new
+// v, a -> [projection] -> divergence check -> commit -> [energy at the
+// end]; for the methods linear, warp-vertex,
 // warp-edge, corot-element, green and hybrid, with colliders (the contact
 // steps, cuda_contact.cu, when there are any). What the device path does
 // not have yet returns TW_ERR_UNSUPPORTED naming it (never a silent fall
-// back to the CPU): hanging vertices with TW_CUDA_PCG=fused or with
-// warp_system bicgstab. BiCGStab on a vertex method's exact warped system
+// back to the CPU): hanging vertices with warp_system bicgstab. (With
+// TW_CUDA_PCG=fused, a step with hanging vertices runs the unfused PCG
+// iteration, said once on stderr: cuda_pcg.cu.) BiCGStab on a vertex method's exact warped system
 // (warp_system bicgstab) runs host-driven (cuda_bicgstab.cu: its scalars
 // read back every iteration; no graph). Newton iterations after the
 // first solve (newton_iterations > 1, non-linear methods) run host-driven:
@@ -360,7 +366,7 @@ extern "C" void tw_cuda_world_destroy(tw_cuda_world *cw)
     tw_cuda_bodies_free(cw);
     {
         void *nb[] = {cw->newton_x, cw->newton_v, cw->newton_dv, cw->newton_g, cw->newton_rhs,
-                      cw->bicg_p, cw->bicg_v, cw->bicg_s, cw->bicg_t, cw->bicg_rhat};
+                      cw->bicg_p, cw->bicg_v, cw->bicg_s, cw->bicg_t, cw->bicg_rhat, cw->snap};
         for (size_t k = 0; k < sizeof nb / sizeof nb[0]; k++)
             if (nb[k]) cudaFree(nb[k]);
     }
@@ -597,6 +603,7 @@ static void fill_params(const tw_cuda_step_in *in, tw_cuda_params *p)
     p->touch = 1e-6 * in->size;               /* tw_contact_detect */
     p->vt_min = 1e-6 * in->size / p->heff;    /* tw_contact_friction_implicit */
     p->gtol = TW_CONTACT_GTOL * in->size;     /* tw_contact_update */
+    p->energy_skip_start = in->energy_start_known && !in->energy_projection; /* host/step.c's cache */
 }
 
 static tw_cuda_shape step_shape(const tw_cuda_world *cw, const tw_cuda_step_in *in)
@@ -614,6 +621,7 @@ static tw_cuda_shape step_shape(const tw_cuda_world *cw, const tw_cuda_step_in *
     sh.energy_projection = implicit && in->energy_projection;
     sh.hanging = cw->nhang > 0;
     sh.bodies = in->bodies != NULL;
+    sh.energy_check = in->energy_check;
     return sh;
 }
 
@@ -621,7 +629,8 @@ static int same_shape(const tw_cuda_shape *a, const tw_cuda_shape *b)
 {
     return a->method == b->method && a->ghost == b->ghost && a->conserve == b->conserve &&
            a->exact_warp == b->exact_warp && a->colliders == b->colliders && a->integrator == b->integrator &&
-           a->energy_projection == b->energy_projection && a->hanging == b->hanging && a->bodies == b->bodies;
+           a->energy_projection == b->energy_projection && a->hanging == b->hanging && a->bodies == b->bodies &&
+           a->energy_check == b->energy_check;
 }
 
 /* An event on the stream: an event record node while capturing. */
@@ -638,7 +647,8 @@ static tw_status enqueue_before_loop(tw_cuda_world *cw, const tw_cuda_shape *sh)
     tw_method m = (tw_method)sh->method;
     int bdf2 = sh->integrator == TW_BDF2;
     tw_status s;
-    if (sh->energy_projection && (s = tw_cuda_energy_start(cw, m)) != TW_OK) return s; /* at x, v before the step */
+    if ((sh->energy_projection || sh->energy_check) && (s = tw_cuda_energy_start(cw, m)) != TW_OK)
+        return s; /* at x, v before the step */
     if (sh->hanging && (s = tw_cuda_hanging_targets(cw)) != TW_OK) return s; /* tw_hanging_before_step */
     if (bdf2 && (s = tw_cuda_bdf2_base(cw)) != TW_OK) return s; /* tw_world_step, before implicit_solve */
     if ((s = record(cw, 0)) != TW_OK) return s;
@@ -682,7 +692,8 @@ static tw_status enqueue_after_loop(tw_cuda_world *cw, const tw_cuda_shape *sh, 
     if (sh->colliders && (s = tw_cuda_contact_project(cw)) != TW_OK) return s;
     if (sh->hanging && (s = tw_cuda_hanging_average(cw)) != TW_OK) return s; /* tw_hanging_after_step */
     /* tw_world_step's last word on a committed step (nothing when it failed) */
-    return sh->energy_projection ? tw_cuda_energy_projection(cw, (tw_method)sh->method) : TW_OK;
+    if (sh->energy_projection && (s = tw_cuda_energy_projection(cw, (tw_method)sh->method)) != TW_OK) return s;
+    return sh->energy_check ? tw_cuda_energy_end(cw, (tw_method)sh->method) : TW_OK; /* the check's */
 }
 
 /* explicit Newmark (newmark_step), from the acceleration in d.acc: the
@@ -691,6 +702,7 @@ static tw_status enqueue_explicit(tw_cuda_world *cw, const tw_cuda_shape *sh)
 {
     tw_method m = (tw_method)sh->method;
     tw_status s;
+    if (sh->energy_check && (s = tw_cuda_energy_start(cw, m)) != TW_OK) return s; /* before predict moves x */
     if (sh->hanging && (s = tw_cuda_hanging_targets(cw)) != TW_OK) return s; /* moved as kinematic vertices */
     if ((s = tw_cuda_newmark_predict(cw)) != TW_OK) return s;
     if (sh->colliders && (s = tw_cuda_contact_project_predicted(cw)) != TW_OK) return s;
@@ -704,7 +716,8 @@ static tw_status enqueue_explicit(tw_cuda_world *cw, const tw_cuda_shape *sh)
     if ((s = record(cw, 3)) != TW_OK) return s; /* no solve */
     if ((s = tw_cuda_check_divergence(cw)) != TW_OK) return s;
     if ((s = tw_cuda_newmark_commit(cw)) != TW_OK) return s;
-    return sh->hanging ? tw_cuda_hanging_average(cw) : TW_OK;
+    if (sh->hanging && (s = tw_cuda_hanging_average(cw)) != TW_OK) return s;
+    return sh->energy_check ? tw_cuda_energy_end(cw, m) : TW_OK;
 }
 
 #if CUDART_VERSION >= 12040
@@ -1009,6 +1022,47 @@ static tw_status newton_step(tw_cuda_world *cw, const tw_cuda_shape *sh, const t
     return TW_OK;
 }
 
+/* The energy check's copy of the state at a step's start (host/step.c
+ * energy_snapshot): x, v and the integrator's arrays that exist (BDF2's
+ * xprev, vprev; Newmark's acc), for tw_cuda_world_restore. */
+static void snapshot_arrays(tw_cuda_world *cw, tw_real *arrays[5])
+{
+    tw_cuda_data &d = cw->d;
+    arrays[0] = d.x;
+    arrays[1] = d.v;
+    arrays[2] = d.xprev;
+    arrays[3] = d.vprev;
+    arrays[4] = d.acc;
+}
+
+static tw_status keep_state(tw_cuda_world *cw)
+{
+    size_t n3 = 3 * (size_t)cw->d.n, bytes = sizeof(tw_real) * n3;
+    tw_status s;
+    if (!cw->snap && (s = device_alloc(cw, (void **)&cw->snap, 5 * bytes, "the energy check's state")) != TW_OK)
+        return s;
+    tw_real *a[5];
+    snapshot_arrays(cw, a);
+    for (int k = 0; k < 5; k++)
+        if (a[k]) TW_CUDA_TRY(cudaMemcpyAsync(cw->snap + k * n3, a[k], bytes, cudaMemcpyDeviceToDevice, cw->stream));
+    cw->snap_kept = 1;
+    return TW_OK;
+}
+
+extern "C" tw_status tw_cuda_world_restore(tw_cuda_world *cw)
+{
+    if (!cw || !cw->snap_kept)
+        return tw_fail(TW_ERR_INVALID, "tw_cuda_world_restore: the last step kept no state (energy_snapshot unset)");
+    size_t n3 = 3 * (size_t)cw->d.n, bytes = sizeof(tw_real) * n3;
+    tw_real *a[5];
+    snapshot_arrays(cw, a);
+    for (int k = 0; k < 5; k++)
+        if (a[k]) TW_CUDA_TRY(cudaMemcpyAsync(a[k], cw->snap + k * n3, bytes, cudaMemcpyDeviceToDevice, cw->stream));
+    TW_CUDA_TRY(cudaStreamSynchronize(cw->stream));
+    cw->snap_kept = 0;
+    return TW_OK;
+}
+
 /* The step on the device: implicit_solve and what follows it (implicit
  * Euler, BDF2), or newmark_step (host/step.c). */
 static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cuda_step_out *out)
@@ -1019,6 +1073,8 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
         out->uploaded = 1;
     }
     if ((s = upload_colliders(cw, in)) != TW_OK) return s;
+    cw->snap_kept = 0;
+    if (in->energy_snapshot && (s = keep_state(cw)) != TW_OK) return s; /* after the upload: the state now */
     cw->colliders_moving = in->colliders_moving;
     cw->contact_passes = in->def->contact_passes > 0 ? in->def->contact_passes : TW_CONTACT_PASSES;
     tw_cuda_params hp;
@@ -1069,6 +1125,12 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
         if (sh.bodies && (s = tw_cuda_bodies_project(cw, in->bodies, &out->stats.contacts_unresolved)) != TW_OK)
             return s;
     }
+    if (in->energy_check) { /* the check's six scalars, waited for with the status */
+        TW_CUDA_TRY(cudaMemcpyAsync(out->energy0, cw->scalars + TW_S_E0, sizeof out->energy0, cudaMemcpyDeviceToHost,
+                                    cw->stream));
+        TW_CUDA_TRY(cudaMemcpyAsync(out->energy1, cw->scalars + TW_S_E1, sizeof out->energy1, cudaMemcpyDeviceToHost,
+                                    cw->stream));
+    }
     if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
     if (sh.colliders && (s = tw_cuda_contact_forces(cw, in->ncolliders, out->collider_force)) != TW_OK) return s;
     const tw_cuda_status *hs = &cw->hstatus;
@@ -1106,10 +1168,12 @@ extern "C" tw_status tw_cuda_world_step(tw_cuda_world *cw, const tw_cuda_step_in
     tw_status s = check_supported(in);
     if (s == TW_OK && in->bodies) s = tw_cuda_bodies_check(cw, in);
     if (s != TW_OK) return s;
-    if (in->nhang > 0 && cw->fused_pcg && in->def->integrator != TW_EXPLICIT_NEWMARK)
-        return tw_fail(TW_ERR_UNSUPPORTED, "the CUDA backend does not support hanging vertices (%d set) with "
-                                           "TW_CUDA_PCG=fused yet (its kernels apply A, not P^T A P); unset it",
-                       in->nhang);
+    if (in->nhang > 0 && cw->fused_pcg && in->def->integrator != TW_EXPLICIT_NEWMARK && !cw->fused_hang_noted) {
+        fprintf(stderr, "tetwarp: hanging vertices (%d set) with TW_CUDA_PCG=fused: the steps with them run the "
+                        "unfused PCG iteration (P^T A P as P, A, P^T; the fused kernels apply A alone)\n",
+                in->nhang);
+        cw->fused_hang_noted = 1;
+    }
     out->started = 1;
     return step_device(cw, in, out);
 }

@@ -101,6 +101,12 @@ typedef struct tw_cuda_step_in {
     int energy_projection;   /* warp-vertex under BDF2 with nothing doing work on the body: the step ends with
                                 host/step.c's energy projection (bdf2_energy_projection) */
     const tw_cuda_body_hooks *bodies; /* a world of several bodies: body contact (above); NULL: one body */
+    int energy_check;        /* the energy check (def->energy_check, nothing doing work on the body): the
+                                mechanical energy at the step's start and end comes back in out */
+    int energy_snapshot;     /* the check may fail this step: the state at its start (x, v, BDF2's xprev,
+                                vprev, Newmark's acc) is kept for tw_cuda_world_restore */
+    int energy_start_known;  /* the check's start energy is the host's (the last step's end): the device
+                                computes it only for the projection (out's energy0 is then 0) */
 } tw_cuda_step_in;
 
 /* What a step reports, for host/step.c to apply. */
@@ -117,6 +123,10 @@ typedef struct tw_cuda_step_out {
     int impacts;           /* implicit steps with colliders: active contacts that hit their collider
                               (tw_contact_impact); BDF2 restarts with implicit Euler after one */
     double collider_force[TW_MAX_COLLIDERS][3]; /* the force the body exerted on each collider, N */
+    /* with in->energy_check: kinetic, elastic and gravity energy (J, host/step.c mechanical_energy's
+       terms) at the step's start (unless in->energy_start_known) and at its end (after the
+       energy projection) */
+    double energy0[3], energy1[3];
 } tw_cuda_step_out;
 
 /* 1 when a CUDA device can be used; else 0 with the reason in why. */
@@ -132,6 +142,10 @@ void tw_cuda_world_destroy(tw_cuda_world *cw);
  * not have yet returns TW_ERR_UNSUPPORTED naming it, never a silent fallback;
  * a device error TW_ERR_DEVICE. out is filled as far as the step got. */
 tw_status tw_cuda_world_step(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cuda_step_out *out);
+/* Puts back the state kept at the start of the last step that had
+ * in->energy_snapshot set (x, v and the integrator's history): host/step.c's
+ * energy check failed that step. TW_ERR_INVALID when none was kept. */
+tw_status tw_cuda_world_restore(tw_cuda_world *cw);
 /* Device memory held, bytes. */
 size_t tw_cuda_world_memory_bytes(const tw_cuda_world *cw);
 /* The device array of the current positions (3n tw_real, the state the last
@@ -192,7 +206,9 @@ tw_status tw_cuda_world_spmv(tw_cuda_world *cw, const tw_real *x, tw_real *y);
 const char *tw_cuda_world_spmv_name(const tw_cuda_world *cw);
 /* 1 when the PCG runs fused (TW_CUDA_PCG=fused when cw was created): two
  * kernels per iteration, the product in them the warp kernel's whatever
- * tw_cuda_world_spmv_name says (which is then the initial residual's). */
+ * tw_cuda_world_spmv_name says (which is then the initial residual's);
+ * except in a step with hanging vertices, which runs the unfused
+ * iteration (P^T A P), said once on stderr. */
 int tw_cuda_world_pcg_fused(const tw_cuda_world *cw);
 /* 1 when corot-element, hybrid and green run their rotation and element
  * force as one kernel (TW_CUDA_ELEMENT=fused when cw was created). */

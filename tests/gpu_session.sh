@@ -9,9 +9,10 @@
 #             or cuSPARSE's; in both, a kernel's), then the gpu_backend cases
 #             with TW_CUDA_PCG=fused TW_CUDA_SPMV=warp TW_CUDA_ELEMENT=fused
 #             (every new path under every backend case; gpu_pcg and
-#             gpu_stages have their own) and the gpu_parity energy and Newton
-#             cases (the ports of the CPU-only parts: energy projection,
-#             hanging vertices, Newton iterations: all in '^gpu_'; body contact's
+#             gpu_stages have their own) and the gpu_parity energy, Newton
+#             and hanging-vertex cases (the ports of the CPU-only parts:
+#             energy projection, the energy check's blow-up test, hanging
+#             vertices, Newton iterations: all in '^gpu_'; body contact's
 #             stack and bunny-block parity, gpu_bodies.*, in the first two
 #             passes only: it refuses the fused PCG); the device multigrid's parity
 #             cases (gpu_amg.*, tests/test_gpu_amg.c) run in the first two
@@ -258,10 +259,11 @@ phase_first() {
     build_targets $((b - ($(date +%s) - PH0))) "${exes[@]}"
     local part=/tmp/gpu_session_first.$$ v rest
     # env|regex: the third pass runs every backend case on the fused PCG with the warp SpMV, and
-    # the ports' energy and Newton cases (gpu_parity; hanging vertices and body contact, gpu_bodies,
-    # refuse the fused PCG)
+    # the ports' energy (projection and check), Newton and hanging-vertex cases (gpu_parity; a step
+    # with hanging vertices runs the unfused iteration under TW_CUDA_PCG=fused; body contact,
+    # gpu_bodies, refuses the fused PCG)
     local runs=("|^gpu_" "TW_CUDA_GRAPH=0 TW_CUDA_SPMV=own|^gpu_"
-        "TW_CUDA_PCG=fused TW_CUDA_SPMV=warp TW_CUDA_ELEMENT=fused|^gpu_backend\.|^gpu_parity\.(energy|newton)"
+        "TW_CUDA_PCG=fused TW_CUDA_SPMV=warp TW_CUDA_ELEMENT=fused|^gpu_backend\.|^gpu_parity\.(energy|newton|hanging)"
         "TW_CUDA_MG_SWEEP=warp|^gpu_amg\.") r re
     for r in "${runs[@]}"; do
         v=${r%%|*}

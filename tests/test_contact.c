@@ -513,54 +513,6 @@ TW_TEST(cube_on_floor_does_not_jitter)
     return 0;
 }
 
-/* The armadillo (armadillo_4k scaled to 0.3 m tall, E 1e5) with its lowest
- * vertex 0.1 m over a floor of friction mu, gravity -9.81 along y, as
- * bench/contact_report.c sets it up; size: its bounding-box diagonal. */
-static tw_world *armadillo_drop(tw_mesh **mesh, tw_method method, tw_integrator integ, double mu, double *size)
-{
-    tw_mesh_load_def ld = tw_default_mesh_load_def();
-    ld.quiet = 1;
-    tw_mesh *a = tw_mesh_load(tw_test_mesh_path("armadillo_4k.node"), &ld, NULL);
-    *mesh = NULL;
-    if (!a) return NULL;
-    int n = tw_mesh_vertex_count(a);
-    const double *X0 = tw_mesh_positions(a);
-    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (int i = 0; i < n; i++)
-        for (int c = 0; c < 3; c++) { lo[c] = fmin(lo[c], X0[3 * i + c]); hi[c] = fmax(hi[c], X0[3 * i + c]); }
-    double k = 0.3 / (hi[1] - lo[1]);
-    double *P = malloc(sizeof(double) * 3 * (size_t)n);
-    if (P) {
-        for (int i = 0; i < 3 * n; i++) P[i] = X0[i] * k;
-        *mesh = tw_mesh_create(P, n, tw_mesh_tets(a), tw_mesh_tet_count(a), NULL, NULL, NULL);
-    }
-    *size = 0;
-    for (int c = 0; c < 3; c++) *size += (hi[c] - lo[c]) * k * (hi[c] - lo[c]) * k;
-    *size = sqrt(*size);
-    free(P);
-    tw_mesh_destroy(a);
-    if (!*mesh) return NULL;
-    tw_world_def d = tw_default_world_def();
-    d.method = method;
-    d.integrator = integ;
-    d.dt = 1.0 / 30;
-    d.youngs_modulus = 1e5;
-    d.gravity[0] = d.gravity[1] = d.gravity[2] = 0;
-    d.gravity[1] = -9.81;
-    d.threads = 1;
-    tw_world *w = tw_world_create(*mesh, &d);
-    tw_collider_def fl = tw_default_collider_def();
-    fl.normal[0] = fl.normal[1] = fl.normal[2] = 0;
-    fl.normal[1] = 1;
-    fl.point[1] = lo[1] * k - 0.1;
-    fl.friction = mu;
-    if (w && tw_world_add_collider(w, &fl) != TW_OK) {
-        tw_world_destroy(w);
-        return NULL;
-    }
-    return w;
-}
-
 /* A blow-up is reported, not run on: warp-vertex on the armadillo
  * (armadillo_4k, 0.3 m tall, E 1e5) dropped 0.1 m on a floor with friction
  * 0.5 at dt 1/30 s turns itself inside out (the method's instability on this
@@ -572,7 +524,8 @@ TW_TEST(blow_up_stops_as_diverged)
 {
     tw_mesh *m;
     double size;
-    tw_world *w = armadillo_drop(&m, TW_WARP_VERTEX, TW_IMPLICIT_EULER, 0.5, &size);
+    tw_world_def d = tw_test_armadillo_def(TW_BACKEND_CPU, TW_WARP_VERTEX, TW_IMPLICIT_EULER);
+    tw_world *w = tw_test_armadillo_drop(&m, &d, 0.5, &size);
     CHECK(w);
     int n = tw_world_vertex_count(w);
     double mass = 0;
@@ -615,7 +568,8 @@ TW_TEST(diverged_step_keeps_bdf2_history)
 {
     tw_mesh *m;
     double size;
-    tw_world *w = armadillo_drop(&m, TW_WARP_VERTEX, TW_BDF2, 0, &size);
+    tw_world_def d = tw_test_armadillo_def(TW_BACKEND_CPU, TW_WARP_VERTEX, TW_BDF2);
+    tw_world *w = tw_test_armadillo_drop(&m, &d, 0, &size);
     CHECK(w);
     tw_world_clear_colliders(w);
     size_t n3 = 3 * (size_t)tw_world_vertex_count(w);

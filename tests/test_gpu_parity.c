@@ -20,6 +20,9 @@
 #include "solver.h"
 #include "tw_test.h"
 #include "world.h" /* w->cuda, w->hsys, tw_hanging_reduce */
+#ifdef TW_HAVE_CUDA
+#include "cuda_world.h" /* tw_cuda_world_pcg_fused */
+#endif
 
 #define BAR_LENGTH DEMO_BAR_LENGTH
 
@@ -186,6 +189,128 @@ static int energy_projection_parity(int held)
 
 TW_TEST(energy_projection_held_matches_cpu) { return energy_projection_parity(1); }
 TW_TEST(energy_projection_free_matches_cpu) { return energy_projection_parity(0); }
+
+/* ---------------------------------------- the energy check's blow-up test */
+
+/* The blow-up test's scenes (contact.blow_up_stops_as_diverged,
+ * diverged_step_keeps_bdf2_history): warp-vertex on the armadillo dropped
+ * on a floor of friction 0.5 at dt 1/30 s under implicit Euler, in free fall
+ * under BDF2 (no impact restarts it: its history is in use); check: the
+ * energy check on or off. */
+static tw_world *blow_up_world(tw_mesh **m, tw_backend backend, tw_integrator it, int check)
+{
+    tw_world_def d = tw_test_armadillo_def(backend, TW_WARP_VERTEX, it);
+    d.energy_check = check;
+    double size;
+    tw_world *w = tw_test_armadillo_drop(m, &d, it == TW_BDF2 ? 0 : 0.5, &size);
+    if (!w) {
+        fprintf(stderr, "%s world: %s\n", tw_backend_name(backend), tw_last_error());
+        return NULL;
+    }
+    if (it == TW_BDF2) tw_world_clear_colliders(w);
+    return w;
+}
+
+#define BLOW_UP_STEPS 30
+
+/* Steps w until one fails or BLOW_UP_STEPS passed: the steps that passed,
+ * the failure's status in *s (TW_OK: none) and its message in msg. */
+static int blow_up_steps(tw_world *w, tw_status *s, char *msg, size_t size)
+{
+    int k = 0;
+    *s = TW_OK;
+    msg[0] = 0;
+    for (; k < BLOW_UP_STEPS && *s == TW_OK; k++)
+        if ((*s = tw_world_step(w, NULL)) != TW_OK) {
+            snprintf(msg, size, "%s", tw_last_error());
+            return k;
+        }
+    return k;
+}
+
+/* On the CPU the scenes stop only by the energy check: with it they fail as
+ * diverged within BLOW_UP_STEPS steps, naming the mechanical energy;
+ * without it the step that failed passes (the velocity test does not see
+ * the blow-up), so a device that skipped the check could not pass
+ * energy_check_*_matches_cpu. */
+TW_TEST(energy_check_acts_on_cpu)
+{
+    tw_integrator its[2] = {TW_IMPLICIT_EULER, TW_BDF2};
+    for (int k = 0; k < 2; k++) {
+        int passed[2];
+        tw_status s[2];
+        char msg[2][512];
+        for (int check = 1; check >= 0; check--) {
+            tw_mesh *m = NULL;
+            tw_world *w = blow_up_world(&m, TW_BACKEND_CPU, its[k], check);
+            CHECK(w != NULL);
+            passed[check] = blow_up_steps(w, &s[check], msg[check], sizeof msg[check]);
+            printf("%s, energy check %s: %d steps passed, %s %s\n", tw_integrator_name(its[k]), check ? "on" : "off",
+                   passed[check], tw_status_name(s[check]), msg[check]);
+            tw_world_destroy(w);
+            tw_mesh_destroy(m);
+        }
+        CHECK(s[1] == TW_ERR_DIVERGED && strstr(msg[1], "mechanical energy"));
+        CHECK(passed[0] > passed[1]);
+    }
+    return 0;
+}
+
+/* Device against CPU on the blow-up scenes: both fail as diverged by the
+ * energy check, implicit Euler at the same step, BDF2 within one step (its
+ * failure step moves with rounding: on the CPU, 10 at one thread, 11 at two
+ * or with half the CG tolerance; implicit Euler's stays 16); the device's
+ * state is the one before the failed step (positions and velocities, to the
+ * bit), and the failed step taken again fails the same way, to the digit
+ * (BDF2: its history kept on the device). */
+static int energy_check_parity(tw_integrator it, long steps_apart)
+{
+    if (tw_test_gpu_skip()) return TW_SKIP;
+    tw_mesh *m[2] = {NULL, NULL};
+    tw_world *w[2] = {blow_up_world(&m[0], TW_BACKEND_CPU, it, 1), blow_up_world(&m[1], TW_BACKEND_CUDA, it, 1)};
+    CHECK(w[0] && w[1]);
+    tw_world_def d = tw_test_armadillo_def(TW_BACKEND_CUDA, TW_WARP_VERTEX, it);
+    size_t n3 = 3 * (size_t)tw_world_vertex_count(w[1]);
+    tw_real *x = malloc(sizeof(tw_real) * n3), *v = malloc(sizeof(tw_real) * n3);
+    CHECK(x && v);
+    tw_status s[2] = {TW_OK, TW_OK};
+    char msg[2][512] = {"", ""};
+    double e0 = mechanical_energy(w[1], m[1], &d);
+    for (int k = 0; k < BLOW_UP_STEPS && (s[0] == TW_OK || s[1] == TW_OK); k++) {
+        if (s[1] == TW_OK) { /* the device's state before its step */
+            memcpy(x, tw_world_positions(w[1]), sizeof(tw_real) * n3);
+            memcpy(v, tw_world_velocities(w[1]), sizeof(tw_real) * n3);
+        }
+        for (int j = 0; j < 2; j++)
+            if (s[j] == TW_OK && (s[j] = tw_world_step(w[j], NULL)) != TW_OK)
+                snprintf(msg[j], sizeof msg[j], "%s", tw_last_error());
+        printf("step %d: E - E0 cpu %.6g J, gpu %.6g J\n", k + 1, mechanical_energy(w[0], m[0], &d) - e0,
+               mechanical_energy(w[1], m[1], &d) - e0);
+    }
+    long at[2] = {tw_world_step_index(w[0]) + 1, tw_world_step_index(w[1]) + 1};
+    printf("cpu: %s at step %ld: %s\ngpu: %s at step %ld: %s\n", tw_status_name(s[0]), at[0], msg[0],
+           tw_status_name(s[1]), at[1], msg[1]);
+    CHECK(s[0] == TW_ERR_DIVERGED && s[1] == TW_ERR_DIVERGED);
+    CHECK(strstr(msg[0], "mechanical energy") && strstr(msg[1], "mechanical energy"));
+    CHECK(labs(at[1] - at[0]) <= steps_apart);
+    CHECK(!memcmp(x, tw_world_positions(w[1]), sizeof(tw_real) * n3));
+    CHECK(!memcmp(v, tw_world_velocities(w[1]), sizeof(tw_real) * n3));
+    tw_status again = tw_world_step(w[1], NULL);
+    printf("gpu again: %s: %s\n", tw_status_name(again), tw_last_error());
+    CHECK(again == TW_ERR_DIVERGED && !strcmp(msg[1], tw_last_error()));
+    CHECK(!memcmp(x, tw_world_positions(w[1]), sizeof(tw_real) * n3));
+    CHECK(!memcmp(v, tw_world_velocities(w[1]), sizeof(tw_real) * n3));
+    free(x);
+    free(v);
+    for (int k = 0; k < 2; k++) {
+        tw_world_destroy(w[k]);
+        tw_mesh_destroy(m[k]);
+    }
+    return 0;
+}
+
+TW_TEST(energy_check_blow_up_matches_cpu) { return energy_check_parity(TW_IMPLICIT_EULER, 0); }
+TW_TEST(energy_check_bdf2_blow_up_matches_cpu) { return energy_check_parity(TW_BDF2, 1); }
 
 /* ------------------------------------------------------- hanging vertices */
 
@@ -482,29 +607,131 @@ TW_TEST(hanging_cube_on_floor_matches_cpu)
     return 0;
 }
 
-/* The fused PCG applies A, not P^T A P: a world made with TW_CUDA_PCG=fused
- * refuses a step with hanging vertices, naming both, and takes no step. */
-TW_TEST(hanging_with_fused_pcg_refused)
+/* The graded lattice scene: the bunny (bunny_closed_3485v.off, 0.16 m)
+ * meshed by tw_mesh_graded in cells of 1, 2 and 4 cm, corot-element, soft
+ * (E 2e4), held at its lowest 1.5 cm, sagging under
+ * gravity (-y) at dt 0.01 s; hanging: the lattice's hanging vertices set. */
+#define GRADED_SIZE 0.16
+#define GRADED_STEPS 50
+#define GRADED_TOL 5e-4 /* the parity's, of the size, after GRADED_STEPS */
+
+static tw_world *graded_world(const tw_graded_mesh *g, tw_backend backend, int hanging)
+{
+    tw_world_def d = tw_default_world_def();
+    d.backend = backend;
+    d.method = TW_COROT_ELEMENT;
+    d.youngs_modulus = 2e4;
+    d.poisson_ratio = 0.3;
+    d.density = 1000;
+    d.gravity[0] = d.gravity[2] = 0;
+    d.gravity[1] = -9.81;
+    d.dt = 0.01;
+    d.damping_stiffness = 0.01;
+    tw_world *w = tw_world_create(g->mesh, &d);
+    if (!w) {
+        fprintf(stderr, "%s world: %s\n", tw_backend_name(backend), tw_last_error());
+        return NULL;
+    }
+    const double *X = tw_mesh_positions(g->mesh);
+    double low = INFINITY;
+    for (int i = 0; i < tw_mesh_vertex_count(g->mesh); i++) low = fmin(low, X[3 * i + 1]);
+    tw_status s = tw_world_pin_where(w, 1, 1, low + 0.015) > 0 ? TW_OK : TW_ERR_INVALID;
+    if (s == TW_OK && hanging)
+        s = tw_world_set_hanging(w, g->hanging_count, g->hanging_vertex, g->hanging_ptr, g->hanging_idx,
+                                 g->hanging_weights);
+    if (s != TW_OK) {
+        fprintf(stderr, "graded world: %s\n", tw_last_error());
+        tw_world_destroy(w);
+        return NULL;
+    }
+    return w;
+}
+
+static tw_graded_mesh *graded_bunny(void)
+{
+    tw_surface *surf = tw_surface_load(tw_test_mesh_path("bunny_closed_3485v.off"));
+    if (!surf) return NULL;
+    tw_graded_def gd = tw_default_graded_def();
+    gd.fine_size = 0.01;
+    gd.levels = 3;
+    tw_graded_mesh *g = tw_mesh_graded(surf, &gd);
+    tw_surface_destroy(surf);
+    if (!g) fprintf(stderr, "tw_mesh_graded: %s\n", tw_last_error());
+    else printf("graded bunny: %d vertices (%d hanging), %d tets\n", tw_mesh_vertex_count(g->mesh),
+                g->hanging_count, tw_mesh_tet_count(g->mesh));
+    return g;
+}
+
+/* max distance of a hanging vertex from its constrainers' average, m */
+static double graded_hanging_error(const tw_world *w, const tw_graded_mesh *g)
+{
+    const tw_real *x = tw_world_positions(w);
+    double worst = 0;
+    for (int k = 0; k < g->hanging_count; k++)
+        for (int c = 0; c < 3; c++) {
+            double p = 0;
+            for (int j = g->hanging_ptr[k]; j < g->hanging_ptr[k + 1]; j++)
+                p += g->hanging_weights[j] * x[3 * g->hanging_idx[j] + c];
+            worst = tw_test_max(worst, fabs(x[3 * g->hanging_vertex[k] + c] - p));
+        }
+    return worst;
+}
+
+/* On the CPU the graded scene's hanging vertices change its motion by more
+ * than 4 times hanging_graded_fused_pcg_matches_cpu's tolerance (unset, the
+ * lattice's finer cells are not tied to the coarser ones at their
+ * interfaces), and it sags by more than a millimetre. */
+TW_TEST(hanging_graded_acts_on_cpu)
+{
+    tw_graded_mesh *g = graded_bunny();
+    CHECK(g && g->hanging_count > 0);
+    tw_world *w[2] = {graded_world(g, TW_BACKEND_CPU, 1), graded_world(g, TW_BACKEND_CPU, 0)};
+    CHECK(w[0] && w[1]);
+    if (step_all(w, 2, GRADED_STEPS)) return 1;
+    double sag = 0;
+    const tw_real *x = tw_world_positions(w[0]);
+    const double *X = tw_mesh_positions(g->mesh);
+    for (int i = 0; i < tw_mesh_vertex_count(g->mesh); i++) sag = tw_test_max(sag, X[3 * i + 1] - x[3 * i + 1]);
+    printf("sag with hanging vertices %.4g m; on their edges within %.3g m\n", sag, graded_hanging_error(w[0], g));
+    CHECK(sag > 1e-3);
+    CHECK(position_error(w[0], w[1], GRADED_SIZE, GRADED_TOL, "hanging against not") > 4 * GRADED_TOL);
+    for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
+    tw_graded_mesh_destroy(g);
+    return 0;
+}
+
+/* The fused PCG's kernels apply A alone (P and P^T tie rows that other
+ * blocks compute): a world made with TW_CUDA_PCG=fused runs its steps with
+ * hanging vertices on the unfused iteration, P^T A P applied as P, A, P^T.
+ * The graded scene with it against the CPU: after one step within 1e-4 of
+ * the size, after GRADED_STEPS within GRADED_TOL, the hanging vertices on their
+ * edges and faces on the device. (A device that ignored the hanging
+ * vertices would be hanging_graded_acts_on_cpu's distance away.) */
+TW_TEST(hanging_graded_fused_pcg_matches_cpu)
 {
     if (tw_test_gpu_skip()) return TW_SKIP;
+    tw_graded_mesh *g = graded_bunny();
+    CHECK(g && g->hanging_count > 0);
     const char *was = getenv("TW_CUDA_PCG");
     char *saved = was ? strdup(was) : NULL;
     setenv("TW_CUDA_PCG", "fused", 1);
-    tw_mesh *m = demo_bar_mesh();
-    CHECK(m != NULL);
-    tw_world_def d = hanging_def(TW_BACKEND_CUDA, TW_IMPLICIT_EULER);
-    tw_world *w = hanging_bar(m, &d, 1);
+    tw_world *w[2] = {graded_world(g, TW_BACKEND_CPU, 1), graded_world(g, TW_BACKEND_CUDA, 1)};
     if (saved) setenv("TW_CUDA_PCG", saved, 1);
     else unsetenv("TW_CUDA_PCG");
     free(saved);
-    CHECK(w != NULL);
-    tw_status s = tw_world_step(w, NULL);
-    printf("a step: %s: %s\n", tw_status_name(s), tw_last_error());
-    CHECK(s == TW_ERR_UNSUPPORTED);
-    CHECK(strstr(tw_last_error(), "hanging") && strstr(tw_last_error(), "fused"));
-    CHECK(tw_world_step_index(w) == 0);
-    tw_world_destroy(w);
-    tw_mesh_destroy(m);
+    CHECK(w[0] && w[1]);
+#ifdef TW_HAVE_CUDA
+    CHECK(tw_cuda_world_pcg_fused(w[1]->cuda)); /* the switch took */
+#endif
+    if (step_all(w, 2, 1)) return 1;
+    CHECK(position_error(w[0], w[1], GRADED_SIZE, 1e-4, "after 1 step") <= 1e-4);
+    if (step_all(w, 2, GRADED_STEPS - 1)) return 1;
+    CHECK(position_error(w[0], w[1], GRADED_SIZE, GRADED_TOL, "at the end") <= GRADED_TOL);
+    double he = graded_hanging_error(w[1], g);
+    printf("device: hanging vertices at most %.3g m from their averages\n", he);
+    CHECK(he <= 1e-6 * GRADED_SIZE);
+    for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
+    tw_graded_mesh_destroy(g);
     return 0;
 }
 

@@ -66,3 +66,54 @@ int main(int argc, char **argv)
     fprintf(stderr, "%s: no test named '%s'\n", argv[0], argv[1]);
     return 2;
 }
+
+tw_world_def tw_test_armadillo_def(tw_backend backend, tw_method method, tw_integrator integ)
+{
+    tw_world_def d = tw_default_world_def();
+    d.backend = backend;
+    d.method = method;
+    d.integrator = integ;
+    d.dt = 1.0 / 30;
+    d.youngs_modulus = 1e5;
+    d.gravity[0] = d.gravity[1] = d.gravity[2] = 0;
+    d.gravity[1] = -9.81;
+    d.threads = 1;
+    return d;
+}
+
+tw_world *tw_test_armadillo_drop(tw_mesh **mesh, const tw_world_def *d, double mu, double *size)
+{
+    tw_mesh_load_def ld = tw_default_mesh_load_def();
+    ld.quiet = 1;
+    tw_mesh *a = tw_mesh_load(tw_test_mesh_path("armadillo_4k.node"), &ld, NULL);
+    *mesh = NULL;
+    if (!a) return NULL;
+    int n = tw_mesh_vertex_count(a);
+    const double *X0 = tw_mesh_positions(a);
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < 3; c++) { lo[c] = fmin(lo[c], X0[3 * i + c]); hi[c] = fmax(hi[c], X0[3 * i + c]); }
+    double k = 0.3 / (hi[1] - lo[1]);
+    double *P = malloc(sizeof(double) * 3 * (size_t)n);
+    if (P) {
+        for (int i = 0; i < 3 * n; i++) P[i] = X0[i] * k;
+        *mesh = tw_mesh_create(P, n, tw_mesh_tets(a), tw_mesh_tet_count(a), NULL, NULL, NULL);
+    }
+    *size = 0;
+    for (int c = 0; c < 3; c++) *size += (hi[c] - lo[c]) * k * (hi[c] - lo[c]) * k;
+    *size = sqrt(*size);
+    free(P);
+    tw_mesh_destroy(a);
+    if (!*mesh) return NULL;
+    tw_world *w = tw_world_create(*mesh, d);
+    tw_collider_def fl = tw_default_collider_def();
+    fl.normal[0] = fl.normal[1] = fl.normal[2] = 0;
+    fl.normal[1] = 1;
+    fl.point[1] = lo[1] * k - 0.1;
+    fl.friction = mu;
+    if (w && tw_world_add_collider(w, &fl) != TW_OK) {
+        tw_world_destroy(w);
+        return NULL;
+    }
+    return w;
+}

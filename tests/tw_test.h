@@ -65,4 +65,12 @@ const char *tw_test_tmp_path(const char *file);
 /* 1 (and why, on stdout) when GPU cases cannot run here: built without CUDA,
  * or no usable device; the case then returns TW_SKIP. */
 int tw_test_gpu_skip(void);
+/* The armadillo drop, as bench/contact_report.c sets it up: the world's
+ * settings (E 1e5, dt 1/30 s, gravity -9.81 along y, one thread), */
+tw_world_def tw_test_armadillo_def(tw_backend backend, tw_method method, tw_integrator integ);
+/* and the world of d: armadillo_4k scaled to 0.3 m tall with its lowest
+ * vertex 0.1 m over a floor of friction mu; *mesh: the scaled mesh (the
+ * caller destroys it after the world), *size: its bounding-box diagonal, m.
+ * NULL (tw_last_error) on failure. */
+tw_world *tw_test_armadillo_drop(tw_mesh **mesh, const tw_world_def *d, double mu, double *size);
 #endif

@@ -114,6 +114,14 @@ TW_HD tw_v3 tw_row_K_times_y(const tw_step_view *s, const tw_real *x, int i, con
     return tw_v3_make((tw_real)acc[0], (tw_real)acc[1], (tw_real)acc[2]);
 }
 
+/* linear: vertex i's term of the elastic energy 1/2 u^T K u, J
+ * (tw_compute_elastic_energy's, the energy check's on the device) */
+TW_HD double tw_linear_vertex_energy(const tw_step_view *s, const tw_real *x, int i)
+{
+    tw_v3 ui = tw_v3_sub(tw_view_vertex(x, i), tw_view_vertex(s->X, i));
+    return 0.5 * (double)tw_v3_dot(ui, tw_row_K_times_y(s, x, i, NULL));
+}
+
 /* linear (warped = 0), warp-vertex, warp-edge: vertex i's force
  * -R_i sum_j K_ij (R_i^T x_j - X_j) into out (3n), before the ghost-force
  * correction. */
