@@ -693,7 +693,8 @@ static tw_status enqueue_after_loop(tw_cuda_world *cw, const tw_cuda_shape *sh, 
     if (sh->hanging && (s = tw_cuda_hanging_average(cw)) != TW_OK) return s; /* tw_hanging_after_step */
     /* tw_world_step's last word on a committed step (nothing when it failed) */
     if (sh->energy_projection && (s = tw_cuda_energy_projection(cw, (tw_method)sh->method)) != TW_OK) return s;
-    return sh->energy_check ? tw_cuda_energy_end(cw, (tw_method)sh->method) : TW_OK; /* the check's */
+    /* the check's; a world of bodies takes it after their projection (step_device), as the CPU does */
+    return sh->energy_check && !sh->bodies ? tw_cuda_energy_end(cw, (tw_method)sh->method) : TW_OK;
 }
 
 /* explicit Newmark (newmark_step), from the acceleration in d.acc: the
@@ -1124,6 +1125,7 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
         if ((s = enqueue_after_loop(cw, &sh, 0)) != TW_OK) return s;
         if (sh.bodies && (s = tw_cuda_bodies_project(cw, in->bodies, &out->stats.contacts_unresolved)) != TW_OK)
             return s;
+        if (sh.bodies && sh.energy_check && (s = tw_cuda_energy_end(cw, (tw_method)sh.method)) != TW_OK) return s;
     }
     if (in->energy_check) { /* the check's six scalars, waited for with the status */
         TW_CUDA_TRY(cudaMemcpyAsync(out->energy0, cw->scalars + TW_S_E0, sizeof out->energy0, cudaMemcpyDeviceToHost,
