@@ -73,7 +73,7 @@ struct tw_cuda_bodies {
     int *act, *tri, *cidx, *inc_ptr, *inc, *pen, *ptri, *pidx, *pinc_ptr, *pinc;
     tw_real *cw, *cd, *pw, *pd;
     double *t, *s, *an, *fr, *pk, *su;
-    tw_real *y, *s0, *rb, *dir, *av; /* 3n: the free part, the prescribed part, b', the direction, A' P dir */
+    tw_real *y, *s0, *rb, *dir;      /* 3n: the free part, the prescribed part, b', the direction */
     unsigned char *fnew;             /* n: the host's filter after tw_bodies_coupled */
     size_t bytes;
 };
@@ -287,8 +287,7 @@ static tw_status bodies_alloc(tw_cuda_world *cw)
              {(void **)&b->t, TW_BODY_CHAIN * n * nd}, {(void **)&b->s, TW_BODY_CHAIN * n * nd},
              {(void **)&b->an, n * nd},         {(void **)&b->fr, 6 * n * nd},     {(void **)&b->pk, n * nd},
              {(void **)&b->su, n * nd},         {(void **)&b->y, 3 * n * nr},      {(void **)&b->s0, 3 * n * nr},
-             {(void **)&b->rb, 3 * n * nr},     {(void **)&b->dir, 3 * n * nr},    {(void **)&b->av, 3 * n * nr},
-             {(void **)&b->fnew, n}};
+             {(void **)&b->rb, 3 * n * nr},     {(void **)&b->dir, 3 * n * nr},    {(void **)&b->fnew, n}};
     char hint[160];
     snprintf(hint, sizeof hint, "this world already holds %zu bytes on the device; use a smaller mesh or --backend cpu",
              cw->bytes);
@@ -310,7 +309,7 @@ void tw_cuda_bodies_free(tw_cuda_world *cw)
     if (!b) return;
     void *p[] = {b->act, b->tri,  b->cidx, b->inc_ptr, b->inc, b->pen, b->ptri, b->pidx, b->pinc_ptr,
                  b->pinc, b->cw,  b->cd,   b->pw,      b->pd,  b->t,   b->s,    b->an,   b->fr,
-                 b->pk,  b->su,   b->y,    b->s0,      b->rb,  b->dir, b->av,   b->fnew};
+                 b->pk,  b->su,   b->y,    b->s0,      b->rb,  b->dir, b->fnew};
     for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
         if (p[k]) cudaFree(p[k]);
     cw->bytes -= b->bytes;

@@ -1087,9 +1087,11 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
     cw->pcg_filter = sh.colliders || sh.bodies ? cw->d.fcons : cw->cons; /* before any capture or launch */
     if (sh.colliders) {
         cw->contact_live = 1;
-    } else if (cw->contact_live) {
+    } else if (cw->contact_live && !sh.bodies) {
         /* the CPU zeroes the impulses every step without colliders, and
-         * counts no contact: so the device, once, when they are gone */
+         * counts no contact: so the device, once, when they are gone (with
+         * body contact the host's detection zeroes them, keeping the body
+         * contacts' own, and the contact update counts) */
         TW_CUDA_TRY(cudaMemsetAsync(cw->d.cimpulse, 0, sizeof(tw_real) * (size_t)cw->d.n, cw->stream));
         TW_CUDA_TRY(cudaMemsetAsync(&cw->status->contacts, 0, sizeof(int), cw->stream));
         cw->contact_live = 0;

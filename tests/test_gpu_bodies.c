@@ -9,7 +9,7 @@
  *
  * The tolerances (float build; the double build passes them with room):
  * - Positions: the largest distance between the backends' vertices over all
- *   steps within 2e-3 of the scene's size, their RMS within 2e-4. Both
+ *   steps within 2e-3 of the scene's size, their RMS within 4e-4. Both
  *   backends solve to a relative residual of 1e-6 here (the scenes' own
  *   1e-4 would let the two solves stop at iterates that differ by more than
  *   the rounding). What remains is float rounding in other orders (device
@@ -20,7 +20,13 @@
  *   that does not hold lands that deep, and the end-of-step projection
  *   catches anything deeper), and resting contact damps the difference; a
  *   few flips in a row stay within 2e-3. The RMS bound is what rounding
- *   alone gives (flips move a few vertices, not the bodies).
+ *   alone gives, with room (flips move a few vertices, not the bodies):
+ *   rounding-sized differences grow as the bodies settle by friction, so
+ *   two CPU runs of these cases, one started from positions perturbed by
+ *   about one float ulp or solved to 5e-7 instead of 1e-6, or both, end up
+ *   to 1.4e-4 of the size apart in RMS (the stack over 60 steps; the
+ *   others 0.5e-4 to 1.1e-4), with the max within 3.6e-4 and the same
+ *   active contacts to one.
  * - Active contacts per step (tw_step_stats.contacts): within 2 % + 2 of
  *   the CPU's (the flips above, a few vertices at a time).
  * - Mechanical energy: within 1 % of the drop's energy at every step.
@@ -36,7 +42,7 @@
 #include "tw_test.h"
 
 #define PARITY_MAX 2e-3
-#define PARITY_RMS 2e-4
+#define PARITY_RMS 4e-4
 
 static double mech_energy(const tw_world *w)
 {
