@@ -25,9 +25,11 @@
  * The reduced numbering follows vertex order, so the system is the one a
  * full rebuild makes, bit for bit. The per-tet data (gradients, K_e) are
  * the tree's and are never recomputed.
- * The front runs on the CPU only: a device front would keep the tree's K_e
- * on the device and rebuild the pattern on a switch by sort and scan, as
- * kernels/thrust_fem.h builds the world's. */
+ * On the CUDA backend (tw_front_def.backend) the device keeps the pattern,
+ * updated at a switch from what the switch changed (tw_front_switch_record,
+ * kernels/thrust_front.h), and runs each step's block-Jacobi PCG on the
+ * values assembled here (kernels/cuda_front.h); the switch decisions, the
+ * structures and the element pass stay on the host. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_PROCESS_CPUTIME_ID */
 #include "tetra_front.h"
 
@@ -44,6 +46,9 @@
 #include "mesh.h"
 #include "solver.h"
 #include "world.h"
+#ifdef TW_HAVE_CUDA
+#include "cuda_front.h"
+#endif
 
 #define MAX_SLOTS 12
 /* the most anchor unknowns a free vertex expands to (a vertex inside an
@@ -121,6 +126,8 @@ struct tw_front {
     tw_real *Xr;           /* 3 nfree: the free vertices' rest positions (its rigid modes) */
     double *force, *fq;    /* 3 nv: external forces per finest vertex (NULL: none), and Q^T of them */
     double prof[TW_FRONT_MS_N]; /* the last step's split (tw_front_profile) */
+    struct tw_cuda_front *dev; /* the CUDA backend's device front, or NULL */
+    int on_device;             /* the last step solved on the device */
 };
 
 /* process CPU time, ms: what a part costs whatever else runs on the machine */
@@ -354,6 +361,7 @@ static int cmp_int(const void *a, const void *b)
 }
 
 static void sync_dependent(tw_front *f);
+static tw_status device_pattern(tw_front *f);
 
 /* Rebuilds every front structure from f->active. */
 static tw_status rebuild(tw_front *f)
@@ -629,7 +637,7 @@ static tw_status rebuild(tw_front *f)
         f->work_n = n;
     }
     sync_dependent(f);
-    return TW_OK;
+    return device_pattern(f);
 }
 
 /* Positions and velocities of the front's T-junction vertices from the free
@@ -653,6 +661,96 @@ static void sync_dependent(tw_front *f)
             f->v[3 * (size_t)u + d] = vs[d];
         }
     }
+}
+
+tw_status tw_front_switch_record(const tw_front *f, tw_front_switch *rec)
+{
+    memset(rec, 0, sizeof *rec);
+    rec->nv = f->nv;
+    rec->n = f->nfree;
+    rec->rid = f->rid;
+    rec->redo = f->row_redo;
+    int ntet = 0;
+    for (int k = 0; k < f->nact; k++) {
+        const int id = f->act[k];
+        for (int s = 0; s < f->el_n[id]; s++)
+            if (f->row_redo[f->el_slot[MAX_SLOTS * (size_t)id + s]]) {
+                ntet++;
+                break;
+            }
+    }
+    rec->slot = tw_malloc(TW_FRONT_SLOTS * (size_t)(ntet ? ntet : 1) * sizeof *rec->slot, "front switch record");
+    if (!rec->slot)
+        return TW_ERR_NOMEM;
+    ntet = 0;
+    for (int k = 0; k < f->nact; k++) {
+        const int id = f->act[k], ne = f->el_n[id];
+        const int *slot = f->el_slot + MAX_SLOTS * (size_t)id;
+        int redo = 0;
+        for (int s = 0; s < ne; s++)
+            redo |= f->row_redo[slot[s]];
+        if (!redo)
+            continue;
+        int *o = rec->slot + TW_FRONT_SLOTS * (size_t)ntet++;
+        for (int s = 0; s < TW_FRONT_SLOTS; s++)
+            o[s] = s < ne ? slot[s] : -1;
+    }
+    rec->ntet = ntet;
+    return TW_OK;
+}
+
+void tw_front_switch_free(tw_front_switch *rec)
+{
+    free(rec->slot);
+    memset(rec, 0, sizeof *rec);
+}
+
+void tw_front_pattern(const tw_front *f, int *n, int *nnzb, const int **row_ptr, const int **col, const int **diag)
+{
+    *n = f->nfree;
+    *nnzb = f->nnzb;
+    *row_ptr = f->row_ptr;
+    *col = f->col;
+    *diag = f->diag;
+}
+
+int tw_front_on_device(const tw_front *f) { return f->on_device; }
+
+tw_status tw_front_device_pattern(const tw_front *f, int *n, int *nnzb, int **row_ptr, int **col, int **diag)
+{
+#ifdef TW_HAVE_CUDA
+    if (f->dev)
+        return tw_cuda_front_pattern_to_host(f->dev, n, nnzb, row_ptr, col, diag);
+#endif
+    (void)n;
+    (void)nnzb;
+    (void)row_ptr;
+    (void)col;
+    (void)diag;
+    return tw_fail(TW_ERR_INVALID, "tetra front: not on the cuda backend: no device pattern");
+}
+
+/* The device front's pattern update after a rebuild (nothing on the CPU
+ * backend): what the rebuild redid, handed over. */
+static tw_status device_pattern(tw_front *f)
+{
+#ifdef TW_HAVE_CUDA
+    if (!f->dev)
+        return TW_OK;
+    tw_front_switch rec;
+    tw_status r = tw_front_switch_record(f, &rec);
+    if (r != TW_OK)
+        return r;
+    int nnzb = 0;
+    r = tw_cuda_front_pattern(f->dev, rec.n, rec.rid, rec.redo, rec.ntet, rec.slot, f->cons, &nnzb);
+    tw_front_switch_free(&rec);
+    if (r == TW_OK && nnzb != f->nnzb)
+        r = tw_fail(TW_ERR_DEVICE, "tetra front: the device pattern has %d blocks, the host's %d", nnzb, f->nnzb);
+    return r;
+#else
+    (void)f;
+    return TW_OK;
+#endif
 }
 
 /* ------------------------------------------------- the multigrid's anchor */
@@ -1007,6 +1105,9 @@ void tw_front_destroy(tw_front *f)
     drop_anchor(f);
     anchor_arrays_free(f);
     tw_solver_work_free(&f->work);
+#ifdef TW_HAVE_CUDA
+    tw_cuda_front_destroy(f->dev);
+#endif
     free(f);
 }
 
@@ -1021,6 +1122,21 @@ tw_front *tw_front_create(const tw_tetra_tree *t, const unsigned char *pinned, c
         !(def.coarsen_margin <= 1) || !(def.t3 >= 0)) {
         tw_fail(TW_ERR_INVALID, "tetra front: dt %g (> 0), start level %d (0..%d), coarsen margin %g (0..1], "
                                 "t3 %g (>= 0)", def.dt, def.start_level, t->levels - 1, def.coarsen_margin, def.t3);
+        return NULL;
+    }
+    if (def.backend == TW_BACKEND_CUDA) {
+        char why[256] = "";
+        if (!tw_backend_usable(TW_BACKEND_CUDA, why, sizeof why)) {
+            tw_fail(TW_ERR_INVALID, "tetra front: the cuda backend cannot run here: %s", why);
+            return NULL;
+        }
+        if (def.precond == TW_PRECOND_MG) {
+            tw_fail(TW_ERR_INVALID, "tetra front: the cuda backend's PCG is block-Jacobi; the multigrid "
+                                    "preconditioner runs on the cpu backend only");
+            return NULL;
+        }
+    } else if (def.backend != TW_BACKEND_CPU && def.backend != TW_BACKEND_AUTO) {
+        tw_fail(TW_ERR_INVALID, "tetra front: unknown backend %d", (int)def.backend);
         return NULL;
     }
     tw_front *f = tw_calloc(1, sizeof *f, "tetra front");
@@ -1112,6 +1228,13 @@ tw_front *tw_front_create(const tw_tetra_tree *t, const unsigned char *pinned, c
         f->active[id] = 1;
     for (int u = 0; u < nv; u++)
         f->valid[u] = 1; /* at rest every vertex is where every level puts it */
+#ifdef TW_HAVE_CUDA
+    /* auto is the CPU until the device front has run on a GPU */
+    if (def.backend == TW_BACKEND_CUDA && !(f->dev = tw_cuda_front_create(nv))) {
+        tw_front_destroy(f);
+        return NULL;
+    }
+#endif
     if (rebuild(f) != TW_OK) {
         tw_front_destroy(f);
         return NULL;
@@ -1505,8 +1628,8 @@ tw_status tw_front_step(tw_front *f, tw_front_stats *st)
     tw_filter filter = {f->cons, NULL};
     /* multigrid (TW_PRECOND_AUTO: from TW_FRONT_MG_MIN_TETS active tets
      * on), rebuilt with the pattern */
-    const int mg = f->def.precond == TW_PRECOND_MG ||
-                   (f->def.precond == TW_PRECOND_AUTO && f->nact >= TW_FRONT_MG_MIN_TETS);
+    const int mg = !f->dev && (f->def.precond == TW_PRECOND_MG ||
+                               (f->def.precond == TW_PRECOND_AUTO && f->nact >= TW_FRONT_MG_MIN_TETS));
     f->work.precond = NULL;
     if (mg)
         f->work.precond = step_multigrid(f, &A, &filter);
@@ -1514,8 +1637,20 @@ tw_status tw_front_step(tw_front *f, tw_front_stats *st)
         drop_anchor(f);
     f->mg_kind = f->work.precond ? 1 + f->lagged : 0;
     c1 = cpu_ms();
-    const tw_solve_result r =
-        tw_pcg(&A, f->rhs, f->vr, &filter, f->def.cg_tolerance, f->def.cg_max_iterations, 0, &f->work);
+    tw_solve_result r;
+    f->on_device = 0;
+#ifdef TW_HAVE_CUDA
+    if (f->dev) {
+        memset(&r, 0, sizeof r);
+        tw_status ds = tw_cuda_front_solve(f->dev, f->val, f->rhs, f->vr, f->def.cg_tolerance,
+                                           f->def.cg_max_iterations, &r.iterations, &r.residual,
+                                           &r.negative_curvature);
+        if (ds != TW_OK)
+            return ds;
+        f->on_device = 1;
+    } else
+#endif
+        r = tw_pcg(&A, f->rhs, f->vr, &filter, f->def.cg_tolerance, f->def.cg_max_iterations, 0, &f->work);
     f->prof[TW_FRONT_MS_PCG] = cpu_ms() - c1;
     f->work.precond = NULL;
     s.cg_iterations = r.iterations;

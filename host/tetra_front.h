@@ -50,4 +50,28 @@ void tw_front_profile(const tw_front *f, double ms[TW_FRONT_MS_N]);
  * switch instead (the default is 1). */
 int tw_front_mg_kind(const tw_front *f);
 void tw_front_set_mg_lag(tw_front *f, int lag);
+
+/* What the last rebuild changed, as a device front's pattern update reads it
+ * (kernels/thrust_front.h): per finest vertex its reduced index (-1: not
+ * free) and whether its row was redone, and the slots (free vertex ids,
+ * TW_FRONT_SLOTS per tet, -1 past its count) of every active tet with a slot
+ * in a redone row. The arrays are the front's (rid, redo) or malloc'd
+ * (slot: tw_front_switch_free), valid until the next rebuild. */
+#define TW_FRONT_SLOTS 12
+typedef struct tw_front_switch {
+    int nv, n;
+    const int *rid;
+    const unsigned char *redo;
+    int ntet;
+    int *slot;
+} tw_front_switch;
+tw_status tw_front_switch_record(const tw_front *f, tw_front_switch *rec);
+void tw_front_switch_free(tw_front_switch *rec);
+/* Tests: the CPU front's reduced BSR pattern (the front's arrays). */
+void tw_front_pattern(const tw_front *f, int *n, int *nnzb, const int **row_ptr, const int **col, const int **diag);
+/* Tests: the device front's pattern copied to malloc'd arrays;
+ * TW_ERR_INVALID on the CPU backend. */
+tw_status tw_front_device_pattern(const tw_front *f, int *n, int *nnzb, int **row_ptr, int **col, int **diag);
+/* The last step's solve ran on the device (1) or the CPU (0). */
+int tw_front_on_device(const tw_front *f);
 #endif

@@ -17,7 +17,10 @@
 #             passes only: it refuses the fused PCG); the device multigrid's parity
 #             cases (gpu_amg.*, tests/test_gpu_amg.c) run in the first two
 #             passes (cuSPARSE, then the hand-written SpMV), and once more
-#             with TW_CUDA_MG_SWEEP=warp (the finest sweeps by lanes)
+#             with TW_CUDA_MG_SWEEP=warp (the finest sweeps by lanes); the
+#             tetra front's parity cases (gpu_front.*, tests/test_gpu_front.c)
+#             run in the first two passes (host-driven, no graph: the same
+#             path twice)
 #   build     cmake -G Ninja Release into $BUILD (build-gpu), -j$JOBS; with .gl/
 #             present (bench/fetch_gpu_debs.sh, run where apt works) the GL
 #             runtime debs go into / where its libraries are missing and the

@@ -609,3 +609,36 @@ TW_TEST(lagged_multigrid_after_switch)
     free(act);
     return 0;
 }
+
+/* The backend: auto runs on the CPU; cuda runs on the device where one is
+ * usable, and elsewhere (no device, or a build without CUDA) is refused
+ * with a message that names the backend and the reason. */
+TW_TEST(backend_selection)
+{
+    tw_tetra_tree *t = cube_tree();
+    CHECK(t);
+    tw_front_def d = still_def();
+    d.backend = TW_BACKEND_AUTO;
+    tw_front *f = tw_front_create(t, NULL, &d);
+    CHECK(f);
+    CHECK_OK(tw_front_step(f, NULL));
+    CHECK(!tw_front_on_device(f));
+    tw_front_destroy(f);
+    char why[256] = "";
+    const int usable = tw_backend_usable(TW_BACKEND_CUDA, why, sizeof why);
+    d.backend = TW_BACKEND_CUDA;
+    f = tw_front_create(t, NULL, &d);
+    if (usable) {
+        CHECK(f);
+        CHECK_OK(tw_front_step(f, NULL));
+        CHECK(tw_front_on_device(f));
+    } else {
+        CHECK(!f);
+        printf("%s\n", tw_last_error());
+        CHECK(strstr(tw_last_error(), "cuda backend") != NULL);
+        CHECK(strstr(tw_last_error(), why) != NULL);
+    }
+    tw_front_destroy(f);
+    tw_tetra_tree_free(t);
+    return 0;
+}

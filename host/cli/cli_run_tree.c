@@ -70,7 +70,9 @@ void cli_tree_help(FILE *f)
             "                          (default %g)\n"
             "  --adapt-margin M        fine to coarse: the parent's strain within M of its valid range\n"
             "                          (default %g)\n"
-            "  --adapt-hold N          a refined tet stays at least N steps (default %d)\n",
+            "  --adapt-hold N          a refined tet stays at least N steps (default %d)\n"
+            "  --backend cpu|cuda|auto cuda: the step's block-Jacobi PCG and the front's pattern on the\n"
+            "                          device (unverified on a GPU so far); auto: the cpu\n",
             d.adapt ? "on" : "off", d.t1, d.t2, d.t3, d.margin, d.hold);
 }
 
@@ -192,9 +194,11 @@ int cli_run_tree(const char *prog, const cli_scene_opts *so, const cli_tree_opts
     fd.coarsen_margin = to->margin;
     fd.hold_steps = to->hold;
     fd.threads = so->threads;
+    fd.backend = so->backend; /* auto: the cpu, the device front not having run on a GPU yet */
     f = tw_front_create(t, fixed, &fd);
     if (!f) {
-        fprintf(stderr, "%s: %s\n", prog, tw_last_error());
+        fprintf(stderr, "%s: %s%s\n", prog, so->backend == TW_BACKEND_CUDA ? "--backend cuda: " : "",
+                tw_last_error());
         goto done;
     }
     /* the probe: the finest vertex farthest from the fixed vertices' centroid */

@@ -1,0 +1,307 @@
+// The tetra front's device solve (cuda_front.h): the pattern kept and
+// updated by Thrust (thrust_front.h), and the filtered block-Jacobi PCG of
+// host/solver_impl.h on the values the host assembles.
+//
+// The PCG's row bodies are the CPU's (host/hd/bsr_row.h: the block product
+// and the block inverse), its sums the deterministic two-pass reductions of
+// cuda_reduce.cuh, whose per-block partials the host adds in block order.
+// The loop is host-driven and plain: one read of the partials after each
+// reduction (p.Ap, then r.z and r.r), the stopping rules and the scalar
+// updates (alpha, beta in double, applied as tw_real as the CPU does) on the
+// host. It does not need a tw_cuda_world: the world's PCG (cuda_pcg.cu)
+// keeps its state and stopping rules on the device for its graph, which a
+// front whose pattern changes at every switch would have to re-capture.
+// Everything runs on the legacy default stream, in order.
+//
+// NEVER RUN ON A GPU YET: written and compiled on a machine without one; the
+// pattern update is checked on the CPU (tests/test_thrust_front_cpu.cpp), the
+// solve by tests/test_gpu_front.c when a GPU session runs it.
+#include <stdlib.h>
+#include <string.h>
+
+#include <exception>
+#include <new>
+
+#include <thrust/system/cuda/execution_policy.h>
+
+#include "cuda_front.h"
+#include "cuda_internal.h" /* TW_CUDA_TRY, grids, tw_fail */
+#include "cuda_reduce.cuh"
+#include "thrust_front.h"
+
+/* the CPU solvers' row bodies (host/hd/bsr_row.h), for tw_real */
+#define TW_S_REAL tw_real
+#define TW_S(name) name
+#include "hd/bsr_row.h"
+#undef TW_S_REAL
+#undef TW_S
+
+namespace {
+
+typedef thrust::device_vector<unsigned char, tw_quiet_allocator<unsigned char> > tw_bvec;
+typedef thrust::device_vector<tw_real, tw_quiet_allocator<tw_real> > tw_rvec;
+typedef thrust::device_vector<double, tw_quiet_allocator<double> > tw_dvec;
+
+template <class T> T *raw(thrust::device_vector<T, tw_quiet_allocator<T> > &v) { return thrust::raw_pointer_cast(v.data()); }
+
+#define TW_GRID_STRIDE(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += gridDim.x * blockDim.x)
+
+__global__ void front_jacobi_kernel(int n, const int *diag, const tw_real *val, tw_real *dinv)
+{
+    TW_GRID_STRIDE(i, n) tw_block_jacobi_inverse(val + 9 * (size_t)diag[i], dinv + 9 * (size_t)i);
+}
+
+/* r = S (b - A x); partial: |S b|^2 (the held rows' b left out, as the CPU) */
+__global__ void front_residual_kernel(int n, const int *row_ptr, const int *col, const tw_real *val,
+                                      const unsigned char *cons, const tw_real *b, const tw_real *x, tw_real *r,
+                                      double *partial)
+{
+    double s[1] = {0};
+    TW_GRID_STRIDE(i, n) {
+        tw_bsr_row_product(row_ptr, col, val, x, r, i);
+        for (int d = 0; d < 3; d++) {
+            const size_t k = 3 * (size_t)i + d;
+            r[k] = cons[i] ? (tw_real)0 : b[k] - r[k];
+            if (!cons[i]) s[0] += (double)b[k] * (double)b[k];
+        }
+    }
+    tw_block_partials<1>(s, partial);
+}
+
+/* z = S Dinv r (and p = z when p is given); partials: r.z, r.r */
+__global__ void front_precondition_kernel(int n, const unsigned char *cons, const tw_real *dinv, const tw_real *r,
+                                          tw_real *z, tw_real *p, double *partial)
+{
+    double s[2] = {0, 0};
+    TW_GRID_STRIDE(i, n) {
+        const tw_real *D = dinv + 9 * (size_t)i, *ri = r + 3 * (size_t)i;
+        tw_real zi[3] = {D[0] * ri[0] + D[1] * ri[1] + D[2] * ri[2], D[3] * ri[0] + D[4] * ri[1] + D[5] * ri[2],
+                         D[6] * ri[0] + D[7] * ri[1] + D[8] * ri[2]};
+        for (int d = 0; d < 3; d++) {
+            if (cons[i]) zi[d] = 0;
+            z[3 * (size_t)i + d] = zi[d];
+            if (p) p[3 * (size_t)i + d] = zi[d];
+            s[0] += (double)ri[d] * (double)zi[d];
+            s[1] += (double)ri[d] * (double)ri[d];
+        }
+    }
+    tw_block_partials<2>(s, partial);
+}
+
+/* q = S A p; partial: p.q */
+__global__ void front_product_kernel(int n, const int *row_ptr, const int *col, const tw_real *val,
+                                     const unsigned char *cons, const tw_real *p, tw_real *q, double *partial)
+{
+    double s[1] = {0};
+    TW_GRID_STRIDE(i, n) {
+        tw_bsr_row_product(row_ptr, col, val, p, q, i);
+        for (int d = 0; d < 3; d++) {
+            const size_t k = 3 * (size_t)i + d;
+            if (cons[i]) q[k] = 0;
+            s[0] += (double)p[k] * (double)q[k];
+        }
+    }
+    tw_block_partials<1>(s, partial);
+}
+
+__global__ void front_update_kernel(int n3, tw_real alpha, const tw_real *p, const tw_real *q, tw_real *x, tw_real *r)
+{
+    TW_GRID_STRIDE(i, n3) {
+        x[i] += alpha * p[i];
+        r[i] -= alpha * q[i];
+    }
+}
+
+__global__ void front_direction_kernel(int n3, tw_real beta, const tw_real *z, tw_real *p)
+{
+    TW_GRID_STRIDE(i, n3) p[i] = z[i] + beta * p[i];
+}
+
+} // namespace
+
+struct tw_cuda_front {
+    int nv = 0;
+    tw_front_pattern_vectors pat;
+    tw_bvec cons;
+    tw_rvec val, b, x, r, z, p, q, dinv;
+    tw_dvec partial;
+    double partial_h[2 * TW_CUDA_REDUCE_BLOCKS];
+    size_t step_bytes = 0;
+};
+
+/* The catch clauses every entry point ends with. */
+#define TW_FRONT_CATCH(call)                                                                                   \
+    catch (const std::bad_alloc &e_)                                                                           \
+    {                                                                                                          \
+        cudaGetLastError();                                                                                    \
+        return tw_fail(TW_ERR_NOMEM, "%s:%d: %s: out of device memory (%s)", __FILE__, __LINE__, call,        \
+                       e_.what());                                                                             \
+    }                                                                                                          \
+    catch (const std::exception &e_)                                                                           \
+    {                                                                                                          \
+        cudaGetLastError();                                                                                    \
+        return tw_fail(TW_ERR_DEVICE, "%s:%d: %s failed: %s", __FILE__, __LINE__, call, e_.what());            \
+    }
+
+extern "C" tw_cuda_front *tw_cuda_front_create(int nv)
+{
+    if (nv < 1) {
+        tw_fail(TW_ERR_INVALID, "tw_cuda_front_create: %d vertices", nv);
+        return NULL;
+    }
+    try {
+        tw_cuda_front *d = new tw_cuda_front;
+        d->nv = nv;
+        d->partial.resize(2 * TW_CUDA_REDUCE_BLOCKS);
+        return d;
+    } catch (const std::exception &e) {
+        cudaGetLastError();
+        tw_fail(TW_ERR_DEVICE, "%s:%d: tw_cuda_front_create: %s", __FILE__, __LINE__, e.what());
+        return NULL;
+    }
+}
+
+extern "C" void tw_cuda_front_destroy(tw_cuda_front *d)
+{
+    delete d; /* the vectors' allocator never throws on free */
+}
+
+extern "C" tw_status tw_cuda_front_pattern(tw_cuda_front *d, int n, const int *rid, const unsigned char *redo,
+                                           int ntet, const int *slot, const unsigned char *cons, int *nnzb)
+{
+    if (n < 0 || ntet < 0)
+        return tw_fail(TW_ERR_INVALID, "tw_cuda_front_pattern: %d free vertices, %d tets", n, ntet);
+    try {
+        const size_t nv = (size_t)d->nv, ns = (size_t)TW_FRONT_SLOT_CAP * (size_t)ntet;
+        tw_ivec rid_d(nv), slot_d(ns ? ns : 1);
+        tw_bvec redo_d(nv);
+        TW_CUDA_TRY(cudaMemcpy(raw(rid_d), rid, nv * sizeof *rid, cudaMemcpyHostToDevice));
+        TW_CUDA_TRY(cudaMemcpy(raw(redo_d), redo, nv, cudaMemcpyHostToDevice));
+        if (ns) TW_CUDA_TRY(cudaMemcpy(raw(slot_d), slot, ns * sizeof *slot, cudaMemcpyHostToDevice));
+        tw_front_pattern_update(thrust::cuda::par, d->nv, n, raw(rid_d), raw(redo_d), ntet, raw(slot_d), d->pat);
+        const size_t n3 = 3 * (size_t)(n ? n : 1);
+        d->cons.resize((size_t)(n ? n : 1));
+        if (n) TW_CUDA_TRY(cudaMemcpy(raw(d->cons), cons, (size_t)n, cudaMemcpyHostToDevice));
+        d->val.resize(9 * (size_t)(d->pat.nnzb ? d->pat.nnzb : 1));
+        d->dinv.resize(3 * n3);
+        d->b.resize(n3);
+        d->x.resize(n3);
+        d->r.resize(n3);
+        d->z.resize(n3);
+        d->p.resize(n3);
+        d->q.resize(n3);
+        TW_CUDA_TRY(cudaDeviceSynchronize());
+        *nnzb = d->pat.nnzb;
+        return TW_OK;
+    }
+    TW_FRONT_CATCH("tw_cuda_front_pattern (the front's pattern update: remove_if / sort / unique / merge)")
+}
+
+extern "C" tw_status tw_cuda_front_pattern_to_host(const tw_cuda_front *d, int *n, int *nnzb, int **row_ptr,
+                                                   int **col, int **diag)
+{
+    const int nn = d->pat.n, nb = d->pat.nnzb;
+    *n = nn;
+    *nnzb = nb;
+    *row_ptr = (int *)malloc(((size_t)nn + 1) * sizeof(int));
+    *col = (int *)malloc((size_t)(nb ? nb : 1) * sizeof(int));
+    *diag = (int *)malloc((size_t)(nn ? nn : 1) * sizeof(int));
+    if (!*row_ptr || !*col || !*diag) {
+        free(*row_ptr);
+        free(*col);
+        free(*diag);
+        *row_ptr = *col = *diag = NULL;
+        return tw_fail(TW_ERR_NOMEM, "tw_cuda_front_pattern_to_host: %d rows, %d blocks", nn, nb);
+    }
+    try {
+        thrust::copy(d->pat.row_ptr.begin(), d->pat.row_ptr.begin() + (nn + 1), *row_ptr);
+        thrust::copy(d->pat.col.begin(), d->pat.col.begin() + nb, *col);
+        thrust::copy(d->pat.diag.begin(), d->pat.diag.begin() + nn, *diag);
+        return TW_OK;
+    }
+    TW_FRONT_CATCH("tw_cuda_front_pattern_to_host (copies of the pattern)")
+}
+
+/* The sums of the last reduction's nv values over nb blocks, in block order. */
+static tw_status front_sums(tw_cuda_front *d, int nb, int nv, double *sum)
+{
+    TW_CUDA_TRY(cudaMemcpy(d->partial_h, raw(d->partial), (size_t)nv * (size_t)nb * sizeof(double),
+                           cudaMemcpyDeviceToHost));
+    for (int k = 0; k < nv; k++) {
+        double s = 0;
+        for (int j = 0; j < nb; j++) s += d->partial_h[k * nb + j];
+        sum[k] = s;
+    }
+    return TW_OK;
+}
+
+extern "C" tw_status tw_cuda_front_solve(tw_cuda_front *d, const tw_real *val, const tw_real *b, tw_real *x,
+                                         double tol, int max_iterations, int *iterations, double *residual,
+                                         int *negative_curvature)
+{
+    const int n = d->pat.n, n3 = 3 * n;
+    *iterations = 0;
+    *residual = 0;
+    *negative_curvature = 0;
+    d->step_bytes = 0;
+    if (n == 0) return TW_OK;
+    const size_t vb = 9 * (size_t)d->pat.nnzb * sizeof(tw_real), xb = (size_t)n3 * sizeof(tw_real);
+    TW_CUDA_TRY(cudaMemcpy(raw(d->val), val, vb, cudaMemcpyHostToDevice));
+    TW_CUDA_TRY(cudaMemcpy(raw(d->b), b, xb, cudaMemcpyHostToDevice));
+    TW_CUDA_TRY(cudaMemcpy(raw(d->x), x, xb, cudaMemcpyHostToDevice));
+    const int *row_ptr = thrust::raw_pointer_cast(d->pat.row_ptr.data());
+    const int *col = thrust::raw_pointer_cast(d->pat.col.data());
+    const int *diag = thrust::raw_pointer_cast(d->pat.diag.data());
+    const unsigned char *cons = raw(d->cons);
+    tw_real *A = raw(d->val), *xd = raw(d->x), *r = raw(d->r), *z = raw(d->z), *p = raw(d->p), *q = raw(d->q),
+            *dinv = raw(d->dinv);
+    double *partial = raw(d->partial);
+    const unsigned nb = tw_cuda_reduce_grid(n), g = tw_cuda_grid(n), g3 = tw_cuda_grid(n3);
+
+    front_jacobi_kernel<<<g, TW_CUDA_THREADS>>>(n, diag, A, dinv);
+    TW_CUDA_LAUNCHED();
+    front_residual_kernel<<<nb, TW_CUDA_THREADS>>>(n, row_ptr, col, A, cons, raw(d->b), xd, r, partial);
+    TW_CUDA_LAUNCHED();
+    double bb;
+    tw_status st = front_sums(d, (int)nb, 1, &bb);
+    if (st != TW_OK) return st;
+    double bnorm = sqrt(bb);
+    if (bnorm < 1e-300) bnorm = 1;
+    front_precondition_kernel<<<nb, TW_CUDA_THREADS>>>(n, cons, dinv, r, z, p, partial);
+    TW_CUDA_LAUNCHED();
+    double s2[2];
+    if ((st = front_sums(d, (int)nb, 2, s2)) != TW_OK) return st;
+    double rz = s2[0], rn = sqrt(s2[1]);
+    int it = 0;
+    while (it < max_iterations) {
+        if (rn <= tol * bnorm) break;
+        if (!(rz > 0)) break; /* exact solution (or breakdown) */
+        front_product_kernel<<<nb, TW_CUDA_THREADS>>>(n, row_ptr, col, A, cons, p, q, partial);
+        TW_CUDA_LAUNCHED();
+        double pq;
+        if ((st = front_sums(d, (int)nb, 1, &pq)) != TW_OK) return st;
+        if (!(pq > 0)) {
+            *negative_curvature = 1;
+            break;
+        }
+        const double alpha = rz / pq;
+        front_update_kernel<<<g3, TW_CUDA_THREADS>>>(n3, (tw_real)alpha, p, q, xd, r);
+        TW_CUDA_LAUNCHED();
+        front_precondition_kernel<<<nb, TW_CUDA_THREADS>>>(n, cons, dinv, r, z, NULL, partial);
+        TW_CUDA_LAUNCHED();
+        if ((st = front_sums(d, (int)nb, 2, s2)) != TW_OK) return st;
+        const double beta = s2[0] / rz;
+        rz = s2[0];
+        front_direction_kernel<<<g3, TW_CUDA_THREADS>>>(n3, (tw_real)beta, z, p);
+        TW_CUDA_LAUNCHED();
+        rn = sqrt(s2[1]);
+        it++;
+    }
+    TW_CUDA_TRY(cudaMemcpy(x, xd, xb, cudaMemcpyDeviceToHost));
+    *iterations = it;
+    *residual = rn / bnorm;
+    d->step_bytes = vb + 3 * xb; /* val, b, x up; x down (the partials' few doubles aside) */
+    return TW_OK;
+}
+
+extern "C" size_t tw_cuda_front_step_bytes(const tw_cuda_front *d) { return d->step_bytes; }
