@@ -260,6 +260,34 @@ void tw_contact_friction_implicit(tw_world *w, double heff)
     }
 }
 
+void tw_contact_newton_damping(tw_world *w)
+{
+    const tw_fem *f = &w->fem;
+    for (int i = 0; i < f->n; i++) {
+        if (w->fcons[i] != TW_FILTER_NORMAL || !(w->cfric[i] > 0)) continue;
+        size_t k = 3 * (size_t)i;
+        tw_real none = 0, zero[3] = {0, 0, 0}; /* from no damping; the vc part is the residual's */
+        tw_contact_set_damping(w->A + 9 * (size_t)f->diag[i], zero, w->cnormal + k, zero, &none, w->cfric[i]);
+    }
+}
+
+void tw_contact_newton_residual(const tw_world *w, const tw_real *v, tw_real *Av, tw_real *G)
+{
+    for (int i = 0; i < w->fem.n; i++) {
+        if (w->fcons[i] != TW_FILTER_NORMAL || !(w->cfric[i] > 0)) continue;
+        size_t k = 3 * (size_t)i;
+        tw_real zero[3] = {0, 0, 0};
+        double p[3];
+        if (Av) { /* A v less the damping: A's elastic rows alone */
+            tw_contact_damping_impulse(v + k, zero, w->cnormal + k, w->cfric[i], p);
+            for (int a = 0; a < 3; a++) Av[k + a] -= (tw_real)p[a];
+        } else {
+            tw_contact_damping_impulse(v + k, w->cvel + k, w->cnormal + k, w->cfric[i], p);
+            for (int a = 0; a < 3; a++) G[k + a] += (tw_real)p[a];
+        }
+    }
+}
+
 void tw_contact_land_all(tw_world *w, tw_real *v, double heff)
 {
     double h = w->def.dt;

@@ -136,6 +136,14 @@ int tw_contact_detect(tw_world *w, const tw_real *x);
 /* Before the first solve: implicit Coulomb friction, tangential damping on
  * the active vertices' diagonal blocks of w->A from last step's impulses. */
 void tw_contact_friction_implicit(tw_world *w, double heff);
+/* The Newton iterations after the contact passes (step.c newton_refine)
+ * keep the passes' friction: tw_contact_newton_damping adds each active
+ * vertex's damping w->cfric to its diagonal block of a freshly assembled
+ * w->A; tw_contact_newton_residual, with Av (= w->A v), takes the damping
+ * out of it (the residual's K' v), and with Av NULL adds the damping's
+ * impulse cf (I - n n^T)(v - vc) to the residual G. */
+void tw_contact_newton_damping(tw_world *w);
+void tw_contact_newton_residual(const tw_world *w, const tw_real *v, tw_real *Av, tw_real *G);
 /* The active vertices' normal velocity in v set to land on the surface this
  * step (before the first solve, and after each update for the joined ones). */
 void tw_contact_land_all(tw_world *w, tw_real *v, double heff);

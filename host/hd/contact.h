@@ -222,6 +222,17 @@ TW_HD void tw_contact_friction_block(tw_real *D, tw_real *bi, const tw_real *nn,
     tw_contact_set_damping(D, bi, nn, vc, cf, mu * J / vt);
 }
 
+/* The friction damping's impulse on a contact vertex, cf (I - n n^T)(vi - vc)
+ * (N s; vc the collider's velocity): what the damping in A and its
+ * right-hand side give at vi. */
+TW_HD void tw_contact_damping_impulse(const tw_real *vi, const tw_real *vc, const tw_real *nn, double cf, double p[3])
+{
+    tw_real r[3];
+    tw_contact_relative(vi, vc, r);
+    double rn = r[0] * nn[0] + r[1] * nn[1] + r[2] * nn[2];
+    for (int a = 0; a < 3; a++) p[a] = cf * (r[a] - rn * nn[a]);
+}
+
 /* tw_contact_update_vertex's tolerances (host/contact.c, the CUDA kernels):
  * a pull below TW_CONTACT_JTOL x the vertex's weight impulse m g heff is noise
  * of the inexact solve, and so is a landing TW_CONTACT_GTOL x the body's size
