@@ -457,6 +457,7 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
     in.spring_k = w->spring_k;
     in.size = w->size;
     in.newton_iterations = tw_world_newton_iterations(w);
+    in.patch_mass = tw_contact_patch_mass(w);
     in.nhang = w->nhang;
     in.hang_vertex = w->hang_vertex;
     in.hang_ptr = w->hang_ptr;

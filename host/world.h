@@ -152,6 +152,13 @@ void tw_contact_land_all(tw_world *w, tw_real *v, double heff);
  * *friction (when not NULL) gets how many had friction off Coulomb's (their
  * damping is updated; see tw_contact_update_vertex). */
 int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, int *friction);
+/* The contact set's breakaway speed after a solve of w->A v = b
+ * (tw_contact_patch_speed over the active contacts; 0: none), which
+ * tw_contact_update gives every active vertex. The body sliding as a whole
+ * is the model: tw_contact_patch_mass, the free vertices' mass, is 0 (no
+ * estimate) where the world holds several bodies or a constrained vertex. */
+double tw_contact_patch(const tw_world *w, const tw_real *b, const tw_real *v, double heff);
+double tw_contact_patch_mass(const tw_world *w);
 /* The shift of a contact solve on moving colliders: s_i the collider's
  * tangential velocity at each active contact on one, 0 elsewhere; returns 1
  * when any is not 0. The implicit step solves for v - s: the friction

@@ -596,6 +596,7 @@ static void fill_params(const tw_cuda_step_in *in, tw_cuda_params *p)
     p->touch = 1e-6 * in->size;               /* tw_contact_detect */
     p->vt_min = 1e-6 * in->size / p->heff;    /* tw_contact_friction_implicit */
     p->gtol = TW_CONTACT_GTOL * in->size;     /* tw_contact_update */
+    p->patch_mass = in->patch_mass;           /* tw_contact_patch */
 }
 
 static tw_cuda_shape step_shape(const tw_cuda_world *cw, const tw_cuda_step_in *in)
@@ -943,6 +944,7 @@ static tw_status newton_refine(tw_cuda_world *cw, const tw_cuda_shape *sh, const
         if ((s = tw_cuda_newton_positions(cw, xb, d.vnew)) != TW_OK) return s;
         if ((s = tw_cuda_rotations(cw, m)) != TW_OK) return s; /* and the packs the assembly reads */
         if ((s = tw_cuda_assemble(cw, m, sh->exact_warp)) != TW_OK) return s;
+        if (sh->colliders && (s = tw_cuda_contact_newton_damping(cw)) != TW_OK) return s; /* the passes' friction */
         if ((s = newton_residual(cw, sh, xb, d.vnew, &g)) != TW_OK) return s;
         if (g0 < 0) g0 = g > 0 ? g : 1;
         if (g <= tol * g0 && it > 1) break;
