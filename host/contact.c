@@ -33,7 +33,15 @@
  * |v_t| = f / (a + d), with a fitted through the step's last two solves
  * (hd/contact.h): a vertex whose normal impulse falls below what holds it
  * slides in the next solve, at about Coulomb's speed, not creeping off at
- * the stuck damping's speed and breaking away only steps later.
+ * the stuck damping's speed and breaking away only steps later. That model
+ * sees only the vertex's own block, its mass and the stiff springs to its
+ * neighbours; a body sliding as a whole gives each contact about its mass
+ * over the contacts instead. So each update first weighs the contact set
+ * as a whole (tw_contact_patch): where the friction the solve needed, summed
+ * as a vector, is off Coulomb's bound sum mu J (by more than 0.5 %: a stuck
+ * set whose load left the cone, or a set sliding as one), the body's
+ * tangential momentum gives the speed it slides at, and every contact gets
+ * Coulomb's friction at that speed; a stuck block breaks away in one step.
  * BDF2 takes one implicit Euler step after a step with an impact (a contact
  * vertex that started it approaching faster than |g| h: step.c), so that its
  * two-step base never carries the velocity the contact stopped.
@@ -260,32 +268,11 @@ void tw_contact_friction_implicit(tw_world *w, double heff)
     }
 }
 
-void tw_contact_newton_damping(tw_world *w)
+int tw_contact_newton_hold(tw_world *w, int on)
 {
-    const tw_fem *f = &w->fem;
-    for (int i = 0; i < f->n; i++) {
-        if (w->fcons[i] != TW_FILTER_NORMAL || !(w->cfric[i] > 0)) continue;
-        size_t k = 3 * (size_t)i;
-        tw_real none = 0, zero[3] = {0, 0, 0}; /* from no damping; the vc part is the residual's */
-        tw_contact_set_damping(w->A + 9 * (size_t)f->diag[i], zero, w->cnormal + k, zero, &none, w->cfric[i]);
-    }
-}
-
-void tw_contact_newton_residual(const tw_world *w, const tw_real *v, tw_real *Av, tw_real *G)
-{
-    for (int i = 0; i < w->fem.n; i++) {
-        if (w->fcons[i] != TW_FILTER_NORMAL || !(w->cfric[i] > 0)) continue;
-        size_t k = 3 * (size_t)i;
-        tw_real zero[3] = {0, 0, 0};
-        double p[3];
-        if (Av) { /* A v less the damping: A's elastic rows alone */
-            tw_contact_damping_impulse(v + k, zero, w->cnormal + k, w->cfric[i], p);
-            for (int a = 0; a < 3; a++) Av[k + a] -= (tw_real)p[a];
-        } else {
-            tw_contact_damping_impulse(v + k, w->cvel + k, w->cnormal + k, w->cfric[i], p);
-            for (int a = 0; a < 3; a++) G[k + a] += (tw_real)p[a];
-        }
-    }
+    int count = 0;
+    for (int i = 0; i < w->fem.n; i++) count += tw_contact_hold_vertex(&w->fcons[i], w->cfric[i], on);
+    return count;
 }
 
 void tw_contact_land_all(tw_world *w, tw_real *v, double heff)

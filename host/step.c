@@ -301,10 +301,7 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
 
 /* The step's residual at velocity v (positions xk = xbase + heff v):
  *   G = M (v - vbase) + heff alpha M v + heff beta K' v - heff (f(xk) + f_ext(xk))
- *       + cf (I - n n^T)(v - vc)
- * with K' v = (A v - cm M v - cf (I - n n^T) v) / ck from the A assembled
- * last; the last term is the contact passes' friction damping cf on each
- * active contact (vc its collider's velocity), which A holds. Returns |S G|. */
+ * with K' v = (A v - cm M v) / ck from the A assembled last. Returns |S G|. */
 static double step_residual(tw_world *w, double heff, const tw_real *xbase, const tw_real *vbase, const tw_real *v,
                             double cm, double ck, tw_real *xk, tw_real *G, tw_real *Av)
 {
@@ -314,7 +311,6 @@ static double step_residual(tw_world *w, double heff, const tw_real *xbase, cons
     int vertex_method = w->def.method == TW_WARP_VERTEX || w->def.method == TW_WARP_EDGE;
     tw_bsr A = tw_world_bsr(w);
     tw_bsr_spmv(&A, v, Av);
-    if (w->ncolliders) tw_contact_newton_residual(w, v, Av, NULL); /* A holds the friction damping */
     for (size_t i = 0; i < n3; i++) xk[i] = xbase[i] + (tw_real)heff * v[i];
     tw_compute_rotations(w, xk);
     tw_compute_elastic_force(w, xk, w->f, vertex_method && w->def.ghost_force_correction);
@@ -324,7 +320,6 @@ static double step_residual(tw_world *w, double heff, const tw_real *xbase, cons
         size_t k = 3 * (size_t)i;
         tw_newton_residual_vertex(f->mass[i], v + k, vbase + k, Av + k, w->f + k, heff, alpha, beta, cm, ck, G + k);
     }
-    if (w->ncolliders) tw_contact_newton_residual(w, v, NULL, G); /* the friction's impulse */
     for (int i = 0; i < n; i++) /* S G */
         g2 += tw_newton_filter_vertex(w->fcons[i], w->cnormal + 3 * (size_t)i, G + 3 * (size_t)i);
     return sqrt(g2);
@@ -333,9 +328,9 @@ static double step_residual(tw_world *w, double heff, const tw_real *xbase, cons
 /* Newton iterations after the first linearised solve (non-linear methods,
  * tw_world_newton_iterations > 1): A(xk) dv = -G(v), then a backtracking line
  * search on |G| (K' of the damping term held at xk). The contact passes'
- * active set and friction damping stay as the last pass left them: without
- * the damping in A and G a Newton step would undo the friction. Refines
- * w->vnew. */
+ * friction is not in A or G: the contacts that have it are held whole
+ * (tw_contact_newton_hold), else a Newton step would undo it (a block on a
+ * slope slid as if frictionless). Refines w->vnew. */
 static tw_status newton_refine(tw_world *w, double heff, const tw_real *xbase, const tw_real *vbase, tw_step_stats *st)
 {
     const tw_fem *f = &w->fem;
@@ -345,12 +340,12 @@ static tw_status newton_refine(tw_world *w, double heff, const tw_real *xbase, c
     tw_real *scratch = w->work.rhat; /* free outside BiCGStab */
     tw_filter filter = {w->fcons, w->cnormal};
     double g0 = -1, g = 0;
+    int held = w->ncolliders ? tw_contact_newton_hold(w, 1) : 0;
     for (int it = 1, nit = tw_world_newton_iterations(w); it < nit; it++) {
         /* A at the current iterate, then G there */
         for (size_t i = 0; i < n3; i++) xk[i] = xbase[i] + (tw_real)heff * w->vnew[i];
         tw_compute_rotations(w, xk);
         tw_assemble_system(w, cm, ck);
-        if (w->ncolliders) tw_contact_newton_damping(w); /* the contact passes' friction, lagged as theirs */
         g = step_residual(w, heff, xbase, vbase, w->vnew, cm, ck, xk, G, scratch);
         if (g0 < 0) g0 = g > 0 ? g : 1;
         if (g <= w->def.newton_tolerance * g0 && it > 1) break;
@@ -370,6 +365,7 @@ static tw_status newton_refine(tw_world *w, double heff, const tw_real *xbase, c
         for (size_t i = 0; i < n3; i++) w->vnew[i] += (tw_real)best_a * dv[i];
         g = best;
     }
+    if (held) tw_contact_newton_hold(w, 0);
     st->newton_residual = g0 > 0 ? g / g0 : 0;
     tw_solve_result none = {0, 0, 0};
     return check_velocities(w, w->vnew, w->def.dt, &none);

@@ -124,14 +124,12 @@ __global__ void contact_update_kernel(tw_cuda_data d, const double *scalars, dou
     tw_block_partials<3>(s, partial);
 }
 
-/* tw_contact_newton_damping: an active contact's friction damping put back
- * on its diagonal block of a freshly assembled A (the Newton iterations) */
-__global__ void contact_newton_damping_kernel(tw_cuda_data d)
+/* tw_contact_newton_hold for one vertex each: an active contact with
+ * friction held whole for the Newton iterations (on), or released */
+__global__ void contact_newton_hold_kernel(tw_cuda_data d, int on)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= d.n || d.fcons[i] != TW_FILTER_NORMAL || !(d.cfric[i] > 0)) return;
-    tw_real none = 0, zero[3] = {0, 0, 0}; /* from no damping; the vc part is the residual's */
-    tw_contact_set_damping(d.A + 9 * (size_t)d.diag[i], zero, d.cnormal + 3 * (size_t)i, zero, &none, d.cfric[i]);
+    if (i < d.n) tw_contact_hold_vertex(&d.fcons[i], d.cfric[i], on);
 }
 
 /* the landing loop after tw_contact_update's: every active vertex's normal
@@ -337,9 +335,9 @@ tw_status tw_cuda_contact_update(tw_cuda_world *cw, int *changed, int *friction)
     return TW_OK;
 }
 
-tw_status tw_cuda_contact_newton_damping(tw_cuda_world *cw)
+tw_status tw_cuda_contact_newton_hold(tw_cuda_world *cw, int on)
 {
-    contact_newton_damping_kernel<<<tw_cuda_grid(cw->d.n), TW_CUDA_THREADS, 0, cw->stream>>>(cw->d);
+    contact_newton_hold_kernel<<<tw_cuda_grid(cw->d.n), TW_CUDA_THREADS, 0, cw->stream>>>(cw->d, on);
     TW_CUDA_LAUNCHED();
     return TW_OK;
 }

@@ -40,7 +40,6 @@
 // first.
 #include "cuda_internal.h"
 #include "cuda_reduce.cuh"
-#include "hd/contact.h" /* the friction damping in the Newton residual */
 #include "hd/integrator.h"
 
 namespace {
@@ -233,9 +232,7 @@ __global__ void newton_positions_kernel(tw_cuda_data d, const tw_real *xb, const
     d.x[k] = xb[k] + (tw_real)d.P->heff * v[k];
 }
 
-/* G per vertex (f_ext at x, then the residual), S G, per block |S G|^2; an
- * active contact's friction damping cf, which A holds, is taken out of A v
- * and its impulse added to G (host/contact.c tw_contact_newton_residual) */
+/* G per vertex (f_ext at x, then the residual), S G, per block |S G|^2 */
 __global__ void newton_residual_partials(tw_cuda_data d, const tw_real *v, const tw_real *Av, tw_real *G,
                                          const unsigned char *fcons, double *partial)
 {
@@ -245,19 +242,8 @@ __global__ void newton_residual_partials(tw_cuda_data d, const tw_real *v, const
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x) {
         size_t k = 3 * (size_t)i;
         tw_external_force_vertex(&sv, d.x, i, G + k); /* tw_external_force's body */
-        int damped = fcons[i] == TW_FILTER_NORMAL && d.cfric && d.cfric[i] > 0;
-        tw_real avi[3] = {Av[k], Av[k + 1], Av[k + 2]}, zero[3] = {0, 0, 0};
-        double p[3];
-        if (damped) {
-            tw_contact_damping_impulse(v + k, zero, d.cnormal + k, d.cfric[i], p);
-            for (int a = 0; a < 3; a++) avi[a] -= (tw_real)p[a];
-        }
-        tw_newton_residual_vertex(d.mass[i], v + k, d.vbase + k, avi, d.f + k, P->heff, P->alpha, P->beta, P->cm,
+        tw_newton_residual_vertex(d.mass[i], v + k, d.vbase + k, Av + k, d.f + k, P->heff, P->alpha, P->beta, P->cm,
                                   P->ck, G + k);
-        if (damped) {
-            tw_contact_damping_impulse(v + k, d.cvel + k, d.cnormal + k, d.cfric[i], p);
-            for (int a = 0; a < 3; a++) G[k + a] += (tw_real)p[a];
-        }
         s[0] += tw_newton_filter_vertex(fcons[i], d.cnormal + k, G + k);
     }
     tw_block_partials<1>(s, partial);

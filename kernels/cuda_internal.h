@@ -413,9 +413,9 @@ tw_status tw_cuda_contact_mark(tw_cuda_world *cw);
  * stream and returns how many joined or left (*changed) and how many had
  * friction off Coulomb's (*friction); st->contacts is the new active count. */
 tw_status tw_cuda_contact_update(tw_cuda_world *cw, int *changed, int *friction);
-/* host/contact.c tw_contact_newton_damping: the contact passes' friction
- * damping put back on the A the Newton iterations assemble */
-tw_status tw_cuda_contact_newton_damping(tw_cuda_world *cw);
+/* host/contact.c tw_contact_newton_hold: the active contacts with friction
+ * held whole in fcons for the Newton iterations (on), or released */
+tw_status tw_cuda_contact_newton_hold(tw_cuda_world *cw, int on);
 /* After integrate, when st->ok: free vertices inside a collider are
  * projected onto it, their approaching normal velocity removed, friction. */
 tw_status tw_cuda_contact_project(tw_cuda_world *cw);

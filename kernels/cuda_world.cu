@@ -939,12 +939,13 @@ static tw_status newton_refine(tw_cuda_world *cw, const tw_cuda_shape *sh, const
     const tw_real *xb = d.xprev ? d.xb : cw->newton_x;
     tw_method m = (tw_method)sh->method;
     double g0 = -1, g = 0;
+    /* the contacts with friction held whole: the Newton steps keep the passes' friction */
+    if (sh->colliders && (s = tw_cuda_contact_newton_hold(cw, 1)) != TW_OK) return s;
     for (int it = 1; it < nit; it++) {
         /* A at the current iterate, then G there */
         if ((s = tw_cuda_newton_positions(cw, xb, d.vnew)) != TW_OK) return s;
         if ((s = tw_cuda_rotations(cw, m)) != TW_OK) return s; /* and the packs the assembly reads */
         if ((s = tw_cuda_assemble(cw, m, sh->exact_warp)) != TW_OK) return s;
-        if (sh->colliders && (s = tw_cuda_contact_newton_damping(cw)) != TW_OK) return s; /* the passes' friction */
         if ((s = newton_residual(cw, sh, xb, d.vnew, &g)) != TW_OK) return s;
         if (g0 < 0) g0 = g > 0 ? g : 1;
         if (g <= tol * g0 && it > 1) break;
@@ -974,6 +975,7 @@ static tw_status newton_refine(tw_cuda_world *cw, const tw_cuda_shape *sh, const
         if ((s = tw_cuda_newton_axpy(cw, d.vnew, cw->newton_dv, best_a, d.vnew)) != TW_OK) return s;
         g = best;
     }
+    if (sh->colliders && (s = tw_cuda_contact_newton_hold(cw, 0)) != TW_OK) return s;
     st->newton_residual = g0 > 0 ? g / g0 : 0;
     TW_CUDA_TRY(cudaMemcpyAsync(d.x, cw->newton_x, bytes, cudaMemcpyDeviceToDevice, str));
     TW_CUDA_TRY(cudaMemcpyAsync(d.rhs, cw->newton_rhs, bytes, cudaMemcpyDeviceToDevice, str));

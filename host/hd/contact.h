@@ -222,15 +222,26 @@ TW_HD void tw_contact_friction_block(tw_real *D, tw_real *bi, const tw_real *nn,
     tw_contact_set_damping(D, bi, nn, vc, cf, mu * J / vt);
 }
 
-/* The friction damping's impulse on a contact vertex, cf (I - n n^T)(vi - vc)
- * (N s; vc the collider's velocity): what the damping in A and its
- * right-hand side give at vi. */
-TW_HD void tw_contact_damping_impulse(const tw_real *vi, const tw_real *vc, const tw_real *nn, double cf, double p[3])
+/* An active contact with friction during the Newton iterations after the
+ * contact passes (tw_contact_newton_hold): the filter holds all of its
+ * velocity, as for a kinematic vertex, so that the Newton steps keep the
+ * tangential velocity the passes' friction gave it. */
+#define TW_CONTACT_HELD 4
+
+/* Holds (on) or releases vertex fc's contact for the Newton iterations
+ * (TW_FILTER_NORMAL with damping cf > 0 <-> TW_CONTACT_HELD); returns 1
+ * when it changed. */
+TW_HD int tw_contact_hold_vertex(unsigned char *fc, tw_real cf, int on)
 {
-    tw_real r[3];
-    tw_contact_relative(vi, vc, r);
-    double rn = r[0] * nn[0] + r[1] * nn[1] + r[2] * nn[2];
-    for (int a = 0; a < 3; a++) p[a] = cf * (r[a] - rn * nn[a]);
+    if (on && *fc == TW_FILTER_NORMAL && cf > 0) {
+        *fc = TW_CONTACT_HELD;
+        return 1;
+    }
+    if (!on && *fc == TW_CONTACT_HELD) {
+        *fc = TW_FILTER_NORMAL;
+        return 1;
+    }
+    return 0;
 }
 
 /* tw_contact_update_vertex's tolerances (host/contact.c, the CUDA kernels):
@@ -280,8 +291,9 @@ TW_HD void tw_contact_patch_add(double *s, const tw_real *vi, const tw_real *vc,
  *   - more, where |F| > C (1 + tol): the contacts held more than Coulomb
  *     allows (a stuck set whose load has left the cone breaks away);
  *   - less, where |F| < C (1 - tol) while the set slides as one (the
- *     J-weighted mean velocity at least 0.9 of the mean speed, so not
- *     turning or spreading).
+ *     J-weighted mean velocity at least 0.98 of the mean speed: not
+ *     turning or spreading, as the armadillo's feet do on landing, where
+ *     0.9 let this branch add passes and unresolved contacts).
  * Each contact vertex alone sees only its own block (its mass and the stiff
  * springs to its neighbours), a response far stiffer than the mass over
  * the contacts that a sliding body gives each of them: from it alone a
@@ -295,7 +307,7 @@ TW_HD double tw_contact_patch_speed(const double *s, double mass, double tol, do
     double F = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]), C = s[3];
     if (!(mass > 0) || !(C > 0) || !(s[7] > 0)) return 0;
     double common = F > 0 ? (s[4] * s[0] + s[5] * s[1] + s[6] * s[2]) / (F * s[7]) : 0, v = 0;
-    double coherent = sqrt(s[4] * s[4] + s[5] * s[5] + s[6] * s[6]) >= 0.9 * s[8];
+    double coherent = sqrt(s[4] * s[4] + s[5] * s[5] + s[6] * s[6]) >= 0.98 * s[8];
     if (F > C * (1 + tol)) v = fmax(common, 0.0) + (F - C) / mass;
     else if (F < C * (1 - tol) && coherent) v = common - (C - F) / mass;
     return v > vt_min ? v : 0;
