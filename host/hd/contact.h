@@ -292,8 +292,8 @@ TW_HD void tw_contact_patch_add(double *s, const tw_real *vi, const tw_real *vc,
  *     allows (a stuck set whose load has left the cone breaks away);
  *   - less, where |F| < C (1 - tol) while the set slides as one (the
  *     J-weighted mean velocity at least 0.98 of the mean speed: not
- *     turning or spreading, as the armadillo's feet do on landing, where
- *     0.9 let this branch add passes and unresolved contacts).
+ *     turning or spreading, as a body's feet do when it lands, where the
+ *     contacts do not share one speed and the per-vertex model fits).
  * Each contact vertex alone sees only its own block (its mass and the stiff
  * springs to its neighbours), a response far stiffer than the mass over
  * the contacts that a sliding body gives each of them: from it alone a
