@@ -33,7 +33,15 @@
  * |v_t| = f / (a + d), with a fitted through the step's last two solves
  * (hd/contact.h): a vertex whose normal impulse falls below what holds it
  * slides in the next solve, at about Coulomb's speed, not creeping off at
- * the stuck damping's speed and breaking away only steps later.
+ * the stuck damping's speed and breaking away only steps later. That model
+ * sees only the vertex's own block, its mass and the stiff springs to its
+ * neighbours; a body sliding as a whole gives each contact about its mass
+ * over the contacts instead. So each update first weighs the contact set
+ * as a whole (tw_contact_patch): where the friction the solve needed, summed
+ * as a vector, is off Coulomb's bound sum mu J (by more than 0.5 %: a stuck
+ * set whose load left the cone, or a set sliding as one), the body's
+ * tangential momentum gives the speed it slides at, and every contact gets
+ * Coulomb's friction at that speed; a stuck block breaks away in one step.
  * BDF2 takes one implicit Euler step after a step with an impact (a contact
  * vertex that started it approaching faster than |g| h: step.c), so that its
  * two-step base never carries the velocity the contact stopped.
@@ -260,6 +268,13 @@ void tw_contact_friction_implicit(tw_world *w, double heff)
     }
 }
 
+int tw_contact_newton_hold(tw_world *w, int on)
+{
+    int count = 0;
+    for (int i = 0; i < w->fem.n; i++) count += tw_contact_hold_vertex(&w->fcons[i], w->cfric[i], on);
+    return count;
+}
+
 void tw_contact_land_all(tw_world *w, tw_real *v, double heff)
 {
     double h = w->def.dt;
@@ -270,6 +285,32 @@ void tw_contact_land_all(tw_world *w, tw_real *v, double heff)
     }
 }
 
+double tw_contact_patch_mass(const tw_world *w)
+{
+    if (w->bodies) return 0;
+    double m = 0;
+    for (int i = 0; i < w->fem.n; i++) {
+        if (w->cons[i]) return 0;
+        m += w->fem.mass[i];
+    }
+    return m;
+}
+
+double tw_contact_patch(const tw_world *w, const tw_real *b, const tw_real *v, double heff)
+{
+    const tw_fem *f = &w->fem;
+    double mass = tw_contact_patch_mass(w) * (1 + heff * w->def.damping_mass);
+    if (!(mass > 0)) return 0;
+    double s[TW_CONTACT_PATCH_SUMS] = {0};
+    for (int i = 0; i < f->n; i++) {
+        if (w->fcons[i] != TW_FILTER_NORMAL || w->cons[i] || !(w->cdist[i] < INFINITY)) continue;
+        size_t k = 3 * (size_t)i;
+        double J = tw_contact_impulse(f->row_ptr, f->col, w->A, v, b, w->cnormal + k, i);
+        tw_contact_patch_add(s, v + k, w->cvel + k, w->cnormal + k, w->cfric[i], w->cmu[i], J);
+    }
+    return tw_contact_patch_speed(s, mass, TW_CONTACT_PTOL, 1e-6 * w->size / heff);
+}
+
 int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, int *friction)
 {
     const tw_fem *f = &w->fem;
@@ -278,6 +319,7 @@ int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, in
     double gtol = TW_CONTACT_GTOL * w->size, vt_min = 1e-6 * w->size / heff, h = w->def.dt;
     double cm = 1 + heff * w->def.damping_mass; /* A's mass term is m cm */
     int changed = 0, fr = 0;
+    double patch_v = tw_contact_patch(w, b, v, heff);
     for (int i = 0; i < f->n; i++) {
         if (w->cons[i] || !(w->cdist[i] < INFINITY)) continue;
         size_t k = 3 * (size_t)i;
@@ -288,7 +330,7 @@ int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, in
                                          &w->cimpulse[i], w->cfprev + 2 * (size_t)i, v + k, w->cvel + k,
                                          w->cnormal + k, w->cdist[i], tw_contact_reach(w->cvel + k, w->cnormal + k, h),
                                          w->cmu[i], J, heff, f->mass[i] * cm, TW_CONTACT_JTOL * f->mass[i] * g * heff,
-                                         gtol, vt_min, TW_CONTACT_FTOL);
+                                         gtol, vt_min, TW_CONTACT_FTOL, patch_v);
         changed += (r & TW_CONTACT_CHANGED) != 0;
         fr += (r & TW_CONTACT_FRICTION) != 0;
     }

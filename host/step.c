@@ -327,7 +327,10 @@ static double step_residual(tw_world *w, double heff, const tw_real *xbase, cons
 
 /* Newton iterations after the first linearised solve (non-linear methods,
  * tw_world_newton_iterations > 1): A(xk) dv = -G(v), then a backtracking line
- * search on |G| (K' of the damping term held at xk). Refines w->vnew. */
+ * search on |G| (K' of the damping term held at xk). The contact passes'
+ * friction is not in A or G: the contacts that have it are held whole
+ * (tw_contact_newton_hold), else a Newton step would undo it (a block on a
+ * slope slid as if frictionless). Refines w->vnew. */
 static tw_status newton_refine(tw_world *w, double heff, const tw_real *xbase, const tw_real *vbase, tw_step_stats *st)
 {
     const tw_fem *f = &w->fem;
@@ -337,6 +340,7 @@ static tw_status newton_refine(tw_world *w, double heff, const tw_real *xbase, c
     tw_real *scratch = w->work.rhat; /* free outside BiCGStab */
     tw_filter filter = {w->fcons, w->cnormal};
     double g0 = -1, g = 0;
+    int held = w->ncolliders ? tw_contact_newton_hold(w, 1) : 0;
     for (int it = 1, nit = tw_world_newton_iterations(w); it < nit; it++) {
         /* A at the current iterate, then G there */
         for (size_t i = 0; i < n3; i++) xk[i] = xbase[i] + (tw_real)heff * w->vnew[i];
@@ -361,6 +365,7 @@ static tw_status newton_refine(tw_world *w, double heff, const tw_real *xbase, c
         for (size_t i = 0; i < n3; i++) w->vnew[i] += (tw_real)best_a * dv[i];
         g = best;
     }
+    if (held) tw_contact_newton_hold(w, 0);
     st->newton_residual = g0 > 0 ? g / g0 : 0;
     tw_solve_result none = {0, 0, 0};
     return check_velocities(w, w->vnew, w->def.dt, &none);
@@ -514,6 +519,7 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
     in.spring_k = w->spring_k;
     in.size = w->size;
     in.newton_iterations = tw_world_newton_iterations(w);
+    in.patch_mass = tw_contact_patch_mass(w);
     in.nhang = w->nhang;
     in.hang_vertex = w->hang_vertex;
     in.hang_ptr = w->hang_ptr;

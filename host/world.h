@@ -136,6 +136,11 @@ int tw_contact_detect(tw_world *w, const tw_real *x);
 /* Before the first solve: implicit Coulomb friction, tangential damping on
  * the active vertices' diagonal blocks of w->A from last step's impulses. */
 void tw_contact_friction_implicit(tw_world *w, double heff);
+/* The Newton iterations after the contact passes (step.c newton_refine)
+ * keep the passes' friction: with on, every active contact with friction
+ * damping is held whole in w->fcons (TW_CONTACT_HELD: the Newton steps keep
+ * its velocity), without, released again; returns how many. */
+int tw_contact_newton_hold(tw_world *w, int on);
 /* The active vertices' normal velocity in v set to land on the surface this
  * step (before the first solve, and after each update for the joined ones). */
 void tw_contact_land_all(tw_world *w, tw_real *v, double heff);
@@ -144,6 +149,13 @@ void tw_contact_land_all(tw_world *w, tw_real *v, double heff);
  * *friction (when not NULL) gets how many had friction off Coulomb's (their
  * damping is updated; see tw_contact_update_vertex). */
 int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, int *friction);
+/* The contact set's sliding speed after a solve of w->A v = b
+ * (tw_contact_patch_speed over the active contacts; 0: none), which
+ * tw_contact_update gives every active vertex. The body sliding as a whole
+ * is the model: tw_contact_patch_mass, the free vertices' mass, is 0 (no
+ * estimate) where the world holds several bodies or a constrained vertex. */
+double tw_contact_patch(const tw_world *w, const tw_real *b, const tw_real *v, double heff);
+double tw_contact_patch_mass(const tw_world *w);
 /* The shift of a contact solve on moving colliders: s_i the collider's
  * tangential velocity at each active contact on one, 0 elsewhere; returns 1
  * when any is not 0. The implicit step solves for v - s: the friction

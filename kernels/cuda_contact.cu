@@ -5,8 +5,9 @@
 // xbase), in implicit_solve's order (cuda_world.cu launches them):
 //
 //   assembly, prescribe -> contact_mark (nearest collider, first active set,
-//   landing, first-pass friction) -> PCG filtered by fcons -> contact_update
-//   (release, join, friction, impulses; counts read back) -> while it changed
+//   landing, first-pass friction) -> PCG filtered by fcons -> contact_patch
+//   (the contact set's sums: tw_contact_patch) -> contact_update (release,
+//   join, friction, impulses; counts read back) -> while it changed
 //   something (host/step.c's rule): PCG again, contact_update -> divergence
 //   check, integrate -> contact_project
 //
@@ -77,14 +78,31 @@ __global__ void contact_count_kernel(tw_cuda_status *st, const double *scalars)
     st->contacts = (int)scalars[TW_S_CONTACTS];
 }
 
+/* tw_contact_patch's sums over the active contacts, values 3 part .. 3 part
+ * + 2 of them (a reduction holds at most TW_CUDA_REDUCE_VALUES). */
+__global__ void contact_patch_kernel(tw_cuda_data d, int part, double *partial)
+{
+    double s[3] = {0, 0, 0};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x) {
+        if (d.fcons[i] != TW_FILTER_NORMAL || d.cons[i] || !(d.cdist[i] < INFINITY)) continue;
+        size_t k = 3 * (size_t)i;
+        double J = tw_contact_impulse(d.row_ptr, d.col, d.A, d.vnew, d.rhs, d.cnormal + k, i);
+        double all[TW_CONTACT_PATCH_SUMS] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+        tw_contact_patch_add(all, d.vnew + k, d.cvel + k, d.cnormal + k, d.cfric[i], d.cmu[i], J);
+        for (int a = 0; a < 3; a++) s[a] += all[3 * part + a];
+    }
+    tw_block_partials<3>(s, partial);
+}
+
 /* tw_contact_update for one vertex each (the tolerances are host/contact.c's);
  * sums the active vertices, the changed ones and those with friction off
  * Coulomb's. The impulse reads the row of A and vnew: no vertex's update
  * writes what another's impulse reads (its own diagonal block only, after
  * its impulse; the joined vertices land in contact_land_kernel, after). */
-__global__ void contact_update_kernel(tw_cuda_data d, double *partial)
+__global__ void contact_update_kernel(tw_cuda_data d, const double *scalars, double *partial)
 {
     const tw_cuda_params *P = d.P;
+    double patch_v = tw_contact_patch_speed(scalars + TW_S_PATCH, P->patch_mass * P->cm, TW_CONTACT_PTOL, P->vt_min);
     double gn = sqrt(P->gravity[0] * P->gravity[0] + P->gravity[1] * P->gravity[1] + P->gravity[2] * P->gravity[2]);
     double s[3] = {0, 0, 0};
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x) {
@@ -98,12 +116,20 @@ __global__ void contact_update_kernel(tw_cuda_data d, double *partial)
                                          d.cnormal + k, d.cdist[i], tw_contact_reach(d.cvel + k, d.cnormal + k, P->h),
                                          d.cmu[i], J, P->heff, d.mass[i] * P->cm,
                                          TW_CONTACT_JTOL * d.mass[i] * gn * P->heff, P->gtol, P->vt_min,
-                                         TW_CONTACT_FTOL);
+                                         TW_CONTACT_FTOL, patch_v);
         s[0] += d.fcons[i] == TW_FILTER_NORMAL;
         s[1] += (r & TW_CONTACT_CHANGED) != 0;
         s[2] += (r & TW_CONTACT_FRICTION) != 0;
     }
     tw_block_partials<3>(s, partial);
+}
+
+/* tw_contact_newton_hold for one vertex each: an active contact with
+ * friction held whole for the Newton iterations (on), or released */
+__global__ void contact_newton_hold_kernel(tw_cuda_data d, int on)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < d.n) tw_contact_hold_vertex(&d.fcons[i], d.cfric[i], on);
 }
 
 /* the landing loop after tw_contact_update's: every active vertex's normal
@@ -290,17 +316,29 @@ tw_status tw_cuda_contact_update(tw_cuda_world *cw, int *changed, int *friction)
 {
     const tw_cuda_data &d = cw->d;
     unsigned nb = tw_cuda_reduce_grid(d.n);
-    contact_update_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(d, cw->partial);
+    tw_status s;
+    for (int part = 0; part < TW_CONTACT_PATCH_SUMS / 3; part++) { /* the contact set's sums (tw_contact_patch) */
+        contact_patch_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(d, part, cw->partial);
+        TW_CUDA_LAUNCHED();
+        if ((s = tw_cuda_reduce_finish(cw, 3, (int)nb, TW_S_PATCH + 3 * part)) != TW_OK) return s;
+    }
+    contact_update_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(d, cw->scalars, cw->partial);
     TW_CUDA_LAUNCHED();
     contact_land_kernel<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d);
     TW_CUDA_LAUNCHED();
-    tw_status s = tw_cuda_reduce_finish(cw, 3, (int)nb, TW_S_CONTACTS);
-    if (s != TW_OK) return s;
+    if ((s = tw_cuda_reduce_finish(cw, 3, (int)nb, TW_S_CONTACTS)) != TW_OK) return s;
     contact_update_count_kernel<<<1, 1, 0, cw->stream>>>(cw->d.st, cw->scalars);
     TW_CUDA_LAUNCHED();
     if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
     *changed = cw->hstatus.contact_changed;
     *friction = cw->hstatus.contact_friction;
+    return TW_OK;
+}
+
+tw_status tw_cuda_contact_newton_hold(tw_cuda_world *cw, int on)
+{
+    contact_newton_hold_kernel<<<tw_cuda_grid(cw->d.n), TW_CUDA_THREADS, 0, cw->stream>>>(cw->d, on);
+    TW_CUDA_LAUNCHED();
     return TW_OK;
 }
 

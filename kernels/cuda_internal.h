@@ -45,7 +45,8 @@ enum {
     TW_S_SCALE = 31,  /* the velocities' factor, or -1: no projection this step */
     TW_S_G = 32,      /* |S G|^2: the Newton residual (tw_cuda_newton_residual) */
     TW_S_BICG = 33,   /* 2: BiCGStab's dots, read back (cuda_bicgstab.cu) */
-    TW_S_COUNT = 35
+    TW_S_PATCH = 35,  /* TW_CONTACT_PATCH_SUMS (9): the contact set's sums after a solve (cuda_contact.cu) */
+    TW_S_COUNT = 44
 };
 
 /* The per-step numbers, in device memory (tw_cuda_world.params), written by
@@ -77,6 +78,7 @@ typedef struct tw_cuda_params {
     double beta;         /* stiffness-proportional damping, s (the Newton residual) */
     int energy_skip_start; /* the energy at the step's start is not needed (the host has it, no projection):
                               its pass sums nothing */
+    double patch_mass;   /* the free vertices' mass, kg (tw_contact_patch_mass; 0: no contact-set estimate) */
 } tw_cuda_params;
 
 /* What a step leaves on the device for the host: read back once per step
@@ -428,6 +430,9 @@ tw_status tw_cuda_contact_mark(tw_cuda_world *cw);
  * stream and returns how many joined or left (*changed) and how many had
  * friction off Coulomb's (*friction); st->contacts is the new active count. */
 tw_status tw_cuda_contact_update(tw_cuda_world *cw, int *changed, int *friction);
+/* host/contact.c tw_contact_newton_hold: the active contacts with friction
+ * held whole in fcons for the Newton iterations (on), or released */
+tw_status tw_cuda_contact_newton_hold(tw_cuda_world *cw, int on);
 /* After integrate, when st->ok: free vertices inside a collider are
  * projected onto it, their approaching normal velocity removed, friction. */
 tw_status tw_cuda_contact_project(tw_cuda_world *cw);

@@ -604,6 +604,7 @@ static void fill_params(const tw_cuda_step_in *in, tw_cuda_params *p)
     p->vt_min = 1e-6 * in->size / p->heff;    /* tw_contact_friction_implicit */
     p->gtol = TW_CONTACT_GTOL * in->size;     /* tw_contact_update */
     p->energy_skip_start = in->energy_start_known && !in->energy_projection; /* host/step.c's cache */
+    p->patch_mass = in->patch_mass;           /* tw_contact_patch */
 }
 
 static tw_cuda_shape step_shape(const tw_cuda_world *cw, const tw_cuda_step_in *in)
@@ -955,6 +956,8 @@ static tw_status newton_refine(tw_cuda_world *cw, const tw_cuda_shape *sh, const
     const tw_real *xb = d.xprev ? d.xb : cw->newton_x;
     tw_method m = (tw_method)sh->method;
     double g0 = -1, g = 0;
+    /* the contacts with friction held whole: the Newton steps keep the passes' friction */
+    if (sh->colliders && (s = tw_cuda_contact_newton_hold(cw, 1)) != TW_OK) return s;
     for (int it = 1; it < nit; it++) {
         /* A at the current iterate, then G there */
         if ((s = tw_cuda_newton_positions(cw, xb, d.vnew)) != TW_OK) return s;
@@ -989,6 +992,7 @@ static tw_status newton_refine(tw_cuda_world *cw, const tw_cuda_shape *sh, const
         if ((s = tw_cuda_newton_axpy(cw, d.vnew, cw->newton_dv, best_a, d.vnew)) != TW_OK) return s;
         g = best;
     }
+    if (sh->colliders && (s = tw_cuda_contact_newton_hold(cw, 0)) != TW_OK) return s;
     st->newton_residual = g0 > 0 ? g / g0 : 0;
     TW_CUDA_TRY(cudaMemcpyAsync(d.x, cw->newton_x, bytes, cudaMemcpyDeviceToDevice, str));
     TW_CUDA_TRY(cudaMemcpyAsync(d.rhs, cw->newton_rhs, bytes, cudaMemcpyDeviceToDevice, str));

@@ -222,6 +222,28 @@ TW_HD void tw_contact_friction_block(tw_real *D, tw_real *bi, const tw_real *nn,
     tw_contact_set_damping(D, bi, nn, vc, cf, mu * J / vt);
 }
 
+/* An active contact with friction during the Newton iterations after the
+ * contact passes (tw_contact_newton_hold): the filter holds all of its
+ * velocity, as for a kinematic vertex, so that the Newton steps keep the
+ * tangential velocity the passes' friction gave it. */
+#define TW_CONTACT_HELD 4
+
+/* Holds (on) or releases vertex fc's contact for the Newton iterations
+ * (TW_FILTER_NORMAL with damping cf > 0 <-> TW_CONTACT_HELD); returns 1
+ * when it changed. */
+TW_HD int tw_contact_hold_vertex(unsigned char *fc, tw_real cf, int on)
+{
+    if (on && *fc == TW_FILTER_NORMAL && cf > 0) {
+        *fc = TW_CONTACT_HELD;
+        return 1;
+    }
+    if (!on && *fc == TW_CONTACT_HELD) {
+        *fc = TW_FILTER_NORMAL;
+        return 1;
+    }
+    return 0;
+}
+
 /* tw_contact_update_vertex's tolerances (host/contact.c, the CUDA kernels):
  * a pull below TW_CONTACT_JTOL x the vertex's weight impulse m g heff is noise
  * of the inexact solve, and so is a landing TW_CONTACT_GTOL x the body's size
@@ -230,6 +252,70 @@ TW_HD void tw_contact_friction_block(tw_real *D, tw_real *bi, const tw_real *nn,
 #define TW_CONTACT_JTOL 1e-3
 #define TW_CONTACT_GTOL 1e-5
 #define TW_CONTACT_FTOL 0.02
+
+/* The contact set's sums for its sliding speed (tw_contact_patch_speed),
+ * over the active contacts with friction after a solve: [0..2] the friction
+ * impulses cf (I - n n^T)(v_i - vc) (N s), [3] Coulomb's bound, the sum of
+ * mu J, [4..6] the tangential velocities weighted by J, [7] the sum of J,
+ * [8] the tangential speeds weighted by J. */
+#define TW_CONTACT_PATCH_SUMS 9
+
+/* Adds active contact vertex vi (its damping cf, friction mu, normal
+ * impulse J of this solve) to the sums s; nothing unless J > 0 and mu > 0. */
+TW_HD void tw_contact_patch_add(double *s, const tw_real *vi, const tw_real *vc, const tw_real *nn, tw_real cf,
+                                tw_real mu, double J)
+{
+    if (!(J > 0) || !(mu > 0)) return;
+    tw_real r[3];
+    tw_contact_relative(vi, vc, r);
+    double rn = r[0] * nn[0] + r[1] * nn[1] + r[2] * nn[2], vt2 = 0;
+    for (int a = 0; a < 3; a++) {
+        double vt = r[a] - rn * nn[a];
+        s[a] += cf * vt;
+        s[4 + a] += J * vt;
+        vt2 += vt * vt;
+    }
+    s[3] += mu * J;
+    s[7] += J;
+    s[8] += J * sqrt(vt2);
+}
+
+/* The speed the contact set slides at, from the body sliding as a whole;
+ * 0 where that model does not apply or the set's friction is Coulomb's
+ * within tol. By the body's tangential momentum, of mass M (its inertia in
+ * A, m (1 + heff alpha) summed), friction |F| (the vector sum of the
+ * contacts' friction impulses: internal stresses cancel) where Coulomb
+ * allows C = sum mu J changes its speed along F by (|F| - C) / M: from
+ * the solve's common speed (the J-weighted mean of the contacts' tangential
+ * velocities along F) to
+ *   - more, where |F| > C (1 + tol): the contacts held more than Coulomb
+ *     allows (a stuck set whose load has left the cone breaks away);
+ *   - less, where |F| < C (1 - tol) while the set slides as one (the
+ *     J-weighted mean velocity at least 0.98 of the mean speed: not
+ *     turning or spreading, as a body's feet do when it lands, where the
+ *     contacts do not share one speed and the per-vertex model fits).
+ * Each contact vertex alone sees only its own block (its mass and the stiff
+ * springs to its neighbours), a response far stiffer than the mass over
+ * the contacts that a sliding body gives each of them: from it alone a
+ * stuck set under a load that has left the cone breaks away over several
+ * steps instead of one, and a sliding one settles a few per cent off
+ * Coulomb's friction (which, where the load only just exceeds Coulomb's
+ * bound, is many per cent of the net force). A result at most vt_min, or
+ * mass <= 0, is 0. */
+TW_HD double tw_contact_patch_speed(const double *s, double mass, double tol, double vt_min)
+{
+    double F = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]), C = s[3];
+    if (!(mass > 0) || !(C > 0) || !(s[7] > 0)) return 0;
+    double common = F > 0 ? (s[4] * s[0] + s[5] * s[1] + s[6] * s[2]) / (F * s[7]) : 0, v = 0;
+    double coherent = sqrt(s[4] * s[4] + s[5] * s[5] + s[6] * s[6]) >= 0.98 * s[8];
+    if (F > C * (1 + tol)) v = fmax(common, 0.0) + (F - C) / mass;
+    else if (F < C * (1 - tol) && coherent) v = common - (C - F) / mass;
+    return v > vt_min ? v : 0;
+}
+
+/* tw_contact_patch_speed's tolerance: tighter than TW_CONTACT_FTOL, as
+ * the set's friction is off by the same fraction of its whole. */
+#define TW_CONTACT_PTOL 0.005
 
 /* Results of tw_contact_update_vertex, or-ed. */
 #define TW_CONTACT_CHANGED 1  /* joined or released: the solve broke the normal conditions (pull, penetration) */
@@ -252,11 +338,14 @@ TW_HD void tw_contact_friction_block(tw_real *D, tw_real *bi, const tw_real *nn,
  * collider's velocity (friction acts on vi - vc), minert its inertia in A
  * (m (1 + heff alpha)), prev[0..1] the damping of an earlier solve of this
  * step and the tangential speed it gave (prev[1] < 0: none; the caller sets
- * that at the step's start). Returns TW_CONTACT_* bits. */
+ * that at the step's start), patch_v the contact set's breakaway speed
+ * (tw_contact_patch_speed; 0: none), which sets an active vertex's damping
+ * to mu J / patch_v: Coulomb's friction at the speed the body slides at.
+ * Returns TW_CONTACT_* bits. */
 TW_HD int tw_contact_update_vertex(unsigned char *fc, tw_real *D, tw_real *bi, tw_real *cf, tw_real *cimp,
                                    tw_real *prev, const tw_real *vi, const tw_real *vc, const tw_real *nn,
                                    tw_real dist, double reach, tw_real mu, double J, double heff, double minert,
-                                   double jtol, double gtol, double vt_min, double ftol)
+                                   double jtol, double gtol, double vt_min, double ftol, double patch_v)
 {
     if (*fc != TW_FILTER_NORMAL) {
         double g = dist + heff * (vi[0] * nn[0] + vi[1] * nn[1] + vi[2] * nn[2]) - reach;
@@ -277,6 +366,12 @@ TW_HD int tw_contact_update_vertex(unsigned char *fc, tw_real *D, tw_real *bi, t
     tw_real rv[3];
     tw_contact_relative(vi, vc, rv);
     double coulomb = mu * fmax(J, 0.0), vt = tw_contact_tangential_speed(rv, nn), fr = *cf * vt;
+    if (patch_v > 0 && coulomb > 0) {
+        prev[0] = *cf;
+        prev[1] = (tw_real)vt;
+        tw_contact_set_damping(D, bi, nn, vc, cf, fmin(coulomb / patch_v, coulomb / vt_min));
+        return TW_CONTACT_FRICTION;
+    }
     int too_strong = fr > coulomb * (1 + ftol) + 1e-300;
     int too_weak = vt > vt_min && fr < coulomb * (1 - ftol);
     if (!too_strong && !too_weak) return 0;
