@@ -27,6 +27,7 @@
 #include "cuda_front.h"
 #include "cuda_internal.h" /* TW_CUDA_TRY, grids, tw_fail */
 #include "cuda_reduce.cuh"
+#include "thrust_device.cuh"
 #include "thrust_front.h"
 
 /* the CPU solvers' row bodies (host/hd/bsr_row.h), for tw_real */
@@ -129,20 +130,6 @@ struct tw_cuda_front {
     size_t step_bytes = 0;
 };
 
-/* The catch clauses every entry point ends with. */
-#define TW_FRONT_CATCH(call)                                                                                   \
-    catch (const std::bad_alloc &e_)                                                                           \
-    {                                                                                                          \
-        cudaGetLastError();                                                                                    \
-        return tw_fail(TW_ERR_NOMEM, "%s:%d: %s: out of device memory (%s)", __FILE__, __LINE__, call,        \
-                       e_.what());                                                                             \
-    }                                                                                                          \
-    catch (const std::exception &e_)                                                                           \
-    {                                                                                                          \
-        cudaGetLastError();                                                                                    \
-        return tw_fail(TW_ERR_DEVICE, "%s:%d: %s failed: %s", __FILE__, __LINE__, call, e_.what());            \
-    }
-
 extern "C" tw_cuda_front *tw_cuda_front_create(int nv)
 {
     if (nv < 1) {
@@ -178,7 +165,8 @@ extern "C" tw_status tw_cuda_front_pattern(tw_cuda_front *d, int n, const int *r
         TW_CUDA_TRY(cudaMemcpy(raw(rid_d), rid, nv * sizeof *rid, cudaMemcpyHostToDevice));
         TW_CUDA_TRY(cudaMemcpy(raw(redo_d), redo, nv, cudaMemcpyHostToDevice));
         if (ns) TW_CUDA_TRY(cudaMemcpy(raw(slot_d), slot, ns * sizeof *slot, cudaMemcpyHostToDevice));
-        tw_front_pattern_update(thrust::cuda::par, d->nv, n, raw(rid_d), raw(redo_d), ntet, raw(slot_d), d->pat);
+        tw_temp_allocator temp;
+        tw_front_pattern_update(tw_on(0, temp), d->nv, n, raw(rid_d), raw(redo_d), ntet, raw(slot_d), d->pat);
         const size_t n3 = 3 * (size_t)(n ? n : 1);
         d->cons.resize((size_t)(n ? n : 1));
         if (n) TW_CUDA_TRY(cudaMemcpy(raw(d->cons), cons, (size_t)n, cudaMemcpyHostToDevice));
@@ -194,7 +182,7 @@ extern "C" tw_status tw_cuda_front_pattern(tw_cuda_front *d, int n, const int *r
         *nnzb = d->pat.nnzb;
         return TW_OK;
     }
-    TW_FRONT_CATCH("tw_cuda_front_pattern (the front's pattern update: remove_if / sort / unique / merge)")
+    TW_THRUST_CATCH("tw_cuda_front_pattern (the front's pattern update: remove_if / sort / unique / merge)")
 }
 
 extern "C" tw_status tw_cuda_front_pattern_to_host(const tw_cuda_front *d, int *n, int *nnzb, int **row_ptr,
@@ -219,7 +207,7 @@ extern "C" tw_status tw_cuda_front_pattern_to_host(const tw_cuda_front *d, int *
         thrust::copy(d->pat.diag.begin(), d->pat.diag.begin() + nn, *diag);
         return TW_OK;
     }
-    TW_FRONT_CATCH("tw_cuda_front_pattern_to_host (copies of the pattern)")
+    TW_THRUST_CATCH("tw_cuda_front_pattern_to_host (copies of the pattern)")
 }
 
 /* The sums of the last reduction's nv values over nb blocks, in block order. */

@@ -25,45 +25,13 @@
 #include <thrust/system_error.h>
 
 #include "cuda_internal.h" /* TW_CUDA_TRY */
+#include "thrust_device.cuh"
 #include "thrust_fem.h"
 #include "tw_thrust.h"
 
 struct tw_thrust_storage {
     tw_pattern_vectors v;
 };
-
-/* Temporary storage for the algorithms (sort buffers): cudaMalloc, throwing
- * as Thrust does on failure, and a cudaFree that never throws (it runs in
- * destructors). */
-struct tw_temp_allocator {
-    typedef char value_type;
-    char *allocate(std::ptrdiff_t n)
-    {
-        void *p = nullptr;
-        cudaError_t e = cudaMalloc(&p, (size_t)n);
-        if (e == cudaErrorMemoryAllocation) throw std::bad_alloc();
-        if (e != cudaSuccess) throw thrust::system_error(e, thrust::cuda_category(), "cudaMalloc (Thrust temporary)");
-        return (char *)p;
-    }
-    void deallocate(char *p, size_t) noexcept { cudaFree(p); }
-};
-
-/* The policy every algorithm here runs under. */
-static inline auto tw_on(cudaStream_t stream, tw_temp_allocator &temp) { return thrust::cuda::par(temp).on(stream); }
-
-/* The catch clauses every entry point ends with. */
-#define TW_THRUST_CATCH(call)                                                                                  \
-    catch (const std::bad_alloc &e_)                                                                           \
-    {                                                                                                          \
-        cudaGetLastError();                                                                                    \
-        return tw_fail(TW_ERR_NOMEM, "%s:%d: %s: out of device memory (%s)", __FILE__, __LINE__, call,        \
-                       e_.what());                                                                             \
-    }                                                                                                          \
-    catch (const std::exception &e_)                                                                           \
-    {                                                                                                          \
-        cudaGetLastError();                                                                                    \
-        return tw_fail(TW_ERR_DEVICE, "%s:%d: %s failed: %s", __FILE__, __LINE__, call, e_.what());            \
-    }
 
 static tw_status check_counts(const char *fn, int n, int nt)
 {
