@@ -50,7 +50,8 @@
 #include "cuda_front.h"
 #endif
 
-#define MAX_SLOTS 12
+/* the most free vertices a tet's corners expand to (its slots) */
+#define MAX_SLOTS TW_FRONT_SLOTS
 /* the most anchor unknowns a free vertex expands to (a vertex inside an
  * anchor tet whose corners hang on coarser tets: 4 corners of up to 3) */
 #define AX_CAP 12
@@ -670,19 +671,12 @@ tw_status tw_front_switch_record(const tw_front *f, tw_front_switch *rec)
     rec->n = f->nfree;
     rec->rid = f->rid;
     rec->redo = f->row_redo;
-    int ntet = 0;
-    for (int k = 0; k < f->nact; k++) {
-        const int id = f->act[k];
-        for (int s = 0; s < f->el_n[id]; s++)
-            if (f->row_redo[f->el_slot[MAX_SLOTS * (size_t)id + s]]) {
-                ntet++;
-                break;
-            }
-    }
-    rec->slot = tw_malloc(TW_FRONT_SLOTS * (size_t)(ntet ? ntet : 1) * sizeof *rec->slot, "front switch record");
+    /* room for every active tet: the record lives only for the upload */
+    const size_t cap = TW_FRONT_SLOTS * (size_t)(f->nact ? f->nact : 1);
+    rec->slot = tw_malloc(cap * sizeof *rec->slot, "front switch record");
     if (!rec->slot)
         return TW_ERR_NOMEM;
-    ntet = 0;
+    int ntet = 0;
     for (int k = 0; k < f->nact; k++) {
         const int id = f->act[k], ne = f->el_n[id];
         const int *slot = f->el_slot + MAX_SLOTS * (size_t)id;
