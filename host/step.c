@@ -444,9 +444,7 @@ static tw_status energy_verdict(tw_world *w, double e0, double scale, double e1,
  * and their scale */
 static double device_energy(const tw_world *w, const double *parts, double *scale)
 {
-    double m = 0;
-    for (int i = 0; i < w->fem.n; i++) m += w->fem.mass[i];
-    *scale = energy_scale(w, parts[0], parts[1], m);
+    *scale = energy_scale(w, parts[0], parts[1], tw_world_total_mass(w));
     return parts[0] + parts[1] + parts[2];
 }
 
