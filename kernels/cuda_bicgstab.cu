@@ -5,8 +5,8 @@
 //
 // HOST-DRIVEN: each iteration reads its scalars back (rho, r.v, |s|, t.t
 // and t.s, |r|: five waits per iteration) and the host runs the CPU's
-// recurrences and stopping rules on them, in double, as tw_bicgstab does;
-// the vectors stay on the device. So a step with it never runs as a graph
+// recurrences and stopping rules on them, in double: host/hd/bicgstab.h's
+// functions, which tw_bicgstab calls too; the vectors stay on the device. So a step with it never runs as a graph
 // (cuda_world.cu). The products go through the PCG's p and q (the step's
 // SpMV, tw_cuda_spmv_pq), the preconditioned vectors in its z, the
 // residual in its r. Dots are the deterministic two-pass reductions of
@@ -22,6 +22,7 @@
 
 #include "cuda_internal.h"
 #include "cuda_reduce.cuh"
+#include "hd/bicgstab.h"
 #include "hd/integrator.h" /* tw_newton_filter_vertex: the solvers' filter of one vertex */
 
 /* the CPU solvers' row bodies (host/hd/bsr_row.h), for tw_real */
@@ -119,14 +120,14 @@ __global__ void bicg_update_kernel(int n3, tw_real a, const tw_real *y, const tw
 }
 
 /* what the rest of the step reads of the solve (pcg_start / pcg_decide's fields) */
-__global__ void bicg_status_kernel(tw_cuda_status *st, int iterations, double bnorm, double rn)
+__global__ void bicg_status_kernel(tw_cuda_status *st, int iterations, double bnorm, double rn, double residual)
 {
     st->active = 0;
     st->iterations = iterations;
     st->negative_curvature = 0;
     st->bnorm = bnorm;
     st->rn = rn;
-    st->residual = rn / bnorm;
+    st->residual = residual;
     st->ok = 0;
 }
 
@@ -196,36 +197,31 @@ tw_status tw_cuda_bicgstab(tw_cuda_world *cw, const tw_cuda_params *hp)
     double bb = 0;
     TW_CUDA_TRY(cudaMemcpyAsync(&bb, cw->scalars + TW_S_BICG, sizeof bb, cudaMemcpyDeviceToHost, st));
     TW_CUDA_TRY(cudaStreamSynchronize(st));
-    double bnorm = sqrt(bb);
-    if (bnorm < 1e-300) bnorm = 1;
+    tw_bicg bs = tw_bicg_start(sqrt(bb), hp->tol); /* the scalars and every decision: hd/bicgstab.h */
     TW_CUDA_TRY(cudaMemcpyAsync(rhat, r, bytes, cudaMemcpyDeviceToDevice, st));
     TW_CUDA_TRY(cudaMemsetAsync(p, 0, bytes, st));
     TW_CUDA_TRY(cudaMemsetAsync(v, 0, bytes, st));
-    double rho = 1, alpha = 1, omega = 1, two[2];
+    double two[2];
     if ((s = dots(cw, r, r, NULL, NULL, two)) != TW_OK) return s;
-    double rn = sqrt(two[0]), tol = hp->tol;
+    double rn = sqrt(two[0]);
     int it = 0, max_iterations = cw->bicg_max;
-    while (it < max_iterations && rn > tol * bnorm) {
+    while (tw_bicg_more(&bs, it, max_iterations, rn)) {
         if ((s = dots(cw, rhat, r, NULL, NULL, two)) != TW_OK) return s;
-        double rho_new = two[0];
-        if (fabs(rho_new) < 1e-300) break;
-        double beta = (rho_new / rho) * (alpha / omega);
-        rho = rho_new;
-        bicg_direction_kernel<<<g3, TW_CUDA_THREADS, 0, st>>>(n3, r, v, (tw_real)beta, (tw_real)omega, p);
+        double beta;
+        if (!tw_bicg_beta(&bs, two[0], &beta)) break;
+        bicg_direction_kernel<<<g3, TW_CUDA_THREADS, 0, st>>>(n3, r, v, (tw_real)beta, (tw_real)bs.omega, p);
         TW_CUDA_LAUNCHED();
         bicg_precondition_kernel<<<g, TW_CUDA_THREADS, 0, st>>>(n, cw->dinv, p, y, cons, d.cnormal);
         TW_CUDA_LAUNCHED();
         if ((s = product(cw, y, v)) != TW_OK) return s;
         if ((s = dots(cw, rhat, v, NULL, NULL, two)) != TW_OK) return s;
-        double rv = two[0];
-        if (fabs(rv) < 1e-300) break;
-        alpha = rho / rv;
-        bicg_update_kernel<<<g3, TW_CUDA_THREADS, 0, st>>>(n3, (tw_real)alpha, y, r, v, x, sv);
+        if (!tw_bicg_alpha(&bs, two[0])) break;
+        bicg_update_kernel<<<g3, TW_CUDA_THREADS, 0, st>>>(n3, (tw_real)bs.alpha, y, r, v, x, sv);
         TW_CUDA_LAUNCHED();
         it++;
         if ((s = dots(cw, sv, sv, NULL, NULL, two)) != TW_OK) return s;
         double sn = sqrt(two[0]);
-        if (sn <= tol * bnorm) {
+        if (tw_bicg_converged(&bs, sn)) {
             TW_CUDA_TRY(cudaMemcpyAsync(r, sv, bytes, cudaMemcpyDeviceToDevice, st));
             rn = sn;
             break;
@@ -234,15 +230,14 @@ tw_status tw_cuda_bicgstab(tw_cuda_world *cw, const tw_cuda_params *hp)
         TW_CUDA_LAUNCHED();
         if ((s = product(cw, y, t)) != TW_OK) return s;
         if ((s = dots(cw, t, t, t, sv, two)) != TW_OK) return s;
-        double tt = two[0];
-        omega = tt > 0 ? two[1] / tt : 0;
+        double omega = tw_bicg_omega(&bs, two[0], two[1]);
         bicg_update_kernel<<<g3, TW_CUDA_THREADS, 0, st>>>(n3, (tw_real)omega, y, sv, t, x, r);
         TW_CUDA_LAUNCHED();
         if ((s = dots(cw, r, r, NULL, NULL, two)) != TW_OK) return s;
         rn = sqrt(two[0]);
         if (omega == 0) break;
     }
-    bicg_status_kernel<<<1, 1, 0, st>>>(d.st, it, bnorm, rn);
+    bicg_status_kernel<<<1, 1, 0, st>>>(d.st, it, bs.bnorm, rn, tw_bicg_residual(&bs, rn));
     TW_CUDA_LAUNCHED();
     return TW_OK;
 }

@@ -127,6 +127,7 @@
 #include "cuda_internal.h"
 #include "hd/contact.h" /* TW_CONTACT_PASSES, TW_CONTACT_GTOL */
 #include "hd/element.h" /* TW_GREEN_PACK */
+#include "hd/integrator.h" /* newton_refine's decisions */
 #include "hd/step_hanging.h" /* tw_hanging_device_rows */
 
 tw_status tw_cuda_check(cudaError_t e, const char *call, const char *file, int line)
@@ -964,8 +965,8 @@ static tw_status newton_refine(tw_cuda_world *cw, const tw_cuda_shape *sh, const
         if ((s = tw_cuda_rotations(cw, m)) != TW_OK) return s; /* and the packs the assembly reads */
         if ((s = tw_cuda_assemble(cw, m, sh->exact_warp)) != TW_OK) return s;
         if ((s = newton_residual(cw, sh, xb, d.vnew, &g)) != TW_OK) return s;
-        if (g0 < 0) g0 = g > 0 ? g : 1;
-        if (g <= tol * g0 && it > 1) break;
+        g0 = tw_newton_reference(g0, g); /* the CPU's decisions: hd/integrator.h */
+        if (tw_newton_converged(g, g0, tol, it)) break;
         /* A dv = -G from dv = 0, in vnew */
         if ((s = tw_cuda_newton_negate(cw, cw->newton_g, d.rhs)) != TW_OK) return s;
         TW_CUDA_TRY(cudaMemcpyAsync(cw->newton_v, d.vnew, bytes, cudaMemcpyDeviceToDevice, str));
@@ -978,7 +979,7 @@ static tw_status newton_refine(tw_cuda_world *cw, const tw_cuda_shape *sh, const
         TW_CUDA_TRY(cudaMemcpyAsync(cw->newton_dv, d.vnew, bytes, cudaMemcpyDeviceToDevice, str));
         TW_CUDA_TRY(cudaMemcpyAsync(d.vnew, cw->newton_v, bytes, cudaMemcpyDeviceToDevice, str));
         double a = 1, best = INFINITY, best_a = 0;
-        for (int ls = 0; ls < 8; ls++, a *= 0.5) {
+        for (int ls = 0; ls < TW_NEWTON_LINE_STEPS; ls++, a *= 0.5) {
             if ((s = tw_cuda_newton_axpy(cw, d.vnew, cw->newton_dv, a, cw->p)) != TW_OK) return s;
             double gt = 0;
             if ((s = newton_residual(cw, sh, xb, cw->p, &gt)) != TW_OK) return s;
@@ -986,14 +987,14 @@ static tw_status newton_refine(tw_cuda_world *cw, const tw_cuda_shape *sh, const
                 best = gt;
                 best_a = a;
             }
-            if (gt <= (1 - 1e-4 * a) * g) break;
+            if (tw_newton_accepts(gt, g, a)) break;
         }
         if (!(best < g)) break; /* no progress: keep the iterate */
         if ((s = tw_cuda_newton_axpy(cw, d.vnew, cw->newton_dv, best_a, d.vnew)) != TW_OK) return s;
         g = best;
     }
     if (sh->colliders && (s = tw_cuda_contact_newton_hold(cw, 0)) != TW_OK) return s;
-    st->newton_residual = g0 > 0 ? g / g0 : 0;
+    st->newton_residual = tw_newton_ratio(g, g0);
     TW_CUDA_TRY(cudaMemcpyAsync(d.x, cw->newton_x, bytes, cudaMemcpyDeviceToDevice, str));
     TW_CUDA_TRY(cudaMemcpyAsync(d.rhs, cw->newton_rhs, bytes, cudaMemcpyDeviceToDevice, str));
     return TW_OK;
