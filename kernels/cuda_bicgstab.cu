@@ -6,16 +6,21 @@
 // HOST-DRIVEN: each iteration reads its scalars back (rho, r.v, |s|, t.t
 // and t.s, |r|: five waits per iteration) and the host runs the CPU's
 // recurrences and stopping rules on them, in double: host/hd/bicgstab.h's
-// functions, which tw_bicgstab calls too; the vectors stay on the device. So a step with it never runs as a graph
-// (cuda_world.cu). The products go through the PCG's p and q (the step's
-// SpMV, tw_cuda_spmv_pq), the preconditioned vectors in its z, the
-// residual in its r. Dots are the deterministic two-pass reductions of
+// functions, which tw_bicgstab calls too; the vectors stay on the device.
+// So a step with it never runs as a graph (cuda_world.cu). The products go
+// through the PCG's p and q (its operator, tw_cuda_operator_pq), the
+// preconditioned vectors in its z, the residual in its r. Dots are the deterministic two-pass reductions of
 // cuda_reduce.cuh, in double as on the CPU (the CPU sums serially: the last
-// bits differ). Not with hanging vertices (cuda_world.cu refuses them
-// together: this solver applies A, not P^T A P).
+// bits differ). With hanging vertices it solves the reduced system
+// P^T A P v = P^T rhs as host/step.c solve_system does, in vertex numbering:
+// the PCG's block-Jacobi of P^T A P, P^T rhs and its operator P, A, P^T
+// (cuda_pcg.cu tw_cuda_solve_prepare, tw_cuda_operator_pq); the hanging
+// vertices are kinematic, so the filter zeroes their rows, and their vnew
+// is expanded after the solve by the caller (tw_cuda_hanging_expand).
 //
 // NEVER RUN ON A GPU: written and compiled (nvcc 13, sm_90) on a machine
-// without one; tests/test_gpu_parity.c's bicgstab cases are its checks.
+// without one; tests/test_gpu_parity.c's bicgstab cases (hanging_bicgstab_*
+// with hanging vertices) are its checks.
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,13 +38,6 @@
 #undef TW_S
 
 namespace {
-
-__global__ void bicg_block_jacobi_kernel(int n, const int *diag, const tw_real *val, tw_real *dinv)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    tw_block_jacobi_inverse(val + 9 * (size_t)diag[i], dinv + 9 * (size_t)i);
-}
 
 /* v = S v (tw_filter_apply) */
 __global__ void bicg_filter_kernel(int n, const unsigned char *cons, const tw_real *nrm, tw_real *v)
@@ -149,13 +147,14 @@ static tw_status dots(tw_cuda_world *cw, const tw_real *a, const tw_real *b, con
     return TW_OK;
 }
 
-/* out = S A y (through the PCG's p and q) */
+/* out = S A y, or S P^T A P y with hanging vertices (through the PCG's p
+ * and q: tw_cuda_operator_pq) */
 static tw_status product(tw_cuda_world *cw, const tw_real *y, tw_real *out)
 {
     const tw_cuda_data &d = cw->d;
     size_t bytes = sizeof(tw_real) * 3 * (size_t)d.n;
     TW_CUDA_TRY(cudaMemcpyAsync(cw->p, y, bytes, cudaMemcpyDeviceToDevice, cw->stream));
-    tw_status s = tw_cuda_spmv_pq(cw);
+    tw_status s = tw_cuda_operator_pq(cw);
     if (s != TW_OK) return s;
     bicg_filter_kernel<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d.n, tw_cuda_pcg_filter(cw), d.cnormal,
                                                                             cw->q);
@@ -185,13 +184,14 @@ tw_status tw_cuda_bicgstab(tw_cuda_world *cw, const tw_cuda_params *hp)
     unsigned g = tw_cuda_grid(n), g3 = tw_cuda_grid(n3);
     tw_real *x = d.vnew, *r = cw->r, *y = cw->z, *p = cw->bicg_p, *v = cw->bicg_v, *sv = cw->bicg_s;
     tw_real *t = cw->bicg_t, *rhat = cw->bicg_rhat;
-    bicg_block_jacobi_kernel<<<g, TW_CUDA_THREADS, 0, st>>>(n, d.diag, d.A, cw->dinv);
-    TW_CUDA_LAUNCHED();
+    /* block-Jacobi and b: of A and rhs, or of P^T A P and P^T rhs */
+    const tw_real *b;
+    if ((s = tw_cuda_solve_prepare(cw, &b)) != TW_OK) return s;
     /* r = S(b - A x), |S b| */
     TW_CUDA_TRY(cudaMemcpyAsync(cw->p, x, bytes, cudaMemcpyDeviceToDevice, st));
-    if ((s = tw_cuda_spmv_pq(cw)) != TW_OK) return s;
+    if ((s = tw_cuda_operator_pq(cw)) != TW_OK) return s;
     unsigned nb = tw_cuda_reduce_grid(n);
-    bicg_initial_kernel<<<nb, TW_CUDA_THREADS, 0, st>>>(n, cons, d.cnormal, d.rhs, cw->q, r, cw->partial);
+    bicg_initial_kernel<<<nb, TW_CUDA_THREADS, 0, st>>>(n, cons, d.cnormal, b, cw->q, r, cw->partial);
     TW_CUDA_LAUNCHED();
     if ((s = tw_cuda_reduce_finish(cw, 1, (int)nb, TW_S_BICG)) != TW_OK) return s;
     double bb = 0;

@@ -25,17 +25,19 @@
 // warp-edge, corot-element, green and hybrid, with colliders (the contact
 // steps, cuda_contact.cu, when there are any). What the device path does
 // not have yet returns TW_ERR_UNSUPPORTED naming it (never a silent fall
-// back to the CPU): hanging vertices with warp_system bicgstab. (With
-// TW_CUDA_PCG=fused, a step with hanging vertices runs the unfused PCG
-// iteration, said once on stderr: cuda_pcg.cu.) BiCGStab on a vertex method's exact warped system
+// back to the CPU): with body contact, the solver variants
+// tw_cuda_bodies_check lists (cuda_bodies.cu). (With TW_CUDA_PCG=fused, a
+// step with hanging vertices runs the unfused PCG iteration, said once on
+// stderr: cuda_pcg.cu.) BiCGStab on a vertex method's exact warped system
 // (warp_system bicgstab) runs host-driven (cuda_bicgstab.cu: its scalars
-// read back every iteration; no graph). Newton iterations after the
+// read back every iteration; no graph), with hanging vertices on P^T A P
+// as the PCG. Newton iterations after the
 // first solve (newton_iterations > 1, non-linear methods) run host-driven:
 // the first solve as always, then newton_refine's loop with each residual
 // norm read back and the CPU's decisions taken on the host (no graph for
 // such a step).
 // Hanging vertices (host/hanging.c) otherwise run as on the CPU: their
-// targets first, the reduced system P^T A P in the PCG (cuda_pcg.cu),
+// targets first, the reduced system P^T A P in the solver (cuda_pcg.cu),
 // their velocities expanded after each solve, their averages after the step. Explicit Newmark's Courant
 // limit is host/world.c's check for both backends (tw_world_create,
 // tw_world_set_dt: the same message).
@@ -556,17 +558,10 @@ static tw_status upload_colliders(tw_cuda_world *cw, const tw_cuda_step_in *in)
 static tw_status check_supported(const tw_cuda_step_in *in)
 {
     const tw_world_def *d = in->def;
-    int vertex_method = d->method == TW_WARP_VERTEX || d->method == TW_WARP_EDGE;
-    int implicit = d->integrator != TW_EXPLICIT_NEWMARK; /* explicit Newmark uses neither Newton nor a solver */
     const char *what = NULL;
     char buf[160];
     if ((unsigned)d->integrator >= TW_INTEGRATOR_COUNT) {
         snprintf(buf, sizeof buf, "the integrator %d", (int)d->integrator);
-        what = buf;
-    } else if (implicit && vertex_method && d->warp_system == TW_WARP_SYSTEM_BICGSTAB && in->nhang > 0) {
-        snprintf(buf, sizeof buf,
-                 "warp_system bicgstab with hanging vertices (%d set; the device's BiCGStab applies A, not P^T A P)",
-                 in->nhang);
         what = buf;
     } else if ((unsigned)d->method >= TW_METHOD_COUNT) {
         snprintf(buf, sizeof buf, "method %d", (int)d->method);
