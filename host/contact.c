@@ -285,17 +285,6 @@ void tw_contact_land_all(tw_world *w, tw_real *v, double heff)
     }
 }
 
-double tw_contact_patch_mass(const tw_world *w)
-{
-    if (w->bodies) return 0;
-    double m = 0;
-    for (int i = 0; i < w->fem.n; i++) {
-        if (w->cons[i]) return 0;
-        m += w->fem.mass[i];
-    }
-    return m;
-}
-
 double tw_contact_patch(const tw_world *w, const tw_real *b, const tw_real *v, double heff)
 {
     const tw_fem *f = &w->fem;

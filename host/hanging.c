@@ -19,7 +19,8 @@
  * target: the average of its constrainers' predicted positions x + h v).
  * After every step the vertices are set exactly to the average, with the
  * average velocity. The CUDA backend runs the same rows (hd/step_hanging.h):
- * P^T A P applied as P, A, P^T inside its PCG (kernels/cuda_pcg.cu). */
+ * P^T A P applied as P, A, P^T inside its PCG and its BiCGStab
+ * (kernels/cuda_pcg.cu, cuda_bicgstab.cu). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,7 @@ tw_status tw_world_set_hanging(tw_world *w, int count, const int *vertex, const 
         return TW_ERR_NOMEM;
     }
     for (int k = 0; k < w->nhang; k++) w->cons[w->hang_vertex[k]] = TW_FREE;
+    tw_world_mass_sums_stale(w);
     tw_hanging_free(w);
     hp[0] = 0;
     if (count > 0) {

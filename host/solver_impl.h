@@ -23,6 +23,7 @@ void TW_S(tw_solver_work_free)(TW_S(tw_solver_work) *w)
 }
 
 #include "hd/bsr_row.h"
+#include "hd/bicgstab.h"
 
 void TW_S(tw_bsr_spmv)(const TW_S(tw_bsr) *A, const TW_S_REAL *x, TW_S_REAL *y)
 {
@@ -163,27 +164,24 @@ tw_solve_result TW_S(tw_bicgstab)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, TW_
     int n = A->n, n3 = 3 * n;
     TW_S_REAL *r = w->r, *rhat = w->rhat, *p = w->p, *v = w->q, *s = w->s, *t = w->t, *y = w->z;
     TW_S(tw_bsr_block_jacobi)(A, w->dinv);
-    double bnorm = TW_S(initial_residual)(A, b, x, cons, r);
-    if (bnorm < 1e-300) bnorm = 1;
+    /* the scalars and every decision: hd/bicgstab.h, shared with the device */
+    tw_bicg bs = tw_bicg_start(TW_S(initial_residual)(A, b, x, cons, r), tol);
     memcpy(rhat, r, sizeof(TW_S_REAL) * (size_t)n3);
     memset(p, 0, sizeof(TW_S_REAL) * (size_t)n3);
     memset(v, 0, sizeof(TW_S_REAL) * (size_t)n3);
-    double rho = 1, alpha = 1, omega = 1;
     double rn = sqrt(TW_S(dot)(n3, r, r, A->threads));
     int it = 0;
-    while (it < max_iterations && rn > tol * bnorm) {
-        double rho_new = TW_S(dot)(n3, rhat, r, A->threads);
-        if (fabs(rho_new) < 1e-300) break;
-        double beta = (rho_new / rho) * (alpha / omega);
-        rho = rho_new;
+    while (tw_bicg_more(&bs, it, max_iterations, rn)) {
+        double beta;
+        if (!tw_bicg_beta(&bs, TW_S(dot)(n3, rhat, r, A->threads), &beta)) break;
+        double omega = bs.omega;
 #pragma omp parallel for if (TW_PAR(n3)) num_threads(TW_THREADS(A->threads)) schedule(static)
         for (int i = 0; i < n3; i++) p[i] = r[i] + (TW_S_REAL)beta * (p[i] - (TW_S_REAL)omega * v[i]);
         TW_S(tw_block_precondition)(n, w->dinv, p, y, cons, A->threads);
         TW_S(tw_bsr_spmv)(A, y, v);
         TW_S(tw_filter_apply)(n, cons, v, A->threads);
-        double rv = TW_S(dot)(n3, rhat, v, A->threads);
-        if (fabs(rv) < 1e-300) break;
-        alpha = rho / rv;
+        if (!tw_bicg_alpha(&bs, TW_S(dot)(n3, rhat, v, A->threads))) break;
+        double alpha = bs.alpha;
 #pragma omp parallel for if (TW_PAR(n3)) num_threads(TW_THREADS(A->threads)) schedule(static)
         for (int i = 0; i < n3; i++) {
             x[i] += (TW_S_REAL)alpha * y[i];
@@ -191,12 +189,12 @@ tw_solve_result TW_S(tw_bicgstab)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, TW_
         }
         it++;
         double sn = sqrt(TW_S(dot)(n3, s, s, A->threads));
-        if (sn <= tol * bnorm) { memcpy(r, s, sizeof(TW_S_REAL) * (size_t)n3); rn = sn; break; }
+        if (tw_bicg_converged(&bs, sn)) { memcpy(r, s, sizeof(TW_S_REAL) * (size_t)n3); rn = sn; break; }
         TW_S(tw_block_precondition)(n, w->dinv, s, y, cons, A->threads);
         TW_S(tw_bsr_spmv)(A, y, t);
         TW_S(tw_filter_apply)(n, cons, t, A->threads);
         double tt = TW_S(dot)(n3, t, t, A->threads);
-        omega = tt > 0 ? TW_S(dot)(n3, t, s, A->threads) / tt : 0;
+        omega = tw_bicg_omega(&bs, tt, tt > 0 ? TW_S(dot)(n3, t, s, A->threads) : 0);
 #pragma omp parallel for if (TW_PAR(n3)) num_threads(TW_THREADS(A->threads)) schedule(static)
         for (int i = 0; i < n3; i++) {
             x[i] += (TW_S_REAL)omega * y[i];
@@ -206,6 +204,6 @@ tw_solve_result TW_S(tw_bicgstab)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, TW_
         if (omega == 0) break;
     }
     res.iterations = it;
-    res.residual = rn / bnorm;
+    res.residual = tw_bicg_residual(&bs, rn);
     return res;
 }

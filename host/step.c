@@ -347,26 +347,26 @@ static tw_status newton_refine(tw_world *w, double heff, const tw_real *xbase, c
         tw_compute_rotations(w, xk);
         tw_assemble_system(w, cm, ck);
         g = step_residual(w, heff, xbase, vbase, w->vnew, cm, ck, xk, G, scratch);
-        if (g0 < 0) g0 = g > 0 ? g : 1;
-        if (g <= w->def.newton_tolerance * g0 && it > 1) break;
+        g0 = tw_newton_reference(g0, g);
+        if (tw_newton_converged(g, g0, w->def.newton_tolerance, it)) break;
         for (size_t i = 0; i < n3; i++) G[i] = -G[i];
         memset(dv, 0, sizeof(tw_real) * n3);
         tw_solve_result sr = solve_system(w, G, dv, &filter);
         st->cg_iterations += sr.iterations;
         st->newton_iterations++;
         double a = 1, best = INFINITY, best_a = 0;
-        for (int ls = 0; ls < 8; ls++, a *= 0.5) {
+        for (int ls = 0; ls < TW_NEWTON_LINE_STEPS; ls++, a *= 0.5) {
             for (size_t i = 0; i < n3; i++) vt[i] = w->vnew[i] + (tw_real)a * dv[i];
             double gt = step_residual(w, heff, xbase, vbase, vt, cm, ck, xk, G, scratch);
             if (gt < best) { best = gt; best_a = a; }
-            if (gt <= (1 - 1e-4 * a) * g) break;
+            if (tw_newton_accepts(gt, g, a)) break;
         }
         if (!(best < g)) break; /* no progress: keep the iterate */
         for (size_t i = 0; i < n3; i++) w->vnew[i] += (tw_real)best_a * dv[i];
         g = best;
     }
     if (held) tw_contact_newton_hold(w, 0);
-    st->newton_residual = g0 > 0 ? g / g0 : 0;
+    st->newton_residual = tw_newton_ratio(g, g0);
     tw_solve_result none = {0, 0, 0};
     return check_velocities(w, w->vnew, w->def.dt, &none);
 }
@@ -444,9 +444,7 @@ static tw_status energy_verdict(tw_world *w, double e0, double scale, double e1,
  * and their scale */
 static double device_energy(const tw_world *w, const double *parts, double *scale)
 {
-    double m = 0;
-    for (int i = 0; i < w->fem.n; i++) m += w->fem.mass[i];
-    *scale = energy_scale(w, parts[0], parts[1], m);
+    *scale = energy_scale(w, parts[0], parts[1], tw_world_total_mass(w));
     return parts[0] + parts[1] + parts[2];
 }
 

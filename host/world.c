@@ -458,12 +458,46 @@ tw_status tw_world_set_constraint(tw_world *w, int v, tw_constraint c)
     if (check_vertex(w, v) != TW_OK) return TW_ERR_INVALID;
     if ((unsigned)c > TW_KINEMATIC) return tw_fail(TW_ERR_INVALID, "unknown constraint %d", (int)c);
     w->cons[v] = (unsigned char)c;
+    tw_world_mass_sums_stale(w);
     if (c == TW_KINEMATIC) {
         tw_status s = tw_world_fetch(w, 1, 0); /* the target starts at the current position */
         if (s != TW_OK) return s;
         memcpy(w->target + 3 * (size_t)v, w->x + 3 * (size_t)v, 3 * sizeof(tw_real));
     }
     return TW_OK;
+}
+
+void tw_world_mass_sums_stale(tw_world *w) { w->mass_sums_valid = 0; }
+
+/* The mass sums the steps read, computed once after a change (a step
+ * would otherwise pass over every vertex for them): the total, and
+ * tw_contact_patch_mass's, which is the total while no vertex is
+ * constrained and the mesh is one body. Const because the accessors are:
+ * only the cache changes. */
+static void mass_sums(const tw_world *w)
+{
+    tw_world *mw = (tw_world *)w;
+    double m = 0;
+    int constrained = 0;
+    for (int i = 0; i < w->fem.n; i++) {
+        m += w->fem.mass[i];
+        constrained |= w->cons[i] != 0;
+    }
+    mw->mass_total = m;
+    mw->mass_patch = w->bodies || constrained ? 0 : m;
+    mw->mass_sums_valid = 1;
+}
+
+double tw_world_total_mass(const tw_world *w)
+{
+    if (!w->mass_sums_valid) mass_sums(w);
+    return w->mass_total;
+}
+
+double tw_contact_patch_mass(const tw_world *w)
+{
+    if (!w->mass_sums_valid) mass_sums(w);
+    return w->mass_patch;
 }
 
 tw_constraint tw_world_get_constraint(const tw_world *w, int v)
@@ -491,6 +525,7 @@ int tw_world_pin_where(tw_world *w, int axis, int less, double value)
             count++;
         }
     }
+    tw_world_mass_sums_stale(w);
     return count;
 }
 

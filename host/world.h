@@ -93,6 +93,13 @@ struct tw_world {
     double *hang_w;
     struct tw_hanging_system *hsys; /* the implicit step's reduced system, when nhang > 0 */
     struct tw_bodies *bodies; /* contact between the bodies of a tw_mesh_merge'd mesh (contact_bodies.c), or NULL */
+    /* the vertex-mass sums a step reads (tw_world_total_mass,
+     * tw_contact_patch_mass), cached while mass_sums_valid: the masses are
+     * set at creation only, and what else they read (cons, bodies) changes
+     * only through tw_world_mass_sums_stale, which every writer of cons
+     * calls */
+    double mass_total, mass_patch;
+    int mass_sums_valid;
     tw_solver_work work;
     struct tw_amg *amg; /* def.precond mg: the multigrid hierarchy (amg.h), built at the first solve */
 };
@@ -155,7 +162,12 @@ int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, in
  * is the model: tw_contact_patch_mass, the free vertices' mass, is 0 (no
  * estimate) where the world holds several bodies or a constrained vertex. */
 double tw_contact_patch(const tw_world *w, const tw_real *b, const tw_real *v, double heff);
-double tw_contact_patch_mass(const tw_world *w);
+double tw_contact_patch_mass(const tw_world *w); /* world.c, cached with the total below */
+/* The sum of the vertex masses, kg (cached: w->mass_total). */
+double tw_world_total_mass(const tw_world *w);
+/* Marks the cached mass sums stale: to be called by whatever writes w->cons
+ * (or the masses, or the bodies) after the world's creation. */
+void tw_world_mass_sums_stale(tw_world *w);
 /* The shift of a contact solve on moving colliders: s_i the collider's
  * tangential velocity at each active contact on one, 0 elsewhere; returns 1
  * when any is not 0. The implicit step solves for v - s: the friction

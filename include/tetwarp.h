@@ -474,8 +474,9 @@ tw_constraint tw_world_get_constraint(const tw_world *w, int vertex);
  * on it later: pin its constrainers instead). The explicit step moves a
  * hanging vertex kinematically: before each step its target is the average
  * of the constrainers' predicted positions, after it the exact average
- * (Zhuang & Canny sec. 5). The CUDA backend refuses hanging vertices (the
- * step says so). */
+ * (Zhuang & Canny sec. 5). The CUDA backend runs the same reduced system
+ * (not yet run on a GPU); with body contact it refuses hanging vertices
+ * (the step says so). */
 tw_status tw_world_set_hanging(tw_world *w, int count, const int *vertex, const int *ptr,
                                const int *idx, const double *weights);
 tw_status tw_world_set_target(tw_world *w, int vertex, const double pos[3]);

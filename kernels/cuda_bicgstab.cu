@@ -5,23 +5,29 @@
 //
 // HOST-DRIVEN: each iteration reads its scalars back (rho, r.v, |s|, t.t
 // and t.s, |r|: five waits per iteration) and the host runs the CPU's
-// recurrences and stopping rules on them, in double, as tw_bicgstab does;
-// the vectors stay on the device. So a step with it never runs as a graph
-// (cuda_world.cu). The products go through the PCG's p and q (the step's
-// SpMV, tw_cuda_spmv_pq), the preconditioned vectors in its z, the
-// residual in its r. Dots are the deterministic two-pass reductions of
+// recurrences and stopping rules on them, in double: host/hd/bicgstab.h's
+// functions, which tw_bicgstab calls too; the vectors stay on the device.
+// So a step with it never runs as a graph (cuda_world.cu). The products go
+// through the PCG's p and q (its operator, tw_cuda_operator_pq), the
+// preconditioned vectors in its z, the residual in its r. Dots are the deterministic two-pass reductions of
 // cuda_reduce.cuh, in double as on the CPU (the CPU sums serially: the last
-// bits differ). Not with hanging vertices (cuda_world.cu refuses them
-// together: this solver applies A, not P^T A P).
+// bits differ). With hanging vertices it solves the reduced system
+// P^T A P v = P^T rhs as host/step.c solve_system does, in vertex numbering:
+// the PCG's block-Jacobi of P^T A P, P^T rhs and its operator P, A, P^T
+// (cuda_pcg.cu tw_cuda_solve_prepare, tw_cuda_operator_pq); the hanging
+// vertices are kinematic, so the filter zeroes their rows, and their vnew
+// is expanded after the solve by the caller (tw_cuda_hanging_expand).
 //
 // NEVER RUN ON A GPU: written and compiled (nvcc 13, sm_90) on a machine
-// without one; tests/test_gpu_parity.c's bicgstab cases are its checks.
+// without one; tests/test_gpu_parity.c's bicgstab cases (hanging_bicgstab_*
+// with hanging vertices) are its checks.
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cuda_internal.h"
 #include "cuda_reduce.cuh"
+#include "hd/bicgstab.h"
 #include "hd/integrator.h" /* tw_newton_filter_vertex: the solvers' filter of one vertex */
 
 /* the CPU solvers' row bodies (host/hd/bsr_row.h), for tw_real */
@@ -32,13 +38,6 @@
 #undef TW_S
 
 namespace {
-
-__global__ void bicg_block_jacobi_kernel(int n, const int *diag, const tw_real *val, tw_real *dinv)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    tw_block_jacobi_inverse(val + 9 * (size_t)diag[i], dinv + 9 * (size_t)i);
-}
 
 /* v = S v (tw_filter_apply) */
 __global__ void bicg_filter_kernel(int n, const unsigned char *cons, const tw_real *nrm, tw_real *v)
@@ -119,14 +118,14 @@ __global__ void bicg_update_kernel(int n3, tw_real a, const tw_real *y, const tw
 }
 
 /* what the rest of the step reads of the solve (pcg_start / pcg_decide's fields) */
-__global__ void bicg_status_kernel(tw_cuda_status *st, int iterations, double bnorm, double rn)
+__global__ void bicg_status_kernel(tw_cuda_status *st, int iterations, double bnorm, double rn, double residual)
 {
     st->active = 0;
     st->iterations = iterations;
     st->negative_curvature = 0;
     st->bnorm = bnorm;
     st->rn = rn;
-    st->residual = rn / bnorm;
+    st->residual = residual;
     st->ok = 0;
 }
 
@@ -148,13 +147,14 @@ static tw_status dots(tw_cuda_world *cw, const tw_real *a, const tw_real *b, con
     return TW_OK;
 }
 
-/* out = S A y (through the PCG's p and q) */
+/* out = S A y, or S P^T A P y with hanging vertices (through the PCG's p
+ * and q: tw_cuda_operator_pq) */
 static tw_status product(tw_cuda_world *cw, const tw_real *y, tw_real *out)
 {
     const tw_cuda_data &d = cw->d;
     size_t bytes = sizeof(tw_real) * 3 * (size_t)d.n;
     TW_CUDA_TRY(cudaMemcpyAsync(cw->p, y, bytes, cudaMemcpyDeviceToDevice, cw->stream));
-    tw_status s = tw_cuda_spmv_pq(cw);
+    tw_status s = tw_cuda_operator_pq(cw);
     if (s != TW_OK) return s;
     bicg_filter_kernel<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d.n, tw_cuda_pcg_filter(cw), d.cnormal,
                                                                             cw->q);
@@ -184,48 +184,44 @@ tw_status tw_cuda_bicgstab(tw_cuda_world *cw, const tw_cuda_params *hp)
     unsigned g = tw_cuda_grid(n), g3 = tw_cuda_grid(n3);
     tw_real *x = d.vnew, *r = cw->r, *y = cw->z, *p = cw->bicg_p, *v = cw->bicg_v, *sv = cw->bicg_s;
     tw_real *t = cw->bicg_t, *rhat = cw->bicg_rhat;
-    bicg_block_jacobi_kernel<<<g, TW_CUDA_THREADS, 0, st>>>(n, d.diag, d.A, cw->dinv);
-    TW_CUDA_LAUNCHED();
+    /* block-Jacobi and b: of A and rhs, or of P^T A P and P^T rhs */
+    const tw_real *b;
+    if ((s = tw_cuda_solve_prepare(cw, &b)) != TW_OK) return s;
     /* r = S(b - A x), |S b| */
     TW_CUDA_TRY(cudaMemcpyAsync(cw->p, x, bytes, cudaMemcpyDeviceToDevice, st));
-    if ((s = tw_cuda_spmv_pq(cw)) != TW_OK) return s;
+    if ((s = tw_cuda_operator_pq(cw)) != TW_OK) return s;
     unsigned nb = tw_cuda_reduce_grid(n);
-    bicg_initial_kernel<<<nb, TW_CUDA_THREADS, 0, st>>>(n, cons, d.cnormal, d.rhs, cw->q, r, cw->partial);
+    bicg_initial_kernel<<<nb, TW_CUDA_THREADS, 0, st>>>(n, cons, d.cnormal, b, cw->q, r, cw->partial);
     TW_CUDA_LAUNCHED();
     if ((s = tw_cuda_reduce_finish(cw, 1, (int)nb, TW_S_BICG)) != TW_OK) return s;
     double bb = 0;
     TW_CUDA_TRY(cudaMemcpyAsync(&bb, cw->scalars + TW_S_BICG, sizeof bb, cudaMemcpyDeviceToHost, st));
     TW_CUDA_TRY(cudaStreamSynchronize(st));
-    double bnorm = sqrt(bb);
-    if (bnorm < 1e-300) bnorm = 1;
+    tw_bicg bs = tw_bicg_start(sqrt(bb), hp->tol); /* the scalars and every decision: hd/bicgstab.h */
     TW_CUDA_TRY(cudaMemcpyAsync(rhat, r, bytes, cudaMemcpyDeviceToDevice, st));
     TW_CUDA_TRY(cudaMemsetAsync(p, 0, bytes, st));
     TW_CUDA_TRY(cudaMemsetAsync(v, 0, bytes, st));
-    double rho = 1, alpha = 1, omega = 1, two[2];
+    double two[2];
     if ((s = dots(cw, r, r, NULL, NULL, two)) != TW_OK) return s;
-    double rn = sqrt(two[0]), tol = hp->tol;
+    double rn = sqrt(two[0]);
     int it = 0, max_iterations = cw->bicg_max;
-    while (it < max_iterations && rn > tol * bnorm) {
+    while (tw_bicg_more(&bs, it, max_iterations, rn)) {
         if ((s = dots(cw, rhat, r, NULL, NULL, two)) != TW_OK) return s;
-        double rho_new = two[0];
-        if (fabs(rho_new) < 1e-300) break;
-        double beta = (rho_new / rho) * (alpha / omega);
-        rho = rho_new;
-        bicg_direction_kernel<<<g3, TW_CUDA_THREADS, 0, st>>>(n3, r, v, (tw_real)beta, (tw_real)omega, p);
+        double beta;
+        if (!tw_bicg_beta(&bs, two[0], &beta)) break;
+        bicg_direction_kernel<<<g3, TW_CUDA_THREADS, 0, st>>>(n3, r, v, (tw_real)beta, (tw_real)bs.omega, p);
         TW_CUDA_LAUNCHED();
         bicg_precondition_kernel<<<g, TW_CUDA_THREADS, 0, st>>>(n, cw->dinv, p, y, cons, d.cnormal);
         TW_CUDA_LAUNCHED();
         if ((s = product(cw, y, v)) != TW_OK) return s;
         if ((s = dots(cw, rhat, v, NULL, NULL, two)) != TW_OK) return s;
-        double rv = two[0];
-        if (fabs(rv) < 1e-300) break;
-        alpha = rho / rv;
-        bicg_update_kernel<<<g3, TW_CUDA_THREADS, 0, st>>>(n3, (tw_real)alpha, y, r, v, x, sv);
+        if (!tw_bicg_alpha(&bs, two[0])) break;
+        bicg_update_kernel<<<g3, TW_CUDA_THREADS, 0, st>>>(n3, (tw_real)bs.alpha, y, r, v, x, sv);
         TW_CUDA_LAUNCHED();
         it++;
         if ((s = dots(cw, sv, sv, NULL, NULL, two)) != TW_OK) return s;
         double sn = sqrt(two[0]);
-        if (sn <= tol * bnorm) {
+        if (tw_bicg_converged(&bs, sn)) {
             TW_CUDA_TRY(cudaMemcpyAsync(r, sv, bytes, cudaMemcpyDeviceToDevice, st));
             rn = sn;
             break;
@@ -234,15 +230,14 @@ tw_status tw_cuda_bicgstab(tw_cuda_world *cw, const tw_cuda_params *hp)
         TW_CUDA_LAUNCHED();
         if ((s = product(cw, y, t)) != TW_OK) return s;
         if ((s = dots(cw, t, t, t, sv, two)) != TW_OK) return s;
-        double tt = two[0];
-        omega = tt > 0 ? two[1] / tt : 0;
+        double omega = tw_bicg_omega(&bs, two[0], two[1]);
         bicg_update_kernel<<<g3, TW_CUDA_THREADS, 0, st>>>(n3, (tw_real)omega, y, sv, t, x, r);
         TW_CUDA_LAUNCHED();
         if ((s = dots(cw, r, r, NULL, NULL, two)) != TW_OK) return s;
         rn = sqrt(two[0]);
         if (omega == 0) break;
     }
-    bicg_status_kernel<<<1, 1, 0, st>>>(d.st, it, bnorm, rn);
+    bicg_status_kernel<<<1, 1, 0, st>>>(d.st, it, bs.bnorm, rn, tw_bicg_residual(&bs, rn));
     TW_CUDA_LAUNCHED();
     return TW_OK;
 }

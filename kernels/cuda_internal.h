@@ -190,7 +190,7 @@ typedef struct tw_cuda_shape {
     int method;      /* tw_method */
     int ghost;       /* vertex method with the ghost-force correction */
     int conserve;    /* ghost && nothing constrained: conserve_momentum runs */
-    int exact_warp;  /* warp_system bicgstab (refused today, kept in the key) */
+    int exact_warp;  /* warp_system bicgstab (host-driven, never captured; kept in the key) */
     int colliders;   /* any collider: contact marking, the normal filter, impulses, projection */
     int integrator;  /* tw_integrator: explicit Newmark is another step (no PCG); BDF2 adds its base terms */
     int energy_projection; /* warp-vertex under BDF2, nothing doing work: the energy before and after, the projection */
@@ -481,10 +481,21 @@ tw_status tw_cuda_pcg_host_loop(tw_cuda_world *cw, const tw_cuda_params *hp);
 /* Copies the device status into cw->hstatus (waits for the stream). */
 tw_status tw_cuda_read_status(tw_cuda_world *cw);
 
+/* The solve's system for the solvers (cuda_pcg.cu; the PCG's begin and
+ * cuda_bicgstab.cu): block-Jacobi into cw->dinv and *b the right-hand side,
+ * of A and rhs, or with hanging vertices of the reduced system P^T A P and
+ * P^T rhs (into cw->hang_b; rhs itself stays). */
+tw_status tw_cuda_solve_prepare(tw_cuda_world *cw, const tw_real **b);
+/* q = A p, or with hanging vertices P^T A P p (P p, A, P^T: the PCG's
+ * operator; the hanging rows of q hold A's, which the filter zeroes). */
+tw_status tw_cuda_operator_pq(tw_cuda_world *cw);
+
 /* cuda_bicgstab.cu: host/solver_impl.h tw_bicgstab on A vnew = rhs from
- * vnew, filtered by cw->pcg_filter, tolerance hp->tol, at most cw->bicg_max
- * iterations; HOST-DRIVEN (its scalars read back every iteration); leaves
- * the solve's count and residual in the status as the PCG does. */
+ * vnew (with hanging vertices on P^T A P vnew = P^T rhs, as solve_system;
+ * the caller expands vnew after it), filtered by cw->pcg_filter, tolerance
+ * hp->tol, at most cw->bicg_max iterations; HOST-DRIVEN (its scalars read
+ * back every iteration); leaves the solve's count and residual in the
+ * status as the PCG does. */
 tw_status tw_cuda_bicgstab(tw_cuda_world *cw, const tw_cuda_params *hp);
 
 /* cuda_pcg_fused.cu: y = A x by the warp-cooperative kernel (TW_ROW_LANES

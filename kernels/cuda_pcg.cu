@@ -623,6 +623,31 @@ static tw_status mg_pcg_iteration(tw_cuda_world *cw)
     return TW_OK;
 }
 
+tw_status tw_cuda_solve_prepare(tw_cuda_world *cw, const tw_real **b)
+{
+    const tw_cuda_data &d = cw->d;
+    int n = d.n;
+    *b = d.rhs;
+    if (cw->nhang) { /* the reduced system's preconditioner and right-hand side P^T rhs (rhs itself stays) */
+        hang_block_jacobi_kernel<<<tw_cuda_grid(n), TW_CUDA_THREADS, 0, cw->stream>>>(
+            n, d.row_ptr, d.col, d.diag, d.A, cw->ht_ptr, cw->ht_idx, cw->ht_wt, cw->dinv);
+        TW_CUDA_LAUNCHED();
+        hang_restrict_kernel<<<tw_cuda_grid(n), TW_CUDA_THREADS, 0, cw->stream>>>(n, cw->ht_ptr, cw->ht_idx,
+                                                                                cw->ht_wt, d.rhs, cw->hang_b, NULL);
+        TW_CUDA_LAUNCHED();
+        *b = cw->hang_b;
+    } else {
+        block_jacobi_kernel<<<tw_cuda_grid(n), TW_CUDA_THREADS, 0, cw->stream>>>(n, d.diag, d.A, cw->dinv);
+        TW_CUDA_LAUNCHED();
+    }
+    return TW_OK;
+}
+
+tw_status tw_cuda_operator_pq(tw_cuda_world *cw)
+{
+    return pcg_spmv(cw, cw->vec_p, cw->p, cw->vec_q, cw->q, NULL);
+}
+
 tw_status tw_cuda_pcg_begin(tw_cuda_world *cw)
 {
     const tw_cuda_data &d = cw->d;
@@ -633,19 +658,8 @@ tw_status tw_cuda_pcg_begin(tw_cuda_world *cw)
         if ((st = tw_cuda_amg_begin(cw)) != TW_OK) return st;
         if (tw_cuda_amg_active(cw)) return mg_pcg_begin(cw);
     }
-    const tw_real *b = d.rhs;
-    if (cw->nhang) { /* the reduced system's preconditioner and right-hand side P^T rhs (rhs itself stays) */
-        hang_block_jacobi_kernel<<<tw_cuda_grid(n), TW_CUDA_THREADS, 0, cw->stream>>>(
-            n, d.row_ptr, d.col, d.diag, d.A, cw->ht_ptr, cw->ht_idx, cw->ht_wt, cw->dinv);
-        TW_CUDA_LAUNCHED();
-        hang_restrict_kernel<<<tw_cuda_grid(n), TW_CUDA_THREADS, 0, cw->stream>>>(n, cw->ht_ptr, cw->ht_idx,
-                                                                                cw->ht_wt, d.rhs, cw->hang_b, NULL);
-        TW_CUDA_LAUNCHED();
-        b = cw->hang_b;
-    } else {
-        block_jacobi_kernel<<<tw_cuda_grid(n), TW_CUDA_THREADS, 0, cw->stream>>>(n, d.diag, d.A, cw->dinv);
-        TW_CUDA_LAUNCHED();
-    }
+    const tw_real *b;
+    if ((st = tw_cuda_solve_prepare(cw, &b)) != TW_OK) return st;
     if ((st = pcg_spmv(cw, cw->vec_vnew, d.vnew, cw->vec_r, cw->r, NULL)) != TW_OK) return st;
     initial_residual_kernel<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(n, tw_cuda_pcg_filter(cw), d.cnormal, cw->dinv,
                                                                     b, cw->r, cw->z, cw->p, cw->partial);

@@ -25,17 +25,19 @@
 // warp-edge, corot-element, green and hybrid, with colliders (the contact
 // steps, cuda_contact.cu, when there are any). What the device path does
 // not have yet returns TW_ERR_UNSUPPORTED naming it (never a silent fall
-// back to the CPU): hanging vertices with warp_system bicgstab. (With
-// TW_CUDA_PCG=fused, a step with hanging vertices runs the unfused PCG
-// iteration, said once on stderr: cuda_pcg.cu.) BiCGStab on a vertex method's exact warped system
+// back to the CPU): with body contact, the solver variants
+// tw_cuda_bodies_check lists (cuda_bodies.cu). (With TW_CUDA_PCG=fused, a
+// step with hanging vertices runs the unfused PCG iteration, said once on
+// stderr: cuda_pcg.cu.) BiCGStab on a vertex method's exact warped system
 // (warp_system bicgstab) runs host-driven (cuda_bicgstab.cu: its scalars
-// read back every iteration; no graph). Newton iterations after the
+// read back every iteration; no graph), with hanging vertices on P^T A P
+// as the PCG. Newton iterations after the
 // first solve (newton_iterations > 1, non-linear methods) run host-driven:
 // the first solve as always, then newton_refine's loop with each residual
 // norm read back and the CPU's decisions taken on the host (no graph for
 // such a step).
 // Hanging vertices (host/hanging.c) otherwise run as on the CPU: their
-// targets first, the reduced system P^T A P in the PCG (cuda_pcg.cu),
+// targets first, the reduced system P^T A P in the solver (cuda_pcg.cu),
 // their velocities expanded after each solve, their averages after the step. Explicit Newmark's Courant
 // limit is host/world.c's check for both backends (tw_world_create,
 // tw_world_set_dt: the same message).
@@ -127,6 +129,7 @@
 #include "cuda_internal.h"
 #include "hd/contact.h" /* TW_CONTACT_PASSES, TW_CONTACT_GTOL */
 #include "hd/element.h" /* TW_GREEN_PACK */
+#include "hd/integrator.h" /* newton_refine's decisions */
 #include "hd/step_hanging.h" /* tw_hanging_device_rows */
 
 tw_status tw_cuda_check(cudaError_t e, const char *call, const char *file, int line)
@@ -555,17 +558,10 @@ static tw_status upload_colliders(tw_cuda_world *cw, const tw_cuda_step_in *in)
 static tw_status check_supported(const tw_cuda_step_in *in)
 {
     const tw_world_def *d = in->def;
-    int vertex_method = d->method == TW_WARP_VERTEX || d->method == TW_WARP_EDGE;
-    int implicit = d->integrator != TW_EXPLICIT_NEWMARK; /* explicit Newmark uses neither Newton nor a solver */
     const char *what = NULL;
     char buf[160];
     if ((unsigned)d->integrator >= TW_INTEGRATOR_COUNT) {
         snprintf(buf, sizeof buf, "the integrator %d", (int)d->integrator);
-        what = buf;
-    } else if (implicit && vertex_method && d->warp_system == TW_WARP_SYSTEM_BICGSTAB && in->nhang > 0) {
-        snprintf(buf, sizeof buf,
-                 "warp_system bicgstab with hanging vertices (%d set; the device's BiCGStab applies A, not P^T A P)",
-                 in->nhang);
         what = buf;
     } else if ((unsigned)d->method >= TW_METHOD_COUNT) {
         snprintf(buf, sizeof buf, "method %d", (int)d->method);
@@ -964,8 +960,8 @@ static tw_status newton_refine(tw_cuda_world *cw, const tw_cuda_shape *sh, const
         if ((s = tw_cuda_rotations(cw, m)) != TW_OK) return s; /* and the packs the assembly reads */
         if ((s = tw_cuda_assemble(cw, m, sh->exact_warp)) != TW_OK) return s;
         if ((s = newton_residual(cw, sh, xb, d.vnew, &g)) != TW_OK) return s;
-        if (g0 < 0) g0 = g > 0 ? g : 1;
-        if (g <= tol * g0 && it > 1) break;
+        g0 = tw_newton_reference(g0, g); /* the CPU's decisions: hd/integrator.h */
+        if (tw_newton_converged(g, g0, tol, it)) break;
         /* A dv = -G from dv = 0, in vnew */
         if ((s = tw_cuda_newton_negate(cw, cw->newton_g, d.rhs)) != TW_OK) return s;
         TW_CUDA_TRY(cudaMemcpyAsync(cw->newton_v, d.vnew, bytes, cudaMemcpyDeviceToDevice, str));
@@ -978,7 +974,7 @@ static tw_status newton_refine(tw_cuda_world *cw, const tw_cuda_shape *sh, const
         TW_CUDA_TRY(cudaMemcpyAsync(cw->newton_dv, d.vnew, bytes, cudaMemcpyDeviceToDevice, str));
         TW_CUDA_TRY(cudaMemcpyAsync(d.vnew, cw->newton_v, bytes, cudaMemcpyDeviceToDevice, str));
         double a = 1, best = INFINITY, best_a = 0;
-        for (int ls = 0; ls < 8; ls++, a *= 0.5) {
+        for (int ls = 0; ls < TW_NEWTON_LINE_STEPS; ls++, a *= 0.5) {
             if ((s = tw_cuda_newton_axpy(cw, d.vnew, cw->newton_dv, a, cw->p)) != TW_OK) return s;
             double gt = 0;
             if ((s = newton_residual(cw, sh, xb, cw->p, &gt)) != TW_OK) return s;
@@ -986,14 +982,14 @@ static tw_status newton_refine(tw_cuda_world *cw, const tw_cuda_shape *sh, const
                 best = gt;
                 best_a = a;
             }
-            if (gt <= (1 - 1e-4 * a) * g) break;
+            if (tw_newton_accepts(gt, g, a)) break;
         }
         if (!(best < g)) break; /* no progress: keep the iterate */
         if ((s = tw_cuda_newton_axpy(cw, d.vnew, cw->newton_dv, best_a, d.vnew)) != TW_OK) return s;
         g = best;
     }
     if (sh->colliders && (s = tw_cuda_contact_newton_hold(cw, 0)) != TW_OK) return s;
-    st->newton_residual = g0 > 0 ? g / g0 : 0;
+    st->newton_residual = tw_newton_ratio(g, g0);
     TW_CUDA_TRY(cudaMemcpyAsync(d.x, cw->newton_x, bytes, cudaMemcpyDeviceToDevice, str));
     TW_CUDA_TRY(cudaMemcpyAsync(d.rhs, cw->newton_rhs, bytes, cudaMemcpyDeviceToDevice, str));
     return TW_OK;

@@ -2,7 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hd/bicgstab.h"
 #include "hd/element.h"
+#include "hd/integrator.h"
 #include "error.h"
 #include "fem.h"
 #include "mesh.h"
@@ -428,6 +430,57 @@ TW_TEST(bicgstab_solves_nonsymmetric)
     free(x); free(b); free(sol); free(chk);
     tw_world_destroy(w);
     tw_mesh_destroy(m);
+    return 0;
+}
+
+/* hd/bicgstab.h, the scalars tw_bicgstab and the device's loop share: a
+ * right-hand side of 0 makes the tolerance absolute */
+TW_TEST(bicgstab_scalars_zero_rhs_absolute)
+{
+    tw_bicg s = tw_bicg_start(0, 1e-6);
+    CHECK(s.bnorm == 1 && s.rho == 1 && s.alpha == 1 && s.omega == 1);
+    CHECK(tw_bicg_more(&s, 0, 10, 2e-6) && !tw_bicg_more(&s, 0, 10, 1e-6));
+    CHECK(tw_bicg_residual(&s, 3e-6) == 3e-6);
+    return 0;
+}
+
+/* the stopping rule: the cap, the tolerance (|r| equal to it stops), NaN stops */
+TW_TEST(bicgstab_scalars_stop)
+{
+    tw_bicg s = tw_bicg_start(4, 0.25);
+    CHECK(tw_bicg_more(&s, 9, 10, 1.5) && !tw_bicg_more(&s, 10, 10, 1.5));
+    CHECK(!tw_bicg_more(&s, 0, 10, 1) && !tw_bicg_more(&s, 0, 10, NAN));
+    CHECK(tw_bicg_converged(&s, 1) && !tw_bicg_converged(&s, 1.0000001));
+    return 0;
+}
+
+/* the recurrences: beta = (rho' / rho)(alpha / omega), alpha = rho / rv,
+ * omega = ts / tt; a breakdown (|rho'| or |rv| < 1e-300) changes nothing,
+ * tt <= 0 gives omega 0 without reading ts */
+TW_TEST(bicgstab_scalars_recurrences)
+{
+    tw_bicg s = tw_bicg_start(1, 1e-6);
+    double beta = -1;
+    CHECK(!tw_bicg_beta(&s, 1e-301, &beta) && beta == -1 && s.rho == 1);
+    CHECK(tw_bicg_beta(&s, 2, &beta) && beta == 2 && s.rho == 2);
+    CHECK(!tw_bicg_alpha(&s, -1e-301) && s.alpha == 1);
+    CHECK(tw_bicg_alpha(&s, 4) && s.alpha == 0.5);
+    CHECK(tw_bicg_omega(&s, 0, NAN) == 0 && s.omega == 0);
+    CHECK(tw_bicg_omega(&s, 2, 1) == 0.5 && s.omega == 0.5);
+    CHECK(tw_bicg_beta(&s, 3, &beta) && beta == 1.5 && s.rho == 3);
+    return 0;
+}
+
+/* newton_refine's decisions (hd/integrator.h, the device's too): the first
+ * norm is the reference (1 when it is 0), the first iteration never
+ * converges, the line search wants a decrease of 1e-4 a */
+TW_TEST(newton_decisions)
+{
+    CHECK(tw_newton_reference(-1, 3) == 3 && tw_newton_reference(-1, 0) == 1 && tw_newton_reference(3, 5) == 3);
+    CHECK(!tw_newton_converged(0, 1, 1e-2, 1) && tw_newton_converged(1e-2, 1, 1e-2, 2));
+    CHECK(!tw_newton_converged(1.1e-2, 1, 1e-2, 2));
+    CHECK(tw_newton_accepts(0.9999, 1, 1) && !tw_newton_accepts(0.99995, 1, 1));
+    CHECK(tw_newton_ratio(2, 4) == 0.5 && tw_newton_ratio(2, -1) == 0);
     return 0;
 }
 

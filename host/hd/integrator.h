@@ -111,4 +111,24 @@ TW_HD double tw_newton_filter_vertex(unsigned char fc, const tw_real *nn, tw_rea
     }
     return (double)gi[0] * gi[0] + (double)gi[1] * gi[1] + (double)gi[2] * gi[2];
 }
+
+/* newton_refine's decisions on the residual norms |S G| (host/step.c and
+ * the device's host-driven loop, kernels/cuda_world.cu): */
+
+/* halvings of the line search's step, from a = 1 */
+#define TW_NEWTON_LINE_STEPS 8
+
+/* the first iteration's norm g as the reference g0 (1 when it is 0); g0 < 0:
+ * not set yet */
+TW_HD double tw_newton_reference(double g0, double g) { return g0 < 0 ? (g > 0 ? g : 1) : g0; }
+
+/* converged at iteration it (from 1): below tol of the reference, never at
+ * the first (which follows the first solve) */
+TW_HD int tw_newton_converged(double g, double g0, double tol, int it) { return g <= tol * g0 && it > 1; }
+
+/* the line search accepts step a with norm gt against g (Armijo, c = 1e-4) */
+TW_HD int tw_newton_accepts(double gt, double g, double a) { return gt <= (1 - 1e-4 * a) * g; }
+
+/* the step's reported Newton residual g / g0 (0 when none was taken) */
+TW_HD double tw_newton_ratio(double g, double g0) { return g0 > 0 ? g / g0 : 0; }
 #endif
