@@ -19,30 +19,13 @@
 #include "hd/step_hanging.h"
 #include "solver.h"
 #include "tw_test.h"
+#include "tw_test_scenes.h"
 #include "world.h" /* w->cuda, w->hsys, tw_hanging_reduce */
 #ifdef TW_HAVE_CUDA
 #include "cuda_world.h" /* tw_cuda_world_pcg_fused */
 #endif
 
 #define BAR_LENGTH DEMO_BAR_LENGTH
-
-/* max |x_a - x_b| / size, the first mismatches over tol printed */
-static double position_error(const tw_world *a, const tw_world *b, double size, double tol, const char *when)
-{
-    int n = tw_world_vertex_count(a), shown = 0;
-    const tw_real *xa = tw_world_positions(a), *xb = tw_world_positions(b);
-    double worst = 0;
-    for (int i = 0; i < 3 * n; i++) {
-        double e = fabs((double)xa[i] - (double)xb[i]) / size;
-        if (!(e <= tol) && shown < 5) {
-            printf("  %s: vertex %d component %d: %.9g vs %.9g\n", when, i / 3, i % 3, (double)xa[i], (double)xb[i]);
-            shown++;
-        }
-        if (!(e <= worst)) worst = e; /* NaN wins */
-    }
-    printf("%s: max |dx| / L = %.3g (tolerance %.1g)\n", when, worst, tol);
-    return worst;
-}
 
 /* kinetic + elastic + gravity energy, J (host/step.c mechanical_energy's terms) */
 static double mechanical_energy(const tw_world *w, const tw_mesh *m, const tw_world_def *d)
@@ -139,7 +122,7 @@ static int energy_projection_acts(int held)
     }
     printf("%s bar, %d steps: energy at the start %.9g J, at most %.9g J projected, %.9g J not\n",
            held ? "held" : "free", energy_steps(held), e0, emax[0], emax[1]);
-    double dx = position_error(w[0], w[1], BAR_LENGTH, 1e-3, "projected against not");
+    double dx = tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-3, "projected against not");
     CHECK(dx > 1e-2); /* ten times the parity tolerance below */
     CHECK(emax[1] > e0 + 1e-3 * fabs(e0));
     CHECK(emax[0] <= e0 + 1e-9 * fabs(e0));
@@ -166,11 +149,11 @@ static int energy_projection_parity(int held)
     double e0 = mechanical_energy(w[1], m, &dg), emax = e0;
     for (int s = 0; s < energy_steps(held); s++) {
         if (step_all(w, 2, 1)) return 1;
-        if (s == 0) CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
+        if (s == 0) CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
         emax = fmax(emax, mechanical_energy(w[1], m, &dg));
     }
     printf("device: energy at the start %.9g J, at most %.9g J over %d steps\n", e0, emax, energy_steps(held));
-    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "at the end") <= 1e-3);
+    CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-3, "at the end") <= 1e-3);
     CHECK(emax <= e0 + 1e-4 * fabs(e0));
     if (!held) {
         double p[2][3] = {{0, 0, 0}, {0, 0, 0}};
@@ -420,7 +403,7 @@ TW_TEST(hanging_acts_on_cpu)
         }
         printf("%s, %ld steps, state checksum with hanging %016llx\n", tw_integrator_name(its[k]),
                tw_world_step_index(w[0]), state_sum(w[0]));
-        CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "hanging against not") > 1e-2);
+        CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-3, "hanging against not") > 1e-2);
         for (int j = 0; j < 2; j++) tw_world_destroy(w[j]);
         tw_mesh_destroy(m);
     }
@@ -548,12 +531,12 @@ static int hanging_parity(tw_integrator it)
     tw_world *w[2] = {hanging_bar(m, &dc, 1), hanging_bar(m, &dg, 1)};
     CHECK(w[0] && w[1]);
     if (step_all(w, 2, 1)) return 1;
-    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
+    CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
     while (tw_world_time(w[0]) < hanging_time(it))
         if (step_all(w, 2, 1)) return 1;
     printf("%s: %ld steps\n", tw_integrator_name(it), tw_world_step_index(w[1]));
     CHECK(tw_world_step_index(w[1]) == tw_world_step_index(w[0]));
-    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "at the end") <= 1e-3);
+    CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-3, "at the end") <= 1e-3);
     double he = hanging_error(w[1]);
     printf("device: hanging vertices at most %.3g m from their averages\n", he);
     CHECK(he <= 1e-6 * BAR_LENGTH);
@@ -600,7 +583,7 @@ TW_TEST(hanging_cube_on_floor_matches_cpu)
     printf("device: up to %d contacts, lowest z %.3g m\n", contacts, lowest);
     CHECK(contacts > 0);
     CHECK(lowest >= -1e-6);
-    CHECK(position_error(w[0], w[1], DEMO_DROP_CUBE_EDGE, 2e-3, "after 150 steps") <= 2e-3);
+    CHECK(tw_test_position_error(w[0], w[1], DEMO_DROP_CUBE_EDGE, 2e-3, "after 150 steps") <= 2e-3);
     CHECK(hanging_error(w[1]) <= 1e-6 * DEMO_DROP_CUBE_EDGE);
     for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
     tw_mesh_destroy(m);
@@ -662,21 +645,6 @@ static tw_graded_mesh *graded_bunny(void)
     return g;
 }
 
-/* max distance of a hanging vertex from its constrainers' average, m */
-static double graded_hanging_error(const tw_world *w, const tw_graded_mesh *g)
-{
-    const tw_real *x = tw_world_positions(w);
-    double worst = 0;
-    for (int k = 0; k < g->hanging_count; k++)
-        for (int c = 0; c < 3; c++) {
-            double p = 0;
-            for (int j = g->hanging_ptr[k]; j < g->hanging_ptr[k + 1]; j++)
-                p += g->hanging_weights[j] * x[3 * g->hanging_idx[j] + c];
-            worst = tw_test_max(worst, fabs(x[3 * g->hanging_vertex[k] + c] - p));
-        }
-    return worst;
-}
-
 /* On the CPU the graded scene's hanging vertices change its motion by more
  * than 4 times hanging_graded_fused_pcg_matches_cpu's tolerance (unset, the
  * lattice's finer cells are not tied to the coarser ones at their
@@ -692,9 +660,9 @@ TW_TEST(hanging_graded_acts_on_cpu)
     const tw_real *x = tw_world_positions(w[0]);
     const double *X = tw_mesh_positions(g->mesh);
     for (int i = 0; i < tw_mesh_vertex_count(g->mesh); i++) sag = tw_test_max(sag, X[3 * i + 1] - x[3 * i + 1]);
-    printf("sag with hanging vertices %.4g m; on their edges within %.3g m\n", sag, graded_hanging_error(w[0], g));
+    printf("sag with hanging vertices %.4g m; on their edges within %.3g m\n", sag, tw_test_hanging_error(w[0], g));
     CHECK(sag > 1e-3);
-    CHECK(position_error(w[0], w[1], GRADED_SIZE, GRADED_TOL, "hanging against not") > 4 * GRADED_TOL);
+    CHECK(tw_test_position_error(w[0], w[1], GRADED_SIZE, GRADED_TOL, "hanging against not") > 4 * GRADED_TOL);
     for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
     tw_graded_mesh_destroy(g);
     return 0;
@@ -724,10 +692,10 @@ TW_TEST(hanging_graded_fused_pcg_matches_cpu)
     CHECK(tw_cuda_world_pcg_fused(w[1]->cuda)); /* the switch took */
 #endif
     if (step_all(w, 2, 1)) return 1;
-    CHECK(position_error(w[0], w[1], GRADED_SIZE, 1e-4, "after 1 step") <= 1e-4);
+    CHECK(tw_test_position_error(w[0], w[1], GRADED_SIZE, 1e-4, "after 1 step") <= 1e-4);
     if (step_all(w, 2, GRADED_STEPS - 1)) return 1;
-    CHECK(position_error(w[0], w[1], GRADED_SIZE, GRADED_TOL, "at the end") <= GRADED_TOL);
-    double he = graded_hanging_error(w[1], g);
+    CHECK(tw_test_position_error(w[0], w[1], GRADED_SIZE, GRADED_TOL, "at the end") <= GRADED_TOL);
+    double he = tw_test_hanging_error(w[1], g);
     printf("device: hanging vertices at most %.3g m from their averages\n", he);
     CHECK(he <= 1e-6 * GRADED_SIZE);
     for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
@@ -769,7 +737,7 @@ static int newton_acts(tw_method method, tw_integrator it)
     }
     printf("%s %s: %d linearisations in 100 steps\n", tw_method_name(method), tw_integrator_name(it), newton);
     CHECK(newton > 100);
-    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "3 linearisations against 1") > 1e-2);
+    CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-3, "3 linearisations against 1") > 1e-2);
     for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
     tw_mesh_destroy(m);
     return 0;
@@ -805,12 +773,12 @@ static int newton_parity(tw_method method, tw_integrator it, int hanging)
                    "%.3g\n", sc.newton_iterations, sg.newton_iterations, sc.cg_iterations, sg.cg_iterations,
                    sc.newton_residual, sg.newton_residual);
             CHECK(sg.newton_iterations > 1);
-            CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
+            CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
         }
     }
     printf("100 steps: linearisations cpu %d gpu %d, equal on %d steps\n", nc, ng, same);
     CHECK(same >= 90);
-    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "after 100 steps") <= 1e-3);
+    CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-3, "after 100 steps") <= 1e-3);
     double ec = tw_world_elastic_energy(w[0]), eg = tw_world_elastic_energy(w[1]);
     printf("elastic energy cpu %.9g J gpu %.9g J\n", ec, eg);
     CHECK(ec > 0);
@@ -863,7 +831,7 @@ TW_TEST(newton_cube_on_floor_matches_cpu)
     printf("device: up to %d contacts, %d linearisations, lowest z %.3g m\n", contacts, newton, lowest);
     CHECK(contacts > 0 && newton > 150);
     CHECK(lowest >= -1e-6);
-    CHECK(position_error(w[0], w[1], DEMO_DROP_CUBE_EDGE, 2e-3, "after 150 steps") <= 2e-3);
+    CHECK(tw_test_position_error(w[0], w[1], DEMO_DROP_CUBE_EDGE, 2e-3, "after 150 steps") <= 2e-3);
     for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
     tw_mesh_destroy(m);
     return 0;
@@ -873,10 +841,7 @@ TW_TEST(newton_cube_on_floor_matches_cpu)
 
 static tw_world_def bicgstab_def(tw_backend backend, tw_method method, int bicgstab)
 {
-    tw_world_def d = demo_bar_def(method);
-    d.backend = backend;
-    d.dt = 0.01;
-    d.damping_stiffness = 0.02;
+    tw_world_def d = tw_test_bar_def(method, backend);
     d.warp_system = bicgstab ? TW_WARP_SYSTEM_BICGSTAB : TW_WARP_SYSTEM_SYMMETRIC;
     return d;
 }
@@ -894,7 +859,7 @@ TW_TEST(bicgstab_acts_on_cpu)
         CHECK(w[0] && w[1]);
         if (step_all(w, 2, 100)) return 1;
         printf("%s: ", tw_method_name(ms[k]));
-        CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "exact against symmetric") > 1e-2);
+        CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-3, "exact against symmetric") > 1e-2);
         for (int j = 0; j < 2; j++) tw_world_destroy(w[j]);
         tw_mesh_destroy(m);
     }
@@ -927,9 +892,9 @@ static int bicgstab_parity(tw_method method, int newton, int steps)
            sc.cg_iterations, sg.cg_iterations, sc.residual, sg.residual, sc.newton_iterations, sg.newton_iterations);
     CHECK(sg.cg_iterations > 0 && abs(sg.cg_iterations - sc.cg_iterations) <= 2 + sc.cg_iterations / 10);
     CHECK(sg.residual <= dg.cg_tolerance);
-    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
+    CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
     if (step_all(w, 2, steps - 1)) return 1;
-    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "at the end") <= 1e-3);
+    CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-3, "at the end") <= 1e-3);
     for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
     tw_mesh_destroy(m);
     return 0;
@@ -972,7 +937,7 @@ TW_TEST(bicgstab_cube_on_floor_matches_cpu)
     printf("device: up to %d contacts, lowest z %.3g m\n", contacts, lowest);
     CHECK(contacts > 0);
     CHECK(lowest >= -1e-6);
-    CHECK(position_error(w[0], w[1], DEMO_DROP_CUBE_EDGE, 2e-3, "after 150 steps") <= 2e-3);
+    CHECK(tw_test_position_error(w[0], w[1], DEMO_DROP_CUBE_EDGE, 2e-3, "after 150 steps") <= 2e-3);
     for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
     tw_mesh_destroy(m);
     return 0;

@@ -9,6 +9,7 @@
 #include "hierarchy.h"
 #include "mesh.h"
 #include "tw_test.h"
+#include "tw_test_scenes.h"
 
 static unsigned long long rng_state = 12345;
 static double rnd(void) /* uniform in [0, 1) */
@@ -370,14 +371,8 @@ TW_TEST(lattice_reproduces_linear_fields)
 /* The shipped bunny in its covering lattice (the bunny scene's pair). */
 TW_TEST(lattice_bunny_reproduces_linear_fields)
 {
-    tw_mesh *f = tw_mesh_load(tw_test_mesh_path("bunny_closed_3485v.tet.node"), NULL, NULL);
-    tw_surface *s = tw_surface_load(tw_test_mesh_path("bunny_closed_3485v.off"));
-    CHECK(f && s);
-    tw_graded_def d = tw_default_graded_def();
-    d.fine_size = 0.008;
-    d.levels = 1;
-    d.cover = 1;
-    tw_graded_mesh *g = tw_mesh_graded(s, &d);
+    tw_mesh *f;
+    tw_graded_mesh *g = tw_test_bunny_lattice(&f);
     CHECK(g);
     tw_transfer P;
     CHECK_OK(tw_transfer_lattice(g->mesh, f, &P));
@@ -388,7 +383,6 @@ TW_TEST(lattice_bunny_reproduces_linear_fields)
     CHECK(pos <= 1e-9);
     tw_transfer_free(&P);
     tw_graded_mesh_destroy(g);
-    tw_surface_destroy(s);
     tw_mesh_destroy(f);
     return 0;
 }

@@ -9,41 +9,13 @@
 #include "scenes.h"
 #include "mesh.h"
 #include "tw_test.h"
-
-static double jitter(unsigned *state, double a)
-{
-    *state = *state * 1664525u + 1013904223u;
-    return a * (2.0 * ((*state >> 8) / 16777216.0) - 1);
-}
+#include "tw_test_scenes.h"
 
 /* A cube of side 0.1 m as an n^3 bar, interior vertices moved by up to
  * `amount` cells. */
 static tw_mesh *cube(int n, double amount)
 {
-    tw_mesh *bar = tw_mesh_bar(0.1, 0.1, 0.1, n, n, n);
-    if (!bar)
-        return NULL;
-    double *X = malloc(sizeof *X * 3 * (size_t)bar->nv);
-    memcpy(X, bar->X, sizeof *X * 3 * (size_t)bar->nv);
-    unsigned state = 777u;
-    for (int i = 0; i < bar->nv; i++) {
-        int interior = 1;
-        for (int d = 0; d < 3; d++)
-            if (X[3 * i + d] <= 1e-12 || X[3 * i + d] >= 0.1 - 1e-12)
-                interior = 0;
-        for (int d = 0; d < 3; d++) {
-            const double j = jitter(&state, amount * 0.1 / n);
-            if (interior)
-                X[3 * i + d] += j;
-        }
-    }
-    tw_mesh_load_def def = tw_default_mesh_load_def();
-    def.quiet = 1;
-    def.strict = 1;
-    tw_mesh *m = tw_mesh_create(X, bar->nv, bar->tets, bar->nt, NULL, &def, NULL);
-    free(X);
-    tw_mesh_destroy(bar);
-    return m;
+    return tw_test_jittered_cube(0.1, n, amount, 0, 777u);
 }
 
 static tw_multires_def soft_def(void)
@@ -646,7 +618,7 @@ TW_TEST(random_mixed_levels_conserve_energy)
         for (int l = 0; l < 2; l++) {
             const tw_mesh *me = tw_multires_mesh(s, l);
             for (int i = 0; i < me->nv; i++)
-                if (tw_multires_states(s, l)[i] == TW_MR_ACTIVE && jitter(&st, 1) > 0)
+                if (tw_multires_states(s, l)[i] == TW_MR_ACTIVE && tw_test_jitter(&st, 1) > 0)
                     CHECK_OK(tw_multires_split(s, l, i));
         }
         for (int l = 0; l < 3; l++) {

@@ -1,0 +1,115 @@
+#include "tw_test_scenes.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "scenes.h"
+#include "tw_test.h"
+
+tw_tetra_tree *tw_test_box_tree(double t2, unsigned char **pin)
+{
+    *pin = NULL;
+    tw_mesh *b = tw_mesh_bar(0.3, 0.1, 0.1, 3, 1, 1);
+    if (!b)
+        return NULL;
+    tw_tetra_tree_def td = tw_default_tetra_tree_def();
+    td.levels = 3;
+    td.t2 = t2;
+    tw_tetra_tree *t = tw_tetra_tree_build(b, &td);
+    tw_mesh_destroy(b);
+    if (!t)
+        return NULL;
+    const tw_mesh *m = t->h->level[2];
+    *pin = tw_calloc((size_t)m->nv, 1, "box pins");
+    if (!*pin) {
+        tw_tetra_tree_free(t);
+        return NULL;
+    }
+    for (int i = 0; i < m->nv; i++)
+        (*pin)[i] = m->X[3 * i] < 1e-12;
+    return t;
+}
+
+double tw_test_hanging_error(const tw_world *w, const tw_graded_mesh *g)
+{
+    const tw_real *x = tw_world_positions(w);
+    double worst = 0;
+    for (int k = 0; k < g->hanging_count; k++)
+        for (int c = 0; c < 3; c++) {
+            double p = 0;
+            for (int j = g->hanging_ptr[k]; j < g->hanging_ptr[k + 1]; j++)
+                p += g->hanging_weights[j] * x[3 * g->hanging_idx[j] + c];
+            worst = tw_test_max(worst, fabs(x[3 * g->hanging_vertex[k] + c] - p));
+        }
+    return worst;
+}
+
+double tw_test_jitter(unsigned *state, double a)
+{
+    *state = *state * 1664525u + 1013904223u;
+    return a * (2.0 * ((*state >> 8) / 16777216.0) - 1);
+}
+
+tw_mesh *tw_test_jittered_cube(double edge, int n, double amount, double shift, unsigned seed)
+{
+    tw_mesh *bar = tw_mesh_bar(edge, edge, edge, n, n, n);
+    if (!bar)
+        return NULL;
+    double *X = tw_malloc(sizeof *X * 3 * (size_t)bar->nv, "jittered cube");
+    if (!X) {
+        tw_mesh_destroy(bar);
+        return NULL;
+    }
+    memcpy(X, bar->X, sizeof *X * 3 * (size_t)bar->nv);
+    unsigned state = seed;
+    for (int i = 0; i < bar->nv; i++) {
+        int interior = 1;
+        for (int d = 0; d < 3; d++)
+            if (X[3 * i + d] <= 1e-12 || X[3 * i + d] >= edge - 1e-12)
+                interior = 0;
+        for (int d = 0; d < 3; d++) {
+            const double j = tw_test_jitter(&state, amount * edge / n);
+            if (interior)
+                X[3 * i + d] += j;
+        }
+        X[3 * i] += shift;
+    }
+    tw_mesh_load_def def = tw_default_mesh_load_def();
+    def.quiet = 1;
+    def.strict = 1;
+    tw_mesh *m = tw_mesh_create(X, bar->nv, bar->tets, bar->nt, NULL, &def, NULL);
+    free(X);
+    tw_mesh_destroy(bar);
+    return m;
+}
+
+tw_graded_mesh *tw_test_bunny_lattice(tw_mesh **bunny)
+{
+    *bunny = tw_mesh_load(tw_test_mesh_path("bunny_closed_3485v.tet.node"), NULL, NULL);
+    tw_surface *s = tw_surface_load(tw_test_mesh_path("bunny_closed_3485v.off"));
+    tw_graded_mesh *g = NULL;
+    if (*bunny && s) {
+        tw_graded_def d = tw_default_graded_def();
+        d.fine_size = 0.008;
+        d.levels = 1;
+        d.cover = 1;
+        g = tw_mesh_graded(s, &d);
+    }
+    tw_surface_destroy(s);
+    if (!g) {
+        tw_mesh_destroy(*bunny);
+        *bunny = NULL;
+    }
+    return g;
+}
+
+tw_world_def tw_test_bar_def(tw_method method, tw_backend backend)
+{
+    tw_world_def d = demo_bar_def(method);
+    d.backend = backend;
+    d.dt = 0.01;
+    d.damping_stiffness = 0.02;
+    return d;
+}
