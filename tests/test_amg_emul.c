@@ -370,39 +370,22 @@ static void emu_apply(emu *e, const tw_real *r, tw_real *z)
 
 /* ---- comparisons ---- */
 
-/* max |a - b| / max |b| (NaN: infinite) */
-static double rel_diff_d(size_t n, const double *a, const double *b)
-{
-    double e = 0, s = 0;
-    for (size_t k = 0; k < n; k++) {
-        double d = fabs(a[k] - b[k]);
-        if (!(d <= e)) e = d;
-        s = fmax(s, fabs(b[k]));
+/* name(n, a, b): max |a - b| / max |b| over n values of type T, in double
+ * (NaN: infinite); one per precision compared below */
+#define REL_DIFF(name, T)                                                                  \
+    static double name(size_t n, const T *a, const T *b)                                   \
+    {                                                                                      \
+        double e = 0, s = 0;                                                               \
+        for (size_t k = 0; k < n; k++) {                                                   \
+            double d = fabs((double)a[k] - (double)b[k]);                                  \
+            if (!(d <= e)) e = d;                                                          \
+            s = fmax(s, fabs((double)b[k]));                                               \
+        }                                                                                  \
+        return isnan(e) ? INFINITY : s > 0 ? e / s : e;                                    \
     }
-    return isnan(e) ? INFINITY : s > 0 ? e / s : e;
-}
-
-static double rel_diff_f(size_t n, const float *a, const float *b)
-{
-    double e = 0, s = 0;
-    for (size_t k = 0; k < n; k++) {
-        double d = fabs((double)a[k] - (double)b[k]);
-        if (!(d <= e)) e = d;
-        s = fmax(s, fabs((double)b[k]));
-    }
-    return isnan(e) ? INFINITY : s > 0 ? e / s : e;
-}
-
-static double rel_diff_r(size_t n, const tw_real *a, const tw_real *b)
-{
-    double e = 0, s = 0;
-    for (size_t k = 0; k < n; k++) {
-        double d = fabs((double)a[k] - (double)b[k]);
-        if (!(d <= e)) e = d;
-        s = fmax(s, fabs((double)b[k]));
-    }
-    return isnan(e) ? INFINITY : s > 0 ? e / s : e;
-}
+REL_DIFF(rel_diff_d, double)
+REL_DIFF(rel_diff_f, float)
+REL_DIFF(rel_diff_r, tw_real)
 
 /* scenes: 0 the bar pinned at x = 0, 1 the bar on a floor (contacts), 2 the bunny */
 static tw_world *scene(int which, tw_mesh **mesh)

@@ -707,6 +707,22 @@ static tw_multires *liver(int levels, double gamma_min, double gamma_max, int se
     return s;
 }
 
+/* The largest distance of an active node of levels 0..levels-1 from its
+ * rest place, m (NaN wins). */
+static double active_displacement(tw_multires *s, int levels)
+{
+    double far = 0;
+    for (int l = 0; l < levels; l++) {
+        const tw_mesh *me = tw_multires_mesh(s, l);
+        const double *x = tw_multires_positions(s, l);
+        for (int i = 0; i < me->nv; i++)
+            if (tw_multires_states(s, l)[i] == TW_MR_ACTIVE)
+                for (int k = 0; k < 3; k++)
+                    far = tw_test_max(far, fabs(x[3 * i + k] - me->X[3 * i + k]));
+    }
+    return far;
+}
+
 /* All four liver levels, damped (eq. 11), gamma 0.01, 0.05 mm: at 0.1 s a
  * level-1 node splits where level 3 is already active around, and one of
  * its children (coarse motion) shares a sliver of level 2 at the surface
@@ -722,14 +738,7 @@ TW_TEST(liver_split_among_finer_levels_stable)
     for (int f = 0; f < 14; f++) {
         tw_mr_frame_stats st;
         CHECK_OK(tw_multires_frame(s, &st));
-        for (int l = 0; l < 4; l++) {
-            const tw_mesh *me = tw_multires_mesh(s, l);
-            const double *x = tw_multires_positions(s, l);
-            for (int i = 0; i < me->nv; i++)
-                if (tw_multires_states(s, l)[i] == TW_MR_ACTIVE)
-                    for (int k = 0; k < 3; k++)
-                        far = tw_test_max(far, fabs(x[3 * i + k] - me->X[3 * i + k]));
-        }
+        far = tw_test_max(far, active_displacement(s, 4));
     }
     printf("14 frames; largest displacement %.3g m\n", far);
     CHECK(far <= 0.02);
@@ -754,14 +763,7 @@ TW_TEST(liver_levels_tool_undamped_stable)
         tw_mr_frame_stats st;
         CHECK_OK(tw_multires_frame(s, &st));
         finer += st.active_per_level[2] > 0;
-        for (int l = 0; l < 3; l++) {
-            const tw_mesh *me = tw_multires_mesh(s, l);
-            const double *x = tw_multires_positions(s, l);
-            for (int i = 0; i < me->nv; i++)
-                if (tw_multires_states(s, l)[i] == TW_MR_ACTIVE)
-                    for (int k = 0; k < 3; k++)
-                        far = tw_test_max(far, fabs(x[3 * i + k] - me->X[3 * i + k]));
-        }
+        far = tw_test_max(far, active_displacement(s, 3));
     }
     printf("20 frames, %d on the finest level; largest displacement %.3g m\n", finer, far);
     CHECK(finer > 0);
@@ -784,14 +786,7 @@ TW_TEST(liver_stretched_tets_step_finer)
     for (int f = 0; f < 22; f++) {
         tw_mr_frame_stats st;
         CHECK_OK(tw_multires_frame(s, &st));
-        for (int l = 0; l < 4; l++) {
-            const tw_mesh *me = tw_multires_mesh(s, l);
-            const double *x = tw_multires_positions(s, l);
-            for (int i = 0; i < me->nv; i++)
-                if (tw_multires_states(s, l)[i] == TW_MR_ACTIVE)
-                    for (int k = 0; k < 3; k++)
-                        far = tw_test_max(far, fabs(x[3 * i + k] - me->X[3 * i + k]));
-        }
+        far = tw_test_max(far, active_displacement(s, 4));
     }
     printf("22 frames; largest displacement %.3g m\n", far);
     CHECK(far <= 0.02);

@@ -11,20 +11,12 @@
 #include "tw_test.h"
 #include "tw_test_scenes.h"
 
-/* A unit cube of 6 tets refined twice (384 finest tets), homogeneous; T1
- * 0.015 puts a normal basis' valid range at +-0.02 (Green strain's relative
- * deviation alpha / 2; tetra_tree.valid_range_green). */
+/* The unit cube's tree (384 finest tets); T1 0.015 puts a normal basis'
+ * valid range at +-0.02 (Green strain's relative deviation alpha / 2;
+ * tetra_tree.valid_range_green). */
 static tw_tetra_tree *cube_tree(void)
 {
-    tw_mesh *b = tw_mesh_bar(1, 1, 1, 1, 1, 1);
-    if (!b)
-        return NULL;
-    tw_tetra_tree_def d = tw_default_tetra_tree_def();
-    d.levels = 3;
-    d.t1 = 0.015;
-    tw_tetra_tree *t = tw_tetra_tree_build(b, &d);
-    tw_mesh_destroy(b);
-    return t;
+    return tw_test_cube_tree(0.015);
 }
 
 static tw_front_def still_def(void)

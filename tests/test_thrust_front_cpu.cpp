@@ -106,11 +106,7 @@ TW_TEST(pattern_update_sagging_box)
  * back to the base, each updated from the keys of the one before. */
 TW_TEST(pattern_update_forced_levels)
 {
-    tw_mesh *b = tw_mesh_bar(1, 1, 1, 1, 1, 1);
-    CHECK(b);
-    tw_tetra_tree_def td = tw_default_tetra_tree_def();
-    td.levels = 3;
-    tw_tetra_tree *t = tw_tetra_tree_build(b, &td);
+    tw_tetra_tree *t = tw_test_cube_tree(tw_default_tetra_tree_def().t1);
     CHECK(t);
     tw_front_def d = tw_default_front_def();
     tw_front *f = tw_front_create(t, NULL, &d);
@@ -131,6 +127,5 @@ TW_TEST(pattern_update_forced_levels)
     free(act);
     tw_front_destroy(f);
     tw_tetra_tree_free(t);
-    tw_mesh_destroy(b);
     return 0;
 }

@@ -32,6 +32,19 @@ tw_tetra_tree *tw_test_box_tree(double t2, unsigned char **pin)
     return t;
 }
 
+tw_tetra_tree *tw_test_cube_tree(double t1)
+{
+    tw_mesh *b = tw_mesh_bar(1, 1, 1, 1, 1, 1);
+    if (!b)
+        return NULL;
+    tw_tetra_tree_def d = tw_default_tetra_tree_def();
+    d.levels = 3;
+    d.t1 = t1;
+    tw_tetra_tree *t = tw_tetra_tree_build(b, &d);
+    tw_mesh_destroy(b);
+    return t;
+}
+
 double tw_test_hanging_error(const tw_world *w, const tw_graded_mesh *g)
 {
     const tw_real *x = tw_world_positions(w);

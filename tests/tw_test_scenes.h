@@ -17,6 +17,11 @@
  * failure. */
 tw_tetra_tree *tw_test_box_tree(double t2, unsigned char **pin);
 
+/* A unit cube of 6 tets refined twice (3 levels, 384 finest tets),
+ * homogeneous, T1 t1, the rest of tw_default_tetra_tree_def. NULL
+ * (tw_last_error) on failure. */
+tw_tetra_tree *tw_test_cube_tree(double t1);
+
 /* Max over the hanging vertices of g of |x - the weighted average of its
  * constrainers| in w's positions, m; NaN where a position is NaN. */
 double tw_test_hanging_error(const tw_world *w, const tw_graded_mesh *g);
