@@ -98,24 +98,16 @@ tw_mesh *tw_test_jittered_cube(double edge, int n, double amount, double shift, 
     return m;
 }
 
-tw_graded_mesh *tw_test_bunny_lattice(tw_mesh **bunny)
+tw_mesh *tw_test_bunny_lattice(tw_mesh **bunny)
 {
     *bunny = tw_mesh_load(tw_test_mesh_path("bunny_closed_3485v.tet.node"), NULL, NULL);
-    tw_surface *s = tw_surface_load(tw_test_mesh_path("bunny_closed_3485v.off"));
-    tw_graded_mesh *g = NULL;
-    if (*bunny && s) {
-        tw_graded_def d = tw_default_graded_def();
-        d.fine_size = 0.008;
-        d.levels = 1;
-        d.cover = 1;
-        g = tw_mesh_graded(s, &d);
-    }
-    tw_surface_destroy(s);
-    if (!g) {
+    demo_options o = demo_default_options();
+    tw_mesh *lattice = *bunny ? demo_lattice_mesh(&o, "bunny_closed_3485v.off", 1, 0.008, 1, "tw_test") : NULL;
+    if (!lattice) {
         tw_mesh_destroy(*bunny);
         *bunny = NULL;
     }
-    return g;
+    return lattice;
 }
 
 tw_world_def tw_test_bar_def(tw_method method, tw_backend backend)

@@ -36,10 +36,10 @@ double tw_test_jitter(unsigned *state, double a);
 tw_mesh *tw_test_jittered_cube(double edge, int n, double amount, double shift, unsigned seed);
 
 /* The shipped bunny (bunny_closed_3485v.tet) into *bunny, and, returned,
- * the lattice that covers its surface (bunny_closed_3485v.off) in 8 mm
- * cells, one level: the bunny scene's pair of meshes. NULL on failure
- * (*bunny then NULL). */
-tw_graded_mesh *tw_test_bunny_lattice(tw_mesh **bunny);
+ * the lattice of 8 mm cubes that covers its surface (bunny_closed_3485v.off;
+ * demos/scenes.h's demo_lattice_mesh): the bunny scene's pair of meshes at a
+ * finer cell. NULL on failure (*bunny then NULL). */
+tw_mesh *tw_test_bunny_lattice(tw_mesh **bunny);
 /* Müller's bar (demos/scenes.h's demo_bar_def for method) on backend, at
  * dt 10 ms with stiffness damping 0.02: the bar the GPU tests step on both
  * backends. */
