@@ -30,6 +30,18 @@ static tw_multires_def soft_def(void)
     return d;
 }
 
+/* soft_def with the gamma thresholds out of reach: nodes split and merge
+ * only where a test (or the tool) makes them; gravity: 0 for none. */
+static tw_multires_def manual_def(int gravity)
+{
+    tw_multires_def d = soft_def();
+    if (!gravity)
+        d.gravity[2] = 0;
+    d.gamma_min = 0;
+    d.gamma_max = 1e9;
+    return d;
+}
+
 /* Three levels, clamped at x = 0 unless free (NULL on failure). */
 static tw_multires *make_fixed(const tw_multires_def *d, int fixed)
 {
@@ -138,9 +150,7 @@ static int run_frames(tw_multires *s, int frames, tw_mr_frame_stats *last)
  * and every other active node's are what they were. */
 TW_TEST(split_then_merge_restores_coarse_state)
 {
-    tw_multires_def d = soft_def();
-    d.gamma_min = 0;
-    d.gamma_max = 1e9;
+    tw_multires_def d = manual_def(1);
     tw_multires *s = make(&d);
     CHECK(s);
     tw_mr_frame_stats st;
@@ -278,9 +288,7 @@ static double total_energy(tw_multires *s)
  * the energy exactly, so that split-merge cycles pump none in. */
 TW_TEST(split_merge_gain_no_energy)
 {
-    tw_multires_def d = soft_def();
-    d.gamma_min = 0;
-    d.gamma_max = 1e9;
+    tw_multires_def d = manual_def(1);
     tw_multires *s = make(&d);
     CHECK(s);
     tw_mr_frame_stats st;
@@ -317,10 +325,7 @@ TW_TEST(split_merge_gain_no_energy)
  * the force is 0. */
 TW_TEST(tool_pushes_surface_and_feels_reaction)
 {
-    tw_multires_def d = soft_def();
-    d.gravity[2] = 0;
-    d.gamma_min = 0; /* only the tool refines */
-    d.gamma_max = 1e9;
+    tw_multires_def d = manual_def(0); /* only the tool refines */
     tw_multires *s = make_fixed(&d, 0);
     CHECK(s);
     tw_multires_fix(s, 2, 1, 1e-9);
@@ -375,10 +380,7 @@ TW_TEST(tool_pushes_surface_and_feels_reaction)
  * transpose, gained it a hundredfold in 0.5 s). */
 TW_TEST(mixed_levels_conserve_energy)
 {
-    tw_multires_def d = soft_def();
-    d.gravity[2] = 0;
-    d.gamma_min = 0;
-    d.gamma_max = 1e9;
+    tw_multires_def d = manual_def(0);
     tw_multires *s = make_fixed(&d, 0);
     CHECK(s);
     tw_multires_fix(s, 2, 1, 1e-9);
@@ -442,10 +444,7 @@ static tw_multires *pushed_mixed(const tw_multires_def *d, double speed)
  * where it started, and below where the undamped run ends. */
 TW_TEST(visco_damping_dissipates_on_mixed_levels)
 {
-    tw_multires_def d = soft_def();
-    d.gravity[2] = 0;
-    d.gamma_min = 0;
-    d.gamma_max = 1e9;
+    tw_multires_def d = manual_def(0);
     double end[2] = {0, 0}, e0 = 0;
     for (int damped = 0; damped < 2; damped++) {
         d.damping_phi = d.damping_psi = damped ? 5 : 0;
@@ -478,10 +477,7 @@ TW_TEST(cauchy_matches_green_at_small_strain)
         double x[2][3];
         int node = -1;
         for (int k = 0; k < 2; k++) {
-            tw_multires_def d = soft_def();
-            d.gravity[2] = 0;
-            d.gamma_min = 0;
-            d.gamma_max = 1e9;
+            tw_multires_def d = manual_def(0);
             d.strain = k ? TW_MR_CAUCHY : TW_MR_GREEN;
             d.damping_phi = d.damping_psi = damped ? 2 : 0;
             tw_multires *s = pushed_mixed(&d, 1e-6);
@@ -607,10 +603,7 @@ TW_TEST(random_mixed_levels_conserve_energy)
 {
     int cycles = 0;
     for (int seed = 1; seed <= 8; seed++) {
-        tw_multires_def d = soft_def();
-        d.gravity[2] = 0;
-        d.gamma_min = 0;
-        d.gamma_max = 1e9;
+        tw_multires_def d = manual_def(0);
         d.speed_change = 0;
         tw_multires *s = make(&d);
         CHECK(s);
@@ -799,10 +792,7 @@ TW_TEST(liver_stretched_tets_step_finer)
  * M 7 cm, gamma out of play; moving down 1 cm over move_time (0: still). */
 static int margin_splits(double move_time)
 {
-    tw_multires_def d = soft_def();
-    d.gravity[2] = 0;
-    d.gamma_min = 0;
-    d.gamma_max = 1e9;
+    tw_multires_def d = manual_def(0);
     d.tool_margin = 0.07;
     tw_multires *s = make_fixed(&d, 0);
     if (!s)
@@ -849,9 +839,7 @@ TW_TEST(tool_margin_refines_only_while_the_tool_moves)
  * through its neighbours, inverting its tets. */
 TW_TEST(inverted_finest_tet_among_unchanged_sources_splits_nothing)
 {
-    tw_multires_def d = soft_def();
-    d.gamma_min = 0;
-    d.gamma_max = 1e9;
+    tw_multires_def d = manual_def(1);
     tw_multires *s = make(&d);
     CHECK(s);
     CHECK_OK(tw_multires_frame(s, NULL));

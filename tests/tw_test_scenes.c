@@ -8,17 +8,24 @@
 #include "scenes.h"
 #include "tw_test.h"
 
+/* The tree of a tw_mesh_bar of nx x 1 x 1 cells (the bar freed after). */
+static tw_tetra_tree *bar_tree(double length, double width, double height, int nx, const tw_tetra_tree_def *d)
+{
+    tw_mesh *b = tw_mesh_bar(length, width, height, nx, 1, 1);
+    if (!b)
+        return NULL;
+    tw_tetra_tree *t = tw_tetra_tree_build(b, d);
+    tw_mesh_destroy(b);
+    return t;
+}
+
 tw_tetra_tree *tw_test_box_tree(double t2, unsigned char **pin)
 {
     *pin = NULL;
-    tw_mesh *b = tw_mesh_bar(0.3, 0.1, 0.1, 3, 1, 1);
-    if (!b)
-        return NULL;
     tw_tetra_tree_def td = tw_default_tetra_tree_def();
     td.levels = 3;
     td.t2 = t2;
-    tw_tetra_tree *t = tw_tetra_tree_build(b, &td);
-    tw_mesh_destroy(b);
+    tw_tetra_tree *t = bar_tree(0.3, 0.1, 0.1, 3, &td);
     if (!t)
         return NULL;
     const tw_mesh *m = t->h->level[2];
@@ -34,15 +41,10 @@ tw_tetra_tree *tw_test_box_tree(double t2, unsigned char **pin)
 
 tw_tetra_tree *tw_test_cube_tree(double t1)
 {
-    tw_mesh *b = tw_mesh_bar(1, 1, 1, 1, 1, 1);
-    if (!b)
-        return NULL;
     tw_tetra_tree_def d = tw_default_tetra_tree_def();
     d.levels = 3;
     d.t1 = t1;
-    tw_tetra_tree *t = tw_tetra_tree_build(b, &d);
-    tw_mesh_destroy(b);
-    return t;
+    return bar_tree(1, 1, 1, 1, &d);
 }
 
 double tw_test_hanging_error(const tw_world *w, const tw_graded_mesh *g)
