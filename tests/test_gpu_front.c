@@ -129,17 +129,11 @@ TW_TEST(pattern_forced_levels)
     d.backend = TW_BACKEND_CUDA;
     tw_front *f = tw_front_create(t, pin, &d);
     CHECK(f);
-    unsigned char *act = calloc((size_t)t->nt, 1);
-    CHECK(act);
     const int order[] = {1, 2, 0, 2, 1};
     for (int k = 0; k < 5; k++) {
-        memset(act, 0, (size_t)t->nt);
-        for (int id = t->level_start[order[k]]; id < t->level_start[order[k] + 1]; id++)
-            act[id] = 1;
-        CHECK_OK(tw_front_set(f, act));
+        CHECK_OK(tw_test_front_set_level(f, t, order[k]));
         CHECK(device_pattern_matches(f));
     }
-    free(act);
     free(pin);
     tw_front_destroy(f);
     tw_tetra_tree_free(t);

@@ -135,11 +135,7 @@ TW_TEST(children_unlike_parent_stay)
         d.t3 = pass == 0 ? 1e-4 : 1.0;
         tw_front *f = tw_front_create(t, NULL, &d);
         CHECK(f);
-        unsigned char *all = calloc((size_t)t->nt, 1);
-        CHECK(all);
-        for (int id = t->level_start[2]; id < t->nt; id++)
-            all[id] = 1;
-        CHECK_OK(tw_front_set(f, all));
+        CHECK_OK(tw_test_front_set_level(f, t, 2));
         const tw_mesh *m = t->h->level[2];
         double *x = tw_front_x(f), *v = tw_front_v(f);
         tw_front_stats s;
@@ -158,7 +154,6 @@ TW_TEST(children_unlike_parent_stay)
         }
         printf("t3 %g: %d parents restored\n", d.t3, coarsened);
         CHECK(pass == 0 ? coarsened == 0 : coarsened > 0);
-        free(all);
         tw_front_destroy(f);
     }
     tw_tetra_tree_free(t);

@@ -114,17 +114,12 @@ TW_TEST(pattern_update_forced_levels)
     tw_front_pattern_vectors p;
     long rows = 0, tets = 0;
     CHECK(update_matches(f, p, &rows, &tets));
-    unsigned char *act = (unsigned char *)calloc((size_t)t->nt, 1);
-    CHECK(act);
     const int order[] = {1, 2, 0, 2, 1};
     for (int k = 0; k < 5; k++) {
-        memset(act, 0, (size_t)t->nt);
-        for (int id = t->level_start[order[k]]; id < t->level_start[order[k] + 1]; id++) act[id] = 1;
-        CHECK_OK(tw_front_set(f, act));
+        CHECK_OK(tw_test_front_set_level(f, t, order[k]));
         CHECK(update_matches(f, p, &rows, &tets));
         printf("level %d: %d blocks\n", order[k], p.nnzb);
     }
-    free(act);
     tw_front_destroy(f);
     tw_tetra_tree_free(t);
     return 0;

@@ -47,6 +47,18 @@ tw_tetra_tree *tw_test_cube_tree(double t1)
     return bar_tree(1, 1, 1, 1, &d);
 }
 
+tw_status tw_test_front_set_level(tw_front *f, const tw_tetra_tree *t, int level)
+{
+    unsigned char *act = tw_calloc((size_t)t->nt, 1, "front of one level");
+    if (!act)
+        return TW_ERR_NOMEM;
+    for (int id = t->level_start[level]; id < t->level_start[level + 1]; id++)
+        act[id] = 1;
+    tw_status s = tw_front_set(f, act);
+    free(act);
+    return s;
+}
+
 double tw_test_hanging_error(const tw_world *w, const tw_graded_mesh *g)
 {
     const tw_real *x = tw_world_positions(w);

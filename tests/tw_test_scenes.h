@@ -3,6 +3,7 @@
  * see it). */
 #ifndef TW_TEST_SCENES_H
 #define TW_TEST_SCENES_H
+#include "tetra_front.h"
 #include "tetra_tree.h"
 #include "tetwarp.h"
 
@@ -21,6 +22,10 @@ tw_tetra_tree *tw_test_box_tree(double t2, unsigned char **pin);
  * homogeneous, T1 t1, the rest of tw_default_tetra_tree_def. NULL
  * (tw_last_error) on failure. */
 tw_tetra_tree *tw_test_cube_tree(double t1);
+
+/* Sets f's front (tw_front_set) to every tet of level `level` of t, the
+ * tree f was made from. */
+tw_status tw_test_front_set_level(tw_front *f, const tw_tetra_tree *t, int level);
 
 /* Max over the hanging vertices of g of |x - the weighted average of its
  * constrainers| in w's positions, m; NaN where a position is NaN. */
