@@ -27,6 +27,12 @@
 
 #define BAR_LENGTH DEMO_BAR_LENGTH
 
+/* max |x_b - x_a| / size, the first mismatches over tol printed (tw_test.h) */
+static double position_error(const tw_world *a, const tw_world *b, double size, double tol, const char *when)
+{
+    return tw_test_position_error(a, b, size, tol, when);
+}
+
 /* kinetic + elastic + gravity energy, J (host/step.c mechanical_energy's terms) */
 static double mechanical_energy(const tw_world *w, const tw_mesh *m, const tw_world_def *d)
 {
@@ -122,7 +128,7 @@ static int energy_projection_acts(int held)
     }
     printf("%s bar, %d steps: energy at the start %.9g J, at most %.9g J projected, %.9g J not\n",
            held ? "held" : "free", energy_steps(held), e0, emax[0], emax[1]);
-    double dx = tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-3, "projected against not");
+    double dx = position_error(w[0], w[1], BAR_LENGTH, 1e-3, "projected against not");
     CHECK(dx > 1e-2); /* ten times the parity tolerance below */
     CHECK(emax[1] > e0 + 1e-3 * fabs(e0));
     CHECK(emax[0] <= e0 + 1e-9 * fabs(e0));
@@ -149,11 +155,11 @@ static int energy_projection_parity(int held)
     double e0 = mechanical_energy(w[1], m, &dg), emax = e0;
     for (int s = 0; s < energy_steps(held); s++) {
         if (step_all(w, 2, 1)) return 1;
-        if (s == 0) CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
+        if (s == 0) CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
         emax = fmax(emax, mechanical_energy(w[1], m, &dg));
     }
     printf("device: energy at the start %.9g J, at most %.9g J over %d steps\n", e0, emax, energy_steps(held));
-    CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-3, "at the end") <= 1e-3);
+    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "at the end") <= 1e-3);
     CHECK(emax <= e0 + 1e-4 * fabs(e0));
     if (!held) {
         double p[2][3] = {{0, 0, 0}, {0, 0, 0}};
@@ -403,7 +409,7 @@ TW_TEST(hanging_acts_on_cpu)
         }
         printf("%s, %ld steps, state checksum with hanging %016llx\n", tw_integrator_name(its[k]),
                tw_world_step_index(w[0]), state_sum(w[0]));
-        CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-3, "hanging against not") > 1e-2);
+        CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "hanging against not") > 1e-2);
         for (int j = 0; j < 2; j++) tw_world_destroy(w[j]);
         tw_mesh_destroy(m);
     }
@@ -531,12 +537,12 @@ static int hanging_parity(tw_integrator it)
     tw_world *w[2] = {hanging_bar(m, &dc, 1), hanging_bar(m, &dg, 1)};
     CHECK(w[0] && w[1]);
     if (step_all(w, 2, 1)) return 1;
-    CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
+    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
     while (tw_world_time(w[0]) < hanging_time(it))
         if (step_all(w, 2, 1)) return 1;
     printf("%s: %ld steps\n", tw_integrator_name(it), tw_world_step_index(w[1]));
     CHECK(tw_world_step_index(w[1]) == tw_world_step_index(w[0]));
-    CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-3, "at the end") <= 1e-3);
+    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "at the end") <= 1e-3);
     double he = hanging_error(w[1]);
     printf("device: hanging vertices at most %.3g m from their averages\n", he);
     CHECK(he <= 1e-6 * BAR_LENGTH);
@@ -583,7 +589,7 @@ TW_TEST(hanging_cube_on_floor_matches_cpu)
     printf("device: up to %d contacts, lowest z %.3g m\n", contacts, lowest);
     CHECK(contacts > 0);
     CHECK(lowest >= -1e-6);
-    CHECK(tw_test_position_error(w[0], w[1], DEMO_DROP_CUBE_EDGE, 2e-3, "after 150 steps") <= 2e-3);
+    CHECK(position_error(w[0], w[1], DEMO_DROP_CUBE_EDGE, 2e-3, "after 150 steps") <= 2e-3);
     CHECK(hanging_error(w[1]) <= 1e-6 * DEMO_DROP_CUBE_EDGE);
     for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
     tw_mesh_destroy(m);
@@ -662,7 +668,7 @@ TW_TEST(hanging_graded_acts_on_cpu)
     for (int i = 0; i < tw_mesh_vertex_count(g->mesh); i++) sag = tw_test_max(sag, X[3 * i + 1] - x[3 * i + 1]);
     printf("sag with hanging vertices %.4g m; on their edges within %.3g m\n", sag, tw_test_hanging_error(w[0], g));
     CHECK(sag > 1e-3);
-    CHECK(tw_test_position_error(w[0], w[1], GRADED_SIZE, GRADED_TOL, "hanging against not") > 4 * GRADED_TOL);
+    CHECK(position_error(w[0], w[1], GRADED_SIZE, GRADED_TOL, "hanging against not") > 4 * GRADED_TOL);
     for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
     tw_graded_mesh_destroy(g);
     return 0;
@@ -692,9 +698,9 @@ TW_TEST(hanging_graded_fused_pcg_matches_cpu)
     CHECK(tw_cuda_world_pcg_fused(w[1]->cuda)); /* the switch took */
 #endif
     if (step_all(w, 2, 1)) return 1;
-    CHECK(tw_test_position_error(w[0], w[1], GRADED_SIZE, 1e-4, "after 1 step") <= 1e-4);
+    CHECK(position_error(w[0], w[1], GRADED_SIZE, 1e-4, "after 1 step") <= 1e-4);
     if (step_all(w, 2, GRADED_STEPS - 1)) return 1;
-    CHECK(tw_test_position_error(w[0], w[1], GRADED_SIZE, GRADED_TOL, "at the end") <= GRADED_TOL);
+    CHECK(position_error(w[0], w[1], GRADED_SIZE, GRADED_TOL, "at the end") <= GRADED_TOL);
     double he = tw_test_hanging_error(w[1], g);
     printf("device: hanging vertices at most %.3g m from their averages\n", he);
     CHECK(he <= 1e-6 * GRADED_SIZE);
@@ -737,7 +743,7 @@ static int newton_acts(tw_method method, tw_integrator it)
     }
     printf("%s %s: %d linearisations in 100 steps\n", tw_method_name(method), tw_integrator_name(it), newton);
     CHECK(newton > 100);
-    CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-3, "3 linearisations against 1") > 1e-2);
+    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "3 linearisations against 1") > 1e-2);
     for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
     tw_mesh_destroy(m);
     return 0;
@@ -773,12 +779,12 @@ static int newton_parity(tw_method method, tw_integrator it, int hanging)
                    "%.3g\n", sc.newton_iterations, sg.newton_iterations, sc.cg_iterations, sg.cg_iterations,
                    sc.newton_residual, sg.newton_residual);
             CHECK(sg.newton_iterations > 1);
-            CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
+            CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
         }
     }
     printf("100 steps: linearisations cpu %d gpu %d, equal on %d steps\n", nc, ng, same);
     CHECK(same >= 90);
-    CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-3, "after 100 steps") <= 1e-3);
+    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "after 100 steps") <= 1e-3);
     double ec = tw_world_elastic_energy(w[0]), eg = tw_world_elastic_energy(w[1]);
     printf("elastic energy cpu %.9g J gpu %.9g J\n", ec, eg);
     CHECK(ec > 0);
@@ -831,7 +837,7 @@ TW_TEST(newton_cube_on_floor_matches_cpu)
     printf("device: up to %d contacts, %d linearisations, lowest z %.3g m\n", contacts, newton, lowest);
     CHECK(contacts > 0 && newton > 150);
     CHECK(lowest >= -1e-6);
-    CHECK(tw_test_position_error(w[0], w[1], DEMO_DROP_CUBE_EDGE, 2e-3, "after 150 steps") <= 2e-3);
+    CHECK(position_error(w[0], w[1], DEMO_DROP_CUBE_EDGE, 2e-3, "after 150 steps") <= 2e-3);
     for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
     tw_mesh_destroy(m);
     return 0;
@@ -859,7 +865,7 @@ TW_TEST(bicgstab_acts_on_cpu)
         CHECK(w[0] && w[1]);
         if (step_all(w, 2, 100)) return 1;
         printf("%s: ", tw_method_name(ms[k]));
-        CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-3, "exact against symmetric") > 1e-2);
+        CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "exact against symmetric") > 1e-2);
         for (int j = 0; j < 2; j++) tw_world_destroy(w[j]);
         tw_mesh_destroy(m);
     }
@@ -892,9 +898,9 @@ static int bicgstab_parity(tw_method method, int newton, int steps)
            sc.cg_iterations, sg.cg_iterations, sc.residual, sg.residual, sc.newton_iterations, sg.newton_iterations);
     CHECK(sg.cg_iterations > 0 && abs(sg.cg_iterations - sc.cg_iterations) <= 2 + sc.cg_iterations / 10);
     CHECK(sg.residual <= dg.cg_tolerance);
-    CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
+    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
     if (step_all(w, 2, steps - 1)) return 1;
-    CHECK(tw_test_position_error(w[0], w[1], BAR_LENGTH, 1e-3, "at the end") <= 1e-3);
+    CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-3, "at the end") <= 1e-3);
     for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
     tw_mesh_destroy(m);
     return 0;
@@ -937,7 +943,7 @@ TW_TEST(bicgstab_cube_on_floor_matches_cpu)
     printf("device: up to %d contacts, lowest z %.3g m\n", contacts, lowest);
     CHECK(contacts > 0);
     CHECK(lowest >= -1e-6);
-    CHECK(tw_test_position_error(w[0], w[1], DEMO_DROP_CUBE_EDGE, 2e-3, "after 150 steps") <= 2e-3);
+    CHECK(position_error(w[0], w[1], DEMO_DROP_CUBE_EDGE, 2e-3, "after 150 steps") <= 2e-3);
     for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
     tw_mesh_destroy(m);
     return 0;
