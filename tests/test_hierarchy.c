@@ -36,6 +36,16 @@ static void random_rows(int n_fine, int n_coarse, int entries, int *ptr, int *id
     if (ptr) ptr[n_fine] = entries * n_fine;
 }
 
+/* random_rows of TW_HIER_ROW entries as a transfer from n_coarse to n_fine
+ * vertices (freed with tw_transfer_free) */
+static tw_transfer random_transfer(int n_fine, int n_coarse)
+{
+    tw_transfer P = {n_fine, n_coarse, malloc(sizeof(int) * TW_HIER_ROW * n_fine),
+                     malloc(sizeof(double) * TW_HIER_ROW * n_fine)};
+    random_rows(n_fine, n_coarse, TW_HIER_ROW, NULL, P.idx, P.w);
+    return P;
+}
+
 static tw_bsr fem_bsr(const tw_fem *f)
 {
     tw_bsr A;
@@ -120,8 +130,7 @@ TW_TEST(galerkin_matches_dense)
     CHECK(!small_fem(&f, &m));
     tw_bsr A = fem_bsr(&f);
     int nc = 11;
-    tw_transfer P = {f.n, nc, malloc(sizeof(int) * 4 * f.n), malloc(sizeof(double) * 4 * f.n)};
-    random_rows(f.n, nc, TW_HIER_ROW, NULL, P.idx, P.w);
+    tw_transfer P = random_transfer(f.n, nc);
     tw_hier_matrix Ac;
     CHECK_OK(tw_transfer_galerkin(&P, &A, &Ac));
     tw_transfer_rows r = tw_transfer_rows_of(&P);
@@ -178,8 +187,7 @@ TW_TEST(galerkin_pattern_sorted_with_diagonal)
     CHECK(!small_fem(&f, &m));
     tw_bsr A = fem_bsr(&f);
     int nc = 13;
-    tw_transfer P = {f.n, nc, malloc(sizeof(int) * 4 * f.n), malloc(sizeof(double) * 4 * f.n)};
-    random_rows(f.n, nc, TW_HIER_ROW, NULL, P.idx, P.w);
+    tw_transfer P = random_transfer(f.n, nc);
     tw_hier_matrix Ac;
     CHECK_OK(tw_transfer_galerkin(&P, &A, &Ac));
     CHECK(Ac.n == nc && Ac.row_ptr[nc] == Ac.nnzb);
@@ -202,8 +210,7 @@ TW_TEST(galerkin_symmetric)
     CHECK(!small_fem(&f, &m));
     tw_bsr A = fem_bsr(&f);
     int nc = 10;
-    tw_transfer P = {f.n, nc, malloc(sizeof(int) * 4 * f.n), malloc(sizeof(double) * 4 * f.n)};
-    random_rows(f.n, nc, TW_HIER_ROW, NULL, P.idx, P.w);
+    tw_transfer P = random_transfer(f.n, nc);
     tw_hier_matrix Ac;
     CHECK_OK(tw_transfer_galerkin(&P, &A, &Ac));
     tw_bsr C = tw_hier_matrix_bsr(&Ac);
@@ -233,8 +240,7 @@ TW_TEST(galerkin_equals_restrict_a_prolong)
     CHECK(!small_fem(&f, &m));
     tw_bsr A = fem_bsr(&f);
     int nc = 12;
-    tw_transfer P = {f.n, nc, malloc(sizeof(int) * 4 * f.n), malloc(sizeof(double) * 4 * f.n)};
-    random_rows(f.n, nc, TW_HIER_ROW, NULL, P.idx, P.w);
+    tw_transfer P = random_transfer(f.n, nc);
     tw_hier_matrix Ac;
     CHECK_OK(tw_transfer_galerkin(&P, &A, &Ac));
     tw_real *v = malloc(sizeof(tw_real) * 3 * nc), *y1 = malloc(sizeof(tw_real) * 3 * nc),
@@ -270,8 +276,7 @@ TW_TEST(galerkin_equals_restrict_a_prolong)
 TW_TEST(prolong_restrict_transposes)
 {
     int nf = 50, nc = 17;
-    tw_transfer P = {nf, nc, malloc(sizeof(int) * 4 * nf), malloc(sizeof(double) * 4 * nf)};
-    random_rows(nf, nc, TW_HIER_ROW, NULL, P.idx, P.w);
+    tw_transfer P = random_transfer(nf, nc);
     P.w[4 * 7 + 3] = 0; /* an unused entry */
     tw_real *u = malloc(sizeof(tw_real) * 3 * nf), *v = malloc(sizeof(tw_real) * 3 * nc),
             *pv = malloc(sizeof(tw_real) * 3 * nf), *ptu = malloc(sizeof(tw_real) * 3 * nc);
@@ -300,8 +305,7 @@ TW_TEST(prolong_restrict_transposes)
 TW_TEST(row_sum_check_catches_bad_row)
 {
     int nf = 40, nc = 9;
-    tw_transfer P = {nf, nc, malloc(sizeof(int) * 4 * nf), malloc(sizeof(double) * 4 * nf)};
-    random_rows(nf, nc, TW_HIER_ROW, NULL, P.idx, P.w);
+    tw_transfer P = random_transfer(nf, nc);
     double good = tw_transfer_row_sum_error(&P);
     P.w[4 * 23 + 1] += 2e-3;
     double bad = tw_transfer_row_sum_error(&P);
