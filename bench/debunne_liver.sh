@@ -31,17 +31,9 @@ $PY bench/liver_levels.py data/meshes/liver_sofa.msh "$W/liver0" >> "$LOG"
 "$T" mesh "$W/liver0_surface.obj" --tets 4000 --out "$W/liver1" --no-cache >> "$LOG" 2>&1
 "$T" mesh "$W/liver0_surface.obj" --tets 12000 --out "$W/liver2" --no-cache >> "$LOG" 2>&1
 LEVELS="$W/liver0.node,$W/liver1.node,$W/liver2.node"
-COMMON=$LIVER_SCENE
-echo "run,frame,time,active_nodes,interface_nodes,work,frame_ms,probe_x,probe_y,probe_z,tool_fx,tool_fy,tool_fz,max_gamma" \
-    > "$D/debunne_liver.csv"
+liver_frames_header "$D/debunne_liver.csv"
 run() { # name, options
-    name=$1
-    shift
-    echo "== $name: $*" >> "$LOG"
-    # shellcheck disable=SC2086
-    nice "$T" run --multires 3 --levels "$LEVELS" $COMMON "$@" --csv "$W/run.csv" >> "$LOG" 2>&1
-    awk -F, -v n="$name" 'NR > 1 { print n "," $1 "," $2 "," $3 "," $4 "," $5 "," $7 "," $14 "," $15 "," $16 "," $17 "," $18 "," $19 "," $20 }' \
-        "$W/run.csv" >> "$D/debunne_liver.csv"
+    liver_run "$D/debunne_liver.csv" 3 "$@"
 }
 run finest --fixed-level 2
 run adaptive --gamma 1e-4,5e-4

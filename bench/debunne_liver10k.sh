@@ -31,17 +31,9 @@ liver_levels "$W"
 LOG="$D/debunne_liver10k.log"
 : > "$LOG"
 LEVELS="$W/l0.node,$W/l1.node,$W/l2.node,$W/l3.node"
-COMMON=$LIVER_SCENE
-echo "run,frame,time,active_nodes,interface_nodes,work,frame_ms,probe_x,probe_y,probe_z,tool_fx,tool_fy,tool_fz,max_gamma" \
-    > "$D/debunne_liver10k.csv"
+liver_frames_header "$D/debunne_liver10k.csv"
 run() { # name, options
-    name=$1
-    shift
-    echo "== $name: $*" >> "$LOG"
-    # shellcheck disable=SC2086
-    nice "$T" run --multires 4 --levels "$LEVELS" $COMMON "$@" --csv "$W/run.csv" >> "$LOG" 2>&1
-    awk -F, -v n="$name" 'NR > 1 { print n "," $1 "," $2 "," $3 "," $4 "," $5 "," $7 "," $14 "," $15 "," $16 "," $17 "," $18 "," $19 "," $20 }' \
-        "$W/run.csv" >> "$D/debunne_liver10k.csv"
+    liver_run "$D/debunne_liver10k.csv" 4 "$@"
 }
 run finest --fixed-level 3
 run adaptive --gamma 1e-4,5e-4

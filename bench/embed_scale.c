@@ -24,22 +24,10 @@
 #include <omp.h>
 #endif
 
+#include "embed.h" /* tw_points_bbox */
 #include "tetwarp.h"
 
 double tw_now_ms(void);
-
-static void bbox(const double *X, int n, double *lo, double *hi)
-{
-    for (int a = 0; a < 3; a++) {
-        lo[a] = DBL_MAX;
-        hi[a] = -DBL_MAX;
-    }
-    for (int i = 0; i < n; i++)
-        for (int a = 0; a < 3; a++) {
-            if (X[3 * i + a] < lo[a]) lo[a] = X[3 * i + a];
-            if (X[3 * i + a] > hi[a]) hi[a] = X[3 * i + a];
-        }
-}
 
 static int row(const char *name, const tw_mesh *m, const tw_surface *s)
 {
@@ -93,7 +81,7 @@ int main(int argc, char **argv)
         return 1;
     }
     double lo[3], hi[3], ext[3];
-    bbox(s->positions, s->vertex_count, lo, hi);
+    tw_points_bbox(s->positions, s->vertex_count, lo, hi);
     for (int a = 0; a < 3; a++) ext[a] = hi[a] - lo[a];
     printf("mesh,tets,vertices,surface_vertices,inside,outside,max_distance_m,min_weight,grid,threads,embed_ms,"
            "tet_grid_ms,boundary_ms,apply_ms,normals_ms,rest_error_m\n");

@@ -973,7 +973,6 @@ static void level_lambda(const tw_amg *m, level *l, int li, int iterations)
 {
     tw_real *x = l->eig, *y = l->r;
     double ratio = 1;
-    int bs = l->bs, bb = bs * bs;
     if (!li)
         for (int i = 0; i < l->nnode; i++)
             tw_amg_filter3v(m->cons[i], m->normal + 3 * (size_t)i, x + 3 * (size_t)i);
@@ -981,21 +980,7 @@ static void level_lambda(const tw_amg *m, level *l, int li, int iterations)
         level_sweep(m, l, li, NULL, x, y, NULL); /* y = -S A x */
         double xx = 0, yy = 0;
 #pragma omp parallel for if (TW_PAR(l->nnode)) num_threads(TW_THREADS(m->threads)) reduction(+ : xx, yy) schedule(static)
-        for (int i = 0; i < l->nnode; i++) {
-            const double *d = l->dinv + (size_t)bb * i;
-            double t[CB];
-            for (int r = 0; r < bs; r++) {
-                double s = 0;
-                for (int c = 0; c < bs; c++) s += d[r * bs + c] * y[(size_t)bs * i + c];
-                t[r] = s;
-            }
-            for (int r = 0; r < bs; r++) {
-                size_t q = (size_t)bs * i + r;
-                xx += (double)x[q] * x[q];
-                yy += t[r] * t[r];
-                y[q] = (tw_real)t[r];
-            }
-        }
+        for (int i = 0; i < l->nnode; i++) tw_amg_power_node(l->bs, i, l->dinv, x, y, &xx, &yy);
         if (!(xx > 0) || !(yy > 0)) break;
         ratio = sqrt(yy / xx);
         double s = 1 / sqrt(yy);

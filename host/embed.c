@@ -443,7 +443,7 @@ static tw_status search_build_faces(search *S)
     return st;
 }
 
-static void bbox_of(const double *X, int n, double *lo, double *hi)
+void tw_points_bbox(const double *X, int n, double *lo, double *hi)
 {
     for (int a = 0; a < 3; a++) {
         lo[a] = DBL_MAX;
@@ -483,8 +483,8 @@ tw_embedding *tw_embed_surface(const tw_mesh *m, const tw_surface *s, double max
             return NULL;
         }
     double mlo[3], mhi[3], slo[3], shi[3];
-    bbox_of(m->X, m->nv, mlo, mhi);
-    bbox_of(s->positions, s->vertex_count, slo, shi);
+    tw_points_bbox(m->X, m->nv, mlo, mhi);
+    tw_points_bbox(s->positions, s->vertex_count, slo, shi);
     double diag = sqrt((mhi[0] - mlo[0]) * (mhi[0] - mlo[0]) + (mhi[1] - mlo[1]) * (mhi[1] - mlo[1]) +
                        (mhi[2] - mlo[2]) * (mhi[2] - mlo[2]));
     if (!isfinite(max_distance) && max_distance != INFINITY) {

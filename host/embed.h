@@ -38,6 +38,10 @@ struct tw_embedding {
  * Collision Detection §5.1.5). */
 double tw_point_triangle_dist2(const double *p, const double *a, const double *b, const double *c);
 
+/* The axis-aligned bounding box of n points (3 coordinates each): lo and hi,
+ * 3 each (DBL_MAX and -DBL_MAX where n is 0). */
+void tw_points_bbox(const double *X, int n, double *lo, double *hi);
+
 /* A uniform grid over axis-aligned boxes: cell (i,j,k) lists the items whose
  * box overlaps it, as CSR (start has n[0]*n[1]*n[2]+1 entries). */
 typedef struct tw_box_grid {

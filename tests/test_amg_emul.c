@@ -370,39 +370,22 @@ static void emu_apply(emu *e, const tw_real *r, tw_real *z)
 
 /* ---- comparisons ---- */
 
-/* max |a - b| / max |b| (NaN: infinite) */
-static double rel_diff_d(size_t n, const double *a, const double *b)
-{
-    double e = 0, s = 0;
-    for (size_t k = 0; k < n; k++) {
-        double d = fabs(a[k] - b[k]);
-        if (!(d <= e)) e = d;
-        s = fmax(s, fabs(b[k]));
+/* name(n, a, b): max |a - b| / max |b| over n values of type T, in double
+ * (NaN: infinite); one per precision compared below */
+#define REL_DIFF(name, T)                                                                  \
+    static double name(size_t n, const T *a, const T *b)                                   \
+    {                                                                                      \
+        double e = 0, s = 0;                                                               \
+        for (size_t k = 0; k < n; k++) {                                                   \
+            double d = fabs((double)a[k] - (double)b[k]);                                  \
+            if (!(d <= e)) e = d;                                                          \
+            s = fmax(s, fabs((double)b[k]));                                               \
+        }                                                                                  \
+        return isnan(e) ? INFINITY : s > 0 ? e / s : e;                                    \
     }
-    return isnan(e) ? INFINITY : s > 0 ? e / s : e;
-}
-
-static double rel_diff_f(size_t n, const float *a, const float *b)
-{
-    double e = 0, s = 0;
-    for (size_t k = 0; k < n; k++) {
-        double d = fabs((double)a[k] - (double)b[k]);
-        if (!(d <= e)) e = d;
-        s = fmax(s, fabs((double)b[k]));
-    }
-    return isnan(e) ? INFINITY : s > 0 ? e / s : e;
-}
-
-static double rel_diff_r(size_t n, const tw_real *a, const tw_real *b)
-{
-    double e = 0, s = 0;
-    for (size_t k = 0; k < n; k++) {
-        double d = fabs((double)a[k] - (double)b[k]);
-        if (!(d <= e)) e = d;
-        s = fmax(s, fabs((double)b[k]));
-    }
-    return isnan(e) ? INFINITY : s > 0 ? e / s : e;
-}
+REL_DIFF(rel_diff_d, double)
+REL_DIFF(rel_diff_f, float)
+REL_DIFF(rel_diff_r, tw_real)
 
 /* scenes: 0 the bar pinned at x = 0, 1 the bar on a floor (contacts), 2 the bunny */
 static tw_world *scene(int which, tw_mesh **mesh)
@@ -436,25 +419,50 @@ static void step_and_mark(tw_world *w, int which)
     if (which == 1) tw_contact_detect(w, w->x); /* the resting contacts as the next solve sees them */
 }
 
+/* A scene stepped once (step_and_mark), amg.c's hierarchy on its matrix
+ * (def: NULL for the defaults) and the device order's emulation of it */
+typedef struct fixture {
+    tw_mesh *m;
+    tw_world *w;
+    tw_bsr A;
+    tw_filter f;
+    tw_amg *g;
+    emu e;
+} fixture;
+
+static int fixture_init(fixture *x, int which, const tw_amg_def *def)
+{
+    memset(x, 0, sizeof *x);
+    x->w = scene(which, &x->m);
+    if (!x->w) return 1;
+    step_and_mark(x->w, which);
+    x->A = tw_world_bsr(x->w);
+    x->f.cons = x->w->fcons;
+    x->f.normal = x->w->cnormal;
+    x->g = tw_amg_create(&x->A, x->w->fem.X, &x->f, def);
+    if (!x->g) return 1;
+    return emu_init(&x->e, x->g, &x->A, &x->f);
+}
+
+static void fixture_free(fixture *x)
+{
+    emu_free(&x->e);
+    tw_amg_free(x->g);
+    tw_world_destroy(x->w);
+    tw_mesh_destroy(x->m);
+}
+
 /* With amg.c's own dinv, omega and P0 (after an update), the lists give
  * its P, A P and P^T A P to the bit on every level pair */
 static int lists_exact(int which)
 {
-    tw_mesh *m = NULL;
-    tw_world *w = scene(which, &m);
-    CHECK(w);
-    step_and_mark(w, which);
-    tw_bsr A = tw_world_bsr(w);
-    tw_filter f = {w->fcons, w->cnormal};
-    tw_amg *g = tw_amg_create(&A, w->fem.X, &f, NULL);
-    CHECK(g);
-    emu e;
-    CHECK(emu_init(&e, g, &A, &f) == 0);
+    fixture x;
+    CHECK(fixture_init(&x, which, NULL) == 0);
     double worst = 0;
-    for (int li = 0; li + 1 < e.nlev; li++) {
-        emu_level *l = &e.lev[li], *c = &e.lev[li + 1];
+    for (int li = 0; li + 1 < x.e.nlev; li++) {
+        emu_level *l = &x.e.lev[li], *c = &x.e.lev[li + 1];
         size_t pb = (size_t)l->bs * 6;
-        emu_products(&e, li); /* from the copies of amg.c's dinv, omega, P0 and (li > 0) operator */
+        emu_products(&x.e, li); /* from the copies of amg.c's dinv, omega, P0 and (li > 0) operator */
         double dp = rel_diff_d(pb * l->v.p_nnzb, l->p, l->v.p_val);
         double dap = rel_diff_d(pb * l->v.ap_nnzb, l->ap, l->v.ap_val);
         double dac = rel_diff_d(36 * (size_t)c->v.nnzb, c->acv, c->v.val);
@@ -463,10 +471,7 @@ static int lists_exact(int which)
         worst = tw_test_max(worst, tw_test_max(dp, tw_test_max(dap, dac)));
     }
     CHECK(worst <= 0);
-    emu_free(&e);
-    tw_amg_free(g);
-    tw_world_destroy(w);
-    tw_mesh_destroy(m);
+    fixture_free(&x);
     return 0;
 }
 
@@ -479,29 +484,21 @@ TW_TEST(lists_exact_bunny) { return lists_exact(2); }
  * V-cycle on random vectors */
 static int update_and_cycle(int which, int galerkin)
 {
-    tw_mesh *m = NULL;
-    tw_world *w = scene(which, &m);
-    CHECK(w);
-    step_and_mark(w, which);
-    tw_bsr A = tw_world_bsr(w);
-    tw_filter f = {w->fcons, w->cnormal};
     tw_amg_def def = tw_default_amg_def();
     if (galerkin) def.galerkin_interval = 1;
-    tw_amg *g = tw_amg_create(&A, w->fem.X, &f, &def);
-    CHECK(g);
-    emu e;
-    CHECK(emu_init(&e, g, &A, &f) == 0);
+    fixture x;
+    CHECK(fixture_init(&x, which, &def) == 0);
     /* the next step's matrix (a state the hierarchy was not built at) */
-    step_and_mark(w, which);
-    A = tw_world_bsr(w);
-    e.fine.val = A.val;
-    CHECK(tw_amg_update(g, &A, &f) == TW_OK);
-    emu_update(&e);
+    step_and_mark(x.w, which);
+    x.A = tw_world_bsr(x.w);
+    x.e.fine.val = x.A.val;
+    CHECK(tw_amg_update(x.g, &x.A, &x.f) == TW_OK);
+    emu_update(&x.e);
     double worst = 0;
-    for (int li = 0; li < e.nlev - 1 + !galerkin; li++) {
-        emu_level *l = &e.lev[li];
+    for (int li = 0; li < x.e.nlev - 1 + !galerkin; li++) {
+        emu_level *l = &x.e.lev[li];
         tw_amg_level_view v;
-        CHECK(tw_amg_level_view_of(g, li, &v) == TW_OK);
+        CHECK(tw_amg_level_view_of(x.g, li, &v) == TW_OK);
         double dl = fabs(l->lambda - v.lambda) / v.lambda;
         double dd = rel_diff_f((size_t)l->bs * l->bs * l->nnode, l->fdinv, v.fdinv);
         printf("%s level %d: lambda %.6g (amg.c %.6g, %.2g), damped D^-1 %.3g", scene_name[which], li, l->lambda,
@@ -509,9 +506,9 @@ static int update_and_cycle(int which, int galerkin)
         worst = tw_test_max(worst, tw_test_max(dl, dd));
         if (galerkin) {
             tw_amg_level_view cv;
-            CHECK(tw_amg_level_view_of(g, li + 1, &cv) == TW_OK);
+            CHECK(tw_amg_level_view_of(x.g, li + 1, &cv) == TW_OK);
             double dp = rel_diff_d((size_t)l->bs * 6 * v.p_nnzb, l->p, v.p_val);
-            double dac = rel_diff_d(36 * (size_t)cv.nnzb, e.lev[li + 1].acv, cv.val);
+            double dac = rel_diff_d(36 * (size_t)cv.nnzb, x.e.lev[li + 1].acv, cv.val);
             printf(", P %.3g, P^T A P %.3g", dp, dac);
             worst = tw_test_max(worst, tw_test_max(dp, dac));
         }
@@ -519,7 +516,7 @@ static int update_and_cycle(int which, int galerkin)
         if (!galerkin) break; /* only the finest level changes */
     }
     /* the V-cycle: amg.c's against the device order's */
-    int n3 = 3 * w->fem.n;
+    int n3 = 3 * x.w->fem.n;
     tw_real *r = malloc(sizeof(tw_real) * n3), *zc = malloc(sizeof(tw_real) * n3), *ze = malloc(sizeof(tw_real) * n3);
     CHECK(r && zc && ze);
     unsigned s = 99;
@@ -529,12 +526,12 @@ static int update_and_cycle(int which, int galerkin)
             s = s * 1664525u + 1013904223u;
             r[i] = (tw_real)((double)(s >> 8) / 16777216.0 - 0.5);
         }
-        tw_amg_apply(g, r, zc);
-        emu_apply(&e, r, ze);
+        tw_amg_apply(x.g, r, zc);
+        emu_apply(&x.e, r, ze);
         vworst = tw_test_max(vworst, rel_diff_r((size_t)n3, ze, zc));
     }
     printf("%s, %s update: %d levels, the V-cycle max |z_device - z_cpu| / max |z_cpu| = %.3g\n", scene_name[which],
-           galerkin ? "a Galerkin" : "a finest-only", e.nlev, vworst);
+           galerkin ? "a Galerkin" : "a finest-only", x.e.nlev, vworst);
     /* float's in both builds: the cycle reads float copies of its
      * coefficients (amg.c's design), and the double build's near-symmetric
      * blocks round to floats an ulp apart where amg.c mirrors one of them */
@@ -542,10 +539,7 @@ static int update_and_cycle(int which, int galerkin)
     CHECK(worst <= tol_values);
     CHECK(vworst <= tol_cycle);
     free(r); free(zc); free(ze);
-    emu_free(&e);
-    tw_amg_free(g);
-    tw_world_destroy(w);
-    tw_mesh_destroy(m);
+    fixture_free(&x);
     return 0;
 }
 
@@ -559,30 +553,20 @@ TW_TEST(fine_update_bunny) { return update_and_cycle(2, 0); }
  * hierarchy uploaded, the coarsest pseudo-inverse made on the device) */
 TW_TEST(cycle_after_setup_bunny)
 {
-    tw_mesh *m = NULL;
-    tw_world *w = scene(2, &m);
-    CHECK(w);
-    step_and_mark(w, 2);
-    tw_bsr A = tw_world_bsr(w);
-    tw_filter f = {w->fcons, w->cnormal};
-    tw_amg *g = tw_amg_create(&A, w->fem.X, &f, NULL);
-    CHECK(g);
-    emu e;
-    CHECK(emu_init(&e, g, &A, &f) == 0);
-    int n3 = 3 * w->fem.n;
+    fixture x;
+    CHECK(fixture_init(&x, 2, NULL) == 0);
+    int n3 = 3 * x.w->fem.n;
     tw_real *r = malloc(sizeof(tw_real) * n3), *zc = malloc(sizeof(tw_real) * n3), *ze = malloc(sizeof(tw_real) * n3);
     CHECK(r && zc && ze);
     for (int i = 0; i < n3; i++) r[i] = (tw_real)sin(0.37 * i);
-    tw_amg_apply(g, r, zc);
-    emu_apply(&e, r, ze);
+    tw_amg_apply(x.g, r, zc);
+    emu_apply(&x.e, r, ze);
     double d = rel_diff_r((size_t)n3, ze, zc);
-    printf("bunny after set-up: %d levels (coarsest %d unknowns), V-cycle relative difference %.3g\n", e.nlev, e.nc, d);
+    printf("bunny after set-up: %d levels (coarsest %d unknowns), V-cycle relative difference %.3g\n", x.e.nlev,
+           x.e.nc, d);
     CHECK(d <= 1e-3); /* float's in both builds (see update_and_cycle) */
     free(r); free(zc); free(ze);
-    emu_free(&e);
-    tw_amg_free(g);
-    tw_world_destroy(w);
-    tw_mesh_destroy(m);
+    fixture_free(&x);
     return 0;
 }
 
@@ -592,47 +576,36 @@ TW_TEST(cycle_after_setup_bunny)
  * stays within rounding of amg.c's (the differences do not build up) */
 static int updates_track(int which)
 {
-    tw_mesh *m = NULL;
-    tw_world *w = scene(which, &m);
-    CHECK(w);
-    step_and_mark(w, which);
-    tw_bsr A = tw_world_bsr(w);
-    tw_filter f = {w->fcons, w->cnormal};
-    tw_amg *g = tw_amg_create(&A, w->fem.X, &f, NULL);
-    CHECK(g);
-    emu e;
-    CHECK(emu_init(&e, g, &A, &f) == 0);
-    int n3 = 3 * w->fem.n, galerkins = 0;
+    fixture x;
+    CHECK(fixture_init(&x, which, NULL) == 0);
+    int n3 = 3 * x.w->fem.n, galerkins = 0;
     tw_real *r = malloc(sizeof(tw_real) * n3), *zc = malloc(sizeof(tw_real) * n3), *ze = malloc(sizeof(tw_real) * n3);
     CHECK(r && zc && ze);
     double worst = 0;
     for (int u = 0; u < 12; u++) {
-        step_and_mark(w, which);
-        A = tw_world_bsr(w);
-        e.fine.val = A.val;
-        CHECK(tw_amg_update(g, &A, &f) == TW_OK);
-        emu_update(&e);
+        step_and_mark(x.w, which);
+        x.A = tw_world_bsr(x.w);
+        x.e.fine.val = x.A.val;
+        CHECK(tw_amg_update(x.g, &x.A, &x.f) == TW_OK);
+        emu_update(&x.e);
         tw_amg_view gv;
-        tw_amg_view_of(g, &gv);
-        CHECK(gv.since_galerkin == e.since);
-        galerkins += e.since == 0;
+        tw_amg_view_of(x.g, &gv);
+        CHECK(gv.since_galerkin == x.e.since);
+        galerkins += x.e.since == 0;
         for (int i = 0; i < n3; i++) r[i] = (tw_real)cos(0.11 * i + u);
-        tw_amg_apply(g, r, zc);
-        emu_apply(&e, r, ze);
+        tw_amg_apply(x.g, r, zc);
+        emu_apply(&x.e, r, ze);
         double d = rel_diff_r((size_t)n3, ze, zc);
         worst = tw_test_max(worst, d);
-        if (e.since == 0 || u == 11) printf("  update %d%s: V-cycle relative difference %.3g\n", u + 1,
-                                            e.since == 0 ? " (Galerkin)" : "", d);
+        if (x.e.since == 0 || u == 11) printf("  update %d%s: V-cycle relative difference %.3g\n", u + 1,
+                                              x.e.since == 0 ? " (Galerkin)" : "", d);
     }
     printf("%s: 12 updates, %d of them Galerkin, worst V-cycle relative difference %.3g\n", scene_name[which],
            galerkins, worst);
     CHECK(galerkins >= 1);
     CHECK(worst <= 1e-3); /* float's in both builds (see update_and_cycle) */
     free(r); free(zc); free(ze);
-    emu_free(&e);
-    tw_amg_free(g);
-    tw_world_destroy(w);
-    tw_mesh_destroy(m);
+    fixture_free(&x);
     return 0;
 }
 
@@ -644,38 +617,27 @@ TW_TEST(updates_track_contact) { return updates_track(1); }
  * on a floor */
 static int lanes_cycle(int which)
 {
-    tw_mesh *m = NULL;
-    tw_world *w = scene(which, &m);
-    CHECK(w);
-    step_and_mark(w, which);
-    tw_bsr A = tw_world_bsr(w);
-    tw_filter f = {w->fcons, w->cnormal};
     tw_amg_def def = tw_default_amg_def();
     def.galerkin_interval = 1;
-    tw_amg *g = tw_amg_create(&A, w->fem.X, &f, &def);
-    CHECK(g);
-    emu e;
-    CHECK(emu_init(&e, g, &A, &f) == 0);
-    e.lanes = 1;
-    step_and_mark(w, which);
-    A = tw_world_bsr(w);
-    e.fine.val = A.val;
-    CHECK(tw_amg_update(g, &A, &f) == TW_OK);
-    emu_update(&e);
-    int n3 = 3 * w->fem.n;
+    fixture x;
+    CHECK(fixture_init(&x, which, &def) == 0);
+    x.e.lanes = 1;
+    step_and_mark(x.w, which);
+    x.A = tw_world_bsr(x.w);
+    x.e.fine.val = x.A.val;
+    CHECK(tw_amg_update(x.g, &x.A, &x.f) == TW_OK);
+    emu_update(&x.e);
+    int n3 = 3 * x.w->fem.n;
     tw_real *r = malloc(sizeof(tw_real) * n3), *zc = malloc(sizeof(tw_real) * n3), *ze = malloc(sizeof(tw_real) * n3);
     CHECK(r && zc && ze);
     for (int i = 0; i < n3; i++) r[i] = (tw_real)sin(0.29 * i);
-    tw_amg_apply(g, r, zc);
-    emu_apply(&e, r, ze);
+    tw_amg_apply(x.g, r, zc);
+    emu_apply(&x.e, r, ze);
     double d = rel_diff_r((size_t)n3, ze, zc);
     printf("%s, lanes of %d per finest row: V-cycle relative difference %.3g\n", scene_name[which], TW_ROW_LANES, d);
     CHECK(d <= 1e-3); /* float's in both builds (see update_and_cycle) */
     free(r); free(zc); free(ze);
-    emu_free(&e);
-    tw_amg_free(g);
-    tw_world_destroy(w);
-    tw_mesh_destroy(m);
+    fixture_free(&x);
     return 0;
 }
 

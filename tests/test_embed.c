@@ -253,19 +253,6 @@ TW_TEST(normals_of_box_faces)
     return 0;
 }
 
-static void bbox(const double *X, int n, double *lo, double *hi)
-{
-    for (int a = 0; a < 3; a++) {
-        lo[a] = DBL_MAX;
-        hi[a] = -DBL_MAX;
-    }
-    for (int i = 0; i < n; i++)
-        for (int a = 0; a < 3; a++) {
-            if (X[3 * i + a] < lo[a]) lo[a] = X[3 * i + a];
-            if (X[3 * i + a] > hi[a]) hi[a] = X[3 * i + a];
-        }
-}
-
 /* The 69k Stanford scan in the closed bunny's tet mesh. The two share a
  * frame and scale (bounding boxes agree to 0.3 mm on a 0.2 m bunny), so no
  * transform is applied; the test checks that they still do. */
@@ -278,8 +265,8 @@ TW_TEST(stanford_scan_in_closed_bunny)
     tw_surface *s = tw_surface_load(tw_test_mesh_path("bunny_stanford_original_69k.obj"));
     CHECK(s);
     double mlo[3], mhi[3], slo[3], shi[3];
-    bbox(tw_mesh_positions(m), tw_mesh_vertex_count(m), mlo, mhi);
-    bbox(s->positions, s->vertex_count, slo, shi);
+    tw_points_bbox(tw_mesh_positions(m), tw_mesh_vertex_count(m), mlo, mhi);
+    tw_points_bbox(s->positions, s->vertex_count, slo, shi);
     double diag = sqrt((mhi[0] - mlo[0]) * (mhi[0] - mlo[0]) + (mhi[1] - mlo[1]) * (mhi[1] - mlo[1]) +
                        (mhi[2] - mlo[2]) * (mhi[2] - mlo[2]));
     for (int a = 0; a < 3; a++) {

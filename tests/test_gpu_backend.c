@@ -14,6 +14,7 @@
 
 #include "scenes.h"
 #include "tw_test.h"
+#include "tw_test_scenes.h"
 #include "tw_test_fem.h"
 #include "world.h" /* w->cuda: the device world behind a tw_world; has_history */
 #ifdef TW_HAVE_CUDA
@@ -23,16 +24,6 @@
 
 #define BAR_LENGTH DEMO_BAR_LENGTH
 
-
-static tw_world_def bar_def(tw_method method, tw_backend backend)
-{
-    tw_world_def d = demo_bar_def(method);
-    d.backend = backend;
-    d.dt = 0.01;
-    d.damping_stiffness = 0.02;
-    return d;
-}
-
 /* The bar fixed at x = 0 under gravity, on the given backend. */
 static tw_world *bar_world(const tw_mesh *m, const tw_world_def *d)
 {
@@ -41,7 +32,7 @@ static tw_world *bar_world(const tw_mesh *m, const tw_world_def *d)
     return w;
 }
 
-/* A mesh with one world per backend from bar_def(method, ...), each fixed at
+/* A mesh with one world per backend from tw_test_bar_def(method, ...), each fixed at
  * x = 0 (bar_world); the CUDA world's def differs from def in its backend only. */
 typedef struct bar_pair {
     tw_mesh *m;
@@ -59,8 +50,8 @@ static int bar_pair_create(bar_pair *b, tw_mesh *m, tw_method method, int cg_fix
         fprintf(stderr, "mesh: %s\n", tw_last_error());
         return 1;
     }
-    tw_world_def dg = bar_def(method, TW_BACKEND_CUDA);
-    b->def = bar_def(method, TW_BACKEND_CPU);
+    tw_world_def dg = tw_test_bar_def(method, TW_BACKEND_CUDA);
+    b->def = tw_test_bar_def(method, TW_BACKEND_CPU);
     b->def.cg_fixed_iterations = dg.cg_fixed_iterations = cg_fixed_iterations;
     b->cpu = bar_world(m, &b->def);
     b->gpu = bar_world(m, &dg);
@@ -77,28 +68,10 @@ static void bar_pair_destroy(bar_pair *b)
 /* The bar the pair tests share: 20 x 2 x 2 cells. */
 static tw_mesh *small_bar(void) { return demo_bar_mesh(); }
 
-/* max |x_gpu - x_cpu| / size, printing the first mismatches over tol
- * (llm.c's validate_result) */
-static double position_error_of(const tw_world *cpu, const tw_world *gpu, double size, double tol, const char *when)
-{
-    int n = tw_world_vertex_count(cpu), shown = 0;
-    const tw_real *a = tw_world_positions(cpu), *b = tw_world_positions(gpu);
-    double worst = 0;
-    for (int i = 0; i < 3 * n; i++) {
-        double e = fabs((double)a[i] - (double)b[i]) / size;
-        if (!(e <= tol) && shown < 5) {
-            printf("  %s: vertex %d component %d: cpu %.9g gpu %.9g\n", when, i / 3, i % 3, (double)a[i], (double)b[i]);
-            shown++;
-        }
-        if (!(e <= worst)) worst = e; /* NaN wins */
-    }
-    printf("%s: max |x_gpu - x_cpu| / L = %.3g (tolerance %.1g)\n", when, worst, tol);
-    return worst;
-}
-
+/* the bar's tw_test_position_error */
 static double position_error(const tw_world *cpu, const tw_world *gpu, double tol, const char *when)
 {
-    return position_error_of(cpu, gpu, BAR_LENGTH, tol, when);
+    return tw_test_position_error(cpu, gpu, BAR_LENGTH, tol, when);
 }
 
 static int step_both(tw_world *cpu, tw_world *gpu, int steps)
@@ -168,7 +141,7 @@ TW_TEST(pinned_vertices_exactly_fixed)
     if (tw_test_gpu_skip()) return TW_SKIP;
     tw_mesh *m = small_bar();
     CHECK(m != NULL);
-    tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
+    tw_world_def d = tw_test_bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
     tw_world *w = bar_world(m, &d);
     CHECK(w != NULL);
     for (int s = 0; s < 100; s++) CHECK_OK(tw_world_step(w, NULL));
@@ -256,7 +229,7 @@ TW_TEST(cube_on_floor_matches_cpu)
     CHECK(contacts_gpu > 0);
     CHECK(labs(contacts_gpu - contacts_cpu) <= contacts_cpu / 50 + 5);
     CHECK(lowest >= -1e-6);
-    CHECK(position_error_of(cpu, gpu, CUBE_EDGE, 2e-3, "cube on the floor, 200 steps") <= 2e-3);
+    CHECK(tw_test_position_error(cpu, gpu, CUBE_EDGE, 2e-3, "cube on the floor, 200 steps") <= 2e-3);
     tw_world_destroy(gpu);
     tw_world_destroy(cpu);
     tw_mesh_destroy(m);
@@ -294,7 +267,7 @@ TW_TEST(bdf2_cube_on_floor_restarts_like_cpu)
             printf("  after step %d: BDF2 history cpu %d gpu %d (0: the next step restarts)\n", s + 1,
                    cpu->has_history, gpu->has_history);
         if (s % 5 == 4) {
-            double e = position_error_of(cpu, gpu, CUBE_EDGE, 2e-3, "bdf2, cube on the floor");
+            double e = tw_test_position_error(cpu, gpu, CUBE_EDGE, 2e-3, "bdf2, cube on the floor");
             worst = e > worst || e != e ? e : worst;
         }
     }
@@ -344,7 +317,7 @@ TW_TEST(cube_on_floor_graph_matches_host_driven)
                    sh.contacts, sg.cg_iterations, sh.cg_iterations);
     }
     CHECK(differ == 0);
-    CHECK(position_error_of(hw, gw, CUBE_EDGE, 1e-6, "graph vs host-driven, cube on the floor") <= 1e-6);
+    CHECK(tw_test_position_error(hw, gw, CUBE_EDGE, 1e-6, "graph vs host-driven, cube on the floor") <= 1e-6);
     tw_world_destroy(hw);
     tw_world_destroy(gw);
     tw_mesh_destroy(m);
@@ -397,7 +370,7 @@ TW_TEST(graph_matches_host_driven)
 #ifdef TW_HAVE_CUDA
     tw_mesh *m = small_bar();
     CHECK(m != NULL);
-    tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
+    tw_world_def d = tw_test_bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
     tw_world *gw = bar_world(m, &d), *hw = bar_world(m, &d);
     CHECK(gw && hw);
     tw_cuda_world_set_graph(cuda_of(gw), 1);
@@ -465,7 +438,7 @@ TW_TEST(state_downloads_only_when_read)
 #ifdef TW_HAVE_CUDA
     tw_mesh *m = small_bar();
     CHECK(m != NULL);
-    tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
+    tw_world_def d = tw_test_bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
     tw_world *w = bar_world(m, &d);
     CHECK(w != NULL);
     tw_cuda_world *cw = cuda_of(w);
@@ -570,8 +543,8 @@ static int integrator_pair_create(bar_pair *b, tw_integrator integrator, double 
         fprintf(stderr, "mesh: %s\n", tw_last_error());
         return 1;
     }
-    tw_world_def dg = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
-    b->def = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CPU);
+    tw_world_def dg = tw_test_bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
+    b->def = tw_test_bar_def(TW_COROT_ELEMENT, TW_BACKEND_CPU);
     b->def.integrator = dg.integrator = integrator;
     b->def.dt = dg.dt = dt;
     b->def.damping_mass = dg.damping_mass = damping_mass;
@@ -664,7 +637,7 @@ TW_TEST(explicit_dt_above_courant_refused_on_device)
     if (tw_test_gpu_skip()) return TW_SKIP;
     tw_mesh *m = small_bar();
     CHECK(m != NULL);
-    tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
+    tw_world_def d = tw_test_bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA);
     d.integrator = TW_EXPLICIT_NEWMARK;
     d.dt = 0.01; /* about 10 times the limit */
     CHECK(tw_world_create(m, &d) == NULL);

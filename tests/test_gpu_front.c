@@ -25,8 +25,9 @@
 #include "tetra_front.h"
 #include "tetra_tree.h"
 #include "tw_test.h"
+#include "tw_test_scenes.h"
 
-#define BOX_EDGE 0.3
+#define BOX_EDGE 0.3 /* tw_test_box_tree's longest edge, m */
 #define POS_TOL (1e-5 * BOX_EDGE)
 
 static int same_int_arrays(const char *what, const int *a, const int *b, int count)
@@ -59,39 +60,13 @@ static int device_pattern_matches(const tw_front *f)
     return ok;
 }
 
-/* The box of test_tetra_front.energy_at_switch_bounded: 0.3 x 0.1 x 0.1 m,
- * 3 base cells, 3 levels, T2 3e-6, fixed at x = 0; it refines and coarsens
- * within 100 steps. */
-static tw_tetra_tree *box_tree(unsigned char **pin)
-{
-    tw_mesh *b = tw_mesh_bar(BOX_EDGE, 0.1, 0.1, 3, 1, 1);
-    if (!b)
-        return NULL;
-    tw_tetra_tree_def td = tw_default_tetra_tree_def();
-    td.levels = 3;
-    td.t2 = 3e-6;
-    tw_tetra_tree *t = tw_tetra_tree_build(b, &td);
-    tw_mesh_destroy(b);
-    if (!t)
-        return NULL;
-    const tw_mesh *m = t->h->level[2];
-    *pin = calloc((size_t)m->nv, 1);
-    if (!*pin) {
-        tw_tetra_tree_free(t);
-        return NULL;
-    }
-    for (int i = 0; i < m->nv; i++)
-        (*pin)[i] = m->X[3 * i] < 1e-12;
-    return t;
-}
-
 /* 100 steps on both backends: the same switches at the same steps, the
  * device pattern equal to the host's after each, positions within POS_TOL. */
 TW_TEST(parity_sagging_box)
 {
     if (tw_test_gpu_skip()) return TW_SKIP;
     unsigned char *pin = NULL;
-    tw_tetra_tree *t = box_tree(&pin);
+    tw_tetra_tree *t = tw_test_box_tree(TW_TEST_BOX_T2, &pin);
     CHECK(t);
     const int nv = t->h->level[2]->nv;
     tw_front_def d = tw_default_front_def();
@@ -148,23 +123,17 @@ TW_TEST(pattern_forced_levels)
 {
     if (tw_test_gpu_skip()) return TW_SKIP;
     unsigned char *pin = NULL;
-    tw_tetra_tree *t = box_tree(&pin);
+    tw_tetra_tree *t = tw_test_box_tree(TW_TEST_BOX_T2, &pin);
     CHECK(t);
     tw_front_def d = tw_default_front_def();
     d.backend = TW_BACKEND_CUDA;
     tw_front *f = tw_front_create(t, pin, &d);
     CHECK(f);
-    unsigned char *act = calloc((size_t)t->nt, 1);
-    CHECK(act);
     const int order[] = {1, 2, 0, 2, 1};
     for (int k = 0; k < 5; k++) {
-        memset(act, 0, (size_t)t->nt);
-        for (int id = t->level_start[order[k]]; id < t->level_start[order[k] + 1]; id++)
-            act[id] = 1;
-        CHECK_OK(tw_front_set(f, act));
+        CHECK_OK(tw_test_front_set_level(f, t, order[k]));
         CHECK(device_pattern_matches(f));
     }
-    free(act);
     free(pin);
     tw_front_destroy(f);
     tw_tetra_tree_free(t);
@@ -177,7 +146,7 @@ TW_TEST(refuses_multigrid)
 {
     if (tw_test_gpu_skip()) return TW_SKIP;
     unsigned char *pin = NULL;
-    tw_tetra_tree *t = box_tree(&pin);
+    tw_tetra_tree *t = tw_test_box_tree(TW_TEST_BOX_T2, &pin);
     CHECK(t);
     tw_front_def d = tw_default_front_def();
     d.backend = TW_BACKEND_CUDA;

@@ -13,6 +13,7 @@
 #include "hierarchy.h"
 #include "mesh.h"
 #include "tw_test.h"
+#include "tw_test_scenes.h"
 #ifdef TW_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
@@ -102,21 +103,14 @@ TW_TEST(transfer_lattice_matches_cpu)
 {
     if (tw_test_gpu_skip()) return TW_SKIP;
 #ifdef TW_HAVE_CUDA
-    tw_mesh *f = tw_mesh_load(tw_test_mesh_path("bunny_closed_3485v.tet.node"), NULL, NULL);
-    tw_surface *s = tw_surface_load(tw_test_mesh_path("bunny_closed_3485v.off"));
-    CHECK(f && s);
-    tw_graded_def d = tw_default_graded_def();
-    d.fine_size = 0.008;
-    d.levels = 1;
-    d.cover = 1;
-    tw_graded_mesh *g = tw_mesh_graded(s, &d);
-    CHECK(g);
+    tw_mesh *f;
+    tw_mesh *lat = tw_test_bunny_lattice(&f);
+    CHECK(lat);
     tw_transfer P;
-    CHECK_OK(tw_transfer_lattice(g->mesh, f, &P));
+    CHECK_OK(tw_transfer_lattice(lat, f, &P));
     int fail = check_transfer(&P);
     tw_transfer_free(&P);
-    tw_graded_mesh_destroy(g);
-    tw_surface_destroy(s);
+    tw_mesh_destroy(lat);
     tw_mesh_destroy(f);
     CHECK(!fail);
 #endif

@@ -20,6 +20,7 @@
 #include "hd/step_hanging.h"
 #include "solver.h"
 #include "tw_test.h"
+#include "tw_test_scenes.h"
 #include "world.h" /* w->cuda, w->hsys, tw_hanging_reduce */
 #ifdef TW_HAVE_CUDA
 #include "cuda_world.h" /* tw_cuda_world_pcg_fused */
@@ -27,22 +28,10 @@
 
 #define BAR_LENGTH DEMO_BAR_LENGTH
 
-/* max |x_a - x_b| / size, the first mismatches over tol printed */
+/* max |x_b - x_a| / size, the first mismatches over tol printed (tw_test.h) */
 static double position_error(const tw_world *a, const tw_world *b, double size, double tol, const char *when)
 {
-    int n = tw_world_vertex_count(a), shown = 0;
-    const tw_real *xa = tw_world_positions(a), *xb = tw_world_positions(b);
-    double worst = 0;
-    for (int i = 0; i < 3 * n; i++) {
-        double e = fabs((double)xa[i] - (double)xb[i]) / size;
-        if (!(e <= tol) && shown < 5) {
-            printf("  %s: vertex %d component %d: %.9g vs %.9g\n", when, i / 3, i % 3, (double)xa[i], (double)xb[i]);
-            shown++;
-        }
-        if (!(e <= worst)) worst = e; /* NaN wins */
-    }
-    printf("%s: max |dx| / L = %.3g (tolerance %.1g)\n", when, worst, tol);
-    return worst;
+    return tw_test_position_error(a, b, size, tol, when);
 }
 
 /* kinetic + elastic + gravity energy, J (host/step.c mechanical_energy's terms) */
@@ -663,21 +652,6 @@ static tw_graded_mesh *graded_bunny(void)
     return g;
 }
 
-/* max distance of a hanging vertex from its constrainers' average, m */
-static double graded_hanging_error(const tw_world *w, const tw_graded_mesh *g)
-{
-    const tw_real *x = tw_world_positions(w);
-    double worst = 0;
-    for (int k = 0; k < g->hanging_count; k++)
-        for (int c = 0; c < 3; c++) {
-            double p = 0;
-            for (int j = g->hanging_ptr[k]; j < g->hanging_ptr[k + 1]; j++)
-                p += g->hanging_weights[j] * x[3 * g->hanging_idx[j] + c];
-            worst = tw_test_max(worst, fabs(x[3 * g->hanging_vertex[k] + c] - p));
-        }
-    return worst;
-}
-
 /* On the CPU the graded scene's hanging vertices change its motion by more
  * than 4 times hanging_graded_fused_pcg_matches_cpu's tolerance (unset, the
  * lattice's finer cells are not tied to the coarser ones at their
@@ -693,7 +667,7 @@ TW_TEST(hanging_graded_acts_on_cpu)
     const tw_real *x = tw_world_positions(w[0]);
     const double *X = tw_mesh_positions(g->mesh);
     for (int i = 0; i < tw_mesh_vertex_count(g->mesh); i++) sag = tw_test_max(sag, X[3 * i + 1] - x[3 * i + 1]);
-    printf("sag with hanging vertices %.4g m; on their edges within %.3g m\n", sag, graded_hanging_error(w[0], g));
+    printf("sag with hanging vertices %.4g m; on their edges within %.3g m\n", sag, tw_test_hanging_error(w[0], g));
     CHECK(sag > 1e-3);
     CHECK(position_error(w[0], w[1], GRADED_SIZE, GRADED_TOL, "hanging against not") > 4 * GRADED_TOL);
     for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
@@ -728,7 +702,7 @@ TW_TEST(hanging_graded_fused_pcg_matches_cpu)
     CHECK(position_error(w[0], w[1], GRADED_SIZE, 1e-4, "after 1 step") <= 1e-4);
     if (step_all(w, 2, GRADED_STEPS - 1)) return 1;
     CHECK(position_error(w[0], w[1], GRADED_SIZE, GRADED_TOL, "at the end") <= GRADED_TOL);
-    double he = graded_hanging_error(w[1], g);
+    double he = tw_test_hanging_error(w[1], g);
     printf("device: hanging vertices at most %.3g m from their averages\n", he);
     CHECK(he <= 1e-6 * GRADED_SIZE);
     for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
@@ -874,10 +848,7 @@ TW_TEST(newton_cube_on_floor_matches_cpu)
 
 static tw_world_def bicgstab_def(tw_backend backend, tw_method method, int bicgstab)
 {
-    tw_world_def d = demo_bar_def(method);
-    d.backend = backend;
-    d.dt = 0.01;
-    d.damping_stiffness = 0.02;
+    tw_world_def d = tw_test_bar_def(method, backend);
     d.warp_system = bicgstab ? TW_WARP_SYSTEM_BICGSTAB : TW_WARP_SYSTEM_SYMMETRIC;
     return d;
 }

@@ -18,6 +18,7 @@
 
 #include "scenes.h"
 #include "tw_test.h"
+#include "tw_test_scenes.h"
 #ifdef TW_HAVE_CUDA
 #include "cuda_world.h"
 #include "world.h" /* w->cuda */
@@ -79,31 +80,9 @@ static tw_world *world_of(const tw_mesh *m, const tw_world_def *d, const variant
 
 static tw_world_def bar_def(tw_method method, tw_backend backend, int fixed)
 {
-    tw_world_def d = demo_bar_def(method);
-    d.backend = backend;
-    d.dt = 0.01;
-    d.damping_stiffness = 0.02;
+    tw_world_def d = tw_test_bar_def(method, backend);
     d.cg_fixed_iterations = fixed;
     return d;
-}
-
-/* max |x_a - x_b| / size, printing the first mismatches over tol */
-static double position_error(const tw_world *ref, const tw_world *w, double size, double tol, const char *when)
-{
-    int n = tw_world_vertex_count(ref), shown = 0;
-    const tw_real *a = tw_world_positions(ref), *b = tw_world_positions(w);
-    double worst = 0;
-    for (int i = 0; i < 3 * n; i++) {
-        double e = fabs((double)a[i] - (double)b[i]) / size;
-        if (!(e <= tol) && shown < 5) {
-            printf("  %s: vertex %d component %d: reference %.9g device %.9g\n", when, i / 3, i % 3, (double)a[i],
-                   (double)b[i]);
-            shown++;
-        }
-        worst = tw_test_max(worst, e);
-    }
-    printf("%s: max |x_device - x_reference| / size = %.3g (tolerance %.1g)\n", when, worst, tol);
-    return worst;
 }
 
 /* 100 steps of the bar on the CPU and on the device path v: positions after
@@ -131,10 +110,10 @@ static int bar_parity(tw_method method, const variant *v, int fixed)
         else CHECK(!(sg.residual > dg.cg_tolerance) || sc.residual > dg.cg_tolerance); /* met unless the CPU's missed */
         if (s == 0) {
             CHECK(tw_cuda_world_graph(gpu->cuda) == v->graph);
-            CHECK(position_error(cpu, gpu, DEMO_BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
+            CHECK(tw_test_position_error(cpu, gpu, DEMO_BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
         }
     }
-    CHECK(position_error(cpu, gpu, DEMO_BAR_LENGTH, 1e-3, "after 100 steps") <= 1e-3);
+    CHECK(tw_test_position_error(cpu, gpu, DEMO_BAR_LENGTH, 1e-3, "after 100 steps") <= 1e-3);
     double ec = tw_world_elastic_energy(cpu), eg = tw_world_elastic_energy(gpu);
     printf("elastic energy after 100 steps: cpu %.9g J, gpu %.9g J\n", ec, eg);
     CHECK(ec > 0);
@@ -167,7 +146,7 @@ static int one_step(const variant *v)
     printf("iterations cpu %d gpu %d, residual cpu %.6g gpu %.6g\n", sc.cg_iterations, sg.cg_iterations, sc.residual,
            sg.residual);
     CHECK(sg.cg_iterations == 20 && sc.cg_iterations == 20);
-    CHECK(position_error(cpu, gpu, DEMO_BAR_LENGTH, 1e-5, "after 1 step") <= 1e-5);
+    CHECK(tw_test_position_error(cpu, gpu, DEMO_BAR_LENGTH, 1e-5, "after 1 step") <= 1e-5);
     CHECK_NEAR(sg.residual, sc.residual, 1e-2 * sc.residual + 1e-12);
     tw_world_destroy(gpu);
     tw_world_destroy(cpu);
@@ -228,7 +207,7 @@ static int cube_parity(const variant *v)
     CHECK(contacts_gpu > 0);
     CHECK(labs(contacts_gpu - contacts_cpu) <= contacts_cpu / 50 + 5);
     CHECK(lowest >= -1e-6);
-    CHECK(position_error(cpu, gpu, DEMO_DROP_CUBE_EDGE, 2e-3, "cube on the floor, 200 steps") <= 2e-3);
+    CHECK(tw_test_position_error(cpu, gpu, DEMO_DROP_CUBE_EDGE, 2e-3, "cube on the floor, 200 steps") <= 2e-3);
     tw_world_destroy(gpu);
     tw_world_destroy(cpu);
     tw_mesh_destroy(m);
@@ -254,7 +233,7 @@ TW_TEST(fused_bdf2_bar_matches_cpu)
         CHECK_OK(tw_world_step(cpu, &sc));
         CHECK_OK(tw_world_step(gpu, &sg));
     }
-    CHECK(position_error(cpu, gpu, DEMO_BAR_LENGTH, 1e-3, "BDF2, 50 steps") <= 1e-3);
+    CHECK(tw_test_position_error(cpu, gpu, DEMO_BAR_LENGTH, 1e-3, "BDF2, 50 steps") <= 1e-3);
     tw_world_destroy(gpu);
     tw_world_destroy(cpu);
     tw_mesh_destroy(m);
@@ -286,10 +265,10 @@ TW_TEST(fused_is_deterministic)
     int same = memcmp(tw_world_positions(a), tw_world_positions(b), bytes) == 0;
     printf("two graph worlds after 50 steps: %s; steps with another iteration count: %d\n",
            same ? "bit-identical" : "DIFFERENT", differ);
-    CHECK(position_error(a, b, DEMO_BAR_LENGTH, 0, "graph vs graph") <= 0);
+    CHECK(tw_test_position_error(a, b, DEMO_BAR_LENGTH, 0, "graph vs graph") <= 0);
     CHECK(same);
     CHECK(differ == 0);
-    CHECK(position_error(h, a, DEMO_BAR_LENGTH, 1e-6, "graph vs host-driven") <= 1e-6);
+    CHECK(tw_test_position_error(h, a, DEMO_BAR_LENGTH, 1e-6, "graph vs host-driven") <= 1e-6);
     tw_world_destroy(h);
     tw_world_destroy(b);
     tw_world_destroy(a);

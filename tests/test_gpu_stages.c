@@ -32,6 +32,7 @@
 
 #include "scenes.h"
 #include "tw_test.h"
+#include "tw_test_scenes.h"
 #ifdef TW_HAVE_CUDA
 #include "cuda_world.h"
 #include "world.h" /* the CPU world's stage arrays: w->R, w->f, w->rhs, w->A; w->cuda */
@@ -62,16 +63,6 @@ static const char *stage_name(stage s)
 {
     static const char *names[] = {"rotations", "elastic force", "right-hand side", "system matrix"};
     return names[s];
-}
-
-/* test_gpu_backend.c's bar: Müller's (demos/scenes.h), dt 10 ms, stiffness damping 0.02 */
-static tw_world_def bar_def(tw_method method, tw_backend backend)
-{
-    tw_world_def d = demo_bar_def(method);
-    d.backend = backend;
-    d.dt = 0.01;
-    d.damping_stiffness = 0.02;
-    return d;
 }
 
 /* A deterministic uniform number in [-1, 1). */
@@ -140,7 +131,7 @@ typedef struct stage_pair {
 
 static tw_world *deformed_world(const tw_mesh *m, tw_method method, tw_backend backend)
 {
-    tw_world_def d = bar_def(method, backend);
+    tw_world_def d = tw_test_bar_def(method, backend);
     tw_world *w = demo_wall_world(m, &d);
     if (!w) {
         fprintf(stderr, "%s world: %s\n", tw_backend_name(backend), tw_last_error());

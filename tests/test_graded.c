@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tw_test.h"
+#include "tw_test_scenes.h"
 #include "world.h" /* the step's system (A, b) for the reduced-system check */
 
 /* Unit icosphere: the icosahedron with each triangle split in 4, `levels` times. */
@@ -161,22 +162,6 @@ TW_TEST(sphere_hanging_vertices_rest_at_their_averages)
     return 0;
 }
 
-/* Max over hanging vertices of |x - average of its constrainers| in the world. */
-static double hanging_error(const tw_world *w, const tw_graded_mesh *g)
-{
-    const tw_real *x = tw_world_positions(w);
-    double worst = 0;
-    for (int k = 0; k < g->hanging_count; k++)
-        for (int c = 0; c < 3; c++) {
-            double p = 0;
-            for (int j = g->hanging_ptr[k]; j < g->hanging_ptr[k + 1]; j++)
-                p += g->hanging_weights[j] * x[3 * g->hanging_idx[j] + c];
-            double e = fabs(x[3 * g->hanging_vertex[k] + c] - p);
-            worst = tw_test_max(worst, e);
-        }
-    return worst;
-}
-
 TW_TEST(sphere_hanging_vertices_stay_on_their_edges_and_faces)
 {
     tw_graded_mesh *g = sphere_mesh(4);
@@ -196,10 +181,10 @@ TW_TEST(sphere_hanging_vertices_stay_on_their_edges_and_faces)
     CHECK_OK(tw_world_set_hanging(w, g->hanging_count, g->hanging_vertex, g->hanging_ptr, g->hanging_idx,
                                   g->hanging_weights));
     CHECK(tw_world_get_constraint(w, g->hanging_vertex[0]) == TW_KINEMATIC);
-    double worst = hanging_error(w, g);
+    double worst = tw_test_hanging_error(w, g);
     for (int s = 0; s < 50; s++) {
         CHECK_OK(tw_world_step(w, NULL));
-        double e = hanging_error(w, g);
+        double e = tw_test_hanging_error(w, g);
         worst = tw_test_max(worst, e);
         if (e > 1e-5) fprintf(stderr, "step %d: a hanging vertex is %g off its edge/face\n", s, e);
         CHECK(e <= 1e-5);
@@ -512,7 +497,7 @@ TW_TEST(sphere_reduced_system_on_every_implicit_path)
             tw_step_stats st;
             CHECK_OK(tw_world_step(w, &st));
             contacts = st.contacts > contacts ? st.contacts : contacts;
-            worst = tw_test_max(worst, hanging_error(w, g));
+            worst = tw_test_max(worst, tw_test_hanging_error(w, g));
         }
         const tw_real *x = tw_world_positions(w);
         double lowest = 1e9;

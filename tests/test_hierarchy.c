@@ -9,6 +9,7 @@
 #include "hierarchy.h"
 #include "mesh.h"
 #include "tw_test.h"
+#include "tw_test_scenes.h"
 
 static unsigned long long rng_state = 12345;
 static double rnd(void) /* uniform in [0, 1) */
@@ -33,6 +34,16 @@ static void random_rows(int n_fine, int n_coarse, int entries, int *ptr, int *id
         for (int k = 0; k < entries; k++) w[entries * i + k] /= s;
     }
     if (ptr) ptr[n_fine] = entries * n_fine;
+}
+
+/* random_rows of TW_HIER_ROW entries as a transfer from n_coarse to n_fine
+ * vertices (freed with tw_transfer_free) */
+static tw_transfer random_transfer(int n_fine, int n_coarse)
+{
+    tw_transfer P = {n_fine, n_coarse, malloc(sizeof(int) * TW_HIER_ROW * n_fine),
+                     malloc(sizeof(double) * TW_HIER_ROW * n_fine)};
+    random_rows(n_fine, n_coarse, TW_HIER_ROW, NULL, P.idx, P.w);
+    return P;
 }
 
 static tw_bsr fem_bsr(const tw_fem *f)
@@ -119,8 +130,7 @@ TW_TEST(galerkin_matches_dense)
     CHECK(!small_fem(&f, &m));
     tw_bsr A = fem_bsr(&f);
     int nc = 11;
-    tw_transfer P = {f.n, nc, malloc(sizeof(int) * 4 * f.n), malloc(sizeof(double) * 4 * f.n)};
-    random_rows(f.n, nc, TW_HIER_ROW, NULL, P.idx, P.w);
+    tw_transfer P = random_transfer(f.n, nc);
     tw_hier_matrix Ac;
     CHECK_OK(tw_transfer_galerkin(&P, &A, &Ac));
     tw_transfer_rows r = tw_transfer_rows_of(&P);
@@ -177,8 +187,7 @@ TW_TEST(galerkin_pattern_sorted_with_diagonal)
     CHECK(!small_fem(&f, &m));
     tw_bsr A = fem_bsr(&f);
     int nc = 13;
-    tw_transfer P = {f.n, nc, malloc(sizeof(int) * 4 * f.n), malloc(sizeof(double) * 4 * f.n)};
-    random_rows(f.n, nc, TW_HIER_ROW, NULL, P.idx, P.w);
+    tw_transfer P = random_transfer(f.n, nc);
     tw_hier_matrix Ac;
     CHECK_OK(tw_transfer_galerkin(&P, &A, &Ac));
     CHECK(Ac.n == nc && Ac.row_ptr[nc] == Ac.nnzb);
@@ -201,8 +210,7 @@ TW_TEST(galerkin_symmetric)
     CHECK(!small_fem(&f, &m));
     tw_bsr A = fem_bsr(&f);
     int nc = 10;
-    tw_transfer P = {f.n, nc, malloc(sizeof(int) * 4 * f.n), malloc(sizeof(double) * 4 * f.n)};
-    random_rows(f.n, nc, TW_HIER_ROW, NULL, P.idx, P.w);
+    tw_transfer P = random_transfer(f.n, nc);
     tw_hier_matrix Ac;
     CHECK_OK(tw_transfer_galerkin(&P, &A, &Ac));
     tw_bsr C = tw_hier_matrix_bsr(&Ac);
@@ -232,8 +240,7 @@ TW_TEST(galerkin_equals_restrict_a_prolong)
     CHECK(!small_fem(&f, &m));
     tw_bsr A = fem_bsr(&f);
     int nc = 12;
-    tw_transfer P = {f.n, nc, malloc(sizeof(int) * 4 * f.n), malloc(sizeof(double) * 4 * f.n)};
-    random_rows(f.n, nc, TW_HIER_ROW, NULL, P.idx, P.w);
+    tw_transfer P = random_transfer(f.n, nc);
     tw_hier_matrix Ac;
     CHECK_OK(tw_transfer_galerkin(&P, &A, &Ac));
     tw_real *v = malloc(sizeof(tw_real) * 3 * nc), *y1 = malloc(sizeof(tw_real) * 3 * nc),
@@ -269,8 +276,7 @@ TW_TEST(galerkin_equals_restrict_a_prolong)
 TW_TEST(prolong_restrict_transposes)
 {
     int nf = 50, nc = 17;
-    tw_transfer P = {nf, nc, malloc(sizeof(int) * 4 * nf), malloc(sizeof(double) * 4 * nf)};
-    random_rows(nf, nc, TW_HIER_ROW, NULL, P.idx, P.w);
+    tw_transfer P = random_transfer(nf, nc);
     P.w[4 * 7 + 3] = 0; /* an unused entry */
     tw_real *u = malloc(sizeof(tw_real) * 3 * nf), *v = malloc(sizeof(tw_real) * 3 * nc),
             *pv = malloc(sizeof(tw_real) * 3 * nf), *ptu = malloc(sizeof(tw_real) * 3 * nc);
@@ -299,8 +305,7 @@ TW_TEST(prolong_restrict_transposes)
 TW_TEST(row_sum_check_catches_bad_row)
 {
     int nf = 40, nc = 9;
-    tw_transfer P = {nf, nc, malloc(sizeof(int) * 4 * nf), malloc(sizeof(double) * 4 * nf)};
-    random_rows(nf, nc, TW_HIER_ROW, NULL, P.idx, P.w);
+    tw_transfer P = random_transfer(nf, nc);
     double good = tw_transfer_row_sum_error(&P);
     P.w[4 * 23 + 1] += 2e-3;
     double bad = tw_transfer_row_sum_error(&P);
@@ -370,25 +375,18 @@ TW_TEST(lattice_reproduces_linear_fields)
 /* The shipped bunny in its covering lattice (the bunny scene's pair). */
 TW_TEST(lattice_bunny_reproduces_linear_fields)
 {
-    tw_mesh *f = tw_mesh_load(tw_test_mesh_path("bunny_closed_3485v.tet.node"), NULL, NULL);
-    tw_surface *s = tw_surface_load(tw_test_mesh_path("bunny_closed_3485v.off"));
-    CHECK(f && s);
-    tw_graded_def d = tw_default_graded_def();
-    d.fine_size = 0.008;
-    d.levels = 1;
-    d.cover = 1;
-    tw_graded_mesh *g = tw_mesh_graded(s, &d);
-    CHECK(g);
+    tw_mesh *f;
+    tw_mesh *lat = tw_test_bunny_lattice(&f);
+    CHECK(lat);
     tw_transfer P;
-    CHECK_OK(tw_transfer_lattice(g->mesh, f, &P));
-    double lin = linear_error(&P, g->mesh, f), pos = tw_transfer_position_error(&P, g->mesh, f);
+    CHECK_OK(tw_transfer_lattice(lat, f, &P));
+    double lin = linear_error(&P, lat, f), pos = tw_transfer_position_error(&P, lat, f);
     printf("bunny (%d vertices) in a %d-vertex lattice: linear field error %.3g, positions %.3g\n", f->nv,
-           g->mesh->nv, lin, pos);
+           lat->nv, lin, pos);
     CHECK(lin <= 1e-5);
     CHECK(pos <= 1e-9);
     tw_transfer_free(&P);
-    tw_graded_mesh_destroy(g);
-    tw_surface_destroy(s);
+    tw_mesh_destroy(lat);
     tw_mesh_destroy(f);
     return 0;
 }

@@ -9,43 +9,13 @@
 #include "hierarchy.h"
 #include "mesh.h"
 #include "tw_test.h"
-
-/* A deterministic jitter in [-a, a]. */
-static double jitter(unsigned *state, double a)
-{
-    *state = *state * 1664525u + 1013904223u;
-    return a * (2.0 * ((*state >> 8) / 16777216.0) - 1);
-}
+#include "tw_test_scenes.h"
 
 /* The unit cube as an n^3 bar, interior vertices moved by up to `amount`
  * cells, then the whole shifted by `shift` along x. */
 static tw_mesh *cube(int n, double amount, double shift)
 {
-    tw_mesh *bar = tw_mesh_bar(1, 1, 1, n, n, n);
-    if (!bar)
-        return NULL;
-    double *X = malloc(sizeof *X * 3 * (size_t)bar->nv);
-    memcpy(X, bar->X, sizeof *X * 3 * (size_t)bar->nv);
-    unsigned state = 12345u;
-    for (int i = 0; i < bar->nv; i++) {
-        int interior = 1;
-        for (int d = 0; d < 3; d++)
-            if (X[3 * i + d] <= 0 || X[3 * i + d] >= 1)
-                interior = 0;
-        for (int d = 0; d < 3; d++) {
-            const double j = jitter(&state, amount / n);
-            if (interior)
-                X[3 * i + d] += j;
-        }
-        X[3 * i] += shift;
-    }
-    tw_mesh_load_def def = tw_default_mesh_load_def();
-    def.quiet = 1;
-    def.strict = 1;
-    tw_mesh *m = tw_mesh_create(X, bar->nv, bar->tets, bar->nt, NULL, &def, NULL);
-    free(X);
-    tw_mesh_destroy(bar);
-    return m;
+    return tw_test_jittered_cube(1, n, amount, shift, 12345u);
 }
 
 static double row_apply(const tw_transfer *P, int i, const double *coarse_values)

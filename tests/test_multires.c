@@ -9,41 +9,13 @@
 #include "scenes.h"
 #include "mesh.h"
 #include "tw_test.h"
-
-static double jitter(unsigned *state, double a)
-{
-    *state = *state * 1664525u + 1013904223u;
-    return a * (2.0 * ((*state >> 8) / 16777216.0) - 1);
-}
+#include "tw_test_scenes.h"
 
 /* A cube of side 0.1 m as an n^3 bar, interior vertices moved by up to
  * `amount` cells. */
 static tw_mesh *cube(int n, double amount)
 {
-    tw_mesh *bar = tw_mesh_bar(0.1, 0.1, 0.1, n, n, n);
-    if (!bar)
-        return NULL;
-    double *X = malloc(sizeof *X * 3 * (size_t)bar->nv);
-    memcpy(X, bar->X, sizeof *X * 3 * (size_t)bar->nv);
-    unsigned state = 777u;
-    for (int i = 0; i < bar->nv; i++) {
-        int interior = 1;
-        for (int d = 0; d < 3; d++)
-            if (X[3 * i + d] <= 1e-12 || X[3 * i + d] >= 0.1 - 1e-12)
-                interior = 0;
-        for (int d = 0; d < 3; d++) {
-            const double j = jitter(&state, amount * 0.1 / n);
-            if (interior)
-                X[3 * i + d] += j;
-        }
-    }
-    tw_mesh_load_def def = tw_default_mesh_load_def();
-    def.quiet = 1;
-    def.strict = 1;
-    tw_mesh *m = tw_mesh_create(X, bar->nv, bar->tets, bar->nt, NULL, &def, NULL);
-    free(X);
-    tw_mesh_destroy(bar);
-    return m;
+    return tw_test_jittered_cube(0.1, n, amount, 0, 777u);
 }
 
 static tw_multires_def soft_def(void)
@@ -55,6 +27,18 @@ static tw_multires_def soft_def(void)
     d.gravity[0] = d.gravity[1] = 0;
     d.gravity[2] = -9.81;
     d.frame_dt = 1.0 / 30;
+    return d;
+}
+
+/* soft_def with the gamma thresholds out of reach: nodes split and merge
+ * only where a test (or the tool) makes them; gravity: 0 for none. */
+static tw_multires_def manual_def(int gravity)
+{
+    tw_multires_def d = soft_def();
+    if (!gravity)
+        d.gravity[2] = 0;
+    d.gamma_min = 0;
+    d.gamma_max = 1e9;
     return d;
 }
 
@@ -166,9 +150,7 @@ static int run_frames(tw_multires *s, int frames, tw_mr_frame_stats *last)
  * and every other active node's are what they were. */
 TW_TEST(split_then_merge_restores_coarse_state)
 {
-    tw_multires_def d = soft_def();
-    d.gamma_min = 0;
-    d.gamma_max = 1e9;
+    tw_multires_def d = manual_def(1);
     tw_multires *s = make(&d);
     CHECK(s);
     tw_mr_frame_stats st;
@@ -306,9 +288,7 @@ static double total_energy(tw_multires *s)
  * the energy exactly, so that split-merge cycles pump none in. */
 TW_TEST(split_merge_gain_no_energy)
 {
-    tw_multires_def d = soft_def();
-    d.gamma_min = 0;
-    d.gamma_max = 1e9;
+    tw_multires_def d = manual_def(1);
     tw_multires *s = make(&d);
     CHECK(s);
     tw_mr_frame_stats st;
@@ -345,10 +325,7 @@ TW_TEST(split_merge_gain_no_energy)
  * the force is 0. */
 TW_TEST(tool_pushes_surface_and_feels_reaction)
 {
-    tw_multires_def d = soft_def();
-    d.gravity[2] = 0;
-    d.gamma_min = 0; /* only the tool refines */
-    d.gamma_max = 1e9;
+    tw_multires_def d = manual_def(0); /* only the tool refines */
     tw_multires *s = make_fixed(&d, 0);
     CHECK(s);
     tw_multires_fix(s, 2, 1, 1e-9);
@@ -403,10 +380,7 @@ TW_TEST(tool_pushes_surface_and_feels_reaction)
  * transpose, gained it a hundredfold in 0.5 s). */
 TW_TEST(mixed_levels_conserve_energy)
 {
-    tw_multires_def d = soft_def();
-    d.gravity[2] = 0;
-    d.gamma_min = 0;
-    d.gamma_max = 1e9;
+    tw_multires_def d = manual_def(0);
     tw_multires *s = make_fixed(&d, 0);
     CHECK(s);
     tw_multires_fix(s, 2, 1, 1e-9);
@@ -470,10 +444,7 @@ static tw_multires *pushed_mixed(const tw_multires_def *d, double speed)
  * where it started, and below where the undamped run ends. */
 TW_TEST(visco_damping_dissipates_on_mixed_levels)
 {
-    tw_multires_def d = soft_def();
-    d.gravity[2] = 0;
-    d.gamma_min = 0;
-    d.gamma_max = 1e9;
+    tw_multires_def d = manual_def(0);
     double end[2] = {0, 0}, e0 = 0;
     for (int damped = 0; damped < 2; damped++) {
         d.damping_phi = d.damping_psi = damped ? 5 : 0;
@@ -506,10 +477,7 @@ TW_TEST(cauchy_matches_green_at_small_strain)
         double x[2][3];
         int node = -1;
         for (int k = 0; k < 2; k++) {
-            tw_multires_def d = soft_def();
-            d.gravity[2] = 0;
-            d.gamma_min = 0;
-            d.gamma_max = 1e9;
+            tw_multires_def d = manual_def(0);
             d.strain = k ? TW_MR_CAUCHY : TW_MR_GREEN;
             d.damping_phi = d.damping_psi = damped ? 2 : 0;
             tw_multires *s = pushed_mixed(&d, 1e-6);
@@ -635,10 +603,7 @@ TW_TEST(random_mixed_levels_conserve_energy)
 {
     int cycles = 0;
     for (int seed = 1; seed <= 8; seed++) {
-        tw_multires_def d = soft_def();
-        d.gravity[2] = 0;
-        d.gamma_min = 0;
-        d.gamma_max = 1e9;
+        tw_multires_def d = manual_def(0);
         d.speed_change = 0;
         tw_multires *s = make(&d);
         CHECK(s);
@@ -646,7 +611,7 @@ TW_TEST(random_mixed_levels_conserve_energy)
         for (int l = 0; l < 2; l++) {
             const tw_mesh *me = tw_multires_mesh(s, l);
             for (int i = 0; i < me->nv; i++)
-                if (tw_multires_states(s, l)[i] == TW_MR_ACTIVE && jitter(&st, 1) > 0)
+                if (tw_multires_states(s, l)[i] == TW_MR_ACTIVE && tw_test_jitter(&st, 1) > 0)
                     CHECK_OK(tw_multires_split(s, l, i));
         }
         for (int l = 0; l < 3; l++) {
@@ -735,6 +700,22 @@ static tw_multires *liver(int levels, double gamma_min, double gamma_max, int se
     return s;
 }
 
+/* The largest distance of an active node of levels 0..levels-1 from its
+ * rest place, m (NaN wins). */
+static double active_displacement(tw_multires *s, int levels)
+{
+    double far = 0;
+    for (int l = 0; l < levels; l++) {
+        const tw_mesh *me = tw_multires_mesh(s, l);
+        const double *x = tw_multires_positions(s, l);
+        for (int i = 0; i < me->nv; i++)
+            if (tw_multires_states(s, l)[i] == TW_MR_ACTIVE)
+                for (int k = 0; k < 3; k++)
+                    far = tw_test_max(far, fabs(x[3 * i + k] - me->X[3 * i + k]));
+    }
+    return far;
+}
+
 /* All four liver levels, damped (eq. 11), gamma 0.01, 0.05 mm: at 0.1 s a
  * level-1 node splits where level 3 is already active around, and one of
  * its children (coarse motion) shares a sliver of level 2 at the surface
@@ -750,14 +731,7 @@ TW_TEST(liver_split_among_finer_levels_stable)
     for (int f = 0; f < 14; f++) {
         tw_mr_frame_stats st;
         CHECK_OK(tw_multires_frame(s, &st));
-        for (int l = 0; l < 4; l++) {
-            const tw_mesh *me = tw_multires_mesh(s, l);
-            const double *x = tw_multires_positions(s, l);
-            for (int i = 0; i < me->nv; i++)
-                if (tw_multires_states(s, l)[i] == TW_MR_ACTIVE)
-                    for (int k = 0; k < 3; k++)
-                        far = tw_test_max(far, fabs(x[3 * i + k] - me->X[3 * i + k]));
-        }
+        far = tw_test_max(far, active_displacement(s, 4));
     }
     printf("14 frames; largest displacement %.3g m\n", far);
     CHECK(far <= 0.02);
@@ -782,14 +756,7 @@ TW_TEST(liver_levels_tool_undamped_stable)
         tw_mr_frame_stats st;
         CHECK_OK(tw_multires_frame(s, &st));
         finer += st.active_per_level[2] > 0;
-        for (int l = 0; l < 3; l++) {
-            const tw_mesh *me = tw_multires_mesh(s, l);
-            const double *x = tw_multires_positions(s, l);
-            for (int i = 0; i < me->nv; i++)
-                if (tw_multires_states(s, l)[i] == TW_MR_ACTIVE)
-                    for (int k = 0; k < 3; k++)
-                        far = tw_test_max(far, fabs(x[3 * i + k] - me->X[3 * i + k]));
-        }
+        far = tw_test_max(far, active_displacement(s, 3));
     }
     printf("20 frames, %d on the finest level; largest displacement %.3g m\n", finer, far);
     CHECK(finer > 0);
@@ -812,14 +779,7 @@ TW_TEST(liver_stretched_tets_step_finer)
     for (int f = 0; f < 22; f++) {
         tw_mr_frame_stats st;
         CHECK_OK(tw_multires_frame(s, &st));
-        for (int l = 0; l < 4; l++) {
-            const tw_mesh *me = tw_multires_mesh(s, l);
-            const double *x = tw_multires_positions(s, l);
-            for (int i = 0; i < me->nv; i++)
-                if (tw_multires_states(s, l)[i] == TW_MR_ACTIVE)
-                    for (int k = 0; k < 3; k++)
-                        far = tw_test_max(far, fabs(x[3 * i + k] - me->X[3 * i + k]));
-        }
+        far = tw_test_max(far, active_displacement(s, 4));
     }
     printf("22 frames; largest displacement %.3g m\n", far);
     CHECK(far <= 0.02);
@@ -832,10 +792,7 @@ TW_TEST(liver_stretched_tets_step_finer)
  * M 7 cm, gamma out of play; moving down 1 cm over move_time (0: still). */
 static int margin_splits(double move_time)
 {
-    tw_multires_def d = soft_def();
-    d.gravity[2] = 0;
-    d.gamma_min = 0;
-    d.gamma_max = 1e9;
+    tw_multires_def d = manual_def(0);
     d.tool_margin = 0.07;
     tw_multires *s = make_fixed(&d, 0);
     if (!s)
@@ -882,9 +839,7 @@ TW_TEST(tool_margin_refines_only_while_the_tool_moves)
  * through its neighbours, inverting its tets. */
 TW_TEST(inverted_finest_tet_among_unchanged_sources_splits_nothing)
 {
-    tw_multires_def d = soft_def();
-    d.gamma_min = 0;
-    d.gamma_max = 1e9;
+    tw_multires_def d = manual_def(1);
     tw_multires *s = make(&d);
     CHECK(s);
     CHECK_OK(tw_multires_frame(s, NULL));

@@ -9,21 +9,14 @@
 #include "tetra_front.h"
 #include "tetra_tree.h"
 #include "tw_test.h"
+#include "tw_test_scenes.h"
 
-/* A unit cube of 6 tets refined twice (384 finest tets), homogeneous; T1
- * 0.015 puts a normal basis' valid range at +-0.02 (Green strain's relative
- * deviation alpha / 2; tetra_tree.valid_range_green). */
+/* The unit cube's tree (384 finest tets); T1 0.015 puts a normal basis'
+ * valid range at +-0.02 (Green strain's relative deviation alpha / 2;
+ * tetra_tree.valid_range_green). */
 static tw_tetra_tree *cube_tree(void)
 {
-    tw_mesh *b = tw_mesh_bar(1, 1, 1, 1, 1, 1);
-    if (!b)
-        return NULL;
-    tw_tetra_tree_def d = tw_default_tetra_tree_def();
-    d.levels = 3;
-    d.t1 = 0.015;
-    tw_tetra_tree *t = tw_tetra_tree_build(b, &d);
-    tw_mesh_destroy(b);
-    return t;
+    return tw_test_cube_tree(0.015);
 }
 
 static tw_front_def still_def(void)
@@ -142,11 +135,7 @@ TW_TEST(children_unlike_parent_stay)
         d.t3 = pass == 0 ? 1e-4 : 1.0;
         tw_front *f = tw_front_create(t, NULL, &d);
         CHECK(f);
-        unsigned char *all = calloc((size_t)t->nt, 1);
-        CHECK(all);
-        for (int id = t->level_start[2]; id < t->nt; id++)
-            all[id] = 1;
-        CHECK_OK(tw_front_set(f, all));
+        CHECK_OK(tw_test_front_set_level(f, t, 2));
         const tw_mesh *m = t->h->level[2];
         double *x = tw_front_x(f), *v = tw_front_v(f);
         tw_front_stats s;
@@ -165,7 +154,6 @@ TW_TEST(children_unlike_parent_stay)
         }
         printf("t3 %g: %d parents restored\n", d.t3, coarsened);
         CHECK(pass == 0 ? coarsened == 0 : coarsened > 0);
-        free(all);
         tw_front_destroy(f);
     }
     tw_tetra_tree_free(t);
@@ -229,18 +217,9 @@ TW_TEST(tjunctions_on_coarse_field)
  * (reported), and never more than 1e-3 of its peak elastic energy scale. */
 TW_TEST(energy_at_switch_bounded)
 {
-    tw_mesh *b = tw_mesh_bar(0.3, 0.1, 0.1, 3, 1, 1);
-    CHECK(b);
-    tw_tetra_tree_def td = tw_default_tetra_tree_def();
-    td.levels = 3;
-    td.t2 = 3e-6;
-    tw_tetra_tree *t = tw_tetra_tree_build(b, &td);
+    unsigned char *pin = NULL;
+    tw_tetra_tree *t = tw_test_box_tree(TW_TEST_BOX_T2, &pin);
     CHECK(t);
-    const tw_mesh *m = t->h->level[2];
-    unsigned char *pin = calloc((size_t)m->nv, 1);
-    CHECK(pin);
-    for (int i = 0; i < m->nv; i++)
-        pin[i] = m->X[3 * i] < 1e-12;
     tw_front_def d = tw_default_front_def();
     tw_front *f = tw_front_create(t, pin, &d);
     CHECK(f);
@@ -264,8 +243,41 @@ TW_TEST(energy_at_switch_bounded)
     free(pin);
     tw_front_destroy(f);
     tw_tetra_tree_free(t);
-    tw_mesh_destroy(b);
     return 0;
+}
+
+/* A bar of 2 levels (1 x 0.1 x 0.1 m, 5 x 1 x 1 base cells), fixed at x = 0. */
+static tw_tetra_tree *force_bar(unsigned char **pin)
+{
+    tw_mesh *b = tw_mesh_bar(1, 0.1, 0.1, 5, 1, 1);
+    if (!b)
+        return NULL;
+    tw_tetra_tree_def td = tw_default_tetra_tree_def();
+    td.levels = 2;
+    tw_tetra_tree *t = tw_tetra_tree_build(b, &td);
+    tw_mesh_destroy(b);
+    if (!t)
+        return NULL;
+    const tw_mesh *m = t->h->level[1];
+    *pin = calloc((size_t)m->nv, 1);
+    if (*pin)
+        for (int i = 0; i < m->nv; i++)
+            (*pin)[i] = m->X[3 * i] < 1e-6;
+    return t;
+}
+
+/* The engine's counterpart of a finest front: a corot-element world,
+ * implicit Euler, block-Jacobi CG to 1e-8, no energy check, on the CPU. */
+static tw_world_def front_world_def(void)
+{
+    tw_world_def wd = tw_default_world_def();
+    wd.method = TW_COROT_ELEMENT;
+    wd.integrator = TW_IMPLICIT_EULER;
+    wd.backend = TW_BACKEND_CPU;
+    wd.cg_tolerance = 1e-8;
+    wd.energy_check = 0;
+    wd.precond = TW_PRECOND_JACOBI;
+    return wd;
 }
 
 /* --adapt off against the engine: the finest level's front and a
@@ -276,29 +288,16 @@ TW_TEST(energy_at_switch_bounded)
  * engine's element. */
 TW_TEST(finest_matches_world)
 {
-    tw_mesh *b = tw_mesh_bar(1, 0.1, 0.1, 5, 1, 1);
-    CHECK(b);
-    tw_tetra_tree_def td = tw_default_tetra_tree_def();
-    td.levels = 2;
-    tw_tetra_tree *t = tw_tetra_tree_build(b, &td);
-    CHECK(t);
+    unsigned char *pin = NULL;
+    tw_tetra_tree *t = force_bar(&pin);
+    CHECK(t && pin);
     const tw_mesh *m = t->h->level[1];
-    unsigned char *pin = calloc((size_t)m->nv, 1);
-    CHECK(pin);
-    for (int i = 0; i < m->nv; i++)
-        pin[i] = m->X[3 * i] < 1e-6;
     tw_front_def fd = tw_default_front_def();
     fd.adapt = 0;
     fd.cg_tolerance = 1e-8;
     tw_front *f = tw_front_create(t, pin, &fd);
     CHECK(f);
-    tw_world_def wd = tw_default_world_def();
-    wd.method = TW_COROT_ELEMENT;
-    wd.integrator = TW_IMPLICIT_EULER;
-    wd.backend = TW_BACKEND_CPU;
-    wd.cg_tolerance = 1e-8;
-    wd.energy_check = 0;
-    wd.precond = TW_PRECOND_JACOBI;
+    tw_world_def wd = front_world_def();
     tw_world *w = tw_world_create(m, &wd);
     CHECK(w);
     CHECK(tw_world_pin_where(w, 0, 1, 1e-6) > 0);
@@ -321,29 +320,8 @@ TW_TEST(finest_matches_world)
     tw_world_destroy(w);
     tw_front_destroy(f);
     tw_tetra_tree_free(t);
-    tw_mesh_destroy(b);
     free(pin);
     return 0;
-}
-
-/* A bar of 2 levels, 5 x 1 x 1 base cells, fixed at x = 0, without gravity. */
-static tw_tetra_tree *force_bar(unsigned char **pin)
-{
-    tw_mesh *b = tw_mesh_bar(1, 0.1, 0.1, 5, 1, 1);
-    if (!b)
-        return NULL;
-    tw_tetra_tree_def td = tw_default_tetra_tree_def();
-    td.levels = 2;
-    tw_tetra_tree *t = tw_tetra_tree_build(b, &td);
-    tw_mesh_destroy(b);
-    if (!t)
-        return NULL;
-    const tw_mesh *m = t->h->level[1];
-    *pin = calloc((size_t)m->nv, 1);
-    if (*pin)
-        for (int i = 0; i < m->nv; i++)
-            (*pin)[i] = m->X[3 * i] < 1e-6;
-    return t;
 }
 
 /* External forces (tw_front_set_forces) on the finest front against the
@@ -373,13 +351,7 @@ TW_TEST(force_matches_world)
     CHECK_OK(tw_front_set_forces(f, force));
     force[3 * tip] = NAN;
     CHECK(tw_front_set_forces(f, force) == TW_ERR_INVALID);
-    tw_world_def wd = tw_default_world_def();
-    wd.method = TW_COROT_ELEMENT;
-    wd.integrator = TW_IMPLICIT_EULER;
-    wd.backend = TW_BACKEND_CPU;
-    wd.cg_tolerance = 1e-8;
-    wd.energy_check = 0;
-    wd.precond = TW_PRECOND_JACOBI;
+    tw_world_def wd = front_world_def();
     wd.gravity[0] = wd.gravity[1] = wd.gravity[2] = 0;
     tw_world *w = tw_world_create(m, &wd);
     CHECK(w);
@@ -471,18 +443,12 @@ TW_TEST(force_off_front_reaches_parents)
  * the same state, step to the same bits. */
 TW_TEST(rebuild_independent_of_history)
 {
-    tw_mesh *b = tw_mesh_bar(0.3, 0.1, 0.1, 3, 1, 1);
-    CHECK(b);
-    tw_tetra_tree_def td = tw_default_tetra_tree_def();
-    td.levels = 3;
-    td.t2 = 3e-6;
-    tw_tetra_tree *t = tw_tetra_tree_build(b, &td);
+    unsigned char *pin = NULL;
+    tw_tetra_tree *t = tw_test_box_tree(TW_TEST_BOX_T2, &pin);
     CHECK(t);
     const tw_mesh *m = t->h->level[2];
-    unsigned char *pin = calloc((size_t)m->nv, 1), *early = calloc((size_t)t->nt, 1), *late = calloc((size_t)t->nt, 1);
-    CHECK(pin && early && late);
-    for (int i = 0; i < m->nv; i++)
-        pin[i] = m->X[3 * i] < 1e-12;
+    unsigned char *early = calloc((size_t)t->nt, 1), *late = calloc((size_t)t->nt, 1);
+    CHECK(early && late);
     tw_front_def d = tw_default_front_def();
     d.t3 = 1e-2; /* coarsens too */
     tw_front *a = tw_front_create(t, pin, &d);
@@ -530,7 +496,6 @@ TW_TEST(rebuild_independent_of_history)
     tw_front_destroy(direct);
     tw_front_destroy(through);
     tw_tetra_tree_free(t);
-    tw_mesh_destroy(b);
     free(pin);
     free(early);
     free(late);
@@ -544,17 +509,12 @@ TW_TEST(rebuild_independent_of_history)
  * for the new front, and the states agree to that tolerance. */
 TW_TEST(lagged_multigrid_after_switch)
 {
-    tw_mesh *b = tw_mesh_bar(0.3, 0.1, 0.1, 3, 1, 1);
-    CHECK(b);
-    tw_tetra_tree_def td = tw_default_tetra_tree_def();
-    td.levels = 3;
-    tw_tetra_tree *t = tw_tetra_tree_build(b, &td);
+    unsigned char *pin = NULL;
+    tw_tetra_tree *t = tw_test_box_tree(tw_default_tetra_tree_def().t2, &pin);
     CHECK(t);
     const tw_mesh *m = t->h->level[2];
-    unsigned char *pin = calloc((size_t)m->nv, 1), *act = calloc((size_t)t->nt, 1);
-    CHECK(pin && act);
-    for (int i = 0; i < m->nv; i++)
-        pin[i] = m->X[3 * i] < 1e-12;
+    unsigned char *act = calloc((size_t)t->nt, 1);
+    CHECK(act);
     /* the finest level but for one level-1 tet */
     const int id = t->level_start[1] + 8;
     for (int k = t->level_start[2]; k < t->nt; k++)
@@ -604,7 +564,6 @@ TW_TEST(lagged_multigrid_after_switch)
     for (int r = 0; r < 2; r++)
         tw_front_destroy(f[r]);
     tw_tetra_tree_free(t);
-    tw_mesh_destroy(b);
     free(pin);
     free(act);
     return 0;

@@ -20,6 +20,7 @@ extern "C" {
 #include "tetra_front.h"
 #include "tetra_tree.h"
 #include "tw_test.h"
+#include "tw_test_scenes.h"
 }
 
 #if THRUST_DEVICE_SYSTEM != THRUST_DEVICE_SYSTEM_CPP
@@ -60,23 +61,15 @@ static int update_matches(const tw_front *f, tw_front_pattern_vectors &p, long *
            same_ints("col", p.col, col, (size_t)nnzb) && same_ints("diag", p.diag, diag, (size_t)n);
 }
 
-/* The sagging box of test_tetra_front.energy_at_switch_bounded (0.3 x 0.1 x
- * 0.1 m, 3 base cells, 3 levels, T2 3e-6, fixed at x = 0): it refines and
- * coarsens within 100 steps. Every rebuild's update from the kept keys
- * equals the CPU front's pattern; so does the first build from none. */
+/* The sagging box (tw_test_box_tree: 0.3 x 0.1 x 0.1 m, 3 base cells, 3
+ * levels, T2 3e-6, fixed at x = 0): it refines and coarsens within 100
+ * steps. Every rebuild's update from the kept keys equals the CPU front's
+ * pattern; so does the first build from none. */
 TW_TEST(pattern_update_sagging_box)
 {
-    tw_mesh *b = tw_mesh_bar(0.3, 0.1, 0.1, 3, 1, 1);
-    CHECK(b);
-    tw_tetra_tree_def td = tw_default_tetra_tree_def();
-    td.levels = 3;
-    td.t2 = 3e-6;
-    tw_tetra_tree *t = tw_tetra_tree_build(b, &td);
+    unsigned char *pin = NULL;
+    tw_tetra_tree *t = tw_test_box_tree(TW_TEST_BOX_T2, &pin);
     CHECK(t);
-    const tw_mesh *m = t->h->level[2];
-    unsigned char *pin = (unsigned char *)calloc((size_t)m->nv, 1);
-    CHECK(pin);
-    for (int i = 0; i < m->nv; i++) pin[i] = m->X[3 * i] < 1e-12;
     tw_front_def d = tw_default_front_def();
     tw_front *f = tw_front_create(t, pin, &d);
     CHECK(f);
@@ -106,7 +99,6 @@ TW_TEST(pattern_update_sagging_box)
     free(pin);
     tw_front_destroy(f);
     tw_tetra_tree_free(t);
-    tw_mesh_destroy(b);
     return 0;
 }
 
@@ -114,11 +106,7 @@ TW_TEST(pattern_update_sagging_box)
  * back to the base, each updated from the keys of the one before. */
 TW_TEST(pattern_update_forced_levels)
 {
-    tw_mesh *b = tw_mesh_bar(1, 1, 1, 1, 1, 1);
-    CHECK(b);
-    tw_tetra_tree_def td = tw_default_tetra_tree_def();
-    td.levels = 3;
-    tw_tetra_tree *t = tw_tetra_tree_build(b, &td);
+    tw_tetra_tree *t = tw_test_cube_tree(tw_default_tetra_tree_def().t1);
     CHECK(t);
     tw_front_def d = tw_default_front_def();
     tw_front *f = tw_front_create(t, NULL, &d);
@@ -126,19 +114,13 @@ TW_TEST(pattern_update_forced_levels)
     tw_front_pattern_vectors p;
     long rows = 0, tets = 0;
     CHECK(update_matches(f, p, &rows, &tets));
-    unsigned char *act = (unsigned char *)calloc((size_t)t->nt, 1);
-    CHECK(act);
     const int order[] = {1, 2, 0, 2, 1};
     for (int k = 0; k < 5; k++) {
-        memset(act, 0, (size_t)t->nt);
-        for (int id = t->level_start[order[k]]; id < t->level_start[order[k] + 1]; id++) act[id] = 1;
-        CHECK_OK(tw_front_set(f, act));
+        CHECK_OK(tw_test_front_set_level(f, t, order[k]));
         CHECK(update_matches(f, p, &rows, &tets));
         printf("level %d: %d blocks\n", order[k], p.nnzb);
     }
-    free(act);
     tw_front_destroy(f);
     tw_tetra_tree_free(t);
-    tw_mesh_destroy(b);
     return 0;
 }

@@ -34,6 +34,24 @@ const char *tw_test_tmp_path(const char *file)
     return buf[k];
 }
 
+double tw_test_position_error(const tw_world *ref, const tw_world *w, double size, double tol, const char *when)
+{
+    int n = tw_world_vertex_count(ref), shown = 0;
+    const tw_real *a = tw_world_positions(ref), *b = tw_world_positions(w);
+    double worst = 0;
+    for (int i = 0; i < 3 * n; i++) {
+        double e = fabs((double)a[i] - (double)b[i]) / size;
+        if (!(e <= tol) && shown < 5) {
+            printf("  %s: vertex %d component %d: reference %.9g, other %.9g\n", when, i / 3, i % 3, (double)a[i],
+                   (double)b[i]);
+            shown++;
+        }
+        worst = tw_test_max(worst, e);
+    }
+    printf("%s: max |x - x_reference| / size = %.3g (tolerance %.1g)\n", when, worst, tol);
+    return worst;
+}
+
 int tw_test_gpu_skip(void)
 {
     char why[256] = "";

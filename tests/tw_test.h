@@ -58,6 +58,10 @@ static inline double tw_test_max(double a, double b)
         }                                                                                   \
     } while (0)
 
+/* max |x_w - x_ref| / size over every coordinate of the two worlds' positions
+ * (NaN where any is NaN), printing the first mismatches over tol and the
+ * result, each line naming `when` (llm.c's validate_result). */
+double tw_test_position_error(const tw_world *ref, const tw_world *w, double size, double tol, const char *when);
 /* Path of a file in data/meshes (static buffer). */
 const char *tw_test_mesh_path(const char *file);
 /* Path of a scratch file under the build's tests/tmp (static buffer, rotating). */

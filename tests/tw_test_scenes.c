@@ -1,0 +1,134 @@
+#include "tw_test_scenes.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "scenes.h"
+#include "tw_test.h"
+
+/* The tree of a tw_mesh_bar of nx x 1 x 1 cells (the bar freed after). */
+static tw_tetra_tree *bar_tree(double length, double width, double height, int nx, const tw_tetra_tree_def *d)
+{
+    tw_mesh *b = tw_mesh_bar(length, width, height, nx, 1, 1);
+    if (!b)
+        return NULL;
+    tw_tetra_tree *t = tw_tetra_tree_build(b, d);
+    tw_mesh_destroy(b);
+    return t;
+}
+
+tw_tetra_tree *tw_test_box_tree(double t2, unsigned char **pin)
+{
+    *pin = NULL;
+    tw_tetra_tree_def td = tw_default_tetra_tree_def();
+    td.levels = 3;
+    td.t2 = t2;
+    tw_tetra_tree *t = bar_tree(0.3, 0.1, 0.1, 3, &td);
+    if (!t)
+        return NULL;
+    const tw_mesh *m = t->h->level[2];
+    *pin = tw_calloc((size_t)m->nv, 1, "box pins");
+    if (!*pin) {
+        tw_tetra_tree_free(t);
+        return NULL;
+    }
+    for (int i = 0; i < m->nv; i++)
+        (*pin)[i] = m->X[3 * i] < 1e-12;
+    return t;
+}
+
+tw_tetra_tree *tw_test_cube_tree(double t1)
+{
+    tw_tetra_tree_def d = tw_default_tetra_tree_def();
+    d.levels = 3;
+    d.t1 = t1;
+    return bar_tree(1, 1, 1, 1, &d);
+}
+
+tw_status tw_test_front_set_level(tw_front *f, const tw_tetra_tree *t, int level)
+{
+    unsigned char *act = tw_calloc((size_t)t->nt, 1, "front of one level");
+    if (!act)
+        return TW_ERR_NOMEM;
+    for (int id = t->level_start[level]; id < t->level_start[level + 1]; id++)
+        act[id] = 1;
+    tw_status s = tw_front_set(f, act);
+    free(act);
+    return s;
+}
+
+double tw_test_hanging_error(const tw_world *w, const tw_graded_mesh *g)
+{
+    const tw_real *x = tw_world_positions(w);
+    double worst = 0;
+    for (int k = 0; k < g->hanging_count; k++)
+        for (int c = 0; c < 3; c++) {
+            double p = 0;
+            for (int j = g->hanging_ptr[k]; j < g->hanging_ptr[k + 1]; j++)
+                p += g->hanging_weights[j] * x[3 * g->hanging_idx[j] + c];
+            worst = tw_test_max(worst, fabs(x[3 * g->hanging_vertex[k] + c] - p));
+        }
+    return worst;
+}
+
+double tw_test_jitter(unsigned *state, double a)
+{
+    *state = *state * 1664525u + 1013904223u;
+    return a * (2.0 * ((*state >> 8) / 16777216.0) - 1);
+}
+
+tw_mesh *tw_test_jittered_cube(double edge, int n, double amount, double shift, unsigned seed)
+{
+    tw_mesh *bar = tw_mesh_bar(edge, edge, edge, n, n, n);
+    if (!bar)
+        return NULL;
+    double *X = tw_malloc(sizeof *X * 3 * (size_t)bar->nv, "jittered cube");
+    if (!X) {
+        tw_mesh_destroy(bar);
+        return NULL;
+    }
+    memcpy(X, bar->X, sizeof *X * 3 * (size_t)bar->nv);
+    unsigned state = seed;
+    for (int i = 0; i < bar->nv; i++) {
+        int interior = 1;
+        for (int d = 0; d < 3; d++)
+            if (X[3 * i + d] <= 1e-12 || X[3 * i + d] >= edge - 1e-12)
+                interior = 0;
+        for (int d = 0; d < 3; d++) {
+            const double j = tw_test_jitter(&state, amount * edge / n);
+            if (interior)
+                X[3 * i + d] += j;
+        }
+        X[3 * i] += shift;
+    }
+    tw_mesh_load_def def = tw_default_mesh_load_def();
+    def.quiet = 1;
+    def.strict = 1;
+    tw_mesh *m = tw_mesh_create(X, bar->nv, bar->tets, bar->nt, NULL, &def, NULL);
+    free(X);
+    tw_mesh_destroy(bar);
+    return m;
+}
+
+tw_mesh *tw_test_bunny_lattice(tw_mesh **bunny)
+{
+    *bunny = tw_mesh_load(tw_test_mesh_path("bunny_closed_3485v.tet.node"), NULL, NULL);
+    demo_options o = demo_default_options();
+    tw_mesh *lattice = *bunny ? demo_lattice_mesh(&o, "bunny_closed_3485v.off", 1, 0.008, 1, "tw_test") : NULL;
+    if (!lattice) {
+        tw_mesh_destroy(*bunny);
+        *bunny = NULL;
+    }
+    return lattice;
+}
+
+tw_world_def tw_test_bar_def(tw_method method, tw_backend backend)
+{
+    tw_world_def d = demo_bar_def(method);
+    d.backend = backend;
+    d.dt = 0.01;
+    d.damping_stiffness = 0.02;
+    return d;
+}

@@ -1,0 +1,52 @@
+/* Scenes that several test files build, defined once here (a private
+ * header: it reaches host/tetra_tree.h, so only the tests built in tests/
+ * see it). */
+#ifndef TW_TEST_SCENES_H
+#define TW_TEST_SCENES_H
+#include "tetra_front.h"
+#include "tetra_tree.h"
+#include "tetwarp.h"
+
+/* T2 of the sagging box's tree: low enough that the box refines and
+ * coarsens within 100 steps. */
+#define TW_TEST_BOX_T2 3e-6
+
+/* The sagging box of the tetra-front tests: a 0.3 x 0.1 x 0.1 m bar of 3 x
+ * 1 x 1 base cells, 3 levels, T2 t2 (TW_TEST_BOX_T2 for the box that
+ * switches), the rest of tw_default_tetra_tree_def; *pin (the caller frees
+ * it): 1 on the finest level's vertices at x = 0. NULL (tw_last_error) on
+ * failure. */
+tw_tetra_tree *tw_test_box_tree(double t2, unsigned char **pin);
+
+/* A unit cube of 6 tets refined twice (3 levels, 384 finest tets),
+ * homogeneous, T1 t1, the rest of tw_default_tetra_tree_def. NULL
+ * (tw_last_error) on failure. */
+tw_tetra_tree *tw_test_cube_tree(double t1);
+
+/* Sets f's front (tw_front_set) to every tet of level `level` of t, the
+ * tree f was made from. */
+tw_status tw_test_front_set_level(tw_front *f, const tw_tetra_tree *t, int level);
+
+/* Max over the hanging vertices of g of |x - the weighted average of its
+ * constrainers| in w's positions, m; NaN where a position is NaN. */
+double tw_test_hanging_error(const tw_world *w, const tw_graded_mesh *g);
+/* A deterministic pseudo-random number in [-a, a]; *state is the
+ * generator's state (a linear congruential one), advanced by one. */
+double tw_test_jitter(unsigned *state, double a);
+
+/* A cube of side `edge` m as an n^3 tw_mesh_bar, its interior vertices
+ * moved by up to amount * edge / n along each axis (tw_test_jitter from
+ * `seed`), then the whole shifted by `shift` m along x. NULL (tw_last_error)
+ * on failure. */
+tw_mesh *tw_test_jittered_cube(double edge, int n, double amount, double shift, unsigned seed);
+
+/* The shipped bunny (bunny_closed_3485v.tet) into *bunny, and, returned,
+ * the lattice of 8 mm cubes that covers its surface (bunny_closed_3485v.off;
+ * demos/scenes.h's demo_lattice_mesh): the bunny scene's pair of meshes at a
+ * finer cell. NULL on failure (*bunny then NULL). */
+tw_mesh *tw_test_bunny_lattice(tw_mesh **bunny);
+/* Müller's bar (demos/scenes.h's demo_bar_def for method) on backend, at
+ * dt 10 ms with stiffness damping 0.02: the bar the GPU tests step on both
+ * backends. */
+tw_world_def tw_test_bar_def(tw_method method, tw_backend backend);
+#endif
