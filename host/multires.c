@@ -1026,8 +1026,14 @@ static void effective_levels(tw_multires *m)
         }
         sw[L->node0 + i] = s;
     }
+    /* lam, mu and the strain in locals: the stores into rs could alias the
+       simulation's fields, which the compiler would then reload at every term */
+    const double lam = m->lam, mu = m->mu, lam2mu = m->lam + 2 * m->mu;
+    const int green = m->def.strain == TW_MR_GREEN;
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
+        const double *Xl = L->m->X, *xl = L->x, *swl = sw + L->node0;
+        double *rsl = rs + 3 * (size_t)L->node0;
         for (int e = 0; e < L->nt; e++) {
             const int *t = L->m->tets + 4 * e;
             int active = 0;
@@ -1041,42 +1047,68 @@ static void effective_levels(tw_multires *m)
                (the stress's geometric part), both by their Gershgorin row sums: 1 at
                rest */
             double F[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, C[9], S[9];
+            TW_MR_UNROLL
             for (int p = 0; p < 4; p++)
+                TW_MR_UNROLL
                 for (int r = 0; r < 3; r++) {
-                    const double u = L->x[3 * t[p] + r] - L->m->X[3 * t[p] + r];
+                    const double u = xl[3 * t[p] + r] - Xl[3 * t[p] + r];
+                    TW_MR_UNROLL
                     for (int c = 0; c < 3; c++)
                         F[3 * r + c] += u * g[3 * p + c];
                 }
+            TW_MR_UNROLL
             for (int r = 0; r < 3; r++)
+                TW_MR_UNROLL
                 for (int c = 0; c < 3; c++) {
                     double v = 0;
+                    TW_MR_UNROLL
                     for (int q = 0; q < 3; q++)
                         v += F[3 * q + r] * F[3 * q + c];
                     C[3 * r + c] = v;
                 }
             const double trE = 0.5 * (C[0] + C[4] + C[8] - 3);
+            TW_MR_UNROLL
             for (int q = 0; q < 9; q++)
-                S[q] = m->mu * (C[q] - (q % 4 == 0)) + (q % 4 == 0 ? m->lam * trE : 0);
+                S[q] = mu * (C[q] - (q % 4 == 0)) + (q % 4 == 0 ? lam * trE : 0);
             double cmax = 0, smax = 0;
+            TW_MR_UNROLL
             for (int r = 0; r < 3; r++) {
                 cmax = fmax(cmax, fabs(C[3 * r]) + fabs(C[3 * r + 1]) + fabs(C[3 * r + 2]));
                 smax = fmax(smax, fabs(S[3 * r]) + fabs(S[3 * r + 1]) + fabs(S[3 * r + 2]));
             }
-            const double cf = m->def.strain == TW_MR_GREEN ? fmax(1, cmax + smax / (m->lam + 2 * m->mu)) : 1;
+            const double cf = green ? fmax(1, cmax + smax / lam2mu) : 1;
             const double V = L->vol[e] * active / 4 * cf;
+            double cw[4];
+            TW_MR_UNROLL
+            for (int b = 0; b < 4; b++)
+                cw[b] = swl[t[b]];
+            TW_MR_UNROLL
             for (int a = 0; a < 4; a++) {
-                double *row = rs + 3 * ((size_t)L->node0 + t[a]);
+                /* the row's sums in registers, in the same order (a tet's nodes are
+                   distinct: no other row of the tet is this one) */
+                double *row = rsl + 3 * (size_t)t[a];
+                double acc[3] = {row[0], row[1], row[2]};
+                const double *ga = g + 3 * a;
+                TW_MR_UNROLL
                 for (int b = 0; b < 4; b++) {
-                    const double cw = sw[L->node0 + t[b]];
-                    if (cw == 0)
+                    if (cw[b] == 0)
                         continue;
-                    const double *ga = g + 3 * a, *gb = g + 3 * b;
+                    const double *gb = g + 3 * b;
                     const double dot = ga[0] * gb[0] + ga[1] * gb[1] + ga[2] * gb[2];
+                    TW_MR_UNROLL
                     for (int r = 0; r < 3; r++)
-                        for (int c = 0; c < 3; c++)
-                            row[r] += cw * fabs(V * (m->lam * ga[r] * gb[c] + m->mu * ga[c] * gb[r] +
-                                                     (r == c ? m->mu * dot : 0)));
+                        TW_MR_UNROLL
+                        for (int c = 0; c < 3; c++) {
+                            /* off the diagonal the + 0 of the diagonal's term is left out:
+                               it can only turn -0 into +0, which the fabs does too */
+                            const double k = r == c ? lam * ga[r] * gb[c] + mu * ga[c] * gb[r] + mu * dot
+                                                    : lam * ga[r] * gb[c] + mu * ga[c] * gb[r];
+                            acc[r] += cw[b] * fabs(V * k);
+                        }
                 }
+                row[0] = acc[0];
+                row[1] = acc[1];
+                row[2] = acc[2];
             }
         }
     }
