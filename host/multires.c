@@ -2404,6 +2404,10 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
     /* per-tet kicks, a drift of every node by the finest step (the file's top);
        with one step for all this is symplectic Euler */
     const double ds = T / N;
+    /* the same products each substep: once */
+    const double gds[3] = {ds * m->def.gravity[0], ds * m->def.gravity[1], ds * m->def.gravity[2]};
+    const int semi = m->def.semi_implicit;
+    const double speed_change = m->def.speed_change;
     for (int s = 0; s < N; s++) {
         double tf[3] = {0, 0, 0};
         int held = 0;
@@ -2418,66 +2422,77 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
         st.work += m->due_ptr[M + 1] - m->due_ptr[kmin];
         scatter_sub(m, kmin);
         /* per active node (each reads and writes its own values only): the kick,
-           gravity, the node's own step's end (filter, speed change), the drift */
+           gravity, the node's own step's end (filter, speed change), the drift. The
+           level's arrays are in locals: the stores into the byte flags below may alias
+           anything, which would reload them at every node */
         for (int l = 0; l < m->L; l++) {
             mr_level *L = &m->lv[l];
-            for (int q = m->act_ptr[l]; q < m->act_ptr[l + 1]; q++) {
-                const int i = m->act[q];
-                double *g = L->imp + 3 * i;
+            double *const Lx = L->x, *const Lv = L->v, *const Lf = L->f, *const Limp = L->imp;
+            double *const Ltool_f = L->tool_f, *const Ltool_last = L->tool_last, *const Lv_tick = L->v_tick;
+            const double *const Lmass = L->mass;
+            const unsigned char *const Lpinned = L->pinned, *const Lhit = L->tool_hit;
+            const signed char *const Ldtl = L->dtl;
+            const int *const act = m->act;
+            const int q1 = m->act_ptr[l + 1];
+            for (int q = m->act_ptr[l]; q < q1; q++) {
+                const int i = act[q];
+                const int pinned = Lpinned[i], hit = Lhit[i];
+                double *g = Limp + 3 * i;
                 if (g[0] != 0 || g[1] != 0 || g[2] != 0) {
                     for (int d = 0; d < 3; d++) {
-                        L->f[3 * i + d] += g[d] / T;
-                        if (L->tool_hit[i])
-                            L->tool_f[3 * i + d] += g[d];
-                        if (!L->pinned[i])
-                            L->v[3 * i + d] += g[d] / L->mass[i];
+                        Lf[3 * i + d] += g[d] / T;
+                        if (hit)
+                            Ltool_f[3 * i + d] += g[d];
+                        if (!pinned)
+                            Lv[3 * i + d] += g[d] / Lmass[i];
                     }
                     g[0] = g[1] = g[2] = 0;
                 }
-                double *x = L->x + 3 * i, *v = L->v + 3 * i;
-                if (L->pinned[i]) {
+                double *x = Lx + 3 * i, *v = Lv + 3 * i;
+                if (pinned) {
                     memset(v, 0, 3 * sizeof *v);
                     continue;
                 }
                 for (int d = 0; d < 3; d++)
-                    v[d] += ds * m->def.gravity[d];
-                const int span = 1 << (Ms - L->dtl[i]); /* a power of 2: a mask, not a division */
+                    v[d] += gds[d];
+                const int dtl = Ldtl[i];
+                const int span = 1 << (Ms - dtl); /* a power of 2: a mask, not a division */
                 if (((s + 1) & (span - 1)) == 0) {
                     /* the end of the node's own step */
-                    const double dt = T / (1 << L->dtl[i]);
-                    if (L->tool_hit[i]) {
+                    const double dt = T / (1 << dtl);
+                    if (hit) {
                         for (int d = 0; d < 3; d++) {
-                            L->tool_last[3 * i + d] = L->tool_f[3 * i + d] / dt;
-                            L->tool_f[3 * i + d] = 0;
+                            Ltool_last[3 * i + d] = Ltool_f[3 * i + d] / dt;
+                            Ltool_f[3 * i + d] = 0;
                         }
                         L->tool_held[i] = L->tool_held[i] & 1 ? 2 : 0;
                     }
-                    if (m->def.semi_implicit) {
+                    if (semi) {
                         double A[9], Ai[9];
                         for (int k = 0; k < 9; k++)
-                            A[k] = (k % 4 == 0) + dt * dt / L->mass[i] * L->Kd[9 * i + k];
+                            A[k] = (k % 4 == 0) + dt * dt / Lmass[i] * L->Kd[9 * i + k];
                         m3_inverse(A, Ai);
                         const double w[3] = {v[0], v[1], v[2]};
                         for (int r = 0; r < 3; r++)
                             v[r] = Ai[3 * r] * w[0] + Ai[3 * r + 1] * w[1] + Ai[3 * r + 2] * w[2];
                     }
-                    if (m->def.speed_change > 0) {
+                    if (speed_change > 0) {
                         double dv2 = 0;
                         for (int d = 0; d < 3; d++) {
-                            const double q = v[d] - L->v_tick[3 * i + d];
+                            const double q = v[d] - Lv_tick[3 * i + d];
                             dv2 += q * q;
-                            L->v_tick[3 * i + d] = v[d];
+                            Lv_tick[3 * i + d] = v[d];
                         }
-                        const double moved = sqrt(dv2) * dt, lim = m->def.speed_change * L->h[i];
-                        if (moved > lim && L->dtl[i] + 1 > L->boost[i])
-                            L->boost[i] = (signed char)(L->dtl[i] + 1 > M ? M : L->dtl[i] + 1);
+                        const double moved = sqrt(dv2) * dt, lim = speed_change * L->h[i];
+                        if (moved > lim && dtl + 1 > L->boost[i])
+                            L->boost[i] = (signed char)(dtl + 1 > M ? M : dtl + 1);
                         else if (moved < lim / 4 && L->boost[i] > 0 && s + 1 == N)
                             L->boost[i]--; /* calm at the frame's end: relax one level */
                     }
                 }
                 for (int d = 0; d < 3; d++)
                     x[d] += ds * v[d];
-                if (L->tool_hit[i]) {
+                if (hit) {
                     /* a one-sided constraint: out of the sphere as it stands at the substep's
                        end, moved along the inward normal (the surface gets out of the tool's
                        way), and not moving towards the tool faster than it moves; where it
@@ -2491,7 +2506,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                     }
                     const double *n = L->normal + 3 * i;
                     const double sx = tool_push(m, L, i, c);
-                    const double *fi = L->tool_last + 3 * i;
+                    const double *fi = Ltool_last + 3 * i;
                     if (sx > 0) {
                         const double un = (v[0] - vs[0]) * n[0] + (v[1] - vs[1]) * n[1] + (v[2] - vs[2]) * n[2];
                         for (int d = 0; d < 3; d++) {
