@@ -98,9 +98,10 @@ typedef struct mr_level {
                                needs (effective_levels) */
     double *normal;     /* 3 nv: outward rest normal of boundary nodes */
     double *tet_f;      /* 12 per tet: the last evaluation's forces */
-    signed char *tlev;  /* nt: each tet's level as the frame's schedule found it, -1 for
-                           the tets with no active node */
-    int *dl, dn;        /* the tets with an active node (the schedule's), ascending */
+    signed char *tlev;  /* nt: each tet's level as the frame's schedule found it (of the
+                           tets in dl) */
+    int *dl, dn;        /* the tets with an active node, ascending (active_tets) */
+    unsigned char *tmark; /* nt: active_tets' marks, all 0 between calls */
     unsigned char *tool_hit;
     double *tool_f;     /* 3 nv: a tool node's internal impulse over its current step */
     double *tool_last;  /* 3 nv: its internal force over its last step, N */
@@ -162,6 +163,7 @@ struct tw_multires {
     int *srow_ptr, *srow_src, srow_n; /* their rows over pool nodes filled before them */
     double *srow_w, *srow_c;          /* the rows' weights; 6 per row: the constant x, v parts */
     int dirty;
+    int tets_stale; /* the active set changed since active_tets listed the levels' tets */
     int has_tool;
     int tool_touched; /* the tool held a node in the last frame */
     int margin_on;    /* def.tool_margin applies this frame: the tool moves or touches */
@@ -302,6 +304,7 @@ static tw_status level_build(tw_multires *m, int l)
     L->tet_f = tw_malloc(sizeof(double) * 12 * nt, "multires tet forces");
     L->tlev = tw_malloc(nt + 1, "multires tet levels");
     L->dl = tw_malloc(sizeof(int) * (nt + 1), "multires tet list");
+    L->tmark = tw_calloc(nt + 1, 1, "multires tet marks");
     L->tool_hit = tw_calloc(nv, 1, "multires tool contacts");
     L->tool_f = tw_calloc(3 * nv, sizeof(double), "multires tool impulses");
     L->tool_last = tw_calloc(3 * nv, sizeof(double), "multires tool forces");
@@ -313,7 +316,7 @@ static tw_status level_build(tw_multires *m, int l)
     L->loc = tw_calloc((size_t)m->L, sizeof(tw_transfer), "multires locations");
     if (!L->g || !L->vol || !L->mass || !L->h || !L->h_step || !L->dt_limit || !L->h_edge || !L->Kd || !L->x || !L->v || !L->f || !L->v_tick || !L->detail || !L->gamma || !L->state ||
         !L->pinned || !L->boundary || !L->dtl || !L->courant_level || !L->boost || !L->eff_level || !L->normal ||
-        !L->tet_f || !L->tlev || !L->dl || !L->tool_hit || !L->tool_f || !L->tool_last || !L->tool_held || !L->imp || !L->ilvl || !L->need || !L->inplan || !L->psrc || !L->loc)
+        !L->tet_f || !L->tlev || !L->dl || !L->tmark || !L->tool_hit || !L->tool_f || !L->tool_last || !L->tool_held || !L->imp || !L->ilvl || !L->need || !L->inplan || !L->psrc || !L->loc)
         return TW_ERR_NOMEM;
     memcpy(L->x, me->X, sizeof(double) * 3 * nv);
     memset(L->tlev, -1, nt);
@@ -450,6 +453,7 @@ static void level_free(mr_level *L, int levels)
     free(L->tet_f);
     free(L->tlev);
     free(L->dl);
+    free(L->tmark);
     free(L->tool_hit);
     free(L->tool_f);
     free(L->tool_last);
@@ -673,6 +677,7 @@ tw_multires *tw_multires_create(tw_hierarchy *h, const tw_multires_def *def)
     for (int i = 0; i < S->nv; i++)
         if (!S->m->unused || !S->m->unused[i])
             S->state[i] = TW_MR_ACTIVE;
+    m->tets_stale = 1;
     build_plan(m);
     return m;
 fail:
@@ -989,6 +994,29 @@ static void solve_cycles(tw_multires *m, const int *wl, int wn, unsigned char *c
     free(uid);
 }
 
+/* Each level's tets with an active node, ascending, into dl and dn: marked
+ * from the active nodes' tets, then collected by one pass over the marks
+ * (no sort). Only when the active set changed since the last call. */
+static void active_tets(tw_multires *m)
+{
+    if (!m->tets_stale)
+        return;
+    for (int l = 0; l < m->L; l++) {
+        mr_level *L = &m->lv[l];
+        for (int i = 0; i < L->nv; i++)
+            if (L->state[i] == TW_MR_ACTIVE)
+                for (int j = L->vt_ptr[i]; j < L->vt_ptr[i + 1]; j++)
+                    L->tmark[L->vt[j] >> 2] = 1;
+        L->dn = 0;
+        for (int e = 0; e < L->nt; e++)
+            if (L->tmark[e]) {
+                L->tmark[e] = 0;
+                L->dl[L->dn++] = e;
+            }
+    }
+    m->tets_stale = 0;
+}
+
 /* Each active node's step level from the stiffness it feels through the
  * interface: an interface node's forces go back to the active nodes it is
  * filled from, so a coarse node can carry a finer level's stiffer tets
@@ -1030,17 +1058,16 @@ static void effective_levels(tw_multires *m)
        simulation's fields, which the compiler would then reload at every term */
     const double lam = m->lam, mu = m->mu, lam2mu = m->lam + 2 * m->mu;
     const int green = m->def.strain == TW_MR_GREEN;
+    active_tets(m);
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
         const double *Xl = L->m->X, *xl = L->x, *swl = sw + L->node0;
         double *rsl = rs + 3 * (size_t)L->node0;
-        for (int e = 0; e < L->nt; e++) {
-            const int *t = L->m->tets + 4 * e;
+        for (int q = 0; q < L->dn; q++) {
+            const int e = L->dl[q], *t = L->m->tets + 4 * e;
             int active = 0;
             for (int p = 0; p < 4; p++)
                 active += L->state[t[p]] == TW_MR_ACTIVE;
-            if (!active)
-                continue;
             const double *g = L->g + 12 * e;
             /* the tangent stiffness at the current deformation bounded by the rest one
                times lambda_max(F^T F) (stretched tets stiffen) plus |S| / (lambda + 2 mu)
@@ -1891,6 +1918,7 @@ static long do_split(tw_multires *m, int l, int i, const double *tool_c)
             before += work_around(F, C->ch[k], seen2, &ns2);
     }
     C->state[i] = TW_MR_INTERFACE;
+    m->tets_stale = 1;
     /* the detail: i's state less the finer level's interpolation of it, each finer
        node of the tet holding i taken as level l interpolates it (as the children are) */
     const tw_transfer *Pi = &C->loc[l + 1];
@@ -1939,6 +1967,7 @@ static void undo_split(tw_multires *m, int l, int i)
     C->state[i] = TW_MR_ACTIVE;
     for (int k = C->ch_ptr[i]; k < C->ch_ptr[i + 1]; k++)
         F->state[C->ch[k]] = TW_MR_INTERFACE;
+    m->tets_stale = 1;
 }
 
 static int can_merge(const tw_multires *m, int l, int i)
@@ -1974,6 +2003,7 @@ static void do_merge(tw_multires *m, int l, int i)
     C->tool_hit[i] = 0;
     C->dtl[i] = (signed char)node_level_for_dt(m, C, i);
     m->dirty = 1;
+    m->tets_stale = 1;
 }
 
 tw_status tw_multires_split(tw_multires *m, int l, int i)
@@ -2238,25 +2268,14 @@ static tw_status build_schedule(tw_multires *m)
     int fill[MR_MAX_DT_LEVEL + 2], nb = 0, na = 0;
     memset(m->due_ptr, 0, sizeof(int) * ((size_t)M + 2));
     /* the tets around active nodes (the others have no level), in ascending order */
+    active_tets(m);
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
-        for (int q = 0; q < L->dn; q++)
-            L->tlev[L->dl[q]] = -1;
-        L->dn = 0;
-        for (int i = 0; i < L->nv; i++) {
-            if (L->state[i] != TW_MR_ACTIVE)
-                continue;
-            for (int j = L->vt_ptr[i]; j < L->vt_ptr[i + 1]; j++) {
-                const int e = L->vt[j] >> 2;
-                if (L->tlev[e] < 0) {
-                    L->tlev[e] = (signed char)tet_level(L, e);
-                    L->dl[L->dn++] = e;
-                }
-            }
+        for (int q = 0; q < L->dn; q++) {
+            const int k = tet_level(L, L->dl[q]);
+            L->tlev[L->dl[q]] = (signed char)k;
+            m->due_ptr[k + 1]++;
         }
-        qsort(L->dl, (size_t)L->dn, sizeof(int), cmp_int);
-        for (int q = 0; q < L->dn; q++)
-            m->due_ptr[L->tlev[L->dl[q]] + 1]++;
         nb += L->dn;
     }
     for (int k = 0; k <= M; k++)
