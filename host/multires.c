@@ -98,9 +98,10 @@ typedef struct mr_level {
                                needs (effective_levels) */
     double *normal;     /* 3 nv: outward rest normal of boundary nodes */
     double *tet_f;      /* 12 per tet: the last evaluation's forces */
-    signed char *tlev;  /* nt: each tet's level as the frame's schedule found it, -1 for
-                           the tets with no active node */
-    int *dl, dn;        /* the tets with an active node (the schedule's), ascending */
+    signed char *tlev;  /* nt: each tet's level as the frame's schedule found it (of the
+                           tets in dl) */
+    int *dl, dn;        /* the tets with an active node, ascending (active_tets) */
+    unsigned char *tmark; /* nt: active_tets' marks, all 0 between calls */
     unsigned char *tool_hit;
     double *tool_f;     /* 3 nv: a tool node's internal impulse over its current step */
     double *tool_last;  /* 3 nv: its internal force over its last step, N */
@@ -162,6 +163,7 @@ struct tw_multires {
     int *srow_ptr, *srow_src, srow_n; /* their rows over pool nodes filled before them */
     double *srow_w, *srow_c;          /* the rows' weights; 6 per row: the constant x, v parts */
     int dirty;
+    int tets_stale; /* the active set changed since active_tets listed the levels' tets */
     int has_tool;
     int tool_touched; /* the tool held a node in the last frame */
     int margin_on;    /* def.tool_margin applies this frame: the tool moves or touches */
@@ -302,6 +304,7 @@ static tw_status level_build(tw_multires *m, int l)
     L->tet_f = tw_malloc(sizeof(double) * 12 * nt, "multires tet forces");
     L->tlev = tw_malloc(nt + 1, "multires tet levels");
     L->dl = tw_malloc(sizeof(int) * (nt + 1), "multires tet list");
+    L->tmark = tw_calloc(nt + 1, 1, "multires tet marks");
     L->tool_hit = tw_calloc(nv, 1, "multires tool contacts");
     L->tool_f = tw_calloc(3 * nv, sizeof(double), "multires tool impulses");
     L->tool_last = tw_calloc(3 * nv, sizeof(double), "multires tool forces");
@@ -313,7 +316,7 @@ static tw_status level_build(tw_multires *m, int l)
     L->loc = tw_calloc((size_t)m->L, sizeof(tw_transfer), "multires locations");
     if (!L->g || !L->vol || !L->mass || !L->h || !L->h_step || !L->dt_limit || !L->h_edge || !L->Kd || !L->x || !L->v || !L->f || !L->v_tick || !L->detail || !L->gamma || !L->state ||
         !L->pinned || !L->boundary || !L->dtl || !L->courant_level || !L->boost || !L->eff_level || !L->normal ||
-        !L->tet_f || !L->tlev || !L->dl || !L->tool_hit || !L->tool_f || !L->tool_last || !L->tool_held || !L->imp || !L->ilvl || !L->need || !L->inplan || !L->psrc || !L->loc)
+        !L->tet_f || !L->tlev || !L->dl || !L->tmark || !L->tool_hit || !L->tool_f || !L->tool_last || !L->tool_held || !L->imp || !L->ilvl || !L->need || !L->inplan || !L->psrc || !L->loc)
         return TW_ERR_NOMEM;
     memcpy(L->x, me->X, sizeof(double) * 3 * nv);
     memset(L->tlev, -1, nt);
@@ -450,6 +453,7 @@ static void level_free(mr_level *L, int levels)
     free(L->tet_f);
     free(L->tlev);
     free(L->dl);
+    free(L->tmark);
     free(L->tool_hit);
     free(L->tool_f);
     free(L->tool_last);
@@ -673,6 +677,7 @@ tw_multires *tw_multires_create(tw_hierarchy *h, const tw_multires_def *def)
     for (int i = 0; i < S->nv; i++)
         if (!S->m->unused || !S->m->unused[i])
             S->state[i] = TW_MR_ACTIVE;
+    m->tets_stale = 1;
     build_plan(m);
     return m;
 fail:
@@ -989,6 +994,29 @@ static void solve_cycles(tw_multires *m, const int *wl, int wn, unsigned char *c
     free(uid);
 }
 
+/* Each level's tets with an active node, ascending, into dl and dn: marked
+ * from the active nodes' tets, then collected by one pass over the marks
+ * (no sort). Only when the active set changed since the last call. */
+static void active_tets(tw_multires *m)
+{
+    if (!m->tets_stale)
+        return;
+    for (int l = 0; l < m->L; l++) {
+        mr_level *L = &m->lv[l];
+        for (int i = 0; i < L->nv; i++)
+            if (L->state[i] == TW_MR_ACTIVE)
+                for (int j = L->vt_ptr[i]; j < L->vt_ptr[i + 1]; j++)
+                    L->tmark[L->vt[j] >> 2] = 1;
+        L->dn = 0;
+        for (int e = 0; e < L->nt; e++)
+            if (L->tmark[e]) {
+                L->tmark[e] = 0;
+                L->dl[L->dn++] = e;
+            }
+    }
+    m->tets_stale = 0;
+}
+
 /* Each active node's step level from the stiffness it feels through the
  * interface: an interface node's forces go back to the active nodes it is
  * filled from, so a coarse node can carry a finer level's stiffer tets
@@ -1026,57 +1054,88 @@ static void effective_levels(tw_multires *m)
         }
         sw[L->node0 + i] = s;
     }
+    /* lam, mu and the strain in locals: the stores into rs could alias the
+       simulation's fields, which the compiler would then reload at every term */
+    const double lam = m->lam, mu = m->mu, lam2mu = m->lam + 2 * m->mu;
+    const int green = m->def.strain == TW_MR_GREEN;
+    active_tets(m);
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
-        for (int e = 0; e < L->nt; e++) {
-            const int *t = L->m->tets + 4 * e;
+        const double *Xl = L->m->X, *xl = L->x, *swl = sw + L->node0;
+        double *rsl = rs + 3 * (size_t)L->node0;
+        for (int q = 0; q < L->dn; q++) {
+            const int e = L->dl[q], *t = L->m->tets + 4 * e;
             int active = 0;
             for (int p = 0; p < 4; p++)
                 active += L->state[t[p]] == TW_MR_ACTIVE;
-            if (!active)
-                continue;
             const double *g = L->g + 12 * e;
             /* the tangent stiffness at the current deformation bounded by the rest one
                times lambda_max(F^T F) (stretched tets stiffen) plus |S| / (lambda + 2 mu)
                (the stress's geometric part), both by their Gershgorin row sums: 1 at
                rest */
             double F[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, C[9], S[9];
+            TW_MR_UNROLL
             for (int p = 0; p < 4; p++)
+                TW_MR_UNROLL
                 for (int r = 0; r < 3; r++) {
-                    const double u = L->x[3 * t[p] + r] - L->m->X[3 * t[p] + r];
+                    const double u = xl[3 * t[p] + r] - Xl[3 * t[p] + r];
+                    TW_MR_UNROLL
                     for (int c = 0; c < 3; c++)
                         F[3 * r + c] += u * g[3 * p + c];
                 }
+            TW_MR_UNROLL
             for (int r = 0; r < 3; r++)
+                TW_MR_UNROLL
                 for (int c = 0; c < 3; c++) {
                     double v = 0;
+                    TW_MR_UNROLL
                     for (int q = 0; q < 3; q++)
                         v += F[3 * q + r] * F[3 * q + c];
                     C[3 * r + c] = v;
                 }
             const double trE = 0.5 * (C[0] + C[4] + C[8] - 3);
+            TW_MR_UNROLL
             for (int q = 0; q < 9; q++)
-                S[q] = m->mu * (C[q] - (q % 4 == 0)) + (q % 4 == 0 ? m->lam * trE : 0);
+                S[q] = mu * (C[q] - (q % 4 == 0)) + (q % 4 == 0 ? lam * trE : 0);
             double cmax = 0, smax = 0;
+            TW_MR_UNROLL
             for (int r = 0; r < 3; r++) {
                 cmax = fmax(cmax, fabs(C[3 * r]) + fabs(C[3 * r + 1]) + fabs(C[3 * r + 2]));
                 smax = fmax(smax, fabs(S[3 * r]) + fabs(S[3 * r + 1]) + fabs(S[3 * r + 2]));
             }
-            const double cf = m->def.strain == TW_MR_GREEN ? fmax(1, cmax + smax / (m->lam + 2 * m->mu)) : 1;
+            const double cf = green ? fmax(1, cmax + smax / lam2mu) : 1;
             const double V = L->vol[e] * active / 4 * cf;
+            double cw[4];
+            TW_MR_UNROLL
+            for (int b = 0; b < 4; b++)
+                cw[b] = swl[t[b]];
+            TW_MR_UNROLL
             for (int a = 0; a < 4; a++) {
-                double *row = rs + 3 * ((size_t)L->node0 + t[a]);
+                /* the row's sums in registers, in the same order (a tet's nodes are
+                   distinct: no other row of the tet is this one) */
+                double *row = rsl + 3 * (size_t)t[a];
+                double acc[3] = {row[0], row[1], row[2]};
+                const double *ga = g + 3 * a;
+                TW_MR_UNROLL
                 for (int b = 0; b < 4; b++) {
-                    const double cw = sw[L->node0 + t[b]];
-                    if (cw == 0)
+                    if (cw[b] == 0)
                         continue;
-                    const double *ga = g + 3 * a, *gb = g + 3 * b;
+                    const double *gb = g + 3 * b;
                     const double dot = ga[0] * gb[0] + ga[1] * gb[1] + ga[2] * gb[2];
+                    TW_MR_UNROLL
                     for (int r = 0; r < 3; r++)
-                        for (int c = 0; c < 3; c++)
-                            row[r] += cw * fabs(V * (m->lam * ga[r] * gb[c] + m->mu * ga[c] * gb[r] +
-                                                     (r == c ? m->mu * dot : 0)));
+                        TW_MR_UNROLL
+                        for (int c = 0; c < 3; c++) {
+                            /* off the diagonal the + 0 of the diagonal's term is left out:
+                               it can only turn -0 into +0, which the fabs does too */
+                            const double k = r == c ? lam * ga[r] * gb[c] + mu * ga[c] * gb[r] + mu * dot
+                                                    : lam * ga[r] * gb[c] + mu * ga[c] * gb[r];
+                            acc[r] += cw[b] * fabs(V * k);
+                        }
                 }
+                row[0] = acc[0];
+                row[1] = acc[1];
+                row[2] = acc[2];
             }
         }
     }
@@ -1482,28 +1541,175 @@ static inline __attribute__((always_inline)) void kick_packed(const mr_kick *res
     }
 }
 
-/* The kicks of packed tets b0 .. b1 - 1, in order (the order the impulses
- * sum in is part of the result). */
-static void kick_range(const tw_multires *m, int b0, int b1)
+#if defined(__GNUC__)
+#define TW_MR_PAIRS 1
+/* Two doubles that the arithmetic operators act on lane by lane (SSE2's
+ * packed doubles on x86-64): each lane rounds as the scalar operation
+ * does, so two tets evaluated side by side give kick_packed's values bit
+ * for bit, in about half the arithmetic instructions (the kernel is bound
+ * by them, not by its loads). */
+typedef double mr_v2 __attribute__((vector_size(16)));
+
+/* kick_packed on tets k0 and k1 at once, lane 0 and lane 1: the same
+ * operations in the same order per lane; then k0's impulses are added,
+ * then k1's, as two kick_packed calls would. k1 reads no impulse, so
+ * evaluating it before k0's impulses are added changes nothing. */
+static inline __attribute__((always_inline)) void kick_pair(const mr_kick *restrict k0, const mr_kick *restrict k1,
+                                                            const double *restrict x, const double *restrict X,
+                                                            const double *restrict vel, double *restrict impulse,
+                                                            double lam, double mu2, double phi, double psi2, int green,
+                                                            int damped)
+{
+    mr_v2 F[9], Fd[9];
+    TW_MR_UNROLL
+    for (int q = 0; q < 9; q++) {
+        F[q] = (mr_v2){q % 4 == 0 ? 1.0 : 0.0, q % 4 == 0 ? 1.0 : 0.0};
+        Fd[q] = (mr_v2){0, 0};
+    }
+    TW_MR_UNROLL
+    for (int p = 0; p < 4; p++) {
+        const size_t i0 = 3 * (size_t)k0->n[p], i1 = 3 * (size_t)k1->n[p];
+        const mr_v2 g0 = {k0->g[3 * p], k1->g[3 * p]}, g1 = {k0->g[3 * p + 1], k1->g[3 * p + 1]},
+                    g2 = {k0->g[3 * p + 2], k1->g[3 * p + 2]};
+        TW_MR_UNROLL
+        for (int r = 0; r < 3; r++) {
+            const mr_v2 xr = {x[i0 + r], x[i1 + r]}, Xr = {X[i0 + r], X[i1 + r]};
+            const mr_v2 u = xr - Xr;
+            F[3 * r] += u * g0;
+            F[3 * r + 1] += u * g1;
+            F[3 * r + 2] += u * g2;
+        }
+        if (damped) {
+            TW_MR_UNROLL
+            for (int r = 0; r < 3; r++) {
+                const mr_v2 v = {vel[i0 + r], vel[i1 + r]};
+                Fd[3 * r] += v * g0;
+                Fd[3 * r + 1] += v * g1;
+                Fd[3 * r + 2] += v * g2;
+            }
+        }
+    }
+    mr_v2 E[9], N[9], S[9], P[9];
+    TW_MR_UNROLL
+    for (int q = 0; q < 9; q++)
+        N[q] = (mr_v2){0, 0};
+    TW_MR_UNROLL
+    for (int r = 0; r < 3; r++)
+        TW_MR_UNROLL
+        for (int c = r; c < 3; c++) {
+            const mr_v2 one = {r == c ? 1.0 : 0.0, r == c ? 1.0 : 0.0}, half = {0.5, 0.5};
+            if (green) {
+                mr_v2 s = {0, 0};
+                TW_MR_UNROLL
+                for (int q = 0; q < 3; q++)
+                    s += F[3 * q + r] * F[3 * q + c];
+                E[3 * r + c] = E[3 * c + r] = half * (s - one);
+            } else {
+                E[3 * r + c] = E[3 * c + r] = half * (F[3 * r + c] + F[3 * c + r]) - one;
+            }
+            if (damped) {
+                if (green) {
+                    mr_v2 sd = {0, 0};
+                    TW_MR_UNROLL
+                    for (int q = 0; q < 3; q++)
+                        sd += Fd[3 * q + r] * F[3 * q + c] + F[3 * q + r] * Fd[3 * q + c];
+                    N[3 * r + c] = N[3 * c + r] = half * sd;
+                } else {
+                    N[3 * r + c] = N[3 * c + r] = half * (Fd[3 * r + c] + Fd[3 * c + r]);
+                }
+            }
+        }
+    const mr_v2 lamv = {lam, lam}, mu2v = {mu2, mu2}, phiv = {phi, phi}, psi2v = {psi2, psi2};
+    const mr_v2 trE = E[0] + E[4] + E[8];
+    if (damped) {
+        const mr_v2 trN = N[0] + N[4] + N[8];
+        TW_MR_UNROLL
+        for (int q = 0; q < 9; q++)
+            S[q] = mu2v * E[q] + psi2v * N[q];
+        TW_MR_UNROLL
+        for (int d = 0; d < 3; d++)
+            S[4 * d] += lamv * trE + phiv * trN;
+    } else {
+        TW_MR_UNROLL
+        for (int q = 0; q < 9; q++)
+            S[q] = mu2v * E[q];
+        TW_MR_UNROLL
+        for (int d = 0; d < 3; d++)
+            S[4 * d] += lamv * trE;
+    }
+    if (green) {
+        TW_MR_UNROLL
+        for (int r = 0; r < 3; r++)
+            TW_MR_UNROLL
+            for (int c = 0; c < 3; c++)
+                P[3 * r + c] = F[3 * r] * S[c] + F[3 * r + 1] * S[3 + c] + F[3 * r + 2] * S[6 + c];
+    } else {
+        TW_MR_UNROLL
+        for (int q = 0; q < 9; q++)
+            P[q] = S[q];
+    }
+    const mr_v2 V = {k0->vol, k1->vol}, scale = {k0->scale, k1->scale};
+    mr_v2 out[12];
+    TW_MR_UNROLL
+    for (int p = 0; p < 4; p++) {
+        const mr_v2 g0 = {k0->g[3 * p], k1->g[3 * p]}, g1 = {k0->g[3 * p + 1], k1->g[3 * p + 1]},
+                    g2 = {k0->g[3 * p + 2], k1->g[3 * p + 2]};
+        TW_MR_UNROLL
+        for (int r = 0; r < 3; r++) {
+            const mr_v2 f = -V * (P[3 * r] * g0 + P[3 * r + 1] * g1 + P[3 * r + 2] * g2);
+            out[3 * p + r] = scale * f;
+        }
+    }
+    TW_MR_UNROLL
+    for (int p = 0; p < 4; p++) {
+        double *imp = impulse + 3 * (size_t)k0->n[p];
+        TW_MR_UNROLL
+        for (int r = 0; r < 3; r++)
+            imp[r] += out[3 * p + r][0];
+    }
+    TW_MR_UNROLL
+    for (int p = 0; p < 4; p++) {
+        double *imp = impulse + 3 * (size_t)k1->n[p];
+        TW_MR_UNROLL
+        for (int r = 0; r < 3; r++)
+            imp[r] += out[3 * p + r][1];
+    }
+}
+#else
+#define TW_MR_PAIRS 0
+#endif
+
+/* The kicks of packed tets b0 .. b1 - 1 in one of the four variants, two at
+ * a time where the compiler has vector types, in order (the order the
+ * impulses sum in is part of the result). */
+static inline __attribute__((always_inline)) void kick_variant(const tw_multires *m, int b0, int b1, int green,
+                                                               int damped)
 {
     const double lam = m->lam, mu2 = 2 * m->mu, phi = m->def.damping_phi, psi2 = 2 * m->def.damping_psi;
-    const int damped = m->def.damping_phi != 0 || m->def.damping_psi != 0;
-    const int green = m->def.strain == TW_MR_GREEN;
     const mr_kick *k = m->kick;
     const double *x = m->xs, *X = m->Xs, *v = m->vs;
     double *imp = m->imps;
+    int b = b0;
+#if TW_MR_PAIRS
+    for (; b + 1 < b1; b += 2)
+        kick_pair(k + b, k + b + 1, x, X, v, imp, lam, mu2, phi, psi2, green, damped);
+#endif
+    for (; b < b1; b++)
+        kick_packed(k + b, x, X, v, imp, lam, mu2, phi, psi2, green, damped);
+}
+
+static void kick_range(const tw_multires *m, int b0, int b1)
+{
+    const int damped = m->def.damping_phi != 0 || m->def.damping_psi != 0;
+    const int green = m->def.strain == TW_MR_GREEN;
     if (green && !damped)
-        for (int b = b0; b < b1; b++)
-            kick_packed(k + b, x, X, v, imp, lam, mu2, phi, psi2, 1, 0);
+        kick_variant(m, b0, b1, 1, 0);
     else if (green)
-        for (int b = b0; b < b1; b++)
-            kick_packed(k + b, x, X, v, imp, lam, mu2, phi, psi2, 1, 1);
+        kick_variant(m, b0, b1, 1, 1);
     else if (!damped)
-        for (int b = b0; b < b1; b++)
-            kick_packed(k + b, x, X, v, imp, lam, mu2, phi, psi2, 0, 0);
+        kick_variant(m, b0, b1, 0, 0);
     else
-        for (int b = b0; b < b1; b++)
-            kick_packed(k + b, x, X, v, imp, lam, mu2, phi, psi2, 0, 1);
+        kick_variant(m, b0, b1, 0, 1);
 }
 
 /* ---- work: a tet costs 2^(largest dt level of its active nodes) evaluations a frame */
@@ -1712,6 +1918,7 @@ static long do_split(tw_multires *m, int l, int i, const double *tool_c)
             before += work_around(F, C->ch[k], seen2, &ns2);
     }
     C->state[i] = TW_MR_INTERFACE;
+    m->tets_stale = 1;
     /* the detail: i's state less the finer level's interpolation of it, each finer
        node of the tet holding i taken as level l interpolates it (as the children are) */
     const tw_transfer *Pi = &C->loc[l + 1];
@@ -1760,6 +1967,7 @@ static void undo_split(tw_multires *m, int l, int i)
     C->state[i] = TW_MR_ACTIVE;
     for (int k = C->ch_ptr[i]; k < C->ch_ptr[i + 1]; k++)
         F->state[C->ch[k]] = TW_MR_INTERFACE;
+    m->tets_stale = 1;
 }
 
 static int can_merge(const tw_multires *m, int l, int i)
@@ -1795,6 +2003,7 @@ static void do_merge(tw_multires *m, int l, int i)
     C->tool_hit[i] = 0;
     C->dtl[i] = (signed char)node_level_for_dt(m, C, i);
     m->dirty = 1;
+    m->tets_stale = 1;
 }
 
 tw_status tw_multires_split(tw_multires *m, int l, int i)
@@ -2059,25 +2268,14 @@ static tw_status build_schedule(tw_multires *m)
     int fill[MR_MAX_DT_LEVEL + 2], nb = 0, na = 0;
     memset(m->due_ptr, 0, sizeof(int) * ((size_t)M + 2));
     /* the tets around active nodes (the others have no level), in ascending order */
+    active_tets(m);
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
-        for (int q = 0; q < L->dn; q++)
-            L->tlev[L->dl[q]] = -1;
-        L->dn = 0;
-        for (int i = 0; i < L->nv; i++) {
-            if (L->state[i] != TW_MR_ACTIVE)
-                continue;
-            for (int j = L->vt_ptr[i]; j < L->vt_ptr[i + 1]; j++) {
-                const int e = L->vt[j] >> 2;
-                if (L->tlev[e] < 0) {
-                    L->tlev[e] = (signed char)tet_level(L, e);
-                    L->dl[L->dn++] = e;
-                }
-            }
+        for (int q = 0; q < L->dn; q++) {
+            const int k = tet_level(L, L->dl[q]);
+            L->tlev[L->dl[q]] = (signed char)k;
+            m->due_ptr[k + 1]++;
         }
-        qsort(L->dl, (size_t)L->dn, sizeof(int), cmp_int);
-        for (int q = 0; q < L->dn; q++)
-            m->due_ptr[L->tlev[L->dl[q]] + 1]++;
         nb += L->dn;
     }
     for (int k = 0; k <= M; k++)
@@ -2372,6 +2570,10 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
     /* per-tet kicks, a drift of every node by the finest step (the file's top);
        with one step for all this is symplectic Euler */
     const double ds = T / N;
+    /* the same products each substep: once */
+    const double gds[3] = {ds * m->def.gravity[0], ds * m->def.gravity[1], ds * m->def.gravity[2]};
+    const int semi = m->def.semi_implicit;
+    const double speed_change = m->def.speed_change;
     for (int s = 0; s < N; s++) {
         double tf[3] = {0, 0, 0};
         int held = 0;
@@ -2386,66 +2588,77 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
         st.work += m->due_ptr[M + 1] - m->due_ptr[kmin];
         scatter_sub(m, kmin);
         /* per active node (each reads and writes its own values only): the kick,
-           gravity, the node's own step's end (filter, speed change), the drift */
+           gravity, the node's own step's end (filter, speed change), the drift. The
+           level's arrays are in locals: the stores into the byte flags below may alias
+           anything, which would reload them at every node */
         for (int l = 0; l < m->L; l++) {
             mr_level *L = &m->lv[l];
-            for (int q = m->act_ptr[l]; q < m->act_ptr[l + 1]; q++) {
-                const int i = m->act[q];
-                double *g = L->imp + 3 * i;
+            double *const Lx = L->x, *const Lv = L->v, *const Lf = L->f, *const Limp = L->imp;
+            double *const Ltool_f = L->tool_f, *const Ltool_last = L->tool_last, *const Lv_tick = L->v_tick;
+            const double *const Lmass = L->mass;
+            const unsigned char *const Lpinned = L->pinned, *const Lhit = L->tool_hit;
+            const signed char *const Ldtl = L->dtl;
+            const int *const act = m->act;
+            const int q1 = m->act_ptr[l + 1];
+            for (int q = m->act_ptr[l]; q < q1; q++) {
+                const int i = act[q];
+                const int pinned = Lpinned[i], hit = Lhit[i];
+                double *g = Limp + 3 * i;
                 if (g[0] != 0 || g[1] != 0 || g[2] != 0) {
                     for (int d = 0; d < 3; d++) {
-                        L->f[3 * i + d] += g[d] / T;
-                        if (L->tool_hit[i])
-                            L->tool_f[3 * i + d] += g[d];
-                        if (!L->pinned[i])
-                            L->v[3 * i + d] += g[d] / L->mass[i];
+                        Lf[3 * i + d] += g[d] / T;
+                        if (hit)
+                            Ltool_f[3 * i + d] += g[d];
+                        if (!pinned)
+                            Lv[3 * i + d] += g[d] / Lmass[i];
                     }
                     g[0] = g[1] = g[2] = 0;
                 }
-                double *x = L->x + 3 * i, *v = L->v + 3 * i;
-                if (L->pinned[i]) {
+                double *x = Lx + 3 * i, *v = Lv + 3 * i;
+                if (pinned) {
                     memset(v, 0, 3 * sizeof *v);
                     continue;
                 }
                 for (int d = 0; d < 3; d++)
-                    v[d] += ds * m->def.gravity[d];
-                const int span = 1 << (Ms - L->dtl[i]); /* a power of 2: a mask, not a division */
+                    v[d] += gds[d];
+                const int dtl = Ldtl[i];
+                const int span = 1 << (Ms - dtl); /* a power of 2: a mask, not a division */
                 if (((s + 1) & (span - 1)) == 0) {
                     /* the end of the node's own step */
-                    const double dt = T / (1 << L->dtl[i]);
-                    if (L->tool_hit[i]) {
+                    const double dt = T / (1 << dtl);
+                    if (hit) {
                         for (int d = 0; d < 3; d++) {
-                            L->tool_last[3 * i + d] = L->tool_f[3 * i + d] / dt;
-                            L->tool_f[3 * i + d] = 0;
+                            Ltool_last[3 * i + d] = Ltool_f[3 * i + d] / dt;
+                            Ltool_f[3 * i + d] = 0;
                         }
                         L->tool_held[i] = L->tool_held[i] & 1 ? 2 : 0;
                     }
-                    if (m->def.semi_implicit) {
+                    if (semi) {
                         double A[9], Ai[9];
                         for (int k = 0; k < 9; k++)
-                            A[k] = (k % 4 == 0) + dt * dt / L->mass[i] * L->Kd[9 * i + k];
+                            A[k] = (k % 4 == 0) + dt * dt / Lmass[i] * L->Kd[9 * i + k];
                         m3_inverse(A, Ai);
                         const double w[3] = {v[0], v[1], v[2]};
                         for (int r = 0; r < 3; r++)
                             v[r] = Ai[3 * r] * w[0] + Ai[3 * r + 1] * w[1] + Ai[3 * r + 2] * w[2];
                     }
-                    if (m->def.speed_change > 0) {
+                    if (speed_change > 0) {
                         double dv2 = 0;
                         for (int d = 0; d < 3; d++) {
-                            const double q = v[d] - L->v_tick[3 * i + d];
+                            const double q = v[d] - Lv_tick[3 * i + d];
                             dv2 += q * q;
-                            L->v_tick[3 * i + d] = v[d];
+                            Lv_tick[3 * i + d] = v[d];
                         }
-                        const double moved = sqrt(dv2) * dt, lim = m->def.speed_change * L->h[i];
-                        if (moved > lim && L->dtl[i] + 1 > L->boost[i])
-                            L->boost[i] = (signed char)(L->dtl[i] + 1 > M ? M : L->dtl[i] + 1);
+                        const double moved = sqrt(dv2) * dt, lim = speed_change * L->h[i];
+                        if (moved > lim && dtl + 1 > L->boost[i])
+                            L->boost[i] = (signed char)(dtl + 1 > M ? M : dtl + 1);
                         else if (moved < lim / 4 && L->boost[i] > 0 && s + 1 == N)
                             L->boost[i]--; /* calm at the frame's end: relax one level */
                     }
                 }
                 for (int d = 0; d < 3; d++)
                     x[d] += ds * v[d];
-                if (L->tool_hit[i]) {
+                if (hit) {
                     /* a one-sided constraint: out of the sphere as it stands at the substep's
                        end, moved along the inward normal (the surface gets out of the tool's
                        way), and not moving towards the tool faster than it moves; where it
@@ -2459,7 +2672,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                     }
                     const double *n = L->normal + 3 * i;
                     const double sx = tool_push(m, L, i, c);
-                    const double *fi = L->tool_last + 3 * i;
+                    const double *fi = Ltool_last + 3 * i;
                     if (sx > 0) {
                         const double un = (v[0] - vs[0]) * n[0] + (v[1] - vs[1]) * n[1] + (v[2] - vs[2]) * n[2];
                         for (int d = 0; d < 3; d++) {
