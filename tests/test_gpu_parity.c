@@ -897,7 +897,14 @@ static int bicgstab_parity(tw_method method, int newton, int steps)
     CHECK_OK(tw_world_step(w[1], &sg));
     printf("step 1: iterations cpu %d gpu %d, residual cpu %.3g gpu %.3g, linearisations cpu %d gpu %d\n",
            sc.cg_iterations, sg.cg_iterations, sc.residual, sg.residual, sc.newton_iterations, sg.newton_iterations);
-    CHECK(sg.cg_iterations > 0 && abs(sg.cg_iterations - sc.cg_iterations) <= 2 + sc.cg_iterations / 10);
+    /* Without Newton the counts agree to rounding. With it, the count is
+     * the sum over the linearisations of a solve whose iterate rounding
+     * steers: the CPU's float and double builds take 237 and 104 here, so
+     * only a factor is asked. */
+    if (newton)
+        CHECK(sg.cg_iterations > 0 && sg.cg_iterations <= 3 * sc.cg_iterations + 10);
+    else
+        CHECK(sg.cg_iterations > 0 && abs(sg.cg_iterations - sc.cg_iterations) <= 2 + sc.cg_iterations / 10);
     CHECK(sg.residual <= dg.cg_tolerance);
     CHECK(position_error(w[0], w[1], BAR_LENGTH, 1e-4, "after 1 step") <= 1e-4);
     if (step_all(w, 2, steps - 1)) return 1;
