@@ -31,3 +31,9 @@ bunny_levels() {
 # shellcheck disable=SC2034
 BUNNY_SCENE="--E 5e3 --nu 0.3 --rho 1060 --gravity 0,0,0 --fix z<0.003 --tool 0.0049,-0.009,0.1147,0.015
         --tool-move 0,0,-0.016,0.1 --probe-at 0.0049,-0.009,0.0987 --frame-dt 0.01 --frames 30"
+
+# the liver's tool as it is (bench/debunne_liver_scene.sh): an 8 mm sphere
+# 1 mm above the same point, 9 mm down over 0.1 s (8 mm in) and back
+# shellcheck disable=SC2034
+BUNNY_SCENE_TOOL8="--E 5e3 --nu 0.3 --rho 1060 --gravity 0,0,0 --fix z<0.003 --tool 0.0049,-0.009,0.1067,0.008
+        --tool-move 0,0,-0.009,0.1 --probe-at 0.0049,-0.009,0.0987 --frame-dt 0.01 --frames 30"
