@@ -435,7 +435,7 @@ static tw_status newmark_step(tw_world *w, double h, tw_step_stats *st)
 }
 
 #ifdef TW_HAVE_CUDA
-static int work_done(const tw_world *w);
+static int work_done(const tw_world *w, int hanging_drive);
 static double energy_scale(const tw_world *w, double k, double e, double m);
 static void energy_run_start(tw_world *w, double e0, double scale);
 static tw_status energy_verdict(tw_world *w, double e0, double scale, double e1, double scale1, tw_step_stats *st);
@@ -540,8 +540,8 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
      * step's end energy still holds as this one's start while no setter
      * touched the state (host_dirty) and the method is the same: the
      * device's state is not read here for state_key. */
-    int no_work = !work_done(w);
-    in.energy_projection = w->def.method == TW_WARP_VERTEX && w->def.integrator == TW_BDF2 && no_work;
+    int no_work = !work_done(w, 0);
+    in.energy_projection = w->def.method == TW_WARP_VERTEX && w->def.integrator == TW_BDF2 && !work_done(w, 1);
     in.energy_check = no_work && w->def.energy_check;
     int cached = in.energy_check && w->energy_step == w->step && !w->host_dirty &&
                  w->energy_key == (double)w->def.method;
@@ -689,12 +689,19 @@ static int bdf2_energy_projection(tw_world *w, double excess)
 
 /* Does anything do work on the body this step: a point force, the spring, a
  * kinematic (driven) vertex, a moving collider? Gravity is in the energy,
- * Rayleigh damping and static colliders take energy out. */
-static int work_done(const tw_world *w)
+ * Rayleigh damping and static colliders take energy out. A hanging vertex
+ * (hanging.c) is kinematic only to the world's constraint flags: it follows
+ * its constrainers and drives nothing, so for the energy check a graded
+ * mesh's hanging vertices do no work (hanging_drive 0); warp-vertex's BDF2
+ * energy projection keeps counting them as driven (hanging_drive 1), as it
+ * always has, and stays off on graded meshes. */
+static int work_done(const tw_world *w, int hanging_drive)
 {
     if (w->spring_vertex >= 0 || tw_colliders_moving(w)) return 1;
-    for (int i = 0; i < w->fem.n; i++)
-        if (w->cons[i] == TW_KINEMATIC) return 1;
+    int kinematic = 0, hanging = 0;
+    for (int i = 0; i < w->fem.n; i++) kinematic += w->cons[i] == TW_KINEMATIC;
+    for (int k = 0; k < w->nhang && !hanging_drive; k++) hanging += w->cons[w->hang_vertex[k]] == TW_KINEMATIC;
+    if (kinematic > hanging) return 1;
     for (size_t i = 0; i < 3 * (size_t)w->fem.n; i++)
         if (w->fext[i] != 0) return 1;
     return 0;
@@ -796,9 +803,9 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
     /* warp-vertex under BDF2 takes its energy projection whether or not the
      * energy check reports (the check is a diagnostic; the projection is
      * part of the step) */
-    int no_work = !work_done(w);
-    int project = no_work && w->def.method == TW_WARP_VERTEX && w->def.integrator == TW_BDF2;
-    int check_energy = no_work && (w->def.energy_check || project);
+    int no_work = !work_done(w, 0);
+    int project = !work_done(w, 1) && w->def.method == TW_WARP_VERTEX && w->def.integrator == TW_BDF2;
+    int check_energy = (no_work && w->def.energy_check) || project;
     int history = w->has_history, has_acc = w->has_acc;
     if (check_energy) {
         if (w->energy_step == w->step && w->energy_key == state_key(w)) e0 = w->energy_last;

@@ -620,3 +620,40 @@ TW_TEST(pattern_builder_failure_falls_back_to_cpu)
     tw_mesh_destroy(m);
     return 0;
 }
+
+/* green's crushed elements (tw_stvk_floor, hd/element.h): an inverted F
+ * (one stretch -0.5) is taken at that stretch raised to 1/sqrt(3), so the
+ * stress along it is compressive and pushes the element back out (plain
+ * StVK's is tensile there: it pushes on towards the mirror image); F with
+ * every stretch above it comes back unchanged; and the continued energy
+ * matches StVK's to first order just below the floor. */
+TW_TEST(green_floor_pushes_inverted_element_back)
+{
+    tw_real lam = 1e5, mu = 1e5, c = TW_STVK_SIGMA_MIN;
+    tw_m3 inv = tw_m3_identity(), Fc;
+    inv.m[8] = -0.5;
+    tw_m3 S = tw_green_S(inv, &Fc, lam, mu, NULL), P = tw_m3_mul(Fc, S), Sp = tw_stvk_S(inv, lam, mu, NULL);
+    tw_m3 Pp = tw_m3_mul(inv, Sp);
+    printf("inverted: Fc_zz %.4f, P_zz %.4g (plain StVK's P_zz %.4g)\n", (double)Fc.m[8], (double)P.m[8],
+           (double)Pp.m[8]);
+    CHECK(fabs(Fc.m[8] - c) <= 1e-5);
+    CHECK(P.m[8] < 0);  /* compressive at the raised stretch: pushes z back out of the inversion */
+    CHECK(Pp.m[8] > 0); /* StVK itself would pull it further through */
+    tw_m3 mild = tw_m3_identity();
+    mild.m[0] = 0.7;
+    mild.m[1] = 0.2; /* a shear on a compression, every stretch above the floor */
+    CHECK(tw_stvk_floor(mild, &Fc) == 0);
+    CHECK(memcmp(&Fc, &mild, sizeof Fc) == 0);
+    tw_m3 below = tw_m3_identity(), above = tw_m3_identity();
+    below.m[8] = c - (tw_real)1e-3;
+    above.m[8] = c;
+    tw_real e_below = 0, e_at = 0;
+    tw_green_S(below, &Fc, lam, mu, &e_below);
+    tw_stvk_S(above, lam, mu, &e_at);
+    tw_m3 Sa = tw_stvk_S(above, lam, mu, NULL);
+    double slope = (double)(tw_m3_mul(above, Sa).m[8]); /* d psi / d F_zz at the floor */
+    double predicted = e_at - 1e-3 * slope;
+    printf("just below the floor: continued psi %.6g, first-order %.6g\n", (double)e_below, predicted);
+    CHECK(fabs(e_below - predicted) <= 1e-6 * fabs(e_at) + (sizeof(tw_real) == 8 ? 1e-9 : 1e-2));
+    return 0;
+}

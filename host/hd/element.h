@@ -107,6 +107,71 @@ TW_HD tw_m3 tw_stvk_S(tw_m3 F, tw_real lam, tw_real mu, tw_real *energy_density)
     return S;
 }
 
+/* StVK under compression (green): along a principal stretch s its stress
+ * s (s^2 - 1) (lambda + 2 mu) / 2 (uniaxial) resists most at s = 1/sqrt(3),
+ * falls to zero as the element flattens and, once it is inverted, pushes it
+ * on towards the mirror image of its rest shape, whose energy is zero: a tet
+ * crushed past that point (a thin spike a body lands on, or an element of
+ * a hard impact) stays inverted and drags its neighbours after it, and the
+ * run blows up. As Irving, Teran and Fedkiw (Invertible finite elements for
+ * robust simulation of large deformation, SCA 2004), green evaluates its
+ * stress and tangent at F with the singular values below TW_STVK_SIGMA_MIN
+ * (an inverted element's negative one among them) raised to it
+ * (tw_stvk_floor), and the energy is continued to first order from there,
+ * psi(Fc) + P(Fc) : (F - Fc) (tw_stvk_floor_energy): the stress stays the
+ * largest StVK gives, so an inverted element is pushed back out. At
+ * 1/sqrt(3) the uniaxial stress's slope is zero, so the continued stress is
+ * continuous with a continuous slope there. Elements whose stretches all
+ * stay above it (any moderate deformation) take the plain StVK arithmetic,
+ * bit for bit. */
+#define TW_STVK_SIGMA_MIN ((tw_real)0.57735026918962576)
+
+/* F, or F with its singular values below TW_STVK_SIGMA_MIN raised to it
+ * (an inverted element's negative one included); returns 1 when it raised
+ * any. Gershgorin's bound on F^T F and det F > 0 settle most elements
+ * without the SVD. */
+TW_HD int tw_stvk_floor(tw_m3 F, tw_m3 *Fc)
+{
+    const tw_real c = TW_STVK_SIGMA_MIN;
+    *Fc = F;
+    tw_m3 C = tw_m3_mul_at(F, F);
+    tw_real lb = C.m[0] - TW_FABS(C.m[1]) - TW_FABS(C.m[2]);
+    tw_real l1 = C.m[4] - TW_FABS(C.m[3]) - TW_FABS(C.m[5]), l2 = C.m[8] - TW_FABS(C.m[6]) - TW_FABS(C.m[7]);
+    lb = l1 < lb ? l1 : lb;
+    lb = l2 < lb ? l2 : lb;
+    if (lb >= c * c && tw_m3_det(F) > 0) return 0;
+    tw_m3 U, V;
+    tw_real s[3];
+    tw_svd3_rv(F, &U, s, &V);
+    if (s[2] >= c) return 0; /* s[0] >= s[1] >= |s[2]|: s[2] is the smallest, signed */
+    for (int k = 0; k < 3; k++) {
+        tw_real sk = s[k] >= c ? s[k] : c;
+        for (int r = 0; r < 3; r++) U.m[3 * r + k] *= sk;
+    }
+    *Fc = tw_m3_mul_bt(U, V);
+    return 1;
+}
+
+/* The continued energy density's first-order term P(Fc) : (F - Fc), P = Fc S
+ * (S the StVK stress of Fc), added to psi(Fc) where tw_stvk_floor raised F. */
+TW_HD tw_real tw_stvk_floor_energy(tw_m3 F, tw_m3 Fc, tw_m3 S)
+{
+    tw_m3 P = tw_m3_mul(Fc, S), D = tw_m3_sub(F, Fc);
+    tw_real e = 0;
+    for (int k = 0; k < 9; k++) e += P.m[k] * D.m[k];
+    return e;
+}
+
+/* green's stress S at Fc (tw_stvk_floor of F; returns it in *Fc) and, with
+ * energy_density, the continued energy density at F. */
+TW_HD tw_m3 tw_green_S(tw_m3 F, tw_m3 *Fc, tw_real lam, tw_real mu, tw_real *energy_density)
+{
+    int raised = tw_stvk_floor(F, Fc);
+    tw_m3 S = tw_stvk_S(*Fc, lam, mu, energy_density);
+    if (raised && energy_density) *energy_density += tw_stvk_floor_energy(F, *Fc, S);
+    return S;
+}
+
 /* Corotated first Piola-Kirchhoff stress R P_c and energy density, given R. */
 TW_HD tw_m3 tw_corot_P(tw_m3 F, tw_m3 R, tw_real lam, tw_real mu, tw_real *energy_density)
 {

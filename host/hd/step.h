@@ -77,8 +77,9 @@ TW_HD void tw_rotation_warp_edge(const tw_step_view *s, const tw_real *x, int i)
 }
 
 /* corot-element, hybrid: R_e = polar(F_e) into R and the rotated gradients
- * for the system matrix into S (tw_corot_pack); green: F_e into R and the
- * tangent's per-element terms into S (tw_green_pack). */
+ * for the system matrix into S (tw_corot_pack); green: F_e (raised where
+ * crushed: tw_stvk_floor) into R and the tangent's per-element terms into S
+ * (tw_green_pack). */
 TW_HD void tw_rotation_element(const tw_step_view *s, const tw_real *x, int e, int green)
 {
     tw_v3 xs[4];
@@ -90,9 +91,9 @@ TW_HD void tw_rotation_element(const tw_step_view *s, const tw_real *x, int e, i
         tw_m3_store(s->R + 9 * (size_t)e, R);
         tw_corot_pack(s->S + TW_COROT_PACK * (size_t)e, R, g, s->vol[e], s->lam[e], s->mu[e]);
     } else {
-        tw_m3_store(s->R + 9 * (size_t)e, F);
-        tw_green_pack(s->S + TW_GREEN_PACK * (size_t)e, F, tw_m3_mul_bt(F, F), tw_stvk_S(F, s->lam[e], s->mu[e], NULL),
-                      g, s->vol[e], s->lam[e], s->mu[e]);
+        tw_m3 Fc, S = tw_green_S(F, &Fc, s->lam[e], s->mu[e], NULL); /* Fc: F unless crushed (element.h) */
+        tw_m3_store(s->R + 9 * (size_t)e, Fc);
+        tw_green_pack(s->S + TW_GREEN_PACK * (size_t)e, Fc, tw_m3_mul_bt(Fc, Fc), S, g, s->vol[e], s->lam[e], s->mu[e]);
     }
 }
 
@@ -162,7 +163,8 @@ TW_HD tw_real tw_element_energy_density(const tw_step_view *s, const tw_real *x,
     tw_element_displacements(s, x, e, xs);
     tw_m3 F = tw_elem_deformation(xs, s->g + 12 * (size_t)e);
     tw_real psi = 0;
-    if (m == TW_GREEN) tw_stvk_S(F, s->lam[e], s->mu[e], &psi);
+    tw_m3 Fc;
+    if (m == TW_GREEN) tw_green_S(F, &Fc, s->lam[e], s->mu[e], &psi);
     else if (m == TW_HYBRID) tw_hybrid_P(F, tw_polar3(F), s->lam[e], s->mu[e], &psi);
     else tw_corot_P(F, tw_polar3(F), s->lam[e], s->mu[e], &psi);
     return psi;
