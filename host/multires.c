@@ -510,15 +510,16 @@ static double courant_limit(const tw_multires *m, double h) { return m->def.cour
  * with the damping force of the step's starting velocity: the step's
  * matrix on (v, x) has determinant 1 - b dt and trace 2 - b dt - w2 dt^2,
  * stable while w2 dt^2 + 2 b dt <= 4, that is dt <= 2 / (sqrt(w2 + b^2 / 4)
- * + b / 2) = 2 / w (sqrt(1 + zeta^2) - zeta), zeta = b / (2 w): the exact
- * limit, not the simpler 2 / (w + b), which is up to 2x smaller where the
- * damping dominates (slivers under --visco, the case that needs it) and
- * would double their steps' cost. It decreases in both w2 and b, so upper
- * bounds of the two (Gershgorin's) keep it on the safe side, exactly so
- * for each mode where the damping is proportional to the stiffness (phi /
- * lambda = psi / mu); otherwise the two bounds are taken mode by mode and
- * courant_factor is the margin. With b = 0 it is courant * 2 / sqrt(w2)
- * to the last bit (adding zeros), the undamped limit. */
+ * + b / 2) = 2 / w (sqrt(1 + zeta^2) - zeta), zeta = b / (2 w). This exact
+ * scalar limit rather than the simpler 2 / (w + b), which implies it but
+ * is up to 1.25x smaller (near b = 1.5 w) for no gain in safety on one
+ * mode. It decreases in both w2 and b, so upper bounds of the two
+ * (Gershgorin's) keep it on the safe side, exactly so mode by mode where
+ * the damping is proportional to the stiffness (phi / lambda = psi / mu,
+ * C and K share their modes); for other ratios it is that per-mode limit
+ * at the two largest rates, not a proof, and courant_factor is the margin.
+ * With b = 0 it is courant * 2 / sqrt(w2) to the last bit (adding zeros),
+ * the undamped limit. */
 static double damped_step(double courant, double w2, double b)
 {
     return courant * 2 / (sqrt(w2 + 0.25 * b * b) + 0.5 * b);
@@ -533,10 +534,11 @@ static double damped_step(double courant, double w2, double b)
  * elastic one is in the strain, and Green's rate is Cauchy's at rest); a
  * bound on the highest frequency and damping rate the node takes part in,
  * so a linear explicit step below the limit is stable. The explicit
- * viscous term alone needs dt < 2 m / c: at a sliver that is far below
- * its elastic limit (psi / mu against omega's 1 / omega). The altitude
- * limit of eq. 10 instead where the def asks for it, damped with
- * b = omega^2 (phi + 2 psi) / (lambda + 2 mu), its viscous counterpart. */
+ * viscous term alone needs dt < 2 m / c, below the elastic 2 / omega
+ * where psi / mu exceeds 1 / omega: far below it at a sliver, whose omega
+ * is large. The altitude limit of eq. 10 instead where the def asks for
+ * it, damped with b = omega^2 (phi + 2 psi) / (lambda + 2 mu), its viscous
+ * counterpart. */
 static tw_status step_limits(tw_multires *m, mr_level *L)
 {
     const double phi = m->def.damping_phi, psi = m->def.damping_psi, cf = m->def.courant_factor;
@@ -568,7 +570,8 @@ static tw_status step_limits(tw_multires *m, mr_level *L)
                         rs[3 * t[a] + r] +=
                             fabs(V * (m->lam * ga[r] * gb[c] + m->mu * ga[c] * gb[r] + (r == c ? m->mu * dot : 0)));
                         if (cs) /* C_ab: the same with phi, psi */
-                            cs[3 * t[a] + r] += fabs(V * (phi * ga[r] * gb[c] + psi * ga[c] * gb[r] + (r == c ? psi * dot : 0)));
+                            cs[3 * t[a] + r] +=
+                                fabs(V * (phi * ga[r] * gb[c] + psi * ga[c] * gb[r] + (r == c ? psi * dot : 0)));
                     }
             }
     }
@@ -1197,7 +1200,8 @@ static void effective_levels(tw_multires *m)
                     const double dot = ga[0] * gb[0] + ga[1] * gb[1] + ga[2] * gb[2];
                     for (int r = 0; r < 3; r++)
                         for (int c = 0; c < 3; c++)
-                            crow[r] += cw[b] * fabs(V * (phi * ga[r] * gb[c] + psi * ga[c] * gb[r] + (r == c ? psi * dot : 0)));
+                            crow[r] += cw[b] * fabs(V * (phi * ga[r] * gb[c] + psi * ga[c] * gb[r] +
+                                                         (r == c ? psi * dot : 0)));
                 }
             }
         }

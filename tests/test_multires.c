@@ -518,7 +518,8 @@ TW_TEST(visco_steps_within_damped_limit)
                 if (tw_multires_states(s, l)[i] != TW_MR_ACTIVE)
                     continue;
                 const int k = tw_multires_dt_levels(s, l)[i];
-                worst_step = tw_test_max(worst_step, tw_multires_frame_dt(s) / (1 << k) / tw_multires_node_dt_limit(s, l)[i]);
+                const double dt = tw_multires_frame_dt(s) / (1 << k);
+                worst_step = tw_test_max(worst_step, dt / tw_multires_node_dt_limit(s, l)[i]);
                 top = k > top ? k : top;
             }
         }
