@@ -181,6 +181,7 @@ struct tw_multires {
        rest positions (3 per node) */
     double *xs, *vs, *imps, *Xs;
     double *eff_rs, *eff_sw; /* effective_levels' scratch: 3 and 1 per node */
+    double *eff_cs;          /* and the damping's row sums, 3 per node (NULL undamped) */
     unsigned char *was_state; /* per pool node: the state at the frame's start */
     signed char *was_src;     /* per pool node: the plan source level at the frame's start */
     int nodes;
@@ -491,6 +492,7 @@ void tw_multires_destroy(tw_multires *m)
     free(m->Xs);
     free(m->eff_rs);
     free(m->eff_sw);
+    free(m->eff_cs);
     free(m->was_state);
     free(m->was_src);
     free(m->act);
@@ -503,22 +505,59 @@ void tw_multires_destroy(tw_multires *m)
 
 static double courant_limit(const tw_multires *m, double h) { return m->def.courant_factor * h / m->wave; }
 
-/* Each node's largest step: courant_factor times 2 / omega, omega^2 the
- * largest row sum of |K| over the node's block row (the rest stiffness,
- * each tet's blocks taken apart: an upper bound of Gershgorin's) over its
- * mass; a bound on the highest frequency the node takes part in, so a
- * linear explicit step below 2 / omega is stable. The altitude limit of
- * eq. 10 instead where the def asks for it. */
+/* The largest stable step of the damped oscillator m x'' + c x' + k x = 0
+ * (w2 = k / m, b = c / m) under the frame's integrator, symplectic Euler
+ * with the damping force of the step's starting velocity: the step's
+ * matrix on (v, x) has determinant 1 - b dt and trace 2 - b dt - w2 dt^2,
+ * stable while w2 dt^2 + 2 b dt <= 4, that is dt <= 2 / (sqrt(w2 + b^2 / 4)
+ * + b / 2) = 2 / w (sqrt(1 + zeta^2) - zeta), zeta = b / (2 w). This exact
+ * scalar limit rather than the simpler 2 / (w + b), which implies it but
+ * is up to 1.25x smaller (near b = 1.5 w) for no gain in safety on one
+ * mode. It decreases in both w2 and b, so upper bounds of the two
+ * (Gershgorin's) keep it on the safe side, exactly so mode by mode where
+ * the damping is proportional to the stiffness (phi / lambda = psi / mu,
+ * C and K share their modes); for other ratios it is that per-mode limit
+ * at the two largest rates, not a proof, and courant_factor is the margin.
+ * With b = 0 it is courant * 2 / sqrt(w2) to the last bit (adding zeros),
+ * the undamped limit. */
+static double damped_step(double courant, double w2, double b)
+{
+    return courant * 2 / (sqrt(w2 + 0.25 * b * b) + 0.5 * b);
+}
+
+/* Each node's largest step: courant_factor times the damped oscillator's
+ * limit (damped_step; 2 / omega undamped), omega^2 the largest row sum of
+ * |K| over the node's block row (the rest stiffness, each tet's blocks
+ * taken apart: an upper bound of Gershgorin's) over its mass, b the same
+ * of the visco-elastic damping matrix C (K's form with phi, psi for
+ * lambda, mu: eq. 4's viscous stress is linear in the strain rate as the
+ * elastic one is in the strain, and Green's rate is Cauchy's at rest); a
+ * bound on the highest frequency and damping rate the node takes part in,
+ * so a linear explicit step below the limit is stable. The explicit
+ * viscous term alone needs dt < 2 m / c, below the elastic 2 / omega
+ * where psi / mu exceeds 1 / omega: far below it at a sliver, whose omega
+ * is large. The altitude limit of eq. 10 instead where the def asks for
+ * it, damped with b = omega^2 (phi + 2 psi) / (lambda + 2 mu), its viscous
+ * counterpart. */
 static tw_status step_limits(tw_multires *m, mr_level *L)
 {
+    const double phi = m->def.damping_phi, psi = m->def.damping_psi, cf = m->def.courant_factor;
+    const int damped = phi != 0 || psi != 0;
     if (m->def.step_limit == TW_MR_STEP_ALTITUDE) {
-        for (int i = 0; i < L->nv; i++)
-            L->dt_limit[i] = courant_limit(m, L->h_step[i]);
+        for (int i = 0; i < L->nv; i++) {
+            if (!damped) {
+                L->dt_limit[i] = courant_limit(m, L->h_step[i]);
+                continue;
+            }
+            const double w = 2 * m->wave / L->h_step[i], w2 = w * w;
+            L->dt_limit[i] = damped_step(cf, w2, w2 * (phi + 2 * psi) / (m->lam + 2 * m->mu));
+        }
         return TW_OK;
     }
-    double *rs = tw_calloc(3 * (size_t)L->nv, sizeof(double), "multires stiffness row sums");
+    double *rs = tw_calloc(3 * (size_t)L->nv * (damped ? 2 : 1), sizeof(double), "multires stiffness row sums");
     if (!rs)
         return TW_ERR_NOMEM;
+    double *cs = damped ? rs + 3 * (size_t)L->nv : NULL; /* the damping's row sums */
     for (int e = 0; e < L->nt; e++) {
         const int *t = L->m->tets + 4 * e;
         const double *g = L->g + 12 * e, V = L->vol[e];
@@ -527,14 +566,19 @@ static tw_status step_limits(tw_multires *m, mr_level *L)
                 const double *ga = g + 3 * a, *gb = g + 3 * b;
                 const double dot = ga[0] * gb[0] + ga[1] * gb[1] + ga[2] * gb[2];
                 for (int r = 0; r < 3; r++)
-                    for (int c = 0; c < 3; c++) /* K_ab = V (lam ga gb^T + mu gb ga^T + mu ga.gb I) */
+                    for (int c = 0; c < 3; c++) { /* K_ab = V (lam ga gb^T + mu gb ga^T + mu ga.gb I) */
                         rs[3 * t[a] + r] +=
                             fabs(V * (m->lam * ga[r] * gb[c] + m->mu * ga[c] * gb[r] + (r == c ? m->mu * dot : 0)));
+                        if (cs) /* C_ab: the same with phi, psi */
+                            cs[3 * t[a] + r] +=
+                                fabs(V * (phi * ga[r] * gb[c] + psi * ga[c] * gb[r] + (r == c ? psi * dot : 0)));
+                    }
             }
     }
     for (int i = 0; i < L->nv; i++) {
         const double k = fmax(rs[3 * i], fmax(rs[3 * i + 1], rs[3 * i + 2]));
-        L->dt_limit[i] = k > 0 && L->mass[i] > 0 ? m->def.courant_factor * 2 / sqrt(k / L->mass[i]) : DBL_MAX;
+        const double c = cs ? fmax(cs[3 * i], fmax(cs[3 * i + 1], cs[3 * i + 2])) : 0;
+        L->dt_limit[i] = (k > 0 || c > 0) && L->mass[i] > 0 ? damped_step(cf, k / L->mass[i], c / L->mass[i]) : DBL_MAX;
     }
     free(rs);
     return TW_OK;
@@ -608,6 +652,11 @@ tw_multires *tw_multires_create(tw_hierarchy *h, const tw_multires_def *def)
     m->was_src = tw_calloc((size_t)m->nodes + 1, 1, "multires frame-start sources");
     if (!m->xs || !m->vs || !m->imps || !m->Xs || !m->eff_rs || !m->eff_sw || !m->was_state || !m->was_src)
         goto fail;
+    if (def->damping_phi != 0 || def->damping_psi != 0) {
+        m->eff_cs = tw_malloc(sizeof(double) * 3 * ((size_t)m->nodes + 1), "multires effective damping");
+        if (!m->eff_cs)
+            goto fail;
+    }
     for (int l = 0; l < m->L; l++)
         if (level_build(m, l) != TW_OK)
             goto fail;
@@ -1026,12 +1075,16 @@ static void active_tets(tw_multires *m)
  * back to active nodes by |the interpolation's weights| (their sums along
  * the plan bound the columns); K the rest stiffness scaled by the tet's
  * current stretch and stress (Green strain stiffens under stretch: the rest
- * bound let a mixed undamped run diverge). Run with every plan and every
- * frame. */
+ * bound let a mixed undamped run diverge). The visco-elastic damping's
+ * matrix alike (K's form with phi, psi; the same factor bounds its growth
+ * under stretch, lambda_max(F^T F) <= cmax), into step_limits' damped
+ * limit. Run with every plan and every frame. */
 static void effective_levels(tw_multires *m)
 {
-    double *rs = m->eff_rs, *sw = m->eff_sw;
+    double *rs = m->eff_rs, *sw = m->eff_sw, *cs = m->eff_cs;
     memset(rs, 0, sizeof(double) * 3 * (size_t)m->nodes);
+    if (cs)
+        memset(cs, 0, sizeof(double) * 3 * (size_t)m->nodes);
     for (int l = 0; l < m->L; l++) {
         const mr_level *L = &m->lv[l];
         for (int i = 0; i < L->nv; i++)
@@ -1057,12 +1110,13 @@ static void effective_levels(tw_multires *m)
     /* lam, mu and the strain in locals: the stores into rs could alias the
        simulation's fields, which the compiler would then reload at every term */
     const double lam = m->lam, mu = m->mu, lam2mu = m->lam + 2 * m->mu;
+    const double phi = m->def.damping_phi, psi = m->def.damping_psi;
     const int green = m->def.strain == TW_MR_GREEN;
     active_tets(m);
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
         const double *Xl = L->m->X, *xl = L->x, *swl = sw + L->node0;
-        double *rsl = rs + 3 * (size_t)L->node0;
+        double *rsl = rs + 3 * (size_t)L->node0, *csl = cs ? cs + 3 * (size_t)L->node0 : NULL;
         for (int q = 0; q < L->dn; q++) {
             const int e = L->dl[q], *t = L->m->tets + 4 * e;
             int active = 0;
@@ -1136,6 +1190,19 @@ static void effective_levels(tw_multires *m)
                 row[0] = acc[0];
                 row[1] = acc[1];
                 row[2] = acc[2];
+                if (!csl)
+                    continue;
+                double *crow = csl + 3 * (size_t)t[a];
+                for (int b = 0; b < 4; b++) {
+                    if (cw[b] == 0)
+                        continue;
+                    const double *gb = g + 3 * b;
+                    const double dot = ga[0] * gb[0] + ga[1] * gb[1] + ga[2] * gb[2];
+                    for (int r = 0; r < 3; r++)
+                        for (int c = 0; c < 3; c++)
+                            crow[r] += cw[b] * fabs(V * (phi * ga[r] * gb[c] + psi * ga[c] * gb[r] +
+                                                         (r == c ? psi * dot : 0)));
+                }
             }
         }
     }
@@ -1156,6 +1223,20 @@ static void effective_levels(tw_multires *m)
                     rs[3 * ((size_t)m->lv[src].node0 + P->idx[TW_HIER_ROW * i + r]) + d] +=
                         fabs(P->w[TW_HIER_ROW * i + r]) * g[d];
         }
+        if (!cs)
+            continue;
+        const double *gc = cs + 3 * ((size_t)L->node0 + i);
+        if (k >= k0) {
+            for (int q = m->srow_ptr[k - k0]; q < m->srow_ptr[k - k0 + 1]; q++)
+                for (int d = 0; d < 3; d++)
+                    cs[3 * (size_t)m->srow_src[q] + d] += fabs(m->srow_w[q]) * gc[d];
+        } else {
+            const tw_transfer *P = &L->loc[src];
+            for (int r = 0; r < TW_HIER_ROW; r++)
+                for (int d = 0; d < 3; d++)
+                    cs[3 * ((size_t)m->lv[src].node0 + P->idx[TW_HIER_ROW * i + r]) + d] +=
+                        fabs(P->w[TW_HIER_ROW * i + r]) * gc[d];
+        }
     }
     for (int l = 0; l < m->L; l++) {
         mr_level *L = &m->lv[l];
@@ -1164,7 +1245,11 @@ static void effective_levels(tw_multires *m)
                 continue;
             const double *row = rs + 3 * ((size_t)L->node0 + i);
             const double kk = fmax(row[0], fmax(row[1], row[2]));
-            const double lim = kk > 0 && L->mass[i] > 0 ? m->def.courant_factor * 2 / sqrt(kk / L->mass[i]) : DBL_MAX;
+            const double *crow = cs ? cs + 3 * ((size_t)L->node0 + i) : NULL;
+            const double cc = crow ? fmax(crow[0], fmax(crow[1], crow[2])) : 0;
+            const double lim = (kk > 0 || cc > 0) && L->mass[i] > 0
+                                   ? damped_step(m->def.courant_factor, kk / L->mass[i], cc / L->mass[i])
+                                   : DBL_MAX;
             int k = 0;
             while (m->def.frame_dt / ldexp(1, k) > lim && k < MR_MAX_DT_LEVEL)
                 k++;

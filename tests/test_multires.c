@@ -1,6 +1,7 @@
 /* The space- and time-adaptive multiresolution simulation (host/multires.h)
  * on three independent meshes of a 0.1 m cube (2^3, 3^3 and a jittered 5^3
  * bar), clamped at x = 0 and sagging under gravity. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -465,6 +466,79 @@ TW_TEST(visco_damping_dissipates_on_mixed_levels)
     }
     CHECK(end[1] <= 0.5);
     CHECK(end[1] < end[0] - 0.3);
+    return 0;
+}
+
+/* Strong visco-elastic damping (phi, psi = lambda, mu times 0.01 s: its
+ * explicit limit 2 m / c far below the elastic one) on the mixed levels,
+ * with either step limit: each node's step limit is the damped
+ * oscillator's, courant_factor times 2 / (sqrt(omega^2 + b^2 / 4) + b / 2),
+ * omega from the undamped run's limit and b = 0.01 s omega^2 (the damping
+ * proportional to the stiffness; the altitude limit's b is
+ * (phi + 2 psi) / (lambda + 2 mu) omega^2, the same here); the run takes
+ * steps within it, stays finite and loses energy (an explicit step on the
+ * elastic limit alone diverged). */
+TW_TEST(visco_steps_within_damped_limit)
+{
+    const double alpha = 0.01;
+    for (int altitude = 0; altitude < 2; altitude++) {
+        tw_multires_def d = manual_def(0);
+        d.step_limit = altitude ? TW_MR_STEP_ALTITUDE : TW_MR_STEP_STIFFNESS;
+        const double lam = d.youngs * d.poisson / ((1 + d.poisson) * (1 - 2 * d.poisson)),
+                     mu = d.youngs / (2 * (1 + d.poisson));
+        tw_multires *plain = make_fixed(&d, 0);
+        CHECK(plain);
+        d.damping_phi = alpha * lam;
+        d.damping_psi = alpha * mu;
+        tw_multires *s = pushed_mixed(&d, 0.3);
+        CHECK(s);
+        const double cf = d.courant_factor;
+        double worst_limit = 0, ratio = 0;
+        for (int l = 0; l < 3; l++) {
+            const tw_mesh *me = tw_multires_mesh(s, l);
+            for (int i = 0; i < me->nv; i++) {
+                const double lu = tw_multires_node_dt_limit(plain, l)[i], ld = tw_multires_node_dt_limit(s, l)[i];
+                if (lu == DBL_MAX) { /* a node of no tet */
+                    CHECK(ld == DBL_MAX);
+                    continue;
+                }
+                const double w = cf * 2 / lu, b = alpha * w * w;
+                const double want = cf * 2 / (sqrt(w * w + b * b / 4) + b / 2);
+                worst_limit = tw_test_max(worst_limit, fabs(ld - want) / want);
+                ratio = tw_test_max(ratio, lu / ld);
+            }
+        }
+        tw_multires_destroy(plain);
+        const double e0 = total_energy(s);
+        double most = 0, worst_step = 0;
+        int top = 0;
+        for (int f = 0; f < 10; f++) {
+            tw_mr_frame_stats st;
+            CHECK_OK(tw_multires_frame(s, &st));
+            most = tw_test_max(most, total_energy(s) / e0);
+            for (int l = 0; l < 3; l++) {
+                const tw_mesh *me = tw_multires_mesh(s, l);
+                for (int i = 0; i < me->nv; i++) {
+                    if (tw_multires_states(s, l)[i] != TW_MR_ACTIVE)
+                        continue;
+                    const int k = tw_multires_dt_levels(s, l)[i];
+                    const double dt = tw_multires_frame_dt(s) / (1 << k);
+                    worst_step = tw_test_max(worst_step, dt / tw_multires_node_dt_limit(s, l)[i]);
+                    top = k > top ? k : top;
+                }
+            }
+        }
+        const double end = total_energy(s) / e0;
+        printf("%s limit: damped off the oscillator's by %.3g, up to %.3g-fold below the undamped; steps to "
+               "level %d, at most %.3g of the limit; energy at most %.3f, at the end %.3g of %.4g J\n",
+               altitude ? "altitude" : "stiffness", worst_limit, ratio, top, worst_step, most, end, e0);
+        CHECK(worst_limit <= 1e-9);
+        CHECK(ratio >= 10); /* the damping does set the limit here */
+        CHECK(worst_step <= 1);
+        CHECK(most <= 1.02);
+        CHECK(end <= 0.5);
+        tw_multires_destroy(s);
+    }
     return 0;
 }
 
