@@ -129,10 +129,11 @@ TW_HD double tw_contact_reach(const tw_real *vc, const tw_real *nn, double h)
  * (tw_contact_update_vertex's TW_CONTACT_FRICTION: beyond TW_CONTACT_FTOL
  * for a vertex, TW_CONTACT_PTOL for the set), so a step whose friction
  * settles in a solve pays nothing more. The lagged friction approaches
- * Coulomb's bound over several solves (a block on a slope at 0.98 of the
- * friction angle needs about five to hold: stopped after two, the set's
- * friction stays a few per cent under its load and the block creeps off);
- * the cap bounds a contact cycling between sticking and sliding. */
+ * Coulomb's bound over several solves (stopped after two, a block on a
+ * slope just inside the friction cone kept a few per cent less friction
+ * than its load and slid off); the cap bounds the contacts whose friction
+ * does not settle within the tolerance, cycling between sticking and
+ * sliding or creeping. */
 #define TW_CONTACT_FRICTION_PASSES 6
 
 /* Is a free vertex in the first pass's active set (tw_contact_detect)?
