@@ -28,7 +28,8 @@
  * the first solve uses the last step's J; each update sets cf so that
  * cf |v_t| = mu J when sliding, or to the stuck value mu J / vt_min when the
  * vertex's own force stays inside Coulomb's cone (a lagged-friction fixed
- * point; Coulomb within 2 %, at most two extra solves for friction alone).
+ * point; Coulomb within 2 %, at most TW_CONTACT_FRICTION_PASSES extra
+ * solves for friction alone).
  * Both come from one model of the vertex's response to its damping,
  * |v_t| = f / (a + d), with a fitted through the step's last two solves
  * (hd/contact.h): a vertex whose normal impulse falls below what holds it

@@ -252,9 +252,10 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
     tw_solve_result sr = solve_contacts(w, w->rhs, w->vnew, &filter, heff);
     int capped = sr.iterations >= w->def.cg_max_iterations && !(sr.residual <= w->def.cg_tolerance);
     if (w->ncolliders || w->bodies) {
-        /* again while the normal set changes, and at most twice more for
-         * friction off Coulomb's (friction alone can cycle between sticking
-         * and sliding; its damping dissipates either way) */
+        /* again while the normal set changes, and while friction is off
+         * Coulomb's, at most TW_CONTACT_FRICTION_PASSES times for friction
+         * alone (it can cycle between sticking and sliding; its damping
+         * dissipates either way) */
         int iterations = sr.iterations, changed, friction = 0, friction_passes = 0;
         st->contact_passes = 1;
         for (;;) {
@@ -262,7 +263,7 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
              * their springs' active set (a change is solved again) */
             int springs = tw_bodies_pass(w, heff);
             changed = tw_contact_update(w, w->rhs, w->vnew, heff, &friction) + springs;
-            if (!((changed || (friction && friction_passes < 2)) &&
+            if (!((changed || (friction && friction_passes < TW_CONTACT_FRICTION_PASSES)) &&
                   st->contact_passes < (w->def.contact_passes > 0 ? w->def.contact_passes : TW_CONTACT_PASSES)))
                 break;
             friction_passes += !changed;

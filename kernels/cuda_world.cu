@@ -871,7 +871,8 @@ static int capped(const tw_cuda_status *hs, const tw_cuda_params *hp)
 
 /* host/step.c's contact passes after the first solve (host-driven: each
  * update's counts are read back): the active-set update, and another solve
- * while it changed the normal set, or friction alone at most twice. */
+ * while it changed the normal set, or for friction alone while it is off
+ * Coulomb's, at most TW_CONTACT_FRICTION_PASSES times. */
 static tw_status contact_passes(tw_cuda_world *cw, const tw_cuda_params *hp, tw_step_stats *st)
 {
     tw_status s;
@@ -881,7 +882,9 @@ static tw_status contact_passes(tw_cuda_world *cw, const tw_cuda_params *hp, tw_
     st->contact_passes = 1;
     for (;;) {
         if ((s = tw_cuda_contact_update(cw, &changed, &friction)) != TW_OK) return s;
-        if (!(changed || (friction && friction_passes < 2)) || st->contact_passes >= cw->contact_passes) break;
+        if (!(changed || (friction && friction_passes < TW_CONTACT_FRICTION_PASSES)) ||
+            st->contact_passes >= cw->contact_passes)
+            break;
         friction_passes += !changed;
         if (cw->colliders_moving && (s = tw_cuda_contact_shift_begin(cw)) != TW_OK) return s;
         if ((s = solve_host(cw, hp, 0)) != TW_OK) return s;

@@ -214,10 +214,10 @@ static double integrated_distance(tw_integrator integ, double a, double dt, int 
 }
 
 /* A 0.2 m block resting on a plane tilted by theta about y (normal
- * (-sin, 0, cos)), gravity down, friction mu = 0.5, for 0.5 s (rounded up
- * to whole steps: *t) at dt with integ: the distance it moves along the
- * slope. */
-static int slope_distance(double theta, double dt, tw_integrator integ, double *dist, double *t)
+ * (-sin, 0, cos)), gravity down, held by friction 2 for `hold` s, then
+ * friction mu = 0.5 for 0.5 s (rounded up to whole steps: *t) at dt with
+ * integ: the distance it moves along the slope after the hold. */
+static int slope_held_distance(double theta, double hold, double dt, tw_integrator integ, double *dist, double *t)
 {
     tw_mesh *m = tw_mesh_bar(0.2, 0.2, 0.2, 4, 4, 4);
     CHECK(m);
@@ -240,13 +240,16 @@ static int slope_distance(double theta, double dt, tw_integrator integ, double *
     tw_collider_def pl = tw_default_collider_def();
     pl.normal[0] = -s;
     pl.normal[2] = c;
-    pl.friction = 0.5;
+    pl.friction = hold > 0 ? 2 : 0.5;
     CHECK_OK(tw_world_add_collider(w, &pl));
-    double m0 = 0, m1 = 0;
-    for (int i = 0; i < n; i++) m0 += (x[3 * i] * c + x[3 * i + 2] * s) / n;
-    int steps = (int)ceil(0.5 / dt - 1e-9);
-    for (int k = 0; k < steps; k++) CHECK_OK(tw_world_step(w, NULL));
+    int held = (int)ceil(hold / dt - 1e-9), steps = (int)ceil(0.5 / dt - 1e-9);
+    for (int k = 0; k < held; k++) CHECK_OK(tw_world_step(w, NULL));
+    pl.friction = 0.5;
+    if (hold > 0) CHECK_OK(tw_world_set_collider(w, 0, &pl));
     const tw_real *p = tw_world_positions(w);
+    double m0 = 0, m1 = 0;
+    for (int i = 0; i < n; i++) m0 += (p[3 * i] * c + p[3 * i + 2] * s) / n;
+    for (int k = 0; k < steps; k++) CHECK_OK(tw_world_step(w, NULL));
     for (int i = 0; i < n; i++) m1 += (p[3 * i] * c + p[3 * i + 2] * s) / n;
     *dist = m0 - m1; /* downhill is -x along the slope */
     *t = steps * dt;
@@ -256,12 +259,18 @@ static int slope_distance(double theta, double dt, tw_integrator integ, double *
     return 0;
 }
 
+/* The block placed on the slope (no hold). */
+static int slope_distance(double theta, double dt, tw_integrator integ, double *dist, double *t)
+{
+    return slope_held_distance(theta, 0, dt, integ, dist, t);
+}
+
 /* The slope cases' time steps, and their integrators. */
 static const double slope_dts[4] = {1.0 / 30, 1.0 / 60, 1.0 / 100, 0.001};
 static const tw_integrator slope_integrators[2] = {TW_IMPLICIT_EULER, TW_BDF2};
 
 /* tan(theta) = 0.4 < mu: it sticks (moves less than 1 mm in 0.5 s) at
- * every dt, implicit Euler and BDF2 (measured: 0.26-0.52 mm, the block
+ * every dt, implicit Euler and BDF2 (measured: 0.22-0.48 mm, the block
  * settling into the plane's normal). */
 TW_TEST(slope_sticks_below_friction_angle)
 {
@@ -297,6 +306,28 @@ TW_TEST(slope_slides_above_friction_angle)
                "%.3f)%s\n",
                tw_integrator_name(integ), dt, dist, stepped, dist / stepped, analytic, dist / analytic,
                ok ? "" : " (FAILS: within 5 % of the integrated one)");
+        fails += !ok;
+    }
+    CHECK(fails == 0);
+    return 0;
+}
+
+/* Just inside the friction cone: tan(theta) = 0.49 = 0.98 mu. The block,
+ * first held still (friction 2 for 0.3 s), then given mu 0.5, stays (Coulomb
+ * holds it with 2 % to spare): it moves less than 0.5 mm in 0.5 s at dt
+ * 0.001 and 0.01, implicit Euler. The contact passes must carry the
+ * friction to Coulomb's bound: stopped early, it held about 98 % of it and
+ * the block accelerated down the slope (6.5 mm in 0.5 s at dt 0.001). */
+TW_TEST(slope_held_block_stays_near_friction_angle)
+{
+    double dts[2] = {0.001, 0.01};
+    int fails = 0;
+    for (int k = 0; k < 2; k++) {
+        double dist, t;
+        CHECK(slope_held_distance(atan(0.49), 0.3, dts[k], TW_IMPLICIT_EULER, &dist, &t) == 0);
+        int ok = fabs(dist) < 5e-4;
+        printf("dt %.4g, tan 0.49, held, then mu 0.5: moved %.3g mm down the slope in %.3g s%s\n", dts[k], 1e3 * dist,
+               t, ok ? "" : " (FAILS: 0.5 mm at most)");
         fails += !ok;
     }
     CHECK(fails == 0);

@@ -124,6 +124,18 @@ TW_HD double tw_contact_reach(const tw_real *vc, const tw_real *nn, double h)
  * solves, each followed by the active-set update below. */
 #define TW_CONTACT_PASSES 8
 
+/* Of those, the solves for friction alone (the normal set unchanged) at
+ * most: friction is solved again while some contact's is off Coulomb's
+ * (tw_contact_update_vertex's TW_CONTACT_FRICTION: beyond TW_CONTACT_FTOL
+ * for a vertex, TW_CONTACT_PTOL for the set), so a step whose friction
+ * settles in a solve pays nothing more. The lagged friction approaches
+ * Coulomb's bound over several solves (stopped after two, a block on a
+ * slope just inside the friction cone kept a few per cent less friction
+ * than its load and slid off); the cap bounds the contacts whose friction
+ * does not settle within the tolerance, cycling between sticking and
+ * sliding or creeping. */
+#define TW_CONTACT_FRICTION_PASSES 6
+
 /* Is a free vertex in the first pass's active set (tw_contact_detect)?
  * Inside, or touching (d <= touch) and not separating. A vertex that is still
  * away from the surface joins only once a solve shows it would cross it. */
