@@ -1638,7 +1638,11 @@ typedef double mr_v2 __attribute__((vector_size(16)));
 /* kick_packed on tets k0 and k1 at once, lane 0 and lane 1: the same
  * operations in the same order per lane; then k0's impulses are added,
  * then k1's, as two kick_packed calls would. k1 reads no impulse, so
- * evaluating it before k0's impulses are added changes nothing. */
+ * evaluating it before k0's impulses are added changes nothing. The scale
+ * is applied lane by lane in the add, imp += scale f, kick_packed's one
+ * expression: where multiply-adds fuse (clang's default contraction, or
+ * GCC's -ffp-contract=fast, with FMA instructions) both fuse it alike
+ * (tests/test_multires_kick.c). */
 static inline __attribute__((always_inline)) void kick_pair(const mr_kick *restrict k0, const mr_kick *restrict k1,
                                                             const double *restrict x, const double *restrict X,
                                                             const double *restrict vel, double *restrict impulse,
@@ -1733,7 +1737,7 @@ static inline __attribute__((always_inline)) void kick_pair(const mr_kick *restr
         for (int q = 0; q < 9; q++)
             P[q] = S[q];
     }
-    const mr_v2 V = {k0->vol, k1->vol}, scale = {k0->scale, k1->scale};
+    const mr_v2 V = {k0->vol, k1->vol};
     mr_v2 out[12];
     TW_MR_UNROLL
     for (int p = 0; p < 4; p++) {
@@ -1742,7 +1746,7 @@ static inline __attribute__((always_inline)) void kick_pair(const mr_kick *restr
         TW_MR_UNROLL
         for (int r = 0; r < 3; r++) {
             const mr_v2 f = -V * (P[3 * r] * g0 + P[3 * r + 1] * g1 + P[3 * r + 2] * g2);
-            out[3 * p + r] = scale * f;
+            out[3 * p + r] = f;
         }
     }
     TW_MR_UNROLL
@@ -1750,14 +1754,14 @@ static inline __attribute__((always_inline)) void kick_pair(const mr_kick *restr
         double *imp = impulse + 3 * (size_t)k0->n[p];
         TW_MR_UNROLL
         for (int r = 0; r < 3; r++)
-            imp[r] += out[3 * p + r][0];
+            imp[r] += k0->scale * out[3 * p + r][0];
     }
     TW_MR_UNROLL
     for (int p = 0; p < 4; p++) {
         double *imp = impulse + 3 * (size_t)k1->n[p];
         TW_MR_UNROLL
         for (int r = 0; r < 3; r++)
-            imp[r] += out[3 * p + r][1];
+            imp[r] += k1->scale * out[3 * p + r][1];
     }
 }
 #else
