@@ -263,8 +263,8 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
              * their springs' active set (a change is solved again) */
             int springs = tw_bodies_pass(w, heff);
             changed = tw_contact_update(w, w->rhs, w->vnew, heff, &friction) + springs;
-            if (!((changed || (friction && friction_passes < TW_CONTACT_FRICTION_PASSES)) &&
-                  st->contact_passes < (w->def.contact_passes > 0 ? w->def.contact_passes : TW_CONTACT_PASSES)))
+            if (!tw_contact_solve_again(changed, friction, friction_passes, st->contact_passes,
+                                        w->def.contact_passes > 0 ? w->def.contact_passes : TW_CONTACT_PASSES))
                 break;
             friction_passes += !changed;
             sr = solve_contacts(w, w->rhs, w->vnew, &filter, heff);

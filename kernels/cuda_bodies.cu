@@ -610,8 +610,7 @@ tw_status tw_cuda_bodies_passes(tw_cuda_world *cw, const tw_cuda_params *hp, con
         if ((s = pass_update(cw, hp, h, &springs)) != TW_OK) return s;
         if ((s = tw_cuda_contact_update(cw, &changed, &friction)) != TW_OK) return s;
         changed += springs;
-        if (!(changed || (friction && friction_passes < TW_CONTACT_FRICTION_PASSES)) ||
-            st->contact_passes >= cw->contact_passes)
+        if (!tw_contact_solve_again(changed, friction, friction_passes, st->contact_passes, cw->contact_passes))
             break;
         friction_passes += !changed;
         if ((s = pass_solve(cw, hp, h, slack)) != TW_OK) return s;

@@ -882,8 +882,7 @@ static tw_status contact_passes(tw_cuda_world *cw, const tw_cuda_params *hp, tw_
     st->contact_passes = 1;
     for (;;) {
         if ((s = tw_cuda_contact_update(cw, &changed, &friction)) != TW_OK) return s;
-        if (!(changed || (friction && friction_passes < TW_CONTACT_FRICTION_PASSES)) ||
-            st->contact_passes >= cw->contact_passes)
+        if (!tw_contact_solve_again(changed, friction, friction_passes, st->contact_passes, cw->contact_passes))
             break;
         friction_passes += !changed;
         if (cw->colliders_moving && (s = tw_cuda_contact_shift_begin(cw)) != TW_OK) return s;

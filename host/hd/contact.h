@@ -136,6 +136,15 @@ TW_HD double tw_contact_reach(const tw_real *vc, const tw_real *nn, double h)
  * sliding or creeping. */
 #define TW_CONTACT_FRICTION_PASSES 6
 
+/* Another contact solve after an active-set update: while the update
+ * changed the normal set, or friction alone is off Coulomb's and has had
+ * fewer than TW_CONTACT_FRICTION_PASSES solves of its own; never past
+ * max_passes solves in all. The CPU's and the device's pass loops share it. */
+TW_HD int tw_contact_solve_again(int changed, int friction, int friction_passes, int passes, int max_passes)
+{
+    return (changed || (friction && friction_passes < TW_CONTACT_FRICTION_PASSES)) && passes < max_passes;
+}
+
 /* Is a free vertex in the first pass's active set (tw_contact_detect)?
  * Inside, or touching (d <= touch) and not separating. A vertex that is still
  * away from the surface joins only once a solve shows it would cross it. */
