@@ -92,7 +92,13 @@ adaptive)
         g1-m25-l3 $G --tool-margin 0.025 --start-level 3;
         g1-m30-l3 $G --tool-margin 0.03 --start-level 3;
         g03-m20-l3 --gamma 3e-4,1.5e-3 --tool-margin 0.02 --start-level 3;
-        g01-m15-l3 --gamma 1e-4,5e-4 --tool-margin 0.015 --start-level 3"
+        g01-m15-l3 --gamma 1e-4,5e-4 --tool-margin 0.015 --start-level 3;
+        g1-m8-l2 $G --tool-margin 0.008 --start-level 2;
+        g1-m12-l2 $G --tool-margin 0.012 --start-level 2;
+        g1-m12-l3 $G --tool-margin 0.012 --start-level 3;
+        g03-m8-l1 --gamma 3e-4,1.5e-3 --tool-margin 0.008 --start-level 1;
+        g1-m10-l1 $G --tool-margin 0.01 --start-level 1;
+        g1-m4-l1 $G --tool-margin 0.004 --start-level 1"
     RUNS=${ADAPTIVE_RUNS:-$DEFAULT}
     echo "$RUNS" | tr ';' '\n' | while read -r name opts; do
         [ -n "$name" ] || continue
