@@ -98,7 +98,12 @@ adaptive)
         g1-m12-l3 $G --tool-margin 0.012 --start-level 3;
         g03-m8-l1 --gamma 3e-4,1.5e-3 --tool-margin 0.008 --start-level 1;
         g1-m10-l1 $G --tool-margin 0.01 --start-level 1;
-        g1-m4-l1 $G --tool-margin 0.004 --start-level 1"
+        g1-m4-l1 $G --tool-margin 0.004 --start-level 1;
+        g1-m6-l1 $G --tool-margin 0.006 --start-level 1;
+        g3-m8-l1 --gamma 3e-3,1e-2 --tool-margin 0.008 --start-level 1;
+        g1-m8-usoft-l1 $G --tool-margin 0.008 --level-stiffness $S --start-level 1;
+        g1-m8-l3 $G --tool-margin 0.008 --start-level 3;
+        g3-m15-l1 --gamma 3e-3,1e-2 --tool-margin 0.015 --start-level 1"
     RUNS=${ADAPTIVE_RUNS:-$DEFAULT}
     echo "$RUNS" | tr ';' '\n' | while read -r name opts; do
         [ -n "$name" ] || continue
