@@ -3,8 +3,9 @@
 # (bench/debunne_bunny_scene.sh) against a reference converged in time: the
 # finest level alone (--fixed-level 3) at Courant factors 0.5, 0.25, 0.125
 # and 0.0625 (each node's step halves with each: the steps are frame_dt /
-# 2^i), undamped and damped by eq. 11's filter (--semi-implicit), and the
-# adaptive runs scored against the smallest step's undamped run.
+# 2^i), undamped and damped by eq. 11's filter (--semi-implicit), undamped
+# also at 0.03125, and the adaptive runs scored against the smallest step's
+# undamped run.
 # PART picks what runs, so that the long parts can run side by side:
 #   undamped  the undamped references      (OUT_DIR/debunne_bunny_ref_undamped.csv/.log)
 #   undamped2 the undamped reference at 0.03125 (OUT_DIR/debunne_bunny_ref_undamped2.csv/.log)
