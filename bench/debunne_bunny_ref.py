@@ -1,7 +1,8 @@
 """bench/debunne_bunny_ref.sh's report: the finest level's convergence in
-time and every run (debunne_bunny.csv's and debunne_bunny_ref_adaptive.csv's)
-against the converged reference, the undamped finest level at the smallest
-Courant factor run (REF below).
+time and every run (debunne_bunny.csv's, debunne_bunny_ref_adaptive.csv's,
+debunne_bunny_ref_five*.csv's and debunne_bunny_ref_alt.csv's) against the
+converged reference, the undamped finest level at the smallest Courant
+factor run (REF below).
 
 Errors: the probe's distance from the reference's, of the bunny's 15.6 cm,
 largest and mean over the 30 frames, largest while the tool presses in (to
@@ -103,7 +104,8 @@ def table(scene, runs, source, REF, conv_frames, summary, frames_out):
 
 summary, frames_out = [], []
 runs, source = load(["debunne_bunny_ref_undamped", "debunne_bunny_ref_undamped2", "debunne_bunny_ref_semi",
-                     "debunne_bunny_ref_adaptive", "debunne_bunny"])
+                     "debunne_bunny_ref_adaptive", "debunne_bunny_ref_five", "debunne_bunny_ref_five-dec",
+                     "debunne_bunny_ref_alt", "debunne_bunny"])
 courants = sorted({courant_of(n) for n in runs if n.startswith("finest-c") and not n.endswith("-semi")})
 REF = "finest-c%g" % courants[0]
 # the frames where the finest level at every other factor lies within 0.35 % of REF

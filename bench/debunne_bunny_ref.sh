@@ -11,6 +11,9 @@
 #   undamped2 the undamped reference at 0.03125 (OUT_DIR/debunne_bunny_ref_undamped2.csv/.log)
 #   semi      the damped references        (OUT_DIR/debunne_bunny_ref_semi.csv/.log)
 #   tool8     the same with the liver's 8 mm tool (OUT_DIR/debunne_bunny_ref_tool8.csv/.log)
+#   five      adaptive runs on five levels (OUT_DIR/debunne_bunny_ref_five.csv/.log)
+#   five-dec  the same with another fifth level (OUT_DIR/debunne_bunny_ref_five-dec.csv/.log)
+#   alt       the finest level meshed anew at other sizes (OUT_DIR/debunne_bunny_ref_alt.csv/.log)
 #   adaptive  adaptive runs (below)        (OUT_DIR/debunne_bunny_ref_adaptive.csv/.log)
 #   report    bench/debunne_bunny_ref.py on those and debunne_bunny.csv:
 #             debunne_bunny_ref_summary.csv, debunne_bunny_ref.png
@@ -20,7 +23,7 @@ set -eu
 . "$(dirname "$0")/debunne_bunny_scene.sh"
 B=${1:-build}
 D=${2:-bench/results/cpu-2core-intel-xeon}
-PART=${3:?PART: undamped, undamped2, semi, adaptive or report}
+PART=${3:?PART: undamped, undamped2, semi, tool8, five, five-dec, alt, adaptive or report}
 PY=python3
 $PY -c "import matplotlib" 2>/dev/null || PY=/usr/bin/python3
 if [ "$PART" = report ]; then
@@ -124,5 +127,50 @@ tool8) # the liver's 8 mm tool (BUNNY_SCENE_TOOL8): the finest level at 0.5 and 
     run g1-m8-l1-semi --gamma 1e-3,5e-3 --tool-margin 0.008 --start-level 1 --semi-implicit
     run g1-m12-l1-semi --gamma 1e-3,5e-3 --tool-margin 0.012 --start-level 1 --semi-implicit
     run finest-c0.125-semi --fixed-level 3 --courant 0.125 --semi-implicit ;;
-*) echo "PART: undamped, undamped2, semi, adaptive or report" >&2; exit 2 ;;
+five|five-dec)
+    # a fifth level between levels 2 and 3 (levels 0-4 then; -lN counts the five levels; the
+    # finest level is the same mesh, so the references above stand). five: the bunny's surface
+    # itself meshed at --tets 20000 (5,504 nodes, 23,371 tets; the mesher gives no fewer on that
+    # surface), names ending in -5lv; five-dec: the surface decimated to 5,000 triangles and
+    # meshed at --tets 25000 (4,824 nodes, 22,528 tets), names ending in -5dlv
+    if [ "$PART" = five ]; then
+        SUF=5lv
+        "$T" mesh "$W/bunny_z.off" --tets 20000 --out "$W/l2b" --no-cache | grep -E "^(vertices|tets|min dihedral)" >> "$LOG" || true
+    else
+        SUF=5dlv
+        "$B/bench/tw_decimate" "$W/bunny_z.off" "$W/s2b.off" 5000 2>/dev/null
+        "$T" mesh "$W/s2b.off" --tets 25000 --out "$W/l2b" --no-cache | grep -E "^(vertices|tets|min dihedral)" >> "$LOG" || true
+    fi
+    LEVELS="$W/l0.node,$W/l1.node,$W/l2.node,$W/l2b.node,$W/l3.node"
+    G="--gamma 1e-3,5e-3"
+    while read -r name opts; do
+        echo "== $name-$SUF: --multires 5 $opts" >> "$LOG"
+        # shellcheck disable=SC2086
+        nice "$T" run --multires 5 --levels "$LEVELS" $BUNNY_SCENE $opts --csv "$W/run.csv" >> "$LOG" 2>&1 || echo "failed" >> "$LOG"
+        awk -F, -v n="$name-$SUF" 'NR > 1 { print n "," $1 "," $2 "," $3 "," $4 "," $5 "," $7 "," $14 "," $15 "," $16 "," $17 "," $18 "," $19 "," $20 }' \
+            "$W/run.csv" >> "$D/$N.csv"
+    done <<EOF
+level3 --fixed-level 3
+g1 $G
+g1-m8-l1 $G --tool-margin 0.008 --start-level 1
+g1-m12-l1 $G --tool-margin 0.012 --start-level 1
+g1-m15-l1 $G --tool-margin 0.015 --start-level 1
+g1-m20-l1 $G --tool-margin 0.02 --start-level 1
+g1-m8-l2 $G --tool-margin 0.008 --start-level 2
+g1-m12-l2 $G --tool-margin 0.012 --start-level 2
+g1-m20-l4 $G --tool-margin 0.02 --start-level 4
+g1-m30-l4 $G --tool-margin 0.03 --start-level 4
+EOF
+    ;;
+alt)
+    # the finest level meshed anew at other sizes (the bunny's surface at --tets 48000 and
+    # 80000), each alone at Courant 0.5: how far an independent mesh of about the finest
+    # level's size lies from it (names alt48k, alt80k; the probe is each mesh's node nearest
+    # the same point, its rest position in the log)
+    for t in 48000 80000; do
+        "$T" mesh "$W/bunny_z.off" --tets $t --out "$W/alt" --no-cache | grep -E "^(vertices|tets|min dihedral)" >> "$LOG" || true
+        LEVELS="$W/l0.node,$W/l1.node,$W/l2.node,$W/alt.node"
+        run "alt$((t / 1000))k" --fixed-level 3
+    done ;;
+*) echo "PART: undamped, undamped2, semi, tool8, five, five-dec, alt, adaptive or report" >&2; exit 2 ;;
 esac
