@@ -14,8 +14,9 @@ diagnostic: the probe slides sideways on the frictionless sphere); the tool forc
 REF's peak. Work: tet evaluations against the finest level's at the same
 Courant factor (0.5 unless the run's name ends in -cC), damped alike.
 
-The same for the liver's 8 mm tool (debunne_bunny_ref_tool8.csv, against
-its finest level at Courant 0.125), printed after.
+The same for the liver's 8 mm tool (debunne_bunny_ref_tool8.csv and
+debunne_bunny_ref_alt8.csv, against its finest level at Courant 0.125),
+printed after.
 
 Writes debunne_bunny_ref_summary.csv (scene, run, ...),
 debunne_bunny_ref_frames.csv (each run's probe error per frame) and
@@ -144,7 +145,7 @@ def show(scene):
 print("\nruns against %s (speed-up in work over the finest level at the same Courant factor)" % REF)
 show("tool15")
 
-runs8, source8 = load(["debunne_bunny_ref_tool8"])
+runs8, source8 = load(["debunne_bunny_ref_tool8", "debunne_bunny_ref_alt8"])
 if runs8:
     courants8 = sorted({courant_of(n) for n in runs8 if n.startswith("finest-c") and not n.endswith("-semi")})
     REF8 = "finest-c%g" % courants8[0]

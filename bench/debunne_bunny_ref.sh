@@ -14,6 +14,7 @@
 #   five      adaptive runs on five levels (OUT_DIR/debunne_bunny_ref_five.csv/.log)
 #   five-dec  the same with another fifth level (OUT_DIR/debunne_bunny_ref_five-dec.csv/.log)
 #   alt       the finest level meshed anew at other sizes (OUT_DIR/debunne_bunny_ref_alt.csv/.log)
+#   alt8      the same with the 8 mm tool (OUT_DIR/debunne_bunny_ref_alt8.csv/.log)
 #   adaptive  adaptive runs (below)        (OUT_DIR/debunne_bunny_ref_adaptive.csv/.log)
 #   report    bench/debunne_bunny_ref.py on those and debunne_bunny.csv:
 #             debunne_bunny_ref_summary.csv, debunne_bunny_ref.png
@@ -23,7 +24,7 @@ set -eu
 . "$(dirname "$0")/debunne_bunny_scene.sh"
 B=${1:-build}
 D=${2:-bench/results/cpu-2core-intel-xeon}
-PART=${3:?PART: undamped, undamped2, semi, tool8, five, five-dec, alt, adaptive or report}
+PART=${3:?PART: undamped, undamped2, semi, tool8, five, five-dec, alt, alt8, adaptive or report}
 PY=python3
 $PY -c "import matplotlib" 2>/dev/null || PY=/usr/bin/python3
 if [ "$PART" = report ]; then
@@ -162,15 +163,16 @@ g1-m20-l4 $G --tool-margin 0.02 --start-level 4
 g1-m30-l4 $G --tool-margin 0.03 --start-level 4
 EOF
     ;;
-alt)
+alt|alt8)
     # the finest level meshed anew at other sizes (the bunny's surface at --tets 48000 and
     # 80000), each alone at Courant 0.5: how far an independent mesh of about the finest
     # level's size lies from it (names alt48k, alt80k; the probe is each mesh's node nearest
-    # the same point, its rest position in the log)
+    # the same point, its rest position in the log); alt8: with the 8 mm tool
+    [ "$PART" = alt8 ] && BUNNY_SCENE=$BUNNY_SCENE_TOOL8
     for t in 48000 80000; do
         "$T" mesh "$W/bunny_z.off" --tets $t --out "$W/alt" --no-cache | grep -E "^(vertices|tets|min dihedral)" >> "$LOG" || true
         LEVELS="$W/l0.node,$W/l1.node,$W/l2.node,$W/alt.node"
         run "alt$((t / 1000))k" --fixed-level 3
     done ;;
-*) echo "PART: undamped, undamped2, semi, tool8, five, five-dec, alt, adaptive or report" >&2; exit 2 ;;
+*) echo "PART: undamped, undamped2, semi, tool8, five, five-dec, alt, alt8, adaptive or report" >&2; exit 2 ;;
 esac
