@@ -27,9 +27,11 @@
  * the tree's and are never recomputed.
  * On the CUDA backend (tw_front_def.backend) the device keeps the pattern,
  * updated at a switch from what the switch changed (tw_front_switch_record,
- * kernels/thrust_front.h), and runs each step's block-Jacobi PCG on the
- * values assembled here (kernels/cuda_front.h); the switch decisions, the
- * structures and the element pass stay on the host. */
+ * kernels/thrust_front.h), and the gather maps of each rebuild
+ * (tw_front_maps_build, tetra_front_maps.h), and runs each step's element
+ * pass (the body element_pass calls, hd/front_element.h), the gathered
+ * assembly and the block-Jacobi PCG (kernels/cuda_front.h); the switch
+ * decisions, the structures and the state stay on the host. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_PROCESS_CPUTIME_ID */
 #include "tetra_front.h"
 
