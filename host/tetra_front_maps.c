@@ -58,10 +58,10 @@ void tw_front_maps_assemble(const tw_front_maps *m, const double *g, const doubl
         tw_front_block_gather(m->blk_ptr, m->blk_code, m->blk_w, elK, b, val + 9 * (size_t)b);
     /* one per free vertex, after the blocks: the mass on its diagonal, its
      * right-hand side and start */
-    for (int i = 0; i < m->n; i++)
+    for (int i = 0; i < m->n; i++) {
         tw_front_diag_mass(val + 9 * (size_t)m->diag[i], m->cm, m->mass[i]);
-    for (int i = 0; i < m->n; i++)
         tw_front_row_rhs(m->frc_ptr, m->frc_code, m->frc_w, elf, i, m->mass[i], vf + 3 * (size_t)i,
                          fqf ? fqf + 3 * (size_t)i : NULL, m->gravity, m->h, m->held[i], rhs + 3 * (size_t)i,
                          vr + 3 * (size_t)i);
+    }
 }
