@@ -27,9 +27,11 @@
  * the tree's and are never recomputed.
  * On the CUDA backend (tw_front_def.backend) the device keeps the pattern,
  * updated at a switch from what the switch changed (tw_front_switch_record,
- * kernels/thrust_front.h), and runs each step's block-Jacobi PCG on the
- * values assembled here (kernels/cuda_front.h); the switch decisions, the
- * structures and the element pass stay on the host. */
+ * kernels/thrust_front.h), and the gather maps of each rebuild
+ * (tw_front_maps_build, tetra_front_maps.h), and runs each step's element
+ * pass (the body element_pass calls, hd/front_element.h), the gathered
+ * assembly and the block-Jacobi PCG (kernels/cuda_front.h); the switch
+ * decisions, the structures and the state stay on the host. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_PROCESS_CPUTIME_ID */
 #include "tetra_front.h"
 
@@ -42,6 +44,7 @@
 #include "amg.h"
 #include "error.h"
 #include "fem.h"
+#include "hd/front_element.h"
 #include "hd/math3.h"
 #include "mesh.h"
 #include "solver.h"
@@ -129,6 +132,8 @@ struct tw_front {
     double prof[TW_FRONT_MS_N]; /* the last step's split (tw_front_profile) */
     struct tw_cuda_front *dev; /* the CUDA backend's device front, or NULL */
     int on_device;             /* the last step solved on the device */
+    tw_front_maps maps;        /* the device front's gather maps, of the last rebuild */
+    double *xu, *vf, *fqf;     /* the device step's packed state (3 nu, 3 n, 3 n) */
 };
 
 /* process CPU time, ms: what a part costs whatever else runs on the machine */
@@ -240,32 +245,14 @@ static void element_stiffness(const double *g, double V, const double *C, double
 
 static void deformation(const tw_front *f, int id, double F[9])
 {
-    const int *t = tree_tet(f, id);
-    const double *g = f->g + 12 * (size_t)id;
-    memset(F, 0, 9 * sizeof *F);
-    for (int p = 0; p < 4; p++) {
-        const double *x = f->x + 3 * (size_t)t[p];
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++)
-                F[3 * i + j] += x[i] * g[3 * p + j];
-    }
-}
-
-static void rotation(const double F[9], double R[9])
-{
-    tw_m3 A;
-    for (int i = 0; i < 9; i++)
-        A.m[i] = (tw_real)F[i];
-    const tw_m3 Rm = tw_polar3(A);
-    for (int i = 0; i < 9; i++)
-        R[i] = (double)Rm.m[i];
+    tw_front_deformation(f->x, tree_tet(f, id), f->g + 12 * (size_t)id, F);
 }
 
 void tw_front_alpha(const tw_front *f, int id, double alpha[6])
 {
     double F[9], R[9], U[9];
     deformation(f, id, F);
-    rotation(F, R);
+    tw_front_rotation(F, R);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
             U[3 * i + j] = R[i] * F[j] + R[3 + i] * F[3 + j] + R[6 + i] * F[6 + j];
@@ -725,7 +712,8 @@ tw_status tw_front_device_pattern(const tw_front *f, int *n, int *nnzb, int **ro
 }
 
 /* The device front's pattern update after a rebuild (nothing on the CPU
- * backend): what the rebuild redid, handed over. */
+ * backend): what the rebuild redid, handed over; then the rebuilt gather
+ * maps and room for the step's packed state. */
 static tw_status device_pattern(tw_front *f)
 {
 #ifdef TW_HAVE_CUDA
@@ -740,11 +728,68 @@ static tw_status device_pattern(tw_front *f)
     tw_front_switch_free(&rec);
     if (r == TW_OK && nnzb != f->nnzb)
         r = tw_fail(TW_ERR_DEVICE, "tetra front: the device pattern has %d blocks, the host's %d", nnzb, f->nnzb);
-    return r;
+    if (r != TW_OK)
+        return r;
+    tw_front_maps_free(&f->maps);
+    if ((r = tw_front_maps_build(f, &f->maps)) != TW_OK)
+        return r;
+    free(f->xu);
+    free(f->vf);
+    free(f->fqf);
+    f->xu = tw_malloc(3 * ((size_t)f->maps.nu + 1) * sizeof *f->xu, "front device state");
+    f->vf = tw_malloc(3 * ((size_t)f->nfree + 1) * sizeof *f->vf, "front device state");
+    f->fqf = tw_malloc(3 * ((size_t)f->nfree + 1) * sizeof *f->fqf, "front device state");
+    if (!f->xu || !f->vf || !f->fqf)
+        return TW_ERR_NOMEM;
+    return tw_cuda_front_maps(f->dev, &f->maps);
 #else
     (void)f;
     return TW_OK;
 #endif
+}
+
+#ifdef TW_HAVE_CUDA
+static void reduce_forces(tw_front *f);
+
+/* The step's state packed over the maps and uploaded, and the device's
+ * element pass and assembly at it. */
+static tw_status device_assemble(tw_front *f)
+{
+    if (f->force)
+        reduce_forces(f);
+    tw_front_maps_pack(&f->maps, f->x, f->v, f->force ? f->fq : NULL, f->xu, f->vf, f->fqf);
+    return tw_cuda_front_assemble(f->dev, f->xu, f->vf, f->force ? f->fqf : NULL);
+}
+
+/* One step's system and solve on the device: the solution into vr; *t2
+ * (wall ms) when the assembly was launched. */
+static tw_status device_step(tw_front *f, tw_solve_result *r, double *t2)
+{
+    memset(r, 0, sizeof *r);
+    tw_status s = device_assemble(f);
+    *t2 = tw_now_ms();
+    if (s != TW_OK)
+        return s;
+    const double c1 = cpu_ms();
+    s = tw_cuda_front_solve(f->dev, f->def.cg_tolerance, f->def.cg_max_iterations, f->vr, &r->iterations,
+                            &r->residual, &r->negative_curvature);
+    f->prof[TW_FRONT_MS_PCG] = cpu_ms() - c1;
+    return s;
+}
+#endif
+
+tw_status tw_front_device_system(tw_front *f, tw_real *val, tw_real *rhs, tw_real *vr)
+{
+#ifdef TW_HAVE_CUDA
+    if (f->dev) {
+        tw_status s = device_assemble(f);
+        return s != TW_OK ? s : tw_cuda_front_system_to_host(f->dev, val, rhs, vr);
+    }
+#endif
+    (void)val;
+    (void)rhs;
+    (void)vr;
+    return tw_fail(TW_ERR_INVALID, "tetra front: not on the cuda backend: no device system");
 }
 
 /* ------------------------------------------------- the multigrid's anchor */
@@ -1102,6 +1147,10 @@ void tw_front_destroy(tw_front *f)
 #ifdef TW_HAVE_CUDA
     tw_cuda_front_destroy(f->dev);
 #endif
+    tw_front_maps_free(&f->maps);
+    free(f->xu);
+    free(f->vf);
+    free(f->fqf);
     free(f);
 }
 
@@ -1224,7 +1273,8 @@ tw_front *tw_front_create(const tw_tetra_tree *t, const unsigned char *pinned, c
         f->valid[u] = 1; /* at rest every vertex is where every level puts it */
 #ifdef TW_HAVE_CUDA
     /* auto is the CPU until the device front has run on a GPU */
-    if (def.backend == TW_BACKEND_CUDA && !(f->dev = tw_cuda_front_create(nv))) {
+    if (def.backend == TW_BACKEND_CUDA && (!(f->dev = tw_cuda_front_create(nv)) ||
+                                           tw_cuda_front_tree(f->dev, f->ntree, f->g, f->Ke) != TW_OK)) {
         tw_front_destroy(f);
         return NULL;
     }
@@ -1345,55 +1395,19 @@ static void update_front(tw_front *f, int *refined, int *coarsened)
  * u = R^T x - X at its four corners. */
 static void rotated_displacement(const tw_front *f, int id, double R[9], double u[12])
 {
-    const int *t = tree_tet(f, id);
-    double F[9];
-    deformation(f, id, F);
-    rotation(F, R);
-    for (int p = 0; p < 4; p++) {
-        const double *x = f->x + 3 * (size_t)t[p], *X = f->X + 3 * (size_t)t[p];
-        for (int i = 0; i < 3; i++)
-            u[3 * p + i] = R[i] * x[0] + R[3 + i] * x[1] + R[6 + i] * x[2] - X[i];
-    }
+    tw_front_rotated_displacement(f->x, f->X, tree_tet(f, id), f->g + 12 * (size_t)id, R, u);
 }
 
-/* Rotation, force and rotated stiffness of every active tet into the scratch. */
+/* Rotation, force and rotated stiffness of every active tet into the
+ * scratch (the device front's kernel runs the same body, hd/front_element.h). */
 static void element_pass(tw_front *f)
 {
     const int nact = f->nact;
 #pragma omp parallel for if (nact > 256) num_threads(TW_THREADS(f->def.threads)) schedule(static)
     for (int k = 0; k < nact; k++) {
         const int id = f->act[k];
-        double R[9], u[12];
-        rotated_displacement(f, id, R, u);
-        const double *K = f->Ke + 144 * (size_t)id;
-        double *fe = f->elf + 12 * (size_t)k, *KR = f->elK + 144 * (size_t)k;
-        memcpy(f->elR + 9 * (size_t)k, R, sizeof R);
-        for (int p = 0; p < 4; p++) {
-            double ku[3];
-            for (int i = 0; i < 3; i++) {
-                double s = 0;
-                for (int j = 0; j < 12; j++)
-                    s += K[12 * (3 * p + i) + j] * u[j];
-                ku[i] = s;
-            }
-            for (int i = 0; i < 3; i++)
-                fe[3 * p + i] = -(R[3 * i] * ku[0] + R[3 * i + 1] * ku[1] + R[3 * i + 2] * ku[2]);
-        }
-        /* R K^pq R^T per block */
-        for (int p = 0; p < 4; p++)
-            for (int q = 0; q < 4; q++) {
-                double B[9], T[9];
-                for (int i = 0; i < 3; i++)
-                    for (int j = 0; j < 3; j++)
-                        B[3 * i + j] = K[12 * (3 * p + i) + 3 * q + j];
-                for (int i = 0; i < 3; i++)
-                    for (int j = 0; j < 3; j++)
-                        T[3 * i + j] = R[3 * i] * B[j] + R[3 * i + 1] * B[3 + j] + R[3 * i + 2] * B[6 + j];
-                for (int i = 0; i < 3; i++)
-                    for (int j = 0; j < 3; j++)
-                        KR[12 * (3 * p + i) + 3 * q + j] =
-                            T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
-            }
+        tw_front_element(f->x, f->X, tree_tet(f, id), f->g + 12 * (size_t)id, f->Ke + 144 * (size_t)id,
+                         f->elR + 9 * (size_t)k, f->elf + 12 * (size_t)k, f->elK + 144 * (size_t)k);
     }
 }
 
@@ -1529,29 +1543,16 @@ void tw_front_profile(const tw_front *f, double ms[TW_FRONT_MS_N])
     memcpy(ms, f->prof, sizeof f->prof);
 }
 
-tw_status tw_front_step(tw_front *f, tw_front_stats *st)
+/* The system's mass and stiffness factors (1 + h alpha, h beta + h^2). */
+static double front_cm(const tw_front *f) { return 1 + f->def.dt * f->def.damping_mass; }
+static double front_ck(const tw_front *f) { return f->def.dt * f->def.damping_stiffness + f->def.dt * f->def.dt; }
+
+/* The host's system of the current front at its state (A, rhs and the
+ * PCG's start vr): the element pass, then A = (1 + h alpha) M + (h beta +
+ * h^2) Q^T K' Q and Q^T f scattered per active tet. */
+static tw_status assemble(tw_front *f)
 {
-    tw_front_stats s;
-    memset(&s, 0, sizeof s);
     const double h = f->def.dt;
-    double t0 = tw_now_ms(), c0 = cpu_ms(), c1 = c0;
-    memset(f->prof, 0, sizeof f->prof);
-    if (f->def.adapt) {
-        update_front(f, &s.refined, &s.coarsened);
-        c1 = cpu_ms();
-        f->prof[TW_FRONT_MS_DECIDE] = c1 - c0;
-        if (s.refined || s.coarsened) {
-            /* the old front's lists are unchanged until the rebuild, and
-             * the update only wrote vertices outside it */
-            tw_status r = rebuild_energy(f, &s.energy_jump);
-            if (r != TW_OK)
-                return r;
-            s.rebuilt = 1;
-        }
-    }
-    c0 = cpu_ms();
-    double t1 = tw_now_ms();
-    s.ms_front = t1 - t0;
     const int n = f->nfree;
     f->elR = realloc(f->elR, 9 * ((size_t)f->nact + 1) * sizeof *f->elR);
     f->elf = realloc(f->elf, 12 * ((size_t)f->nact + 1) * sizeof *f->elf);
@@ -1559,8 +1560,7 @@ tw_status tw_front_step(tw_front *f, tw_front_stats *st)
     if (!f->elR || !f->elf || !f->elK)
         return tw_fail(TW_ERR_NOMEM, "tetra front: element scratch of %d tets", f->nact);
     element_pass(f);
-    /* assemble A = (1 + h alpha) M + (h beta + h^2) Q^T K' Q and Q^T f */
-    const double cm = 1 + h * f->def.damping_mass, ck = h * f->def.damping_stiffness + h * h;
+    const double cm = front_cm(f), ck = front_ck(f);
     memset(f->val, 0, 9 * (size_t)f->nnzb * sizeof *f->val);
     memset(f->fr, 0, 3 * (size_t)n * sizeof *f->fr);
     for (int k = 0; k < f->nact; k++) {
@@ -1606,46 +1606,243 @@ tw_status tw_front_step(tw_front *f, tw_front_stats *st)
             f->vr[3 * i + d] = f->cons[i] ? 0 : (tw_real)v[d];
         }
     }
-    double t2 = tw_now_ms();
-    s.ms_system = t2 - t1;
-    c1 = cpu_ms();
-    f->prof[TW_FRONT_MS_ASSEMBLE] = c1 - c0;
-    tw_bsr A;
-    memset(&A, 0, sizeof A);
-    A.n = n;
-    A.nnzb = f->nnzb;
-    A.row_ptr = f->row_ptr;
-    A.col = f->col;
-    A.diag = f->diag;
-    A.val = f->val;
-    A.threads = f->def.threads;
-    tw_filter filter = {f->cons, NULL};
-    /* multigrid (TW_PRECOND_AUTO: from TW_FRONT_MG_MIN_TETS active tets
-     * on), rebuilt with the pattern */
-    const int mg = !f->dev && (f->def.precond == TW_PRECOND_MG ||
-                               (f->def.precond == TW_PRECOND_AUTO && f->nact >= TW_FRONT_MG_MIN_TETS));
-    f->work.precond = NULL;
-    if (mg)
-        f->work.precond = step_multigrid(f, &A, &filter);
-    else if (f->amg)
-        drop_anchor(f);
-    f->mg_kind = f->work.precond ? 1 + f->lagged : 0;
-    c1 = cpu_ms();
+    return TW_OK;
+}
+
+tw_status tw_front_assemble(tw_front *f) { return assemble(f); }
+
+/* ------------------------------------------------------ the gather maps */
+
+/* The contributions of the current front's scatter (assemble) to the
+ * blocks (blk != 0) or to the forces, in its order, as (target, code,
+ * weight) into the arrays when they are given; returns their count. */
+static long front_contributions(const tw_front *f, int blk, int *target, int *code, double *w)
+{
+    const double ck = front_ck(f);
+    long c = 0;
+    for (int k = 0; k < f->nact; k++) {
+        const int id = f->act[k], ne = f->el_n[id];
+        const int *slot = f->el_slot + MAX_SLOTS * (size_t)id;
+        const unsigned short *pos = f->el_pos + MAX_SLOTS * MAX_SLOTS * (size_t)id;
+        const double *W = f->el_w + 4 * MAX_SLOTS * (size_t)id;
+        for (int sI = 0; sI < ne; sI++) {
+            const int row = f->rid[slot[sI]];
+            for (int p = 0; p < 4; p++) {
+                const double wp = W[MAX_SLOTS * p + sI];
+                if (wp == 0)
+                    continue;
+                if (!blk) {
+                    if (target) {
+                        target[c] = row;
+                        code[c] = tw_front_force_code(k, p);
+                        w[c] = wp;
+                    }
+                    c++;
+                    continue;
+                }
+                for (int sJ = 0; sJ < ne; sJ++) {
+                    const int b = f->row_ptr[row] + pos[MAX_SLOTS * sI + sJ];
+                    for (int q = 0; q < 4; q++) {
+                        const double wq = ck * wp * W[MAX_SLOTS * q + sJ];
+                        if (wq == 0)
+                            continue;
+                        if (target) {
+                            target[c] = b;
+                            code[c] = tw_front_block_code(k, p, q);
+                            w[c] = wq;
+                        }
+                        c++;
+                    }
+                }
+            }
+        }
+    }
+    return c;
+}
+
+/* A CSR over ntarget targets of the c listed contributions, each target's
+ * in list order (a stable counting sort). */
+static tw_status front_csr(long c, int ntarget, const int *target, const int *code, const double *w, int **ptr,
+                           int **ocode, double **ow)
+{
+    *ptr = tw_calloc((size_t)ntarget + 1, sizeof **ptr, "front gather map");
+    *ocode = tw_malloc((size_t)(c ? c : 1) * sizeof **ocode, "front gather map");
+    *ow = tw_malloc((size_t)(c ? c : 1) * sizeof **ow, "front gather map");
+    int *fill = tw_malloc(((size_t)ntarget + 1) * sizeof *fill, "front gather map");
+    if (!*ptr || !*ocode || !*ow || !fill) {
+        free(fill);
+        return TW_ERR_NOMEM;
+    }
+    for (long e = 0; e < c; e++)
+        (*ptr)[target[e] + 1]++;
+    for (int b = 0; b < ntarget; b++)
+        (*ptr)[b + 1] += (*ptr)[b];
+    memcpy(fill, *ptr, ((size_t)ntarget + 1) * sizeof *fill);
+    for (long e = 0; e < c; e++) {
+        const int at = fill[target[e]]++;
+        (*ocode)[at] = code[e];
+        (*ow)[at] = w[e];
+    }
+    free(fill);
+    return TW_OK;
+}
+
+tw_status tw_front_maps_build(const tw_front *f, tw_front_maps *m)
+{
+    memset(m, 0, sizeof *m);
+    const int n = f->nfree, nact = f->nact, nv = f->nv;
+    if (nact >= (1 << 26))
+        return tw_fail(TW_ERR_INVALID, "tetra front: %d active tets, more than the gather codes hold (2^26)", nact);
+    const long cb = front_contributions(f, 1, NULL, NULL, NULL), cf = front_contributions(f, 0, NULL, NULL, NULL);
+    if (cb > INT32_MAX || cf > INT32_MAX)
+        return tw_fail(TW_ERR_INVALID, "tetra front: %ld block contributions, more than an int counts", cb);
+    const size_t cmax = (size_t)(cb > cf ? cb : cf) + 1;
+    int *target = tw_malloc(cmax * sizeof *target, "front gather map");
+    int *code = tw_malloc(cmax * sizeof *code, "front gather map");
+    double *w = tw_malloc(cmax * sizeof *w, "front gather map");
+    int *uidx = tw_malloc((size_t)nv * sizeof *uidx, "front gather map");
+    m->nact = nact;
+    m->n = n;
+    m->nnzb = f->nnzb;
+    m->act = tw_malloc(((size_t)nact + 1) * sizeof *m->act, "front gather map");
+    m->corner = tw_malloc(4 * ((size_t)nact + 1) * sizeof *m->corner, "front gather map");
+    m->used = tw_malloc((size_t)nv * sizeof *m->used, "front gather map");
+    m->Xu = tw_malloc(3 * (size_t)nv * sizeof *m->Xu, "front gather map");
+    m->free_used = tw_malloc(((size_t)n + 1) * sizeof *m->free_used, "front gather map");
+    m->mass = tw_malloc(((size_t)n + 1) * sizeof *m->mass, "front gather map");
+    m->held = tw_malloc((size_t)n + 1, "front gather map");
+    m->diag = tw_malloc(((size_t)n + 1) * sizeof *m->diag, "front gather map");
+    tw_status r = TW_ERR_NOMEM;
+    if (!target || !code || !w || !uidx || !m->act || !m->corner || !m->used || !m->Xu || !m->free_used ||
+        !m->mass || !m->held || !m->diag)
+        goto done;
+    m->nu = 0;
+    for (int u = 0; u < nv; u++) {
+        uidx[u] = -1;
+        if (!f->used[u])
+            continue;
+        uidx[u] = m->nu;
+        memcpy(m->Xu + 3 * (size_t)m->nu, f->X + 3 * (size_t)u, 3 * sizeof *m->Xu);
+        m->used[m->nu++] = u;
+    }
+    for (int k = 0; k < nact; k++) {
+        const int *t = tree_tet(f, f->act[k]);
+        m->act[k] = f->act[k];
+        for (int p = 0; p < 4; p++)
+            m->corner[4 * (size_t)k + p] = uidx[t[p]];
+    }
+    for (int i = 0; i < n; i++) {
+        m->free_used[i] = uidx[f->free_list[i]];
+        m->mass[i] = f->mass[i];
+        m->held[i] = f->cons[i];
+        m->diag[i] = f->diag[i];
+    }
+    front_contributions(f, 1, target, code, w);
+    if ((r = front_csr(cb, f->nnzb, target, code, w, &m->blk_ptr, &m->blk_code, &m->blk_w)) != TW_OK)
+        goto done;
+    front_contributions(f, 0, target, code, w);
+    if ((r = front_csr(cf, n, target, code, w, &m->frc_ptr, &m->frc_code, &m->frc_w)) != TW_OK)
+        goto done;
+    m->cm = front_cm(f);
+    m->h = f->def.dt;
+    memcpy(m->gravity, f->def.gravity, sizeof m->gravity);
+    r = TW_OK;
+done:
+    free(target);
+    free(code);
+    free(w);
+    free(uidx);
+    if (r != TW_OK)
+        tw_front_maps_free(m);
+    return r;
+}
+
+void tw_front_element_data(const tw_front *f, const double **g, const double **Ke)
+{
+    *g = f->g;
+    *Ke = f->Ke;
+}
+
+void tw_front_system(const tw_front *f, const tw_real **val, const tw_real **rhs, const tw_real **vr,
+                     const double **fq)
+{
+    *val = f->val;
+    *rhs = f->rhs;
+    *vr = f->vr;
+    *fq = f->force ? f->fq : NULL;
+}
+
+tw_status tw_front_step(tw_front *f, tw_front_stats *st)
+{
+    tw_front_stats s;
+    memset(&s, 0, sizeof s);
+    const double h = f->def.dt;
+    double t0 = tw_now_ms(), c0 = cpu_ms(), c1 = c0;
+    memset(f->prof, 0, sizeof f->prof);
+    if (f->def.adapt) {
+        update_front(f, &s.refined, &s.coarsened);
+        c1 = cpu_ms();
+        f->prof[TW_FRONT_MS_DECIDE] = c1 - c0;
+        if (s.refined || s.coarsened) {
+            /* the old front's lists are unchanged until the rebuild, and
+             * the update only wrote vertices outside it */
+            tw_status r = rebuild_energy(f, &s.energy_jump);
+            if (r != TW_OK)
+                return r;
+            s.rebuilt = 1;
+        }
+    }
+    c0 = cpu_ms();
+    double t1 = tw_now_ms();
+    s.ms_front = t1 - t0;
+    const int n = f->nfree;
     tw_solve_result r;
+    double t2;
     f->on_device = 0;
 #ifdef TW_HAVE_CUDA
     if (f->dev) {
-        memset(&r, 0, sizeof r);
-        tw_status ds = tw_cuda_front_solve(f->dev, f->val, f->rhs, f->vr, f->def.cg_tolerance,
-                                           f->def.cg_max_iterations, &r.iterations, &r.residual,
-                                           &r.negative_curvature);
+        /* the element pass, the assembly and the PCG on the device */
+        tw_status ds = device_step(f, &r, &t2);
         if (ds != TW_OK)
             return ds;
+        s.ms_system = t2 - t1;
+        f->prof[TW_FRONT_MS_ASSEMBLE] = cpu_ms() - c0; /* the state's packing */
+        f->mg_kind = 0;
         f->on_device = 1;
-    } else
+    }
 #endif
+    if (!f->on_device) {
+        tw_status as = assemble(f);
+        if (as != TW_OK)
+            return as;
+        t2 = tw_now_ms();
+        s.ms_system = t2 - t1;
+        c1 = cpu_ms();
+        f->prof[TW_FRONT_MS_ASSEMBLE] = c1 - c0;
+        tw_bsr A;
+        memset(&A, 0, sizeof A);
+        A.n = n;
+        A.nnzb = f->nnzb;
+        A.row_ptr = f->row_ptr;
+        A.col = f->col;
+        A.diag = f->diag;
+        A.val = f->val;
+        A.threads = f->def.threads;
+        tw_filter filter = {f->cons, NULL};
+        /* multigrid (TW_PRECOND_AUTO: from TW_FRONT_MG_MIN_TETS active tets
+         * on), rebuilt with the pattern */
+        const int mg = f->def.precond == TW_PRECOND_MG ||
+                       (f->def.precond == TW_PRECOND_AUTO && f->nact >= TW_FRONT_MG_MIN_TETS);
+        f->work.precond = NULL;
+        if (mg)
+            f->work.precond = step_multigrid(f, &A, &filter);
+        else if (f->amg)
+            drop_anchor(f);
+        f->mg_kind = f->work.precond ? 1 + f->lagged : 0;
+        c1 = cpu_ms();
         r = tw_pcg(&A, f->rhs, f->vr, &filter, f->def.cg_tolerance, f->def.cg_max_iterations, 0, &f->work);
-    f->prof[TW_FRONT_MS_PCG] = cpu_ms() - c1;
+        f->prof[TW_FRONT_MS_PCG] = cpu_ms() - c1;
+    }
     f->work.precond = NULL;
     s.cg_iterations = r.iterations;
     f->last_iterations = r.iterations;

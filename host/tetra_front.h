@@ -21,6 +21,7 @@
  * through the tree's interpolation while it serves, tetra_front.c). */
 #ifndef TW_TETRA_FRONT_H
 #define TW_TETRA_FRONT_H
+#include "tetra_front_maps.h"
 #include "tetra_tree.h"
 
 /* Tests: forces the front to exactly the tets with active[id] != 0 (a
@@ -74,4 +75,23 @@ void tw_front_pattern(const tw_front *f, int *n, int *nnzb, const int **row_ptr,
 tw_status tw_front_device_pattern(const tw_front *f, int *n, int *nnzb, int **row_ptr, int **col, int **diag);
 /* The last step's solve ran on the device (1) or the CPU (0). */
 int tw_front_on_device(const tw_front *f);
+
+/* The current front's gather maps (tetra_front_maps.h), malloc'd
+ * (tw_front_maps_free): what the device front uploads at a rebuild. */
+tw_status tw_front_maps_build(const tw_front *f, tw_front_maps *m);
+/* The tree's per-tet gradients (12 per tree tet) and element stiffness
+ * (144), the element pass's constant data (the front's arrays). */
+void tw_front_element_data(const tw_front *f, const double **g, const double **Ke);
+/* Tests: the host's element pass and assembly at the current state, as a
+ * step's (no switch, no solve, the state unchanged), into the arrays
+ * tw_front_system shows: A's values (the pattern's order), the right-hand
+ * side and the PCG's start (3 per free vertex) and the reduced external
+ * forces per finest vertex (NULL: none). */
+tw_status tw_front_assemble(tw_front *f);
+void tw_front_system(const tw_front *f, const tw_real **val, const tw_real **rhs, const tw_real **vr,
+                     const double **fq);
+/* Tests: the device front's element pass and assembly at the current state
+ * (the device's own, no solve), copied to val (9 nnzb), rhs and vr (3 n);
+ * TW_ERR_INVALID on the CPU backend. */
+tw_status tw_front_device_system(tw_front *f, tw_real *val, tw_real *rhs, tw_real *vr);
 #endif

@@ -744,9 +744,10 @@ typedef struct tw_front_def {
     int threads;                /* OpenMP threads, 0: the default */
     tw_preconditioner precond;  /* of the step's PCG; auto (the default): multigrid from
                                    TW_FRONT_MG_MIN_TETS active tets on, block-Jacobi below */
-    tw_backend backend;         /* cpu (the default) or cuda: the step's PCG and the pattern on the
-                                   device, block-Jacobi (kernels/cuda_front.h); auto is cpu, the device
-                                   front not having run on a GPU yet */
+    tw_backend backend;         /* cpu (the default) or cuda: the step's element pass, assembly and
+                                   PCG (block-Jacobi) and the pattern on the device
+                                   (kernels/cuda_front.h); auto is cpu, the device front not having
+                                   run on a GPU yet */
 } tw_front_def;
 tw_front_def tw_default_front_def(void);
 

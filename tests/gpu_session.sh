@@ -18,7 +18,9 @@
 #             cases (gpu_amg.*, tests/test_gpu_amg.c) run in the first two
 #             passes (cuSPARSE, then the hand-written SpMV), and once more
 #             with TW_CUDA_MG_SWEEP=warp (the finest sweeps by lanes); the
-#             tetra front's parity cases (gpu_front.*, tests/test_gpu_front.c)
+#             tetra front's cases (gpu_front.*, tests/test_gpu_front.c: the
+#             pattern, the device's element pass and gathered assembly
+#             against the host's, parity through switches and under forces)
 #             run in the first two passes (host-driven, no graph: the same
 #             path twice)
 #   build     cmake -G Ninja Release into $BUILD (build-gpu), -j$JOBS; with .gl/
@@ -41,6 +43,8 @@
 #             synccheck), then
 #             the fused PCG's and the warp SpMV's short cases (test_gpu_pcg,
 #             test_gpu_stages; racecheck and synccheck host-driven), then
+#             the tetra front's short case (test_gpu_front: its element pass,
+#             gather and PCG; memcheck, initcheck), then
 #             representative cases of test_gpu_backend and test_gpu_svd, plus
 #             memcheck of one parity case with TW_CUDA_GRAPH=0 and TW_CUDA_SPMV=own
 #   bench     bench/run_gpu.sh (its own budget, TOTAL_S; give it its own call)
@@ -377,8 +381,8 @@ phase_sanitize() {
         return 0
     fi
     local gb=$BUILD/tests/test_gpu_backend gs=$BUILD/tests/test_gpu_svd gt=$BUILD/tests/test_gpu_stages
-    local gp=$BUILD/tests/test_gpu_pcg ga=$BUILD/tests/test_gpu_amg
-    [ -x "$gb" ] && [ -x "$gs" ] && [ -x "$gt" ] && [ -x "$gp" ] && [ -x "$ga" ] || { fail "sanitize: $gb / $gs / $gt / $gp / $ga not built"; return 1; }
+    local gp=$BUILD/tests/test_gpu_pcg ga=$BUILD/tests/test_gpu_amg gf=$BUILD/tests/test_gpu_front
+    [ -x "$gb" ] && [ -x "$gs" ] && [ -x "$gt" ] && [ -x "$gp" ] && [ -x "$ga" ] && [ -x "$gf" ] || { fail "sanitize: $gb / $gs / $gt / $gp / $ga / $gf not built"; return 1; }
     gl_env
     echo "# compute-sanitizer $(compute-sanitizer --version 2>&1 | tail -n 1)" >> "$SANLOG"
     # tool|env|exe|case: first one short case per tool (one step of the bar on
@@ -400,6 +404,8 @@ phase_sanitize() {
         "racecheck||$gp|warp_spmv_one_step_host_driven_matches_cpu"
         "initcheck||$gp|fused_one_step_host_driven_matches_cpu"
         "memcheck||$gt|stage_forces_green_fused"
+        "memcheck||$gf|system_matches_host_short"
+        "initcheck||$gf|system_matches_host_short"
         "memcheck||$gb|bar_corot_element_matches_cpu"
         "memcheck||$gb|cube_on_floor_matches_cpu"
         "memcheck||$gb|pcg_tolerance_iterations_match_cpu"
@@ -552,6 +558,8 @@ phase_fused() {
         "memcheck||$gt|stage_spmv_warp_kernel"
         "racecheck||$gp|warp_spmv_one_step_host_driven_matches_cpu"
         "memcheck||$gt|stage_forces_green_fused"
+        "memcheck||$gf|system_matches_host_short"
+        "initcheck||$gf|system_matches_host_short"
         "initcheck||$gp|fused_one_step_host_driven_matches_cpu"
     )
     local tool env exe name
