@@ -1,8 +1,10 @@
 /* The symmetric half of a step's 3x3-BSR system matrix on the CPU: the
  * index (hd/bsr_half.h) built from a full pattern, in place (the full
- * matrix's values, only its upper half read: what tw_pcg uses) or compact
- * (only the half stored, its values copied from the full matrix by
- * tw_bsr_half_refresh). The product is tw_bsr_half_spmv (solver.h).
+ * matrix's values, only its upper half read) or compact (only the half
+ * stored, its values copied from the full matrix by tw_bsr_half_refresh:
+ * what tw_pcg uses, the in-place form streaming no less on a CPU whose
+ * prefetchers fetch the skipped lower blocks anyway). The product is
+ * tw_bsr_half_spmv (solver.h).
  *
  * Only for a symmetric matrix: the PCG's systems are (corot-element,
  * hybrid, green's tangent, linear, warp-vertex's and warp-edge's symmetric

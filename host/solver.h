@@ -49,10 +49,10 @@ typedef struct tw_solve_result {
         /* tw_pcg's iteration product y = A x when set (the same A), else tw_bsr_spmv */                 \
         void (*spmv)(void *ctx, const REAL *x, REAL *y);                                                    \
         void *spmv_ctx;                                                                                     \
-        /* 1: tw_pcg's iteration product (spmv unset) from A's symmetric half, in place \
-         * (host/bsr_half.h; A must be symmetric); its index, built at the first solve \
-         * and again when A's pattern changes, is half_form. -1: the index could not \
-         * be built (said on stderr), the full product */                                                   \
+        /* 1: tw_pcg's iteration product (spmv unset) from A's symmetric half \
+         * (host/bsr_half.h; A must be symmetric): half_form, built at the first solve \
+         * and again when A's pattern changes, its values copied from A at each solve. \
+         * -1: it could not be built (said on stderr), the full product */                                  \
         int half;                                                                                           \
         struct tw_bsr_half *half_form;                                                                      \
     } S(tw_solver_work);                                                                                    \
