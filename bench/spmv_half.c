@@ -168,7 +168,7 @@ static int run_size(const bar_size *s, double seconds)
             }
         }
         double start = now_s();
-        while (steps < 64 && (steps < 3 || now_s() - start < 2 * seconds)) {
+        while (steps < 64 && (steps < 5 || now_s() - start < 3 * seconds)) {
             for (int k = 0; k < 2; k++) {
                 tw_step_stats st;
                 if (tw_world_step(pw[k], &st) != TW_OK) {
