@@ -6,7 +6,9 @@
  * compact (only the half stored). The forms are timed in turns within each
  * round, so a change in the machine's load hits them alike; the ratio to
  * full at the same thread count is the figure that matters on a shared
- * machine. Bytes per product are a streaming model (each value, index and
+ * machine, and the process CPU time per product (cpu_ms_median: time
+ * descheduled does not count, memory stalls do; all threads summed) the
+ * steadier one. Bytes per product are a streaming model (each value, index and
  * vector entry moved once: x's gathers and the upper blocks' second read,
  * by column, assumed to hit the cache).
  *
@@ -47,6 +49,15 @@ typedef struct bar_size {
 
 /* tw_bench_cpu's bars */
 static const bar_size SIZES[] = {{"10k", 40, 6, 7}, {"100k", 90, 14, 13}, {"1m", 195, 29, 29}};
+
+/* CPU seconds of the process (all its threads): time descheduled on a
+ * shared machine does not count, time stalled on memory does */
+static double cpu_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -124,29 +135,36 @@ static int run_size(const bar_size *s, double seconds)
     for (int threads = 1; threads <= 2; threads++) {
         /* rounds of one product per form, until `seconds` (at least 5 rounds, at most 2000) */
         int cap = 2000, rounds = 0;
-        double *t[FORMS];
-        for (int f = 0; f < FORMS; f++) t[f] = malloc(sizeof(double) * cap);
+        double *t[FORMS], *c[FORMS];
+        for (int f = 0; f < FORMS; f++) {
+            t[f] = malloc(sizeof(double) * cap);
+            c[f] = malloc(sizeof(double) * cap);
+        }
         for (int f = 0; f < FORMS; f++) product(f, &A, &in_place, &compact, x, y[f], threads); /* warm */
         double start = now_s();
         while (rounds < cap && (rounds < 5 || now_s() - start < seconds)) {
             for (int f = 0; f < FORMS; f++) {
-                double t0 = now_s();
+                double t0 = now_s(), c0 = cpu_s();
                 product(f, &A, &in_place, &compact, x, y[f], threads);
                 t[f][rounds] = now_s() - t0;
+                c[f][rounds] = cpu_s() - c0;
             }
             rounds++;
         }
-        double med[FORMS];
+        double med[FORMS], cmed[FORMS];
         for (int f = 0; f < FORMS; f++) {
             qsort(t[f], (size_t)rounds, sizeof(double), cmp_double);
+            qsort(c[f], (size_t)rounds, sizeof(double), cmp_double);
             med[f] = t[f][rounds / 2];
+            cmed[f] = c[f][rounds / 2];
         }
         for (int f = 0; f < FORMS; f++) {
             double bytes = product_bytes(f, &A, f == COMPACT ? &compact : &in_place);
-            printf("%s,%d,%d,%d,%s,%d,%.0f,%.0f,%d,%.4f,%.4f,%.2f,%.3f\n", s->name, tw_mesh_tet_count(m), A.n, A.nnzb,
-                   FORM_NAMES[f], threads, matrix_bytes(f, &A), bytes, rounds, 1e3 * med[f], 1e3 * t[f][0],
-                   bytes / med[f] / 1e9, med[f] / med[FULL]);
+            printf("%s,%d,%d,%d,%s,%d,%.0f,%.0f,%d,%.4f,%.4f,%.2f,%.3f,%.4f,%.3f\n", s->name, tw_mesh_tet_count(m), A.n,
+                   A.nnzb, FORM_NAMES[f], threads, matrix_bytes(f, &A), bytes, rounds, 1e3 * med[f], 1e3 * t[f][0],
+                   bytes / med[f] / 1e9, med[f] / med[FULL], 1e3 * cmed[f], cmed[f] / cmed[FULL]);
             free(t[f]);
+            free(c[f]);
         }
         fflush(stdout);
     }
@@ -187,7 +205,7 @@ static int run_size(const bar_size *s, double seconds)
         int same = memcmp(tw_world_positions(pw[0]), tw_world_positions(pw[1]),
                           sizeof(tw_real) * 3 * (size_t)tw_world_vertex_count(pw[0])) == 0;
         for (int k = 0; k < 2; k++)
-            printf("%s,%d,%d,%d,pcg20-%s,2,%.0f,,%d,%.4f,%.4f,,%.3f\n", s->name, tw_mesh_tet_count(m), A.n, A.nnzb,
+            printf("%s,%d,%d,%d,pcg20-%s,2,%.0f,,%d,%.4f,%.4f,,%.3f,,\n", s->name, tw_mesh_tet_count(m), A.n, A.nnzb,
                    k ? "half" : "full", matrix_bytes(k ? HALF : FULL, &A), steps, med[k], ts[k][0], med[k] / med[0]);
         printf("# %s: PCG steps (ms_solve per step, 20 iterations, block-Jacobi, 2 threads; the half's compact copy "
                "included): positions after %d steps %s\n", s->name, steps + 1, same ? "the same bits" : "differ");
@@ -233,7 +251,7 @@ int main(int argc, char **argv)
         }
     }
     printf("size,tets,vertices,blocks,form,threads,matrix_bytes,spmv_bytes_model,rounds,ms_median,ms_min,"
-           "gbps_model_median,ratio_vs_full\n");
+           "gbps_model_median,ratio_vs_full,cpu_ms_median,cpu_ratio_vs_full\n");
     int fails = 0;
     for (size_t k = 0; k < sizeof SIZES / sizeof SIZES[0]; k++) {
         char list[256];
