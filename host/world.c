@@ -170,6 +170,7 @@ static tw_status check_def(const tw_world_def *d)
         return tw_fail(TW_ERR_INVALID, "contact passes %d must be >= 0 (0: the default, %d)", d->contact_passes,
                        TW_CONTACT_PASSES);
     if ((unsigned)d->precond > TW_PRECOND_AUTO) return tw_fail(TW_ERR_INVALID, "unknown preconditioner %d", (int)d->precond);
+    if ((unsigned)d->spmv > TW_SPMV_HALF) return tw_fail(TW_ERR_INVALID, "unknown SpMV form %d", (int)d->spmv);
     if (d->cg_max_iterations < 1) return tw_fail(TW_ERR_INVALID, "CG iteration cap %d must be >= 1", d->cg_max_iterations);
     if (d->newton_iterations < 0 || !(d->newton_tolerance > 0))
         return tw_fail(TW_ERR_INVALID, "Newton iterations %d must be >= 0 (0: automatic) and tolerance %g > 0",

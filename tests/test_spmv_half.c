@@ -300,6 +300,20 @@ TW_TEST(unsymmetric_pattern_is_refused)
     return 0;
 }
 
+/* A def whose spmv is neither form is refused, naming the value. */
+TW_TEST(unknown_spmv_form_is_refused)
+{
+    tw_mesh *m = demo_bar_mesh();
+    CHECK(m);
+    tw_world_def d = demo_bar_def(TW_COROT_ELEMENT);
+    d.spmv = (tw_spmv_form)7;
+    CHECK(tw_world_create(m, &d) == NULL);
+    printf("%s\n", tw_last_error());
+    CHECK(strstr(tw_last_error(), "SpMV form 7") != NULL);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
 /* warp_system bicgstab's exact blocks R_i K_ij R_i^T are not symmetric: a
  * half product there would be another operator, and the world refuses the
  * half (its BiCGStab reads the full matrix). */
