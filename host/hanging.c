@@ -85,6 +85,7 @@ static tw_status system_build(tw_world *w)
     else
         st = tw_solver_work_init(&r->work, nr);
     if (st == TW_OK) {
+        r->work.half = w->work.half > 0; /* the reduced P^T A P is symmetric where A is */
         for (int i = 0; i < n; i++) row_of[i] = -1;
         for (int k = 0; k < w->nhang; k++) row_of[w->hang_vertex[k]] = k;
         size_t q = 0;

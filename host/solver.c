@@ -1,9 +1,11 @@
 #include "solver.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bsr_half.h"
 #include "error.h"
 #include "hd/hd.h"
 

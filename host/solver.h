@@ -13,6 +13,8 @@
 #ifndef TW_SOLVER_H
 #define TW_SOLVER_H
 #include "tetwarp.h"
+#include "hd/bsr_half.h" /* tw_bsr_half_index */
+struct tw_bsr_half;
 
 /* Which vertices the Baraff-Witkin filter constrains: cons[i] == 0 free,
  * TW_FILTER_NORMAL constrained along normal[3i..3i+2] (a contact), any other
@@ -47,10 +49,19 @@ typedef struct tw_solve_result {
         /* tw_pcg's iteration product y = A x when set (the same A), else tw_bsr_spmv */                 \
         void (*spmv)(void *ctx, const REAL *x, REAL *y);                                                    \
         void *spmv_ctx;                                                                                     \
+        /* 1: tw_pcg's iteration product (spmv unset) from A's symmetric half \
+         * (host/bsr_half.h; A must be symmetric): half_form, built at the first solve \
+         * and again when A's pattern changes, its values copied from A at each solve. \
+         * -1: it could not be built (said on stderr), the full product */                                  \
+        int half;                                                                                           \
+        struct tw_bsr_half *half_form;                                                                      \
     } S(tw_solver_work);                                                                                    \
     tw_status S(tw_solver_work_init)(S(tw_solver_work) * w, int n);                                         \
     void S(tw_solver_work_free)(S(tw_solver_work) * w);                                                     \
     void S(tw_bsr_spmv)(const S(tw_bsr) * A, const REAL *x, REAL *y);                                       \
+    /* y = A x from the symmetric half h of A (n block rows, val the values h indexes) */                   \
+    void S(tw_bsr_half_spmv)(const tw_bsr_half_index *h, int n, const REAL *val, const REAL *x, REAL *y,    \
+                             int threads);                                                                  \
     /* inverts the diagonal blocks (identity where one is singular) */                                      \
     void S(tw_bsr_block_jacobi)(const S(tw_bsr) * A, REAL *dinv);                                           \
     /* v = S v over n vertices (f NULL or without cons: nothing) */                                         \
@@ -76,6 +87,7 @@ typedef tw_solver_work tw_solver_work_d;
 #define tw_solver_work_init_d tw_solver_work_init
 #define tw_solver_work_free_d tw_solver_work_free
 #define tw_bsr_spmv_d tw_bsr_spmv
+#define tw_bsr_half_spmv_d tw_bsr_half_spmv
 #define tw_bsr_block_jacobi_d tw_bsr_block_jacobi
 #define tw_filter_apply_d tw_filter_apply
 #define tw_block_precondition_d tw_block_precondition

@@ -19,6 +19,7 @@ tw_status TW_S(tw_solver_work_init)(TW_S(tw_solver_work) *w, int n)
 void TW_S(tw_solver_work_free)(TW_S(tw_solver_work) *w)
 {
     free(w->r); free(w->z); free(w->p); free(w->q); free(w->s); free(w->t); free(w->rhat); free(w->dinv);
+    if (w->half_form) { tw_bsr_half_free(w->half_form); free(w->half_form); }
     memset(w, 0, sizeof *w);
 }
 
@@ -29,6 +30,47 @@ void TW_S(tw_bsr_spmv)(const TW_S(tw_bsr) *A, const TW_S_REAL *x, TW_S_REAL *y)
 {
 #pragma omp parallel for if (TW_PAR(A->n)) num_threads(TW_THREADS(A->threads)) schedule(static)
     for (int i = 0; i < A->n; i++) TW_S(tw_bsr_row_product)(A->row_ptr, A->col, A->val, x, y, i);
+}
+
+void TW_S(tw_bsr_half_spmv)(const tw_bsr_half_index *h, int n, const TW_S_REAL *val, const TW_S_REAL *x, TW_S_REAL *y,
+                            int threads)
+{
+#pragma omp parallel for if (TW_PAR(n)) num_threads(TW_THREADS(threads)) schedule(static)
+    for (int i = 0; i < n; i++) TW_S(tw_bsr_half_row_product)(h, val, x, y, i);
+}
+
+/* The work's symmetric half of A when it asks for one (w->half): built on
+ * A's pattern at the first solve and again when the pattern changes. For
+ * tw_real it is the compact form, its values copied from A at every solve
+ * (about one product's traffic): on the CPU the in-place form streams no
+ * less, the prefetchers bring the skipped lower blocks in with the upper
+ * ones (bench/results/cpu-2core-intel-xeon/spmv_half.md). The other scalar
+ * (the _d solvers of the float build) reads A in place. *val: the values
+ * the index reads. NULL for the full product (not asked, or it cannot be
+ * built). */
+static const tw_bsr_half_index *TW_S(pcg_half)(const TW_S(tw_bsr) *A, TW_S(tw_solver_work) *w, const TW_S_REAL **val)
+{
+    if (w->half != 1 || w->spmv) return NULL;
+    /* the same size is the same type here (float or double): the casts below are no-ops then */
+    int compact = sizeof(TW_S_REAL) == sizeof(tw_real);
+    const tw_real *full = (const tw_real *)(const void *)A->val;
+    if (w->half_form && tw_bsr_half_matches(w->half_form, A->n, A->nnzb, A->row_ptr, A->col)) {
+        if (compact) tw_bsr_half_refresh(w->half_form, full, A->threads);
+    } else {
+        if (!w->half_form) w->half_form = tw_calloc(1, sizeof *w->half_form, "symmetric half");
+        else tw_bsr_half_free(w->half_form);
+        tw_status st = !w->half_form ? TW_ERR_NOMEM
+                       : compact ? tw_bsr_half_init_compact(w->half_form, A->n, A->nnzb, A->row_ptr, A->col, A->diag, full)
+                                 : tw_bsr_half_init(w->half_form, A->n, A->nnzb, A->row_ptr, A->col, A->diag);
+        if (st != TW_OK) {
+            fprintf(stderr, "tetwarp: the PCG's symmetric-half product is off, the full matrix is used (%s)\n",
+                    tw_last_error());
+            w->half = -1;
+            return NULL;
+        }
+    }
+    *val = compact ? (const TW_S_REAL *)(const void *)w->half_form->val : A->val;
+    return &w->half_form->index;
 }
 
 void TW_S(tw_bsr_block_jacobi)(const TW_S(tw_bsr) *A, TW_S_REAL *dinv)
@@ -128,11 +170,14 @@ tw_solve_result TW_S(tw_pcg)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, TW_S_REA
     double rz = TW_S(dot)(n3, r, z, A->threads);
     double rn = sqrt(TW_S(dot)(n3, r, r, A->threads));
     int limit = fixed_iterations > 0 ? fixed_iterations : max_iterations;
+    const TW_S_REAL *half_val = NULL;
+    const tw_bsr_half_index *half = TW_S(pcg_half)(A, w, &half_val);
     int it = 0;
     while (it < limit) {
         if (fixed_iterations <= 0 && rn <= tol * bnorm) break;
         if (!(rz > 0)) break; /* exact solution (or breakdown) */
         if (w->spmv) w->spmv(w->spmv_ctx, p, q);
+        else if (half) TW_S(tw_bsr_half_spmv)(half, n, half_val, p, q, A->threads);
         else TW_S(tw_bsr_spmv)(A, p, q);
         TW_S(tw_filter_apply)(n, cons, q, A->threads);
         double pq = TW_S(dot)(n3, p, q, A->threads);

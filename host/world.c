@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "amg.h"
+#include "bsr_half.h"
 #include "contact_bodies.h"
 #include "hd/element.h"
 #include "error.h"
@@ -59,6 +60,7 @@ tw_world_def tw_default_world_def(void)
     d.threads = 0;
     d.energy_check = 1;
     d.precond = TW_PRECOND_AUTO;
+    d.spmv = TW_SPMV_FULL;
     return d;
 }
 
@@ -168,6 +170,7 @@ static tw_status check_def(const tw_world_def *d)
         return tw_fail(TW_ERR_INVALID, "contact passes %d must be >= 0 (0: the default, %d)", d->contact_passes,
                        TW_CONTACT_PASSES);
     if ((unsigned)d->precond > TW_PRECOND_AUTO) return tw_fail(TW_ERR_INVALID, "unknown preconditioner %d", (int)d->precond);
+    if ((unsigned)d->spmv > TW_SPMV_HALF) return tw_fail(TW_ERR_INVALID, "unknown SpMV form %d", (int)d->spmv);
     if (d->cg_max_iterations < 1) return tw_fail(TW_ERR_INVALID, "CG iteration cap %d must be >= 1", d->cg_max_iterations);
     if (d->newton_iterations < 0 || !(d->newton_tolerance > 0))
         return tw_fail(TW_ERR_INVALID, "Newton iterations %d must be >= 0 (0: automatic) and tolerance %g > 0",
@@ -269,6 +272,21 @@ static tw_cuda_world *cuda_world_create(const tw_world *w)
     return tw_cuda_world_create(&in);
 }
 #endif
+
+/* The CPU PCG's product from the symmetric half (host/bsr_half.h) when
+ * TW_SPMV=half or def.spmv asks for it, refused where the step's solver is
+ * warp_system bicgstab's BiCGStab on the non-symmetric R_i K_ij R_i^T. */
+static int spmv_half(const tw_world_def *d)
+{
+    if (!tw_spmv_half_wanted(d->spmv)) return 0;
+    if ((d->method == TW_WARP_VERTEX || d->method == TW_WARP_EDGE) && d->warp_system == TW_WARP_SYSTEM_BICGSTAB) {
+        fprintf(stderr, "tetwarp: the symmetric-half SpMV is refused: %s with warp_system bicgstab solves the "
+                        "non-symmetric system R_i K_ij R_i^T by BiCGStab, which reads the full matrix\n",
+                tw_method_name(d->method));
+        return 0;
+    }
+    return 1;
+}
 
 tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
 {
@@ -395,6 +413,7 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
 #endif
     w->host_dirty = 1;
     warn_near_incompressible(&d, tw_mesh_tet_count(mesh));
+    w->work.half = spmv_half(&d);
     return w;
 }
 

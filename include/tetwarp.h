@@ -377,6 +377,16 @@ typedef enum tw_warp_system {
     TW_WARP_SYSTEM_BICGSTAB       /* BiCGStab on the exact blocks R_i K_ij R_i^T */
 } tw_warp_system;
 
+/* Which form of the system matrix the CPU PCG's product streams. */
+typedef enum tw_spmv_form {
+    TW_SPMV_FULL = 0, /* every block (the default) */
+    TW_SPMV_HALF      /* the diagonal and upper blocks, the lower ones read as their transposes
+                         (host/hd/bsr_half.h): about half the matrix traffic, other rounding; only
+                         for symmetric systems (every PCG system; warp_system bicgstab's BiCGStab
+                         and a multigrid preconditioner's product keep the full matrix).
+                         TW_SPMV=half in the environment asks for it too */
+} tw_spmv_form;
+
 #define TW_MAX_THREADS 1024
 /* The PCG's preconditioner for the step's system. On the CUDA backend mg is
  * the device's V-cycle (kernels/cuda_amg.cu), run only when asked: auto
@@ -440,6 +450,7 @@ typedef struct tw_world_def {
                                        default = 8. Fewer trade accuracy (penetration left to the end-of-step
                                        projection, friction off Coulomb's) for a cheaper step (a tool's
                                        force at a haptic rate: bench/tool_rate.c) */
+    tw_spmv_form spmv;              /* the CPU PCG's product: full (default) or the symmetric half */
 } tw_world_def;
 tw_world_def tw_default_world_def(void);
 

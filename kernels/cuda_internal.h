@@ -229,6 +229,11 @@ struct tw_cuda_world {
     size_t spmv_buffer_bytes;
     int own_spmv; /* 1: the hand-written 3x3 BSR SpMV instead of cuSPARSE's */
     int warp_spmv; /* with own_spmv: the warp-cooperative kernel (TW_CUDA_SPMV=warp, cuda_pcg_fused.cu) */
+    /* with own_spmv: the symmetric half (TW_CUDA_SPMV=half, cuda_pcg.cu; host/hd/bsr_half.h), in
+     * place in d.A: half_lo_blk (nnzb ints) links each lower position to its upper partner. Not
+     * while use_bicgstab (warp_system bicgstab's matrix is not symmetric): the full kernel then */
+    int half_spmv;
+    int *half_lo_blk;
     /* the fused PCG (TW_CUDA_PCG=fused, cuda_pcg_fused.cu): two kernels per
      * iteration; p2: the second direction buffer, ticket: its two kernels'
      * last-block counters (NULL unless fused) */

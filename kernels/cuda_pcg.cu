@@ -7,7 +7,12 @@
 // at every size), or when cuSPARSE fails at init for any reason but memory,
 // or its product on a random matrix and vector differs from the kernel's
 // (tw_cuda_pcg_init); TW_CUDA_SPMV=warp: the warp-cooperative kernel of
-// cuda_pcg_fused.cu (lanes of a warp per block row). TW_CUDA_PCG=fused (read
+// cuda_pcg_fused.cu (lanes of a warp per block row); TW_CUDA_SPMV=half: the
+// symmetric half (host/hd/bsr_half.h: each block row reads its diagonal and
+// upper blocks, and the blocks above it in its column transposed through a
+// gather index, so the lower blocks are never read; one thread per row, no
+// atomics), not while warp_system bicgstab's non-symmetric matrix is in
+// use, and not inside the fused PCG's row kernel. TW_CUDA_PCG=fused (read
 // by cuda_world.cu at creation) replaces the iteration below by
 // cuda_pcg_fused.cu's two kernels, except while hanging vertices are set
 // (its row kernel cannot apply P and P^T: they tie rows other blocks
@@ -58,6 +63,29 @@ __global__ void bsr_spmv_kernel(int n, const int *row_ptr, const int *col, const
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n || (st && !st->active)) return;
     tw_bsr_row_product(row_ptr, col, val, x, y, i);
+}
+
+/* y = A x from A's symmetric half, in place in the full BSR arrays
+ * (host/solver_impl.h tw_bsr_half_spmv; host/hd/bsr_half.h) */
+__global__ void bsr_half_spmv_kernel(int n, tw_bsr_half_index h, const tw_real *__restrict__ val,
+                                     const tw_real *__restrict__ x, tw_real *__restrict__ y,
+                                     const tw_cuda_status *st)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n || (st && !st->active)) return;
+    tw_bsr_half_row_product(&h, val, x, y, i);
+}
+
+/* the half's gather index: each row links its upper blocks to their lower
+ * positions (tw_bsr_half_link_row, which the CPU's index runs too); *missing
+ * counts upper blocks without a partner */
+__global__ void bsr_half_link_kernel(int n, const int *row_ptr, const int *col, const int *diag, int *lo_blk,
+                                     int *missing)
+{
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= n) return;
+    int m = tw_bsr_half_link_row(row_ptr, col, diag, lo_blk, j);
+    if (m) atomicAdd(missing, m); /* a count: its order does not matter */
 }
 
 /* ---- hanging vertices: P^T A P as P, A, P^T (hd/step_hanging.h) ---- */
@@ -426,6 +454,130 @@ static tw_status spmv_compare(tw_cuda_world *cw, const tw_real *one, const tw_re
     return ts;
 }
 
+/* The half's index on the device (TW_CUDA_SPMV=half) and a check of it
+ * before any step: the pattern downloaded, the index built on the host by
+ * the same row function and compared; then A filled with a random
+ * symmetric matrix (each lower block the transpose of its upper partner,
+ * the blocks themselves not symmetric, so a forgotten transpose shows) and
+ * the half kernel's product compared with the full kernel's (the same order
+ * and expressions: equal to rounding at most); a difference, or a pattern
+ * the index cannot cover, turns the half off (said on stderr). A, p, q and r are zeroed again. Out of memory fails. */
+static tw_status half_init(tw_cuda_world *cw)
+{
+    const tw_cuda_data &d = cw->d;
+    size_t n3 = 3 * (size_t)d.n, na = 9 * (size_t)d.nnzb, nb = (size_t)d.nnzb;
+    char hint[160];
+    snprintf(hint, sizeof hint, "this world already holds %zu bytes on the device; unset TW_CUDA_SPMV=half, use a "
+             "smaller mesh or --backend cpu", cw->bytes);
+    tw_status ms = tw_cuda_malloc((void **)&cw->half_lo_blk, sizeof(int) * (nb + 1) + sizeof(int),
+                                  "the symmetric half's gather index", hint, __FILE__, __LINE__);
+    if (ms != TW_OK) return ms;
+    cw->bytes += sizeof(int) * (nb + 2);
+    int *dmissing = cw->half_lo_blk + nb + 1;
+    int *hi = (int *)malloc(sizeof(int) * (2 * nb + 2 * (size_t)d.n + 2));
+    tw_real *h = (tw_real *)malloc(sizeof(tw_real) * (na + 3 * n3));
+    if (!hi || !h) {
+        free(hi);
+        free(h);
+        return tw_fail(TW_ERR_NOMEM, "%s:%d: out of host memory for the symmetric half's check (%zu blocks)",
+                       __FILE__, __LINE__, nb);
+    }
+    int *hrow = hi, *hcol = hrow + d.n + 1, *hdiag = hcol + nb, *hlo = hdiag + d.n;
+    tw_real *hA = h, *hp = h + na, *hq = hp + n3, *hr = hq + n3;
+    const char *why = NULL;
+    int missing = 0;
+    tw_status ts = TW_OK;
+#define TW_HALF_TRY(call)                                                                  \
+    do {                                                                                   \
+        if (ts == TW_OK) ts = tw_cuda_check((call), #call, __FILE__, __LINE__);            \
+    } while (0)
+    TW_HALF_TRY(cudaMemsetAsync(cw->half_lo_blk, 0xff, sizeof(int) * (nb + 2), cw->stream));
+    TW_HALF_TRY(cudaMemsetAsync(dmissing, 0, sizeof(int), cw->stream));
+    if (ts == TW_OK) {
+        bsr_half_link_kernel<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d.n, d.row_ptr, d.col, d.diag,
+                                                                                     cw->half_lo_blk, dmissing);
+        TW_HALF_TRY(cudaGetLastError());
+    }
+    TW_HALF_TRY(cudaMemcpyAsync(hrow, d.row_ptr, sizeof(int) * (d.n + 1), cudaMemcpyDeviceToHost, cw->stream));
+    TW_HALF_TRY(cudaMemcpyAsync(hcol, d.col, sizeof(int) * nb, cudaMemcpyDeviceToHost, cw->stream));
+    TW_HALF_TRY(cudaMemcpyAsync(hdiag, d.diag, sizeof(int) * d.n, cudaMemcpyDeviceToHost, cw->stream));
+    TW_HALF_TRY(cudaMemcpyAsync(hlo, cw->half_lo_blk, sizeof(int) * nb, cudaMemcpyDeviceToHost, cw->stream));
+    TW_HALF_TRY(cudaMemcpyAsync(&missing, dmissing, sizeof(int), cudaMemcpyDeviceToHost, cw->stream));
+    TW_HALF_TRY(cudaStreamSynchronize(cw->stream));
+    if (ts == TW_OK && missing) why = "the pattern is not structurally symmetric";
+    /* the host's index by the same function, compared entry by entry */
+    if (ts == TW_OK && !why) {
+        int *mine = (int *)malloc(sizeof(int) * (nb + 1));
+        if (!mine) why = "no host memory for the index check";
+        for (size_t k = 0; mine && k < nb; k++) mine[k] = -1;
+        for (int j = 0; mine && j < d.n; j++) missing += tw_bsr_half_link_row(hrow, hcol, hdiag, mine, j);
+        for (int i = 0; mine && !why && i < d.n; i++)
+            for (int k = hrow[i]; k < hdiag[i]; k++)
+                if (hlo[k] != mine[k] || hlo[k] < 0) { why = "the device's gather index differs from the host's"; break; }
+        free(mine);
+    }
+    /* a random symmetric matrix with unsymmetric blocks, both kernels */
+    if (ts == TW_OK && !why) {
+        unsigned seed = 54321u;
+        for (int i = 0; i < d.n; i++)
+            for (int k = hdiag[i]; k < hrow[i + 1]; k++)
+                for (int e = 0; e < 9; e++) hA[9 * (size_t)k + e] = spmv_check_random(&seed);
+        for (int i = 0; i < d.n; i++)
+            for (int k = hrow[i]; k < hdiag[i]; k++)
+                for (int r = 0; r < 3; r++)
+                    for (int c = 0; c < 3; c++) hA[9 * (size_t)k + 3 * r + c] = hA[9 * (size_t)hlo[k] + 3 * c + r];
+        for (size_t k = 0; k < n3; k++) hp[k] = spmv_check_random(&seed);
+        TW_HALF_TRY(cudaMemcpyAsync(d.A, hA, sizeof(tw_real) * na, cudaMemcpyHostToDevice, cw->stream));
+        TW_HALF_TRY(cudaMemcpyAsync(cw->p, hp, sizeof(tw_real) * n3, cudaMemcpyHostToDevice, cw->stream));
+        if (ts == TW_OK) {
+            tw_bsr_half_index hx = tw_bsr_half_in_place(d.row_ptr, d.col, d.diag, cw->half_lo_blk);
+            bsr_spmv_kernel<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d.n, d.row_ptr, d.col, d.A,
+                                                                                    cw->p, cw->r, NULL);
+            bsr_half_spmv_kernel<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d.n, hx, d.A, cw->p, cw->q,
+                                                                                         NULL);
+            TW_HALF_TRY(cudaGetLastError());
+        }
+        TW_HALF_TRY(cudaMemcpyAsync(hq, cw->q, sizeof(tw_real) * n3, cudaMemcpyDeviceToHost, cw->stream));
+        TW_HALF_TRY(cudaMemcpyAsync(hr, cw->r, sizeof(tw_real) * n3, cudaMemcpyDeviceToHost, cw->stream));
+        TW_HALF_TRY(cudaMemsetAsync(d.A, 0, sizeof(tw_real) * na, cw->stream));
+        TW_HALF_TRY(cudaMemsetAsync(cw->p, 0, sizeof(tw_real) * n3, cw->stream));
+        TW_HALF_TRY(cudaMemsetAsync(cw->q, 0, sizeof(tw_real) * n3, cw->stream));
+        TW_HALF_TRY(cudaMemsetAsync(cw->r, 0, sizeof(tw_real) * n3, cw->stream));
+        TW_HALF_TRY(cudaStreamSynchronize(cw->stream));
+        double worst = 0, scale = 0;
+        for (size_t k = 0; ts == TW_OK && k < n3; k++) {
+            double e = fabs((double)hq[k] - (double)hr[k]);
+            if (!(e <= worst)) worst = e; /* NaN wins */
+            scale = fmax(scale, fabs((double)hr[k]));
+        }
+        /* float sums of ~40 products of numbers in [-1, 1), in one order
+         * (a compiler may contract the two kernels' expressions differently);
+         * a forgotten transpose differs by O(1) */
+#ifdef TW_DOUBLE
+        const double tol = 1e-10;
+#else
+        const double tol = 1e-4;
+#endif
+        if (ts == TW_OK && !(worst <= tol * (1 + scale))) {
+            fprintf(stderr, "tetwarp: the symmetric-half SpMV differs from the full kernel's on a random symmetric "
+                            "matrix (max |difference| %.3g, largest |entry| %.3g)\n", worst, scale);
+            why = "its product differs from the full kernel's";
+        }
+    }
+#undef TW_HALF_TRY
+    free(hi);
+    free(h);
+    if (ts != TW_OK) return ts;
+    if (why) {
+        fprintf(stderr, "tetwarp: TW_CUDA_SPMV=half is off (%s); using the hand-written full BSR SpMV kernel\n", why);
+        cudaFree(cw->half_lo_blk);
+        cw->bytes -= sizeof(int) * (nb + 2);
+        cw->half_lo_blk = NULL;
+        cw->half_spmv = 0;
+    }
+    return TW_OK;
+}
+
 /* A cuSPARSE call's status: on success nothing; out of memory a failure of
  * world creation; anything else falls back to the hand-written kernel. */
 #define TW_SPMV_TRY(call)                                                                  \
@@ -451,14 +603,17 @@ tw_status tw_cuda_pcg_init(tw_cuda_world *cw)
     const tw_cuda_data &d = cw->d;
     size_t n3 = 3 * (size_t)d.n;
     const char *choice = getenv("TW_CUDA_SPMV");
-    cw->warp_spmv = 0;
+    cw->warp_spmv = cw->half_spmv = 0;
     if (choice && strcmp(choice, "warp") == 0) cw->own_spmv = cw->warp_spmv = 1;
+    else if (choice && strcmp(choice, "half") == 0) cw->own_spmv = cw->half_spmv = 1;
     else if (choice && strcmp(choice, "own") == 0) cw->own_spmv = 1;
     else if (choice && strcmp(choice, "cusparse") == 0) cw->own_spmv = 0;
     else cw->own_spmv = d.n >= TW_OWN_SPMV_MIN_VERTICES;
-    if (choice && *choice && !cw->warp_spmv && strcmp(choice, "own") != 0 && strcmp(choice, "cusparse") != 0)
-        fprintf(stderr, "tetwarp: TW_CUDA_SPMV=%s is none of own, warp, cusparse; the SpMV is chosen by size (%s)\n",
-                choice, cw->own_spmv ? "own" : "cusparse");
+    if (choice && *choice && !cw->warp_spmv && !cw->half_spmv && strcmp(choice, "own") != 0 &&
+        strcmp(choice, "cusparse") != 0)
+        fprintf(stderr, "tetwarp: TW_CUDA_SPMV=%s is none of own, warp, half, cusparse; the SpMV is chosen by size "
+                        "(%s)\n", choice, cw->own_spmv ? "own" : "cusparse");
+    if (cw->half_spmv) return half_init(cw);
     if (cw->own_spmv) return TW_OK;
     cusparseStatus_t st = CUSPARSE_STATUS_SUCCESS;
     const char *failed = NULL;
@@ -520,6 +675,11 @@ fall_back:
 
 void tw_cuda_pcg_free(tw_cuda_world *cw)
 {
+    if (cw->half_lo_blk) {
+        cudaFree(cw->half_lo_blk);
+        cw->bytes -= sizeof(int) * ((size_t)cw->d.nnzb + 2);
+        cw->half_lo_blk = NULL;
+    }
     if (cw->spmv_buffer) { cudaFree(cw->spmv_buffer); cw->bytes -= cw->spmv_buffer_bytes; }
     if (cw->vec_q) cusparseDestroyDnVec(cw->vec_q);
     if (cw->vec_p) cusparseDestroyDnVec(cw->vec_p);
@@ -543,6 +703,12 @@ static tw_status spmv(tw_cuda_world *cw, cusparseDnVecDescr_t vx, const tw_real 
 {
     const tw_cuda_data &d = cw->d;
     if (cw->own_spmv && cw->warp_spmv) return tw_cuda_spmv_warp(cw, x, y, st);
+    if (cw->own_spmv && cw->half_spmv && cw->half_lo_blk && !cw->use_bicgstab) {
+        tw_bsr_half_index h = tw_bsr_half_in_place(d.row_ptr, d.col, d.diag, cw->half_lo_blk);
+        bsr_half_spmv_kernel<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d.n, h, d.A, x, y, st);
+        TW_CUDA_LAUNCHED();
+        return TW_OK;
+    }
     if (cw->own_spmv) {
         bsr_spmv_kernel<<<tw_cuda_grid(d.n), TW_CUDA_THREADS, 0, cw->stream>>>(d.n, d.row_ptr, d.col, d.A, x, y, st);
         TW_CUDA_LAUNCHED();

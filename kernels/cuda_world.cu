@@ -408,7 +408,7 @@ extern "C" void tw_cuda_world_set_graph(tw_cuda_world *cw, int on)
 
 extern "C" const char *tw_cuda_world_spmv_name(const tw_cuda_world *cw)
 {
-    return !cw ? "none" : !cw->own_spmv ? "cusparse" : cw->warp_spmv ? "warp" : "own";
+    return !cw ? "none" : !cw->own_spmv ? "cusparse" : cw->warp_spmv ? "warp" : cw->half_spmv ? "half" : "own";
 }
 
 extern "C" int tw_cuda_world_pcg_fused(const tw_cuda_world *cw) { return cw && cw->fused_pcg ? 1 : 0; }

@@ -203,7 +203,8 @@ tw_status tw_cuda_world_download_array(tw_cuda_world *cw, tw_cuda_array which, t
  * is counted in tw_cuda_world_d2h_bytes. */
 tw_status tw_cuda_world_spmv(tw_cuda_world *cw, const tw_real *x, tw_real *y);
 /* The SpMV in use: "cusparse", "own" (the hand-written kernel, a thread per
- * block row) or "warp" (TW_CUDA_SPMV=warp: a group of lanes per block row). */
+ * block row), "warp" (TW_CUDA_SPMV=warp: a group of lanes per block row) or
+ * "half" (TW_CUDA_SPMV=half: the symmetric half, a thread per block row). */
 const char *tw_cuda_world_spmv_name(const tw_cuda_world *cw);
 /* 1 when the PCG runs fused (TW_CUDA_PCG=fused when cw was created): two
  * kernels per iteration, the product in them the warp kernel's whatever

@@ -32,7 +32,8 @@
 #             ctest -R 'gpu_|thrust|surface|interop' -V, then the gpu_backend
 #             cases again with TW_CUDA_SPMV=own, TW_CUDA_GRAPH=0,
 #             TW_CUDA_SPMV=warp, TW_CUDA_PCG=fused, TW_CUDA_PCG=fused
-#             TW_CUDA_GRAPH=0 and TW_CUDA_ELEMENT=fused; a
+#             TW_CUDA_GRAPH=0, TW_CUDA_ELEMENT=fused and TW_CUDA_SPMV=half
+#             (the symmetric half, last: the newest); a
 #             GPU case (gpu_*, viewer.interop_*) SKIPPED on a machine with a
 #             GPU fails the session, loudly
 #   sanitize  compute-sanitizer memcheck / racecheck / synccheck / initcheck:
@@ -41,7 +42,8 @@
 #             the device multigrid's two-step case (test_gpu_amg: the
 #             host-driven set-up step and a graph step; memcheck, racecheck,
 #             synccheck), then
-#             the fused PCG's and the warp SpMV's short cases (test_gpu_pcg,
+#             the fused PCG's, the warp SpMV's and the symmetric half's
+#             (TW_CUDA_SPMV=half: memcheck, initcheck) short cases (test_gpu_pcg,
 #             test_gpu_stages; racecheck and synccheck host-driven), then
 #             the tetra front's short case (test_gpu_front: its element pass,
 #             gather and PCG; memcheck, initcheck), then
@@ -361,7 +363,7 @@ phase_test() {
 
     local v
     for v in TW_CUDA_SPMV=own TW_CUDA_GRAPH=0 TW_CUDA_SPMV=warp TW_CUDA_PCG=fused "TW_CUDA_PCG=fused TW_CUDA_GRAPH=0" \
-        TW_CUDA_ELEMENT=fused; do
+        TW_CUDA_ELEMENT=fused TW_CUDA_SPMV=half; do
         rest=$((b - ($(date +%s) - PH0) - 5))
         if [ "$rest" -lt 15 ]; then say "gpu_backend with $v: skipped, out of the phase's time"; continue; fi
         echo "===== $v ctest -R '^gpu_backend\\.', budget $rest s" >> "$CTLOG"
@@ -402,6 +404,8 @@ phase_sanitize() {
         "synccheck||$ga|mg_two_steps_matches_cpu"
         "memcheck||$gt|stage_spmv_warp_kernel"
         "racecheck||$gp|warp_spmv_one_step_host_driven_matches_cpu"
+        "memcheck||$gp|half_spmv_one_step_host_driven_matches_cpu"
+        "initcheck||$gp|half_spmv_one_step_host_driven_matches_cpu"
         "initcheck||$gp|fused_one_step_host_driven_matches_cpu"
         "memcheck||$gt|stage_forces_green_fused"
         "memcheck||$gf|system_matches_host_short"
@@ -557,6 +561,8 @@ phase_fused() {
         "synccheck||$ga|mg_two_steps_matches_cpu"
         "memcheck||$gt|stage_spmv_warp_kernel"
         "racecheck||$gp|warp_spmv_one_step_host_driven_matches_cpu"
+        "memcheck||$gp|half_spmv_one_step_host_driven_matches_cpu"
+        "initcheck||$gp|half_spmv_one_step_host_driven_matches_cpu"
         "memcheck||$gt|stage_forces_green_fused"
         "memcheck||$gf|system_matches_host_short"
         "initcheck||$gf|system_matches_host_short"

@@ -1,6 +1,7 @@
 /* The CUDA backend's switchable paths against the CPU backend (the
  * oracle): the warp-cooperative SpMV (TW_CUDA_SPMV=warp), the fused PCG
- * (TW_CUDA_PCG=fused, kernels/cuda_pcg_fused.cu) and the element methods'
+ * (TW_CUDA_PCG=fused, kernels/cuda_pcg_fused.cu), the symmetric-half SpMV
+ * (TW_CUDA_SPMV=half) and the element methods'
  * rotation and force in one kernel (TW_CUDA_ELEMENT=fused), on Müller's bar
  * (100 steps, to a tolerance and with a fixed count, graph and
  * host-driven), the cube dropped on a floor (contacts: the normal filter,
@@ -27,7 +28,7 @@
 /* Which device path a world takes: NULL leaves the variable unset (the default). */
 typedef struct variant {
     const char *pcg;     /* TW_CUDA_PCG: "fused" or NULL */
-    const char *spmv;    /* TW_CUDA_SPMV: "warp", "own", "cusparse" or NULL */
+    const char *spmv;    /* TW_CUDA_SPMV: "warp", "half", "own", "cusparse" or NULL */
     int graph;           /* 1: the step as a CUDA Graph, 0: host-driven */
     const char *element; /* TW_CUDA_ELEMENT: "fused" or NULL */
 } variant;
@@ -37,6 +38,9 @@ static const variant FUSED_HOST = {"fused", NULL, 0, NULL};
 static const variant FUSED_WARP = {"fused", "warp", 1, NULL};
 static const variant WARP = {NULL, "warp", 1, NULL};
 static const variant WARP_HOST = {NULL, "warp", 0, NULL};
+static const variant HALF = {NULL, "half", 1, NULL};
+static const variant HALF_HOST = {NULL, "half", 0, NULL};
+static const variant OWN = {NULL, "own", 1, NULL};
 static const variant ELEMENT = {NULL, NULL, 1, "fused"};
 static const variant ALL_FUSED = {"fused", "warp", 1, "fused"};
 
@@ -216,6 +220,70 @@ static int cube_parity(const variant *v)
 
 TW_TEST(fused_cube_on_floor_matches_cpu) { return cube_parity(&FUSED); }
 TW_TEST(warp_spmv_cube_on_floor_matches_cpu) { return cube_parity(&WARP); }
+
+/* TW_CUDA_SPMV=half (the symmetric half, kernels/cuda_pcg.cu; the CPU's
+ * default full product is the oracle): the short case for the sanitizers,
+ * the bar under the symmetric methods, graph and host-driven, and the cube
+ * on the floor (contacts: several solves a step). */
+TW_TEST(half_spmv_one_step_host_driven_matches_cpu) { return one_step(&HALF_HOST); }
+TW_TEST(half_spmv_bar_corot_element_matches_cpu) { return bar_parity(TW_COROT_ELEMENT, &HALF, 0); }
+TW_TEST(half_spmv_bar_green_fixed_iterations_matches_cpu) { return bar_parity(TW_GREEN, &HALF, 20); }
+TW_TEST(half_spmv_bar_warp_vertex_host_driven_matches_cpu) { return bar_parity(TW_WARP_VERTEX, &HALF_HOST, 0); }
+TW_TEST(half_spmv_cube_on_floor_matches_cpu) { return cube_parity(&HALF); }
+
+/* Two half worlds stepped alike end with the same bits (no atomics in the
+ * product), and near the full hand-written kernel's world (printed: the
+ * same bits where the device's matrix is stored exactly symmetric). */
+TW_TEST(half_spmv_is_deterministic)
+{
+    if (tw_test_gpu_skip()) return TW_SKIP;
+    tw_mesh *m = demo_bar_mesh();
+    CHECK(m != NULL);
+    tw_world_def d = bar_def(TW_COROT_ELEMENT, TW_BACKEND_CUDA, 0);
+    tw_world *a = world_of(m, &d, &HALF, 0), *b = world_of(m, &d, &HALF, 0), *o = world_of(m, &d, &OWN, 0);
+    CHECK(a && b && o);
+    for (int s = 0; s < 50; s++) {
+        CHECK_OK(tw_world_step(a, NULL));
+        CHECK_OK(tw_world_step(b, NULL));
+        CHECK_OK(tw_world_step(o, NULL));
+    }
+    size_t bytes = sizeof(tw_real) * 3 * (size_t)tw_world_vertex_count(a);
+    int same = memcmp(tw_world_positions(a), tw_world_positions(b), bytes) == 0;
+    int same_own = memcmp(tw_world_positions(a), tw_world_positions(o), bytes) == 0;
+    printf("two half worlds after 50 steps: %s; against the full kernel: %s\n", same ? "bit-identical" : "DIFFERENT",
+           same_own ? "bit-identical" : "other bits");
+    CHECK(same);
+    CHECK(tw_test_position_error(o, a, DEMO_BAR_LENGTH, 1e-3, "half vs own") <= 1e-3);
+    tw_world_destroy(o);
+    tw_world_destroy(b);
+    tw_world_destroy(a);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* warp_system bicgstab under BDF2 with TW_CUDA_SPMV=half: the BDF2 terms'
+ * product outside the solver (tw_cuda_spmv_pq) must read the full,
+ * non-symmetric matrix, not its upper half; 30 steps against the CPU. */
+TW_TEST(half_spmv_leaves_bicgstab_bdf2_full)
+{
+    if (tw_test_gpu_skip()) return TW_SKIP;
+    tw_mesh *m = demo_bar_mesh();
+    CHECK(m != NULL);
+    tw_world_def dc = bar_def(TW_WARP_VERTEX, TW_BACKEND_CPU, 0), dg = bar_def(TW_WARP_VERTEX, TW_BACKEND_CUDA, 0);
+    dc.integrator = dg.integrator = TW_BDF2;
+    dc.warp_system = dg.warp_system = TW_WARP_SYSTEM_BICGSTAB;
+    tw_world *cpu = world_of(m, &dc, NULL, 0), *gpu = world_of(m, &dg, &HALF_HOST, 0);
+    CHECK(cpu && gpu);
+    for (int s = 0; s < 30; s++) {
+        CHECK_OK(tw_world_step(cpu, NULL));
+        CHECK_OK(tw_world_step(gpu, NULL));
+    }
+    CHECK(tw_test_position_error(cpu, gpu, DEMO_BAR_LENGTH, 1e-3, "bicgstab, BDF2, 30 steps") <= 1e-3);
+    tw_world_destroy(gpu);
+    tw_world_destroy(cpu);
+    tw_mesh_destroy(m);
+    return 0;
+}
 
 /* BDF2 (its base terms use the step's SpMV outside the loop, on the PCG's
  * p and q, which the fused path alternates): 50 steps against the CPU. */
