@@ -1181,7 +1181,9 @@ static void effective_levels(tw_multires *m)
                         TW_MR_UNROLL
                         for (int c = 0; c < 3; c++) {
                             /* off the diagonal the + 0 of the diagonal's term is left out:
-                               it can only turn -0 into +0, which the fabs does too */
+                               it can only turn -0 into +0, which the fabs does too (the
+                               same bits only where no multiply-add is fused, as the build
+                               ensures for this file: fused, mu dot would round once) */
                             const double k = r == c ? lam * ga[r] * gb[c] + mu * ga[c] * gb[r] + mu * dot
                                                     : lam * ga[r] * gb[c] + mu * ga[c] * gb[r];
                             acc[r] += cw[b] * fabs(V * k);
@@ -1528,242 +1530,31 @@ static double tet_force(const tw_multires *m, mr_level *L, int e, int want_energ
     return V * (mu * e2 + 0.5 * lam * trE * trE);
 }
 
-/* tet_force's forces of a packed tet times its scale, added to its nodes'
- * impulses: a substep's kick. The same arithmetic in the same order, less
- * what it cannot change: without damping the rate terms (they add zeros),
- * and E and N are symmetric, their lower halves copied. The strain and the
- * damping are fixed at compile time for the four variants kick_range picks
- * from. */
-static inline __attribute__((always_inline)) void kick_packed(const mr_kick *restrict k, const double *restrict x,
-                                                              const double *restrict X, const double *restrict vel,
-                                                              double *restrict impulse, double lam, double mu2,
-                                                              double phi, double psi2, int green, int damped)
-{
-    double F[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, Fd[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-    TW_MR_UNROLL
-    for (int p = 0; p < 4; p++) {
-        const size_t i = 3 * (size_t)k->n[p];
-        const double *gp = k->g + 3 * p;
-        TW_MR_UNROLL
-        for (int r = 0; r < 3; r++) {
-            const double u = x[i + r] - X[i + r];
-            F[3 * r] += u * gp[0];
-            F[3 * r + 1] += u * gp[1];
-            F[3 * r + 2] += u * gp[2];
-        }
-        if (damped) {
-            TW_MR_UNROLL
-            for (int r = 0; r < 3; r++) {
-                const double v = vel[i + r];
-                Fd[3 * r] += v * gp[0];
-                Fd[3 * r + 1] += v * gp[1];
-                Fd[3 * r + 2] += v * gp[2];
-            }
-        }
-    }
-    double E[9], N[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, S[9], P[9];
-    TW_MR_UNROLL
-    for (int r = 0; r < 3; r++)
-        TW_MR_UNROLL
-        for (int c = r; c < 3; c++) {
-            if (green) {
-                double s = 0;
-                TW_MR_UNROLL
-                for (int q = 0; q < 3; q++)
-                    s += F[3 * q + r] * F[3 * q + c];
-                E[3 * r + c] = E[3 * c + r] = 0.5 * (s - (r == c));
-            } else {
-                E[3 * r + c] = E[3 * c + r] = 0.5 * (F[3 * r + c] + F[3 * c + r]) - (r == c);
-            }
-            if (damped) {
-                if (green) {
-                    double sd = 0;
-                    TW_MR_UNROLL
-                    for (int q = 0; q < 3; q++)
-                        sd += Fd[3 * q + r] * F[3 * q + c] + F[3 * q + r] * Fd[3 * q + c];
-                    N[3 * r + c] = N[3 * c + r] = 0.5 * sd;
-                } else {
-                    N[3 * r + c] = N[3 * c + r] = 0.5 * (Fd[3 * r + c] + Fd[3 * c + r]);
-                }
-            }
-        }
-    const double trE = E[0] + E[4] + E[8];
-    if (damped) {
-        const double trN = N[0] + N[4] + N[8];
-        TW_MR_UNROLL
-        for (int q = 0; q < 9; q++)
-            S[q] = mu2 * E[q] + psi2 * N[q];
-        TW_MR_UNROLL
-        for (int d = 0; d < 3; d++)
-            S[4 * d] += lam * trE + phi * trN;
-    } else {
-        TW_MR_UNROLL
-        for (int q = 0; q < 9; q++)
-            S[q] = mu2 * E[q];
-        TW_MR_UNROLL
-        for (int d = 0; d < 3; d++)
-            S[4 * d] += lam * trE;
-    }
-    if (green) {
-        TW_MR_UNROLL
-        for (int r = 0; r < 3; r++)
-            TW_MR_UNROLL
-            for (int c = 0; c < 3; c++)
-                P[3 * r + c] = F[3 * r] * S[c] + F[3 * r + 1] * S[3 + c] + F[3 * r + 2] * S[6 + c];
-    } else {
-        memcpy(P, S, sizeof P);
-    }
-    const double V = k->vol, scale = k->scale;
-    TW_MR_UNROLL
-    for (int p = 0; p < 4; p++) {
-        double *imp = impulse + 3 * (size_t)k->n[p];
-        const double *gp = k->g + 3 * p;
-        TW_MR_UNROLL
-        for (int r = 0; r < 3; r++) {
-            const double f = -V * (P[3 * r] * gp[0] + P[3 * r + 1] * gp[1] + P[3 * r + 2] * gp[2]);
-            imp[r] += scale * f;
-        }
-    }
-}
+/* The substep's tet kick, one tet at a time (kick_packed) and, where the
+ * compiler has vector types, two at a time (kick_pair: SSE2's packed
+ * doubles on x86-64, about half the arithmetic instructions of two single
+ * kicks; the kernel is bound by them, not by its loads): one body,
+ * multires_kick.h, the same bits either way. */
+#define MR_K_NAME kick_packed
+#define MR_K_T double
+#define MR_K_LANES 1
+#define MR_K_SPLAT(c) (c)
+#define MR_K_REC(e) (k[0].e)
+#define MR_K_AT(a, i, o) ((a)[(i)[0] + (o)])
+#define MR_K_LANE(v, j) (v)
+#include "multires_kick.h"
 
 #if defined(__GNUC__)
 #define TW_MR_PAIRS 1
-/* Two doubles that the arithmetic operators act on lane by lane (SSE2's
- * packed doubles on x86-64): each lane rounds as the scalar operation
- * does, so two tets evaluated side by side give kick_packed's values bit
- * for bit, in about half the arithmetic instructions (the kernel is bound
- * by them, not by its loads). */
 typedef double mr_v2 __attribute__((vector_size(16)));
-
-/* kick_packed on tets k0 and k1 at once, lane 0 and lane 1: the same
- * operations in the same order per lane; then k0's impulses are added,
- * then k1's, as two kick_packed calls would. k1 reads no impulse, so
- * evaluating it before k0's impulses are added changes nothing. The scale
- * is applied lane by lane in the add, imp += scale f, kick_packed's one
- * expression: where multiply-adds fuse (clang's default contraction, or
- * GCC's -ffp-contract=fast, with FMA instructions) both fuse it alike
- * (tests/test_multires_kick.c). */
-static inline __attribute__((always_inline)) void kick_pair(const mr_kick *restrict k0, const mr_kick *restrict k1,
-                                                            const double *restrict x, const double *restrict X,
-                                                            const double *restrict vel, double *restrict impulse,
-                                                            double lam, double mu2, double phi, double psi2, int green,
-                                                            int damped)
-{
-    mr_v2 F[9], Fd[9];
-    TW_MR_UNROLL
-    for (int q = 0; q < 9; q++) {
-        F[q] = (mr_v2){q % 4 == 0 ? 1.0 : 0.0, q % 4 == 0 ? 1.0 : 0.0};
-        Fd[q] = (mr_v2){0, 0};
-    }
-    TW_MR_UNROLL
-    for (int p = 0; p < 4; p++) {
-        const size_t i0 = 3 * (size_t)k0->n[p], i1 = 3 * (size_t)k1->n[p];
-        const mr_v2 g0 = {k0->g[3 * p], k1->g[3 * p]}, g1 = {k0->g[3 * p + 1], k1->g[3 * p + 1]},
-                    g2 = {k0->g[3 * p + 2], k1->g[3 * p + 2]};
-        TW_MR_UNROLL
-        for (int r = 0; r < 3; r++) {
-            const mr_v2 xr = {x[i0 + r], x[i1 + r]}, Xr = {X[i0 + r], X[i1 + r]};
-            const mr_v2 u = xr - Xr;
-            F[3 * r] += u * g0;
-            F[3 * r + 1] += u * g1;
-            F[3 * r + 2] += u * g2;
-        }
-        if (damped) {
-            TW_MR_UNROLL
-            for (int r = 0; r < 3; r++) {
-                const mr_v2 v = {vel[i0 + r], vel[i1 + r]};
-                Fd[3 * r] += v * g0;
-                Fd[3 * r + 1] += v * g1;
-                Fd[3 * r + 2] += v * g2;
-            }
-        }
-    }
-    mr_v2 E[9], N[9], S[9], P[9];
-    TW_MR_UNROLL
-    for (int q = 0; q < 9; q++)
-        N[q] = (mr_v2){0, 0};
-    TW_MR_UNROLL
-    for (int r = 0; r < 3; r++)
-        TW_MR_UNROLL
-        for (int c = r; c < 3; c++) {
-            const mr_v2 one = {r == c ? 1.0 : 0.0, r == c ? 1.0 : 0.0}, half = {0.5, 0.5};
-            if (green) {
-                mr_v2 s = {0, 0};
-                TW_MR_UNROLL
-                for (int q = 0; q < 3; q++)
-                    s += F[3 * q + r] * F[3 * q + c];
-                E[3 * r + c] = E[3 * c + r] = half * (s - one);
-            } else {
-                E[3 * r + c] = E[3 * c + r] = half * (F[3 * r + c] + F[3 * c + r]) - one;
-            }
-            if (damped) {
-                if (green) {
-                    mr_v2 sd = {0, 0};
-                    TW_MR_UNROLL
-                    for (int q = 0; q < 3; q++)
-                        sd += Fd[3 * q + r] * F[3 * q + c] + F[3 * q + r] * Fd[3 * q + c];
-                    N[3 * r + c] = N[3 * c + r] = half * sd;
-                } else {
-                    N[3 * r + c] = N[3 * c + r] = half * (Fd[3 * r + c] + Fd[3 * c + r]);
-                }
-            }
-        }
-    const mr_v2 lamv = {lam, lam}, mu2v = {mu2, mu2}, phiv = {phi, phi}, psi2v = {psi2, psi2};
-    const mr_v2 trE = E[0] + E[4] + E[8];
-    if (damped) {
-        const mr_v2 trN = N[0] + N[4] + N[8];
-        TW_MR_UNROLL
-        for (int q = 0; q < 9; q++)
-            S[q] = mu2v * E[q] + psi2v * N[q];
-        TW_MR_UNROLL
-        for (int d = 0; d < 3; d++)
-            S[4 * d] += lamv * trE + phiv * trN;
-    } else {
-        TW_MR_UNROLL
-        for (int q = 0; q < 9; q++)
-            S[q] = mu2v * E[q];
-        TW_MR_UNROLL
-        for (int d = 0; d < 3; d++)
-            S[4 * d] += lamv * trE;
-    }
-    if (green) {
-        TW_MR_UNROLL
-        for (int r = 0; r < 3; r++)
-            TW_MR_UNROLL
-            for (int c = 0; c < 3; c++)
-                P[3 * r + c] = F[3 * r] * S[c] + F[3 * r + 1] * S[3 + c] + F[3 * r + 2] * S[6 + c];
-    } else {
-        TW_MR_UNROLL
-        for (int q = 0; q < 9; q++)
-            P[q] = S[q];
-    }
-    const mr_v2 V = {k0->vol, k1->vol};
-    mr_v2 out[12];
-    TW_MR_UNROLL
-    for (int p = 0; p < 4; p++) {
-        const mr_v2 g0 = {k0->g[3 * p], k1->g[3 * p]}, g1 = {k0->g[3 * p + 1], k1->g[3 * p + 1]},
-                    g2 = {k0->g[3 * p + 2], k1->g[3 * p + 2]};
-        TW_MR_UNROLL
-        for (int r = 0; r < 3; r++) {
-            const mr_v2 f = -V * (P[3 * r] * g0 + P[3 * r + 1] * g1 + P[3 * r + 2] * g2);
-            out[3 * p + r] = f;
-        }
-    }
-    TW_MR_UNROLL
-    for (int p = 0; p < 4; p++) {
-        double *imp = impulse + 3 * (size_t)k0->n[p];
-        TW_MR_UNROLL
-        for (int r = 0; r < 3; r++)
-            imp[r] += k0->scale * out[3 * p + r][0];
-    }
-    TW_MR_UNROLL
-    for (int p = 0; p < 4; p++) {
-        double *imp = impulse + 3 * (size_t)k1->n[p];
-        TW_MR_UNROLL
-        for (int r = 0; r < 3; r++)
-            imp[r] += k1->scale * out[3 * p + r][1];
-    }
-}
+#define MR_K_NAME kick_pair
+#define MR_K_T mr_v2
+#define MR_K_LANES 2
+#define MR_K_SPLAT(c) ((mr_v2){(c), (c)})
+#define MR_K_REC(e) ((mr_v2){k[0].e, k[1].e})
+#define MR_K_AT(a, i, o) ((mr_v2){(a)[(i)[0] + (o)], (a)[(i)[1] + (o)]})
+#define MR_K_LANE(v, j) ((v)[j])
+#include "multires_kick.h"
 #else
 #define TW_MR_PAIRS 0
 #endif
@@ -1781,10 +1572,10 @@ static inline __attribute__((always_inline)) void kick_variant(const tw_multires
     int b = b0;
 #if TW_MR_PAIRS
     for (; b + 1 < b1; b += 2)
-        kick_pair(k + b, k + b + 1, x, X, v, imp, lam, mu2, phi, psi2, green, damped);
+        kick_pair(k + b, x, X, v, imp, NULL, lam, mu2, phi, psi2, green, damped);
 #endif
     for (; b < b1; b++)
-        kick_packed(k + b, x, X, v, imp, lam, mu2, phi, psi2, green, damped);
+        kick_packed(k + b, x, X, v, imp, NULL, lam, mu2, phi, psi2, green, damped);
 }
 
 static void kick_range(const tw_multires *m, int b0, int b1)
@@ -2659,7 +2450,8 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
     /* per-tet kicks, a drift of every node by the finest step (the file's top);
        with one step for all this is symplectic Euler */
     const double ds = T / N;
-    /* the same products each substep: once */
+    /* the same products each substep: once (v += gds equals v += ds g where no
+       multiply-add is fused, which the build ensures for this file) */
     const double gds[3] = {ds * m->def.gravity[0], ds * m->def.gravity[1], ds * m->def.gravity[2]};
     const int semi = m->def.semi_implicit;
     const double speed_change = m->def.speed_change;
