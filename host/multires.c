@@ -51,10 +51,14 @@
 
 #include "error.h"
 #include "fem.h"
+#include "hd/hd.h"
 #include "mesh.h"
 
 #define MR_MAX_DT_LEVEL 20
 #define MR_AUX_ROUNDS 8 /* how deep auxiliary nodes chain before a node is left stale */
+/* A substep kicks its tets on threads from this many on: below it the fork, the
+ * barrier and the gather cost more than the shared evaluations save. */
+#define MR_PAR_TETS 1024
 
 /* The tet kernel's loops are short and fixed: unrolled, its small arrays
  * live in registers (-O2 does not unroll them). */
@@ -188,6 +192,15 @@ struct tw_multires {
     int *act, act_cap, *act_ptr; /* active nodes of level l: act[act_ptr[l] .. act_ptr[l + 1]) */
     int *sub, sub_cap, *sub_ptr; /* plan entries in plan order whose need is >= k:
                                     sub[sub_ptr[k] .. sub_ptr[k + 1]) */
+    /* the kicks on threads: each due tet's forces (12, unscaled, in due order), and per
+       pool node its due tets' entries 4 b + p in ascending b, which a gather adds in the
+       serial kick's order: inc[inc_ptr[n] .. inc_ptr[n + 1]) */
+    int threads;                 /* this frame's team: 1 runs the serial kick */
+    double *kf;
+    int kf_cap, *inc, inc_cap, *inc_ptr, *inc_fill;
+    int *gnode, *gnode_ptr; /* the due tets' nodes, those of tet levels >= k first:
+                               gnode[0 .. gnode_ptr[k]) */
+    signed char *gk;        /* per pool node: its finest due tet level (-1: none) */
 };
 
 tw_multires_def tw_default_multires_def(void)
@@ -210,6 +223,7 @@ tw_multires_def tw_default_multires_def(void)
     d.start_level = 0;
     d.tool_refine = 1;
     d.tool_dt = 1e-3;
+    d.threads = 1;
     return d;
 }
 
@@ -485,6 +499,13 @@ void tw_multires_destroy(tw_multires *m)
     free(m->due);
     free(m->due_ptr);
     free(m->kick);
+    free(m->kf);
+    free(m->inc);
+    free(m->inc_ptr);
+    free(m->inc_fill);
+    free(m->gnode);
+    free(m->gnode_ptr);
+    free(m->gk);
     free(m->ip);
     free(m->xs);
     free(m->vs);
@@ -601,6 +622,9 @@ static tw_status check_def(const tw_multires_def *d, int levels)
         return tw_fail(TW_ERR_INVALID, "multires: step_limit %d is neither stiffness (0) nor altitude (1)", (int)d->step_limit);
     if (d->max_dt_level < 0 || d->max_dt_level > MR_MAX_DT_LEVEL)
         return tw_fail(TW_ERR_INVALID, "multires: max_dt_level %d out of 0..%d", d->max_dt_level, MR_MAX_DT_LEVEL);
+    if (d->threads < 0 || d->threads > TW_MAX_THREADS)
+        return tw_fail(TW_ERR_INVALID, "multires: threads %d: must be from 0 (the OpenMP default) to %d", d->threads,
+                       TW_MAX_THREADS);
     if (d->start_level < 0 || d->start_level >= levels)
         return tw_fail(TW_ERR_INVALID, "multires: start level %d: the hierarchy has levels 0..%d", d->start_level,
                        levels - 1);
@@ -1563,33 +1587,100 @@ typedef double mr_v2 __attribute__((vector_size(16)));
  * a time where the compiler has vector types, in order (the order the
  * impulses sum in is part of the result). */
 static inline __attribute__((always_inline)) void kick_variant(const tw_multires *m, int b0, int b1, int green,
-                                                               int damped)
+                                                               int damped, int store)
 {
     const double lam = m->lam, mu2 = 2 * m->mu, phi = m->def.damping_phi, psi2 = 2 * m->def.damping_psi;
     const mr_kick *k = m->kick;
     const double *x = m->xs, *X = m->Xs, *v = m->vs;
-    double *imp = m->imps;
+    double *imp = m->imps, *kf = m->kf;
     int b = b0;
 #if TW_MR_PAIRS
     for (; b + 1 < b1; b += 2)
-        kick_pair(k + b, x, X, v, imp, NULL, lam, mu2, phi, psi2, green, damped);
+        kick_pair(k + b, x, X, v, imp, store ? kf + 12 * (size_t)b : NULL, lam, mu2, phi, psi2, green, damped);
 #endif
     for (; b < b1; b++)
-        kick_packed(k + b, x, X, v, imp, NULL, lam, mu2, phi, psi2, green, damped);
+        kick_packed(k + b, x, X, v, imp, store ? kf + 12 * (size_t)b : NULL, lam, mu2, phi, psi2, green, damped);
 }
 
-static void kick_range(const tw_multires *m, int b0, int b1)
+/* store 0: the kicks' impulses added; 1: their forces written to m->kf for
+ * kick_gather */
+static void kick_range(const tw_multires *m, int b0, int b1, int store)
 {
     const int damped = m->def.damping_phi != 0 || m->def.damping_psi != 0;
     const int green = m->def.strain == TW_MR_GREEN;
-    if (green && !damped)
-        kick_variant(m, b0, b1, 1, 0);
-    else if (green)
-        kick_variant(m, b0, b1, 1, 1);
-    else if (!damped)
-        kick_variant(m, b0, b1, 0, 0);
-    else
-        kick_variant(m, b0, b1, 0, 1);
+    if (store) {
+        if (green && !damped)
+            kick_variant(m, b0, b1, 1, 0, 1);
+        else if (green)
+            kick_variant(m, b0, b1, 1, 1, 1);
+        else if (!damped)
+            kick_variant(m, b0, b1, 0, 0, 1);
+        else
+            kick_variant(m, b0, b1, 0, 1, 1);
+    } else if (green && !damped) {
+        kick_variant(m, b0, b1, 1, 0, 0);
+    } else if (green) {
+        kick_variant(m, b0, b1, 1, 1, 0);
+    } else if (!damped) {
+        kick_variant(m, b0, b1, 0, 0, 0);
+    } else {
+        kick_variant(m, b0, b1, 0, 1, 0);
+    }
+}
+
+/* The impulses of the due tets from b0 on, from their stored forces: each
+ * node of gnode[q0 .. q1) adds its entries in ascending tet order, the
+ * serial kick's sums for it, in the same expression (imp += scale f). */
+static void kick_gather(const tw_multires *m, int b0, int q0, int q1)
+{
+    const int *inc = m->inc, *inc_ptr = m->inc_ptr;
+    const mr_kick *k = m->kick;
+    const double *kf = m->kf;
+    for (int q = q0; q < q1; q++) {
+        const int n = m->gnode[q];
+        double *imp = m->imps + 3 * (size_t)n;
+        double a0 = imp[0], a1 = imp[1], a2 = imp[2];
+        int z = inc_ptr[n];
+        const int z1 = inc_ptr[n + 1];
+        while (z < z1 && inc[z] >> 2 < b0)
+            z++;
+        for (; z < z1; z++) {
+            const int b = inc[z] >> 2;
+            const double scale = k[b].scale, *f = kf + 12 * (size_t)b + 3 * (inc[z] & 3);
+            a0 += scale * f[0];
+            a1 += scale * f[1];
+            a2 += scale * f[2];
+        }
+        imp[0] = a0;
+        imp[1] = a1;
+        imp[2] = a2;
+    }
+}
+
+/* A substep's kicks of the due tets from level kmin on: on the frame's team
+ * when there are enough of them, each thread evaluating an even share (tets
+ * in pairs) into m->kf, then the gather over the nodes they touch, shared
+ * alike; the same bits as the serial kick for any team size (no sum depends
+ * on the threads). */
+static void kick_substep(const tw_multires *m, int kmin)
+{
+    const int b0 = m->due_ptr[kmin], b1 = m->due_ptr[m->M + 1];
+#ifdef _OPENMP
+    if (m->threads > 1 && b1 - b0 >= MR_PAR_TETS) {
+        const int pairs = (b1 - b0 + 1) / 2, ng = m->gnode_ptr[kmin];
+#pragma omp parallel num_threads(m->threads)
+        {
+            const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+            const int s0 = b0 + 2 * (int)((long)pairs * t / nt);
+            const int s1 = t + 1 == nt ? b1 : b0 + 2 * (int)((long)pairs * (t + 1) / nt);
+            kick_range(m, s0, s1, 1);
+#pragma omp barrier
+            kick_gather(m, b0, (int)((long)ng * t / nt), (int)((long)ng * (t + 1) / nt));
+        }
+        return;
+    }
+#endif
+    kick_range(m, b0, b1, 0);
 }
 
 /* ---- work: a tet costs 2^(largest dt level of its active nodes) evaluations a frame */
@@ -2127,6 +2218,64 @@ static int grow(void **buf, int *cap, int n, size_t sz, const char *what)
     return 1;
 }
 
+/* The gather's lists for kicks on threads (kick_substep), when the frame
+ * has a team and tets enough for it: each pool node's entries in ascending
+ * tet order, and the nodes by their finest due tet level. */
+static tw_status build_gather(tw_multires *m, int nb)
+{
+    m->threads = 1;
+#ifdef _OPENMP
+    const int nt = TW_THREADS(m->def.threads);
+    if (nt < 2 || nb < MR_PAR_TETS)
+        return TW_OK;
+    const int M = m->M, nn = m->nodes;
+    if (!m->inc_ptr) {
+        m->inc_ptr = malloc(sizeof(int) * ((size_t)nn + 1));
+        m->inc_fill = malloc(sizeof(int) * ((size_t)nn + 1));
+        m->gnode = malloc(sizeof(int) * ((size_t)nn + 1));
+        m->gnode_ptr = malloc(sizeof(int) * (MR_MAX_DT_LEVEL + 2));
+        m->gk = malloc((size_t)nn + 1);
+        if (!m->inc_ptr || !m->inc_fill || !m->gnode || !m->gnode_ptr || !m->gk)
+            return tw_fail(TW_ERR_NOMEM, "multires: kick gather lists (%d nodes)", nn);
+    }
+    if (!grow((void **)&m->inc, &m->inc_cap, 4 * nb, sizeof *m->inc, "kick gather entries") ||
+        !grow((void **)&m->kf, &m->kf_cap, 12 * nb, sizeof *m->kf, "kick forces"))
+        return TW_ERR_NOMEM;
+    int *ptr = m->inc_ptr, *fill = m->inc_fill;
+    memset(ptr, 0, sizeof(int) * ((size_t)nn + 1));
+    memset(m->gk, -1, (size_t)nn);
+    for (int k = 0; k <= M; k++)
+        for (int b = m->due_ptr[k]; b < m->due_ptr[k + 1]; b++)
+            for (int p = 0; p < 4; p++) {
+                ptr[m->kick[b].n[p] + 1]++;
+                m->gk[m->kick[b].n[p]] = (signed char)k; /* ascending k: the finest stays */
+            }
+    for (int n = 0; n < nn; n++)
+        ptr[n + 1] += ptr[n];
+    memcpy(fill, ptr, sizeof(int) * (size_t)nn);
+    for (int b = 0; b < nb; b++)
+        for (int p = 0; p < 4; p++)
+            m->inc[fill[m->kick[b].n[p]]++] = 4 * b + p;
+    /* gnode_ptr[k]: the nodes of finest level >= k; they start, finest first, at
+       gnode_ptr[k + 1] */
+    int *gp = m->gnode_ptr;
+    memset(gp, 0, sizeof(int) * ((size_t)M + 2));
+    for (int n = 0; n < nn; n++)
+        if (m->gk[n] >= 0)
+            gp[m->gk[n]]++;
+    for (int k = M - 1; k >= 0; k--)
+        gp[k] += gp[k + 1];
+    int start[MR_MAX_DT_LEVEL + 2];
+    for (int k = 0; k <= M; k++)
+        start[k] = gp[k + 1];
+    for (int n = 0; n < nn; n++)
+        if (m->gk[n] >= 0)
+            m->gnode[start[m->gk[n]]++] = n;
+    m->threads = nt;
+#endif
+    return TW_OK;
+}
+
 /* The frame's schedule once the active set and the plan are final: the due
  * tets by level with their kick scales, the active nodes of each level, and
  * per tet level k the plan entries a substep evaluating levels k and finer
@@ -2266,7 +2415,7 @@ static tw_status build_schedule(tw_multires *m)
                 m->sub[ns++] = q;
     }
     m->sub_ptr[M + 1] = ns;
-    return TW_OK;
+    return build_gather(m, nb);
 }
 
 /* The plan entries a substep evaluating tet levels kmin and finer reads: in
@@ -2465,7 +2614,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                 tz++;
             kmin = Ms - tz;
         }
-        kick_range(m, m->due_ptr[kmin], m->due_ptr[M + 1]);
+        kick_substep(m, kmin);
         st.work += m->due_ptr[M + 1] - m->due_ptr[kmin];
         scatter_sub(m, kmin);
         /* per active node (each reads and writes its own values only): the kick,
