@@ -33,9 +33,7 @@ echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) processors; ${NICE:-no nice};
 echo "repeat,scene,run,threads,policy,load1,cpu_ms_per_frame,clock_ms_per_frame,work_per_frame" > "$CSV"
 L3="--multires 3 --levels $W/l0.node,$W/l1.node,$W/l2.node"
 L4="--multires 4 --levels $W/l0.node,$W/l1.node,$W/l2.node,$W/l3.node"
-COMMON="--E 5e3 --nu 0.3 --rho 1060 --gravity 0,0,0
-        --fix z<-0.012 --gamma 1e-4,5e-4 --work-budget 600000 --frame-dt 0.01
-        --tool -0.0144,0.0269,0.0363,0.008 --tool-move 0,0,-0.009,0.4 --probe-at -0.0144,0.0269,0.0273"
+COMMON=$RATE_SCENE
 cpu() { # the user + sys seconds of a command (its output in $W/run.out)
     /usr/bin/time -f "%U %S" -o "$W/time" "$@" > "$W/run.out" 2>&1 || { cat "$W/run.out" >> "$LOG"; exit 1; }
     awk '{ print $1 + $2 }' "$W/time"
