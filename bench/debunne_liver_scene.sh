@@ -20,6 +20,15 @@ liver_levels() {
 LIVER_SCENE="--E 5e3 --nu 0.3 --rho 1060 --gravity 0,0,0 --fix z<-0.012 --tool -0.0144,0.0269,0.0363,0.008
         --tool-move 0,0,-0.009,0.1 --probe-at -0.0144,0.0269,0.0273 --frame-dt 0.01 --frames 30"
 
+# The viewer's mr-liver scene (demos/mr_scene.c) on the CLI, less its levels
+# and frames: gamma 0.1, 0.5 mm, at most 600,000 tet evaluations a frame, the
+# 8 mm sphere 9 mm down over 0.4 s and back (bench/debunne_rate.sh,
+# bench/debunne_rate_threads.sh)
+# shellcheck disable=SC2034
+RATE_SCENE="--E 5e3 --nu 0.3 --rho 1060 --gravity 0,0,0
+        --fix z<-0.012 --gamma 1e-4,5e-4 --work-budget 600000 --frame-dt 0.01
+        --tool -0.0144,0.0269,0.0363,0.008 --tool-move 0,0,-0.009,0.4 --probe-at -0.0144,0.0269,0.0273"
+
 # liver_frames_header CSV: starts CSV with the columns liver_run appends
 liver_frames_header() {
     echo "run,frame,time,active_nodes,interface_nodes,work,frame_ms,probe_x,probe_y,probe_z,tool_fx,tool_fy,tool_fz,max_gamma" \

@@ -40,9 +40,7 @@ LOG="$D/debunne_rate.log"
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); load average: $(cut -d' ' -f1-3 /proc/loadavg); ${NICE:-no nice}" >> "$LOG"
 L3="--multires 3 --levels $W/l0.node,$W/l1.node,$W/l2.node"
 L4="--multires 4 --levels $W/l0.node,$W/l1.node,$W/l2.node,$W/l3.node"
-COMMON="--E 5e3 --nu 0.3 --rho 1060 --gravity 0,0,0
-        --fix z<-0.012 --gamma 1e-4,5e-4 --work-budget 600000 --frame-dt 0.01
-        --tool -0.0144,0.0269,0.0363,0.008 --tool-move 0,0,-0.009,0.4 --probe-at -0.0144,0.0269,0.0273"
+COMMON=$RATE_SCENE
 echo "run,frame,active_nodes,interface_nodes,work,frame_ms,probe_x,probe_y,probe_z,tool_fx,tool_fy,tool_fz,cpu_ms" > "$D/debunne_rate.csv"
 cpu() { # the user + sys seconds of a command
     /usr/bin/time -f "%U %S" -o "$W/time" "$@" > "$W/run.out" 2>&1 || { cat "$W/run.out" >> "$LOG"; exit 1; }

@@ -65,6 +65,8 @@ typedef struct tw_multires_def {
                                   finest level's. gamma divides by the level's mu */
     double tool_dt;        /* s: nodes near the tool step at least this finely, so that the force
                               on it is sampled at 1/tool_dt or faster (haptics: 1 ms) */
+    int threads;           /* OpenMP threads of a substep's tet kicks, 0: the OpenMP default. The
+                              results are the same bits for any count */
 } tw_multires_def;
 tw_multires_def tw_default_multires_def(void);
 

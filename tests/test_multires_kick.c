@@ -1,6 +1,7 @@
 /* host/multires.c's two-tet kick (kick_pair) against its one-tet kick
- * (kick_packed): the frame evaluates a tet by either, depending on where it
- * falls in the substep's range, so the two must agree bit for bit. This
+ * (kick_packed), both instances of host/multires_kick.h: the frame
+ * evaluates a tet by either, depending on where it falls in the substep's
+ * range, so the two must agree bit for bit. This
  * file is built with fused multiply-adds allowed (tests/CMakeLists.txt:
  * -mfma on x86-64, -ffp-contract=fast with GCC), where a product that one
  * form adds in the same expression and the other does not rounds
@@ -53,11 +54,11 @@ TW_TEST(pair_equals_single)
         for (int damped = 0; damped < 2; damped++) {
             memset(single, 0, sizeof single);
             memset(paired, 0, sizeof paired);
-            for (int e = 0; e < NK; e++) kick_packed(k + e, x, X, v, single, lam, mu2, phi, psi2, green, damped);
+            for (int e = 0; e < NK; e++) kick_packed(k + e, x, X, v, single, NULL, lam, mu2, phi, psi2, green, damped);
             int e = 0;
             for (; e + 1 < NK; e += 2)
-                kick_pair(k + e, k + e + 1, x, X, v, paired, lam, mu2, phi, psi2, green, damped);
-            for (; e < NK; e++) kick_packed(k + e, x, X, v, paired, lam, mu2, phi, psi2, green, damped);
+                kick_pair(k + e, x, X, v, paired, NULL, lam, mu2, phi, psi2, green, damped);
+            for (; e < NK; e++) kick_packed(k + e, x, X, v, paired, NULL, lam, mu2, phi, psi2, green, damped);
             long d = 0;
             for (int i = 0; i < 3 * NV; i++) d += memcmp(&single[i], &paired[i], sizeof(double)) != 0;
             printf("green %d damped %d: %ld of %d impulses differ\n", green, damped, d, 3 * NV);

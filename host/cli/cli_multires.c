@@ -113,6 +113,10 @@ void cli_multires_help(FILE *f)
             "                          surface (default 0: only those it touches)\n"
             "  --tool-dt S             nodes near the tool step at least every S s: the force on the\n"
             "                          tool is sampled at 1/S or faster (default %g)\n"
+            "  --threads N             a substep's tet kicks on N threads when it has 1024 tets or\n"
+            "                          more, the same results for any N; 0 = OpenMP's default\n"
+            "                          (default 1: the substeps are short, and on busy cores\n"
+            "                          waiting for a thread costs more than it saves)\n"
             "  --csv PATH              per-frame CSV\n"
             "  --probe LEVEL,VERTEX    the vertex the CSV follows (default: the finest level's vertex\n"
             "                          farthest from the fixed ones)\n"
@@ -322,6 +326,7 @@ int cli_cmd_run_multires(int argc, char **argv)
 {
     cli_args a = cli_args_make(argc, argv, "tetwarp run --multires");
     cli_scene_opts so = cli_default_scene_opts();
+    so.threads = tw_default_multires_def().threads; /* one unless --threads says otherwise */
     mr_opts o = mr_defaults();
     int parsed = mr_parse(&a, &so, &o);
     if (parsed) return parsed > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
@@ -330,6 +335,7 @@ int cli_cmd_run_multires(int argc, char **argv)
     o.def.density = so.density;
     for (int k = 0; k < 3; k++) o.def.gravity[k] = so.gravity[k];
     o.def.work_budget = o.work_budget;
+    o.def.threads = so.threads;
 
     tw_mesh *mesh[MR_MAX_LEVELS] = {0};
     int n = 0, rc = CLI_EXIT_FAIL;
