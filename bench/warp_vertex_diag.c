@@ -11,9 +11,13 @@
  * sigma_min / sigma_max of sum_j (X_j - X_i)(X_j - X_i)^T at rest (the
  * matrix whose deformed form warp-vertex's rotation decomposes).
  *
+ * --elements adds per step the elastic energy's spread over the elements
+ * (how many hold more than 0.01 J, how many green raises to its StVK floor,
+ * tw_stvk_floor) and the three largest, with F's singular values.
+ *
  * Usage: tw_warp_vertex_diag MESH DT SECONDS [--method M] [--integrator I]
  *        [--gravity G] [--vy V] [--spin W] [--floor MU] [--newton N]
- *        [--warp-system symmetric|bicgstab] [--quiet]
+ *        [--warp-system symmetric|bicgstab] [--quiet] [--elements]
  * bench/warp_vertex_diag.sh runs the cases quoted in
  * contact_report.md ("warp-vertex on the armadillo"). */
 #include <math.h>
@@ -41,6 +45,46 @@ static double conditioning(tw_m3 A)
     return hi > 0 ? lo / hi : 0;
 }
 
+/* F of element e at the world's positions */
+static tw_m3 element_F(const tw_world *w, int e)
+{
+    const tw_fem *f = &w->fem;
+    const int *t = f->tets + 4 * (size_t)e;
+    tw_v3 us[4];
+    for (int p = 0; p < 4; p++) us[p] = tw_v3_sub(tw_v3_load(w->x + 3 * t[p]), tw_v3_load(f->X + 3 * t[p]));
+    return tw_elem_deformation(us, f->g + 12 * (size_t)e);
+}
+
+static void print_elements(const tw_world *w, tw_method m)
+{
+    const tw_fem *f = &w->fem;
+    const tw_step_view sv = tw_world_view(w);
+    int top[3] = {-1, -1, -1}, big = 0, floored = 0;
+    double te[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int e = 0; e < f->nt; e++) {
+        double en = (double)tw_element_energy_density(&sv, w->x, e, m) * f->vol[e];
+        tw_m3 Fc;
+        big += en > 0.01;
+        floored += tw_stvk_floor(element_F(w, e), &Fc);
+        for (int q = 0; q < 3; q++)
+            if (en > te[q]) {
+                for (int r = 2; r > q; r--) { te[r] = te[r - 1]; top[r] = top[r - 1]; }
+                te[q] = en;
+                top[q] = e;
+                break;
+            }
+    }
+    printf("    %d elements above 0.01 J, %d below the StVK floor; largest:", big, floored);
+    for (int q = 0; q < 3; q++) {
+        tw_m3 U, V;
+        tw_real sg[3];
+        tw_svd3_rv(element_F(w, top[q]), &U, sg, &V);
+        printf(" %d %.3g J (stretches %.3f %.3f %.3f, y %.3f)", top[q], te[q], sg[0], sg[1], sg[2],
+               w->x[3 * (size_t)f->tets[4 * (size_t)top[q]] + 1]);
+    }
+    printf("\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -49,11 +93,12 @@ int main(int argc, char **argv)
         return 2;
     }
     double dt = atof(argv[2]), seconds = atof(argv[3]), grav = 9.81, vy = 0, spin = 0, mu = -1;
-    int method = TW_WARP_VERTEX, integ = TW_IMPLICIT_EULER, newton = 0, quiet = 0;
+    int method = TW_WARP_VERTEX, integ = TW_IMPLICIT_EULER, newton = 0, quiet = 0, elements = 0;
     tw_warp_system ws = TW_WARP_SYSTEM_SYMMETRIC;
     for (int a = 4; a < argc; a++) {
         const char *o = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
         if (!strcmp(o, "--quiet")) { quiet = 1; continue; }
+        if (!strcmp(o, "--elements")) { elements = 1; continue; }
         if (!v) { fprintf(stderr, "%s: %s needs a value\n", argv[0], o); return 2; }
         a++;
         if (!strcmp(o, "--method")) method = tw_method_parse(v);
@@ -170,6 +215,7 @@ int main(int argc, char **argv)
             printf("  max angle(R_i, polar(mean F)) %.3g rad at %d (%d neighbours, rest conditioning %.2g)", amax, ai,
                    f->row_ptr[ai + 1] - f->row_ptr[ai] - 1, cond[ai]);
         printf("\n");
+        if (elements) print_elements(w, d.method);
     }
     printf("# %s: %d of %d steps, max E - E0 %.4g J (%.4g drop energies m g 0.1 m), volume %+.3f %%\n",
            rc == TW_OK ? "ok" : "failed", rc == TW_OK ? s : s, steps, gain, gain / (mass * 9.81 * 0.1),
