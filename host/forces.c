@@ -6,8 +6,9 @@
  *
  *  method          rotations           force                        system K'
  *  linear          -                   -K(x-X)                      K
- *  warp-vertex     R_i=polar(A_i)      -R_i sum_j K_ij(R_i^T x_j-X_j) R_i K_ij R_j^T (sym) or R_i K_ij R_i^T
- *  warp-edge       R_i=F'_i F_i^T      as warp-vertex               as warp-vertex
+ *  warp-vertex     R_i=polar(A_i)      -R_i sum_j K_ij(R_i^T x_j-X_j) sum_e R_e K_e R_e^T, R_e from the
+ *                                                                   R_i (sym, hd/step.h) or R_i K_ij R_i^T
+ *  warp-edge       R_i=F'_i F_i^T      as warp-vertex               R_i K_ij R_j^T (sym) or R_i K_ij R_i^T
  *  corot-element   R_e=polar(F_e)      -V R_e P_c g_p per element   sum_e R_e K_e R_e^T (from R_e g, one triangle)
  *  green           F_e, S_e            -V F S g_p per element       StVK tangent (from a pack, one triangle)
  *  hybrid          R_e=polar(F_e)      -V P_hybrid g_p (hd/element.h)   as corot-element
@@ -81,7 +82,9 @@ void tw_compute_elastic_force(tw_world *w, const tw_real *x, tw_real *out, int g
 }
 
 /* corot-element, hybrid (an approximate Jacobian for hybrid: its pressure is
- * non-linear): sum_e R_e K_e R_e^T from the packed rotated gradients; green:
+ * non-linear), warp-vertex's symmetric system (R_e from the vertex
+ * rotations, tw_warp_vertex_element_pack): sum_e R_e K_e R_e^T from the
+ * packed rotated gradients; green:
  * the StVK tangent from its pack. Either matrix is exactly symmetric
  * (hd/element.h tw_corot_block_add, tw_green_block_add), so row i gathers its
  * blocks (i, j >= i) and writes (j, i) as the transpose: half the block
@@ -127,7 +130,11 @@ void tw_assemble_system(tw_world *w, double cm, double ck)
     const tw_step_view s = tw_world_view(w);
     tw_method m = w->def.method;
     int exact_warp = w->def.warp_system == TW_WARP_SYSTEM_BICGSTAB;
-    if (m == TW_COROT_ELEMENT || m == TW_HYBRID || m == TW_GREEN) {
+    if (m == TW_WARP_VERTEX && !exact_warp) {
+#pragma omp parallel for if (TW_PAR(f->nt)) num_threads(tw_world_threads(w)) schedule(static)
+        for (int e = 0; e < f->nt; e++) tw_warp_vertex_element_pack(&s, e);
+    }
+    if (m == TW_COROT_ELEMENT || m == TW_HYBRID || m == TW_GREEN || (m == TW_WARP_VERTEX && !exact_warp)) {
         if (m == TW_GREEN) {
 #pragma omp parallel for if (TW_PAR(f->n)) num_threads(tw_world_threads(w)) schedule(dynamic, 256)
             for (int i = 0; i < f->n; i++) assemble_packed_row(w, &s, i, cm, ck, 1);

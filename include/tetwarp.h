@@ -373,7 +373,9 @@ int tw_integrator_parse(const char *name);
 
 /* How warp-vertex's non-symmetric system (blocks R_i K_ij R_i^T) is solved. */
 typedef enum tw_warp_system {
-    TW_WARP_SYSTEM_SYMMETRIC = 0, /* PCG on blocks R_i K_ij R_j^T (symmetric), force keeps eq. 12 */
+    TW_WARP_SYSTEM_SYMMETRIC = 0, /* PCG on a symmetric approximation, force keeps eq. 12: warp-vertex
+                                     sum_e R_e K_e R_e^T (R_e from its vertices' R_i), warp-edge blocks
+                                     R_i K_ij R_j^T */
     TW_WARP_SYSTEM_BICGSTAB       /* BiCGStab on the exact blocks R_i K_ij R_i^T */
 } tw_warp_system;
 

@@ -122,6 +122,15 @@ __global__ void rhs_kernel(tw_cuda_data d)
 
 /* ---- the system matrix (tw_assemble_system), one thread per block ---- */
 
+/* warp-vertex's symmetric system: R_e from the vertex rotations, packed */
+__global__ void warp_vertex_pack_kernel(tw_cuda_data d)
+{
+    int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= d.nt) return;
+    tw_step_view s = tw_cuda_step_view(d);
+    tw_warp_vertex_element_pack(&s, e);
+}
+
 __global__ void assemble_kernel(tw_cuda_data d, int method, int exact_warp)
 {
     int b = blockIdx.x * blockDim.x + threadIdx.x;
@@ -131,7 +140,7 @@ __global__ void assemble_kernel(tw_cuda_data d, int method, int exact_warp)
     tw_m3 Kb;
     if (method == TW_LINEAR) {
         Kb = tw_vertex_system_block(&s, b, d.col[b], NULL, exact_warp);
-    } else if (method == TW_WARP_VERTEX || method == TW_WARP_EDGE) {
+    } else if ((method == TW_WARP_VERTEX && exact_warp) || method == TW_WARP_EDGE) {
         tw_m3 Ri = tw_m3_load(d.R + 9 * (size_t)i);
         Kb = tw_vertex_system_block(&s, b, d.col[b], &Ri, exact_warp);
     } else {
@@ -139,7 +148,7 @@ __global__ void assemble_kernel(tw_cuda_data d, int method, int exact_warp)
         for (int k = d.contrib_ptr[b]; k < d.contrib_ptr[b + 1]; k++) {
             int c = d.contrib[k], e = c >> 4, p = (c >> 2) & 3, q = c & 3;
             /* every block, the CPU's mirrored triangle bit for bit */
-            if (method == TW_COROT_ELEMENT || method == TW_HYBRID)
+            if (method == TW_COROT_ELEMENT || method == TW_HYBRID || method == TW_WARP_VERTEX)
                 Kb = tw_corot_block_add(Kb, d.S + TW_COROT_PACK * (size_t)e, p, q);
             else
                 Kb = tw_green_block_add(Kb, d.S + TW_GREEN_PACK * (size_t)e, p, q);
@@ -400,6 +409,10 @@ tw_status tw_cuda_rhs(tw_cuda_world *cw)
 
 tw_status tw_cuda_assemble(tw_cuda_world *cw, tw_method m, int exact_warp)
 {
+    if (m == TW_WARP_VERTEX && !exact_warp) {
+        warp_vertex_pack_kernel<<<tw_cuda_grid(cw->d.nt), TW_CUDA_THREADS, 0, cw->stream>>>(cw->d);
+        TW_CUDA_LAUNCHED();
+    }
     assemble_kernel<<<tw_cuda_grid(cw->d.nnzb), TW_CUDA_THREADS, 0, cw->stream>>>(cw->d, (int)m, exact_warp);
     TW_CUDA_LAUNCHED();
     return TW_OK;

@@ -183,13 +183,13 @@ TW_TEST(energy_projection_free_matches_cpu) { return energy_projection_parity(0)
 /* ---------------------------------------- the energy check's blow-up test */
 
 /* The blow-up test's scenes (contact.blow_up_stops_as_diverged,
- * diverged_step_keeps_bdf2_history): warp-vertex on the armadillo dropped
+ * diverged_step_keeps_bdf2_history): warp-edge on the armadillo dropped
  * on a floor of friction 0.5 at dt 1/30 s under implicit Euler, in free fall
  * under BDF2 (no impact restarts it: its history is in use); check: the
  * energy check on or off. */
 static tw_world *blow_up_world(tw_mesh **m, tw_backend backend, tw_integrator it, int check)
 {
-    tw_world_def d = tw_test_armadillo_def(backend, TW_WARP_VERTEX, it);
+    tw_world_def d = tw_test_armadillo_def(backend, TW_WARP_EDGE, it);
     d.energy_check = check;
     double size;
     tw_world *w = tw_test_armadillo_drop(m, &d, it == TW_BDF2 ? 0 : 0.5, &size);
@@ -247,9 +247,9 @@ TW_TEST(energy_check_acts_on_cpu)
 }
 
 /* Device against CPU on the blow-up scenes: both fail as diverged by the
- * energy check, implicit Euler at the same step, BDF2 within one step (its
- * failure step moves with rounding: on the CPU, 10 at one thread, 11 at two
- * or with half the CG tolerance; implicit Euler's stays 16); the device's
+ * energy check, implicit Euler at the same step, BDF2 within one step (a
+ * blow-up's failure step can move with rounding; on the CPU at one thread
+ * implicit Euler fails at step 9, BDF2 at step 7); the device's
  * state is the one before the failed step (positions and velocities, to the
  * bit), and the failed step taken again fails the same way, to the digit
  * (BDF2: its history kept on the device). */
@@ -259,7 +259,7 @@ static int energy_check_parity(tw_integrator it, long steps_apart)
     tw_mesh *m[2] = {NULL, NULL};
     tw_world *w[2] = {blow_up_world(&m[0], TW_BACKEND_CPU, it, 1), blow_up_world(&m[1], TW_BACKEND_CUDA, it, 1)};
     CHECK(w[0] && w[1]);
-    tw_world_def d = tw_test_armadillo_def(TW_BACKEND_CUDA, TW_WARP_VERTEX, it);
+    tw_world_def d = tw_test_armadillo_def(TW_BACKEND_CUDA, TW_WARP_EDGE, it);
     size_t n3 = 3 * (size_t)tw_world_vertex_count(w[1]);
     tw_real *x = malloc(sizeof(tw_real) * n3), *v = malloc(sizeof(tw_real) * n3);
     CHECK(x && v);

@@ -184,9 +184,37 @@ TW_HD void tw_gather_element_forces(const tw_step_view *s, int i, tw_real *out)
 
 /* ---- the system matrix ---- */
 
+/* warp-vertex's symmetric system (TW_WARP_SYSTEM_SYMMETRIC) is
+ * sum_e R_e K_e R_e^T with R_e the rotation closest to the mean of the
+ * element's four vertex rotations (the projected arithmetic mean, Moakher
+ * 2002, "Means and averaging in the group of rotations"); this packs
+ * element e's rotated gradients (tw_corot_pack) from R (per vertex) into S,
+ * and the corot-element gather assembles it.
+ *
+ * Why not the blocks R_i K_ij R_j^T (warp-edge's): where neighbouring
+ * rotations differ, their row sums sum_j R_i K_ij R_j^T are not zero, so the
+ * implicit term h^2 K' v+ acts on the body's rigid velocity, which the force
+ * (translation invariant) does not see. A body moving d per step meets a
+ * spurious stiffness of about d / (element size) times K where its
+ * rotations disagree, and the rotations answer the deformation it makes,
+ * fastest at a vertex whose neighbourhood is nearly flat: a falling body
+ * turns itself inside out. Each R_e K_e R_e^T has the translations in its
+ * kernel and is symmetric positive semi-definite, as with the per-element
+ * rotation of Hauth and Strasser 2004 ("Corotational simulation of
+ * deformable solids"); with all vertex rotations equal the sum is R K R^T,
+ * what R_i K_ij R_j^T gives. The force stays Müller et al.'s eq. 12. */
+TW_HD void tw_warp_vertex_element_pack(const tw_step_view *s, int e)
+{
+    const int *t = s->tets + 4 * (size_t)e;
+    tw_m3 A = tw_m3_zero();
+    for (int p = 0; p < 4; p++) A = tw_m3_add(A, tw_m3_load(s->R + 9 * (size_t)t[p]));
+    tw_corot_pack(s->S + TW_COROT_PACK * (size_t)e, tw_polar3(A), s->g + 12 * (size_t)e, s->vol[e], s->lam[e],
+                  s->mu[e]);
+}
+
 /* Block b (column j) of row i of the stiffness K' for linear (R_i = NULL:
- * K_b) and warp-vertex / warp-edge: R_i K_b R_j^T, or R_i K_b R_i^T for the
- * exact non-symmetric system (exact_warp). */
+ * K_b) and warp-edge: R_i K_b R_j^T, or R_i K_b R_i^T for the exact
+ * non-symmetric system of either vertex method (exact_warp). */
 TW_HD tw_m3 tw_vertex_system_block(const tw_step_view *s, int b, int j, const tw_m3 *Ri, int exact_warp)
 {
     tw_m3 Kb = tw_m3_load(s->K + 9 * (size_t)b);
