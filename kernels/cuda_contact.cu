@@ -110,13 +110,16 @@ __global__ void contact_update_kernel(tw_cuda_data d, const double *scalars, dou
         size_t k = 3 * (size_t)i;
         double J = 0;
         if (d.fcons[i] == TW_FILTER_NORMAL) J = tw_contact_impulse(d.row_ptr, d.col, d.A, d.vnew, d.rhs, d.cnormal + k, i);
-        /* its rhs row only, after its own impulse read it */
+        /* its rhs row only, after its own impulse read it. No stick
+         * constraints here (stick 0): the device keeps the friction
+         * damping, the stuck damping included (hd/contact.h
+         * TW_CONTACT_STICK is the CPU's) */
         int r = tw_contact_update_vertex(&d.fcons[i], d.A + 9 * (size_t)d.diag[i], d.rhs + k, &d.cfric[i],
                                          &d.cimpulse[i], d.cfprev + 2 * (size_t)i, d.vnew + k, d.cvel + k,
                                          d.cnormal + k, d.cdist[i], tw_contact_reach(d.cvel + k, d.cnormal + k, P->h),
                                          d.cmu[i], J, P->heff, d.mass[i] * P->cm,
                                          TW_CONTACT_JTOL * d.mass[i] * gn * P->heff, P->gtol, P->vt_min,
-                                         TW_CONTACT_FTOL, patch_v);
+                                         TW_CONTACT_FTOL, patch_v, 0, NULL, NULL);
         s[0] += d.fcons[i] == TW_FILTER_NORMAL;
         s[1] += (r & TW_CONTACT_CHANGED) != 0;
         s[2] += (r & TW_CONTACT_FRICTION) != 0;
