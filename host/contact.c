@@ -368,7 +368,10 @@ double tw_contact_patch(const tw_world *w, const tw_real *b, const tw_real *v, d
         }
         tw_contact_patch_add(s, v + k, w->cvel + k, w->cnormal + k, w->cfric[i], w->cmu[i], J);
     }
-    return tw_contact_patch_speed(s, mass, TW_CONTACT_PTOL, 1e-6 * w->size / heff);
+    double speed = tw_contact_patch_speed(s, mass, TW_CONTACT_PTOL, 1e-6 * w->size / heff);
+    if (speed == 0 && w->ncolliders && tw_contact_patch_stops(s, mass, TW_CONTACT_PTOL, 1e-6 * w->size / heff))
+        return TW_CONTACT_PATCH_STOPS;
+    return speed;
 }
 
 int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, int *friction)

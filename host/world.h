@@ -162,7 +162,8 @@ void tw_contact_land_all(tw_world *w, tw_real *v, double heff);
  * damping is updated; see tw_contact_update_vertex). */
 int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, int *friction);
 /* The contact set's sliding speed after a solve of w->A v = b
- * (tw_contact_patch_speed over the active contacts; 0: none), which
+ * (tw_contact_patch_speed over the active contacts; 0: none;
+ * TW_CONTACT_PATCH_STOPS: it comes to rest within the step), which
  * tw_contact_update gives every active vertex. The body sliding as a whole
  * is the model: tw_contact_patch_mass, the free vertices' mass, is 0 (no
  * estimate) where the world holds several bodies or a constrained vertex. */

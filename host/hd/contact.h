@@ -15,7 +15,7 @@
 #include <math.h>
 
 #include "hd/hd.h"
-#include "solver.h" /* TW_FILTER_NORMAL */
+#include "solver.h" /* TW_FILTER_NORMAL, TW_FILTER_STICK */
 
 /* A capsule's segment parameter in [0, 1] of the point nearest x. */
 TW_HD double tw_capsule_param(const tw_collider_def *c, const double x[3])
@@ -265,7 +265,7 @@ TW_HD void tw_contact_friction_block(tw_real *D, tw_real *bi, const tw_real *nn,
  * resting just inside the friction cone crept down a slope. Never set
  * without friction (mu > 0 and a normal impulse), so frictionless contact
  * is TW_FILTER_NORMAL alone. */
-#define TW_CONTACT_STICK 5
+#define TW_CONTACT_STICK TW_FILTER_STICK
 
 /* 1 for an active contact: normal-constrained or stuck. */
 TW_HD int tw_contact_active(unsigned char fc) { return fc == TW_FILTER_NORMAL || fc == TW_CONTACT_STICK; }
@@ -406,6 +406,22 @@ TW_HD double tw_contact_patch_speed(const double *s, double mass, double tol, do
     if (F > C * (1 + tol)) v = fmax(common, 0.0) + (F - C) / mass;
     else if (F < C * (1 - tol) && coherent) v = common - (C - F) / mass;
     return v > vt_min ? v : 0;
+}
+
+/* The contact set comes to rest within the step (tw_contact_update's
+ * patch speed TW_CONTACT_PATCH_STOPS): where tw_contact_patch_speed's
+ * model applies to a set sliding as one with less friction than Coulomb's
+ * (|F| < C (1 - tol), coherent) and Coulomb's friction would take its
+ * common speed to vt_min or below in this step, its sliding speed would
+ * turn back within the step: its contacts stick (where they may). */
+#define TW_CONTACT_PATCH_STOPS -1.0
+TW_HD int tw_contact_patch_stops(const double *s, double mass, double tol, double vt_min)
+{
+    double F = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]), C = s[3];
+    if (!(mass > 0) || !(C > 0) || !(s[7] > 0) || !(F > 0)) return 0;
+    double common = (s[4] * s[0] + s[5] * s[1] + s[6] * s[2]) / (F * s[7]);
+    int coherent = sqrt(s[4] * s[4] + s[5] * s[5] + s[6] * s[6]) >= 0.98 * s[8];
+    return F < C * (1 - tol) && coherent && !(common - (C - F) / mass > vt_min);
 }
 
 /* tw_contact_patch_speed's tolerance: tighter than TW_CONTACT_FTOL, as
@@ -557,7 +573,9 @@ TW_HD int tw_contact_make_stuck(unsigned char *fc, tw_real *D, tw_real *bi, tw_r
  * step and the tangential speed it gave (prev[1] < 0: none; the caller sets
  * that at the step's start), patch_v the contact set's breakaway speed
  * (tw_contact_patch_speed; 0: none), which sets an active vertex's damping
- * to mu J / patch_v: Coulomb's friction at the speed the body slides at.
+ * to mu J / patch_v: Coulomb's friction at the speed the body slides at;
+ * TW_CONTACT_PATCH_STOPS: the set comes to rest in this step, and a
+ * contact that may stick does.
  * stick: 1 where the contact may stick (a collider's, with friction): an
  * active vertex the model finds within Coulomb's cone, or whose tangential
  * speed is at most vt_min, is then stuck (tw_contact_make_stuck) instead of
@@ -604,7 +622,8 @@ TW_HD int tw_contact_update_vertex(unsigned char *fc, tw_real *D, tw_real *bi, t
         return TW_CONTACT_FRICTION;
     }
     stick = stick && coulomb > 0;
-    if (stick && !(vt > vt_min)) return tw_contact_make_stuck(fc, D, bi, cf, prev, vc, nn);
+    if (stick && (!(vt > vt_min) || patch_v == TW_CONTACT_PATCH_STOPS))
+        return tw_contact_make_stuck(fc, D, bi, cf, prev, vc, nn);
     int too_strong = fr > coulomb * (1 + ftol) + 1e-300;
     int too_weak = vt > vt_min && fr < coulomb * (1 - ftol);
     if (!too_strong && !too_weak) return 0;
