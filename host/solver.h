@@ -21,10 +21,10 @@
 #define TW_FILTER_NORMAL 3
 /* A contact in static friction (hd/contact.h TW_CONTACT_STICK): fully
  * constrained, but the reference |S b| keeps its tangential part, as for
- * TW_FILTER_NORMAL: the load it carries along the surface is the problem's
- * scale as much as when friction was a damping on a free direction, and
- * without it a body at rest (its free vertices' b nearly balanced) would
- * be solved to a far smaller absolute residual. */
+ * TW_FILTER_NORMAL: the load it carries along the surface is part of the
+ * problem's scale, as it is for a contact that slides, and without it a
+ * body at rest (its free vertices' b nearly balanced) would be solved to a
+ * far smaller absolute residual. */
 #define TW_FILTER_STICK 5
 /* 1 when filter value c keeps the tangential part of b in |S b|. */
 #define TW_FILTER_TANGENTIAL(c) ((c) == TW_FILTER_NORMAL || (c) == TW_FILTER_STICK)

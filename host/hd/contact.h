@@ -262,7 +262,7 @@ TW_HD void tw_contact_friction_block(tw_real *D, tw_real *bi, const tw_real *nn,
  * the contact when J pulls. Held by a constraint, a stuck vertex does not
  * move at all; a stuck vertex modelled as a very large tangential damping
  * instead moves at the small speed that its damping allows, and a body
- * resting just inside the friction cone crept down a slope. Never set
+ * resting just inside the friction cone creeps down a slope. Never set
  * without friction (mu > 0 and a normal impulse), so frictionless contact
  * is TW_FILTER_NORMAL alone. */
 #define TW_CONTACT_STICK TW_FILTER_STICK
