@@ -4,8 +4,10 @@
 # for corot-element), by tw_contact_report (bench/contact_report.c says what
 # each column is and how each scene is set up).
 #
-# Usage: bench/contact_report.sh BUILD_DIR OUT_CSV
+# Usage: [CONTACT_MU="0 0.5"] bench/contact_report.sh BUILD_DIR OUT_CSV
 #   e.g. bench/contact_report.sh build bench/results/cpu-2core-intel-xeon/contact_report.csv
+# CONTACT_MU: the frictions run (default both; CONTACT_MU=0.5 runs the
+# friction rows alone, with the 0.001 s rest rows, which are friction's).
 # Writes OUT_CSV, its rest table OUT_CSV with _rest before .csv, the log
 # (.log: the runs' messages, the load) and the plot (.png, by
 # bench/plot_contact.py).
@@ -34,8 +36,9 @@ B=${1:?usage: $0 BUILD_DIR OUT_CSV}
 OUT=${2:?usage: $0 BUILD_DIR OUT_CSV}
 R=$B/bench/tw_contact_report
 export OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1
+MUS=${CONTACT_MU:-0 0.5}
 jobs=$(mktemp)
-for mu in 0 0.5; do
+for mu in $MUS; do
     for m in corot-element warp-vertex green linear; do
         for dt in 0.0333333 0.0166667 0.01; do
             echo "cube $m implicit-euler $dt $mu 1" >> "$jobs"
@@ -59,7 +62,7 @@ done
 REST=${OUT%.csv}_rest.csv
 LOG=${OUT%.csv}.log
 rest=$(mktemp)
-for mu in 0 0.5; do
+for mu in $MUS; do
     echo "bunny corot-element implicit-euler 0.0333333 $mu 3 --refs" >> "$rest"
     for dt in 0.0333333 0.0166667 0.01; do
         for s in armadillo tube cube; do echo "$s corot-element implicit-euler $dt $mu 10 --refs" >> "$rest"; done

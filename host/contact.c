@@ -30,7 +30,26 @@
  * vertex's own force stays inside Coulomb's cone (a lagged-friction fixed
  * point; Coulomb within 2 %, at most TW_CONTACT_FRICTION_PASSES extra
  * solves for friction alone).
- * Both come from one model of the vertex's response to its damping,
+ * Static friction is a constraint, not a damping (Baraff and Witkin 1998,
+ * "Large steps in cloth simulation", sec. 5: constraints in the filtered
+ * CG, each constraint's force read back from the solve): a vertex that
+ * the model below finds inside Coulomb's cone, or whose tangential speed
+ * falls to vt_min, and one that starts a step that slow with a normal
+ * impulse from the last, is stuck (TW_CONTACT_STICK): the filter holds
+ * all three of its velocity components, at the collider's velocity and
+ * the landing normal velocity. Its constraint impulse p = (A v - b)_i
+ * gives J = p.n and the friction p_t that holds it; it slips when
+ * |p_t| > mu J (1 + 2 %), with the friction impulse mu J p_t / |p_t| in
+ * its right-hand side (the normal alone constrained), and sticks again
+ * when its tangential velocity no longer goes against that friction. A
+ * stuck vertex does not move; with the stuck damping mu J / vt_min instead
+ * it moves at up to vt_min, a body resting just inside the friction cone
+ * creeps down a slope, and its friction, never quite Coulomb's, is solved
+ * again up to the pass cap in every step. Only a collider's contacts stick
+ * (a body contact's coupled solve keeps the damping), and only with
+ * friction: frictionless contact never sees it.
+ * Sliding is the damping below. Both come from one model of the vertex's
+ * response to its damping,
  * |v_t| = f / (a + d), with a fitted through the step's last two solves
  * (hd/contact.h): a vertex whose normal impulse falls below what holds it
  * slides in the next solve, at about Coulomb's speed, not creeping off at
@@ -239,6 +258,8 @@ int tw_contact_detect(tw_world *w, const tw_real *x)
 {
     int n = w->fem.n, count = 0;
     memcpy(w->fcons, w->cons, (size_t)n);
+    memset(w->cslip, 0, sizeof(tw_real) * 3 * (size_t)n); /* w->rhs is new */
+    w->cbase = x;
     for (int i = 0; i < n; i++) w->cfprev[2 * (size_t)i + 1] = -1; /* no earlier solve this step (body contacts too) */
     if (!w->ncolliders) return 0;
     double touch = 1e-6 * w->size;
@@ -257,6 +278,24 @@ int tw_contact_detect(tw_world *w, const tw_real *x)
     return count;
 }
 
+/* May vertex i's contact stick (TW_CONTACT_STICK)? A collider's, with
+ * friction. (A body contact's coupled solve keeps the damping.) */
+static int can_stick(const tw_world *w, int i) { return w->ccol[i] < w->ncolliders && w->cmu[i] > 0; }
+
+/* Stuck vertex i's velocity in v (tw_contact_stick_velocity), from the
+ * step's base positions w->cbase (w->x: implicit Euler). */
+static void stick_velocity(const tw_world *w, tw_real *v, int i, double heff)
+{
+    size_t k = 3 * (size_t)i;
+    double h = w->def.dt;
+    tw_real back[3];
+    int bdf2 = w->cbase && w->cbase != w->x;
+    if (bdf2)
+        for (int a = 0; a < 3; a++) back[a] = w->x[k + a] - w->cbase[k + a];
+    tw_contact_stick_velocity(v + k, w->cnormal + k, w->cvel + k, bdf2 ? back : NULL, w->cdist[i], heff, h,
+                              tw_contact_reach(w->cvel + k, w->cnormal + k, h));
+}
+
 void tw_contact_friction_implicit(tw_world *w, double heff)
 {
     const tw_fem *f = &w->fem;
@@ -264,6 +303,12 @@ void tw_contact_friction_implicit(tw_world *w, double heff)
     for (int i = 0; i < f->n; i++) {
         if (w->fcons[i] != TW_FILTER_NORMAL) continue;
         size_t k = 3 * (size_t)i;
+        if (can_stick(w, i) &&
+            tw_contact_starts_stuck(w->v + k, w->cvel + k, w->cnormal + k, w->cmu[i], w->cimpulse[i], vt_min)) {
+            w->fcons[i] = TW_CONTACT_STICK;
+            stick_velocity(w, w->vnew, i, heff);
+            continue;
+        }
         tw_contact_friction_block(w->A + 9 * (size_t)f->diag[i], w->rhs + k, w->cnormal + k, w->v + k, w->cvel + k,
                                   w->cmu[i], w->cimpulse[i], vt_min, &w->cfric[i]);
     }
@@ -272,7 +317,9 @@ void tw_contact_friction_implicit(tw_world *w, double heff)
 int tw_contact_newton_hold(tw_world *w, int on)
 {
     int count = 0;
-    for (int i = 0; i < w->fem.n; i++) count += tw_contact_hold_vertex(&w->fcons[i], w->cfric[i], on);
+    for (int i = 0; i < w->fem.n; i++) /* a slip friction held too */
+        count += tw_contact_hold_vertex(&w->fcons[i], tw_contact_slipping(w->cslip + 3 * (size_t)i) ? 1 : w->cfric[i],
+                                        on);
     return count;
 }
 
@@ -280,10 +327,21 @@ void tw_contact_land_all(tw_world *w, tw_real *v, double heff)
 {
     double h = w->def.dt;
     for (int i = 0; i < w->fem.n; i++) {
-        if (w->fcons[i] != TW_FILTER_NORMAL) continue;
         size_t k = 3 * (size_t)i;
+        if (w->fcons[i] == TW_CONTACT_STICK) stick_velocity(w, v, i, heff);
+        if (w->fcons[i] != TW_FILTER_NORMAL) continue;
         tw_contact_land(v + k, w->cnormal + k, w->cdist[i], heff, tw_contact_reach(w->cvel + k, w->cnormal + k, h));
     }
+}
+
+/* Stuck vertex i's constraint impulse p = (A v - b)_i (it has no damping)
+ * and its normal part *J. */
+static void stuck_impulse(const tw_world *w, const tw_real *b, const tw_real *v, int i, double p[3], double *J)
+{
+    const tw_fem *f = &w->fem;
+    const tw_real *nn = w->cnormal + 3 * (size_t)i;
+    tw_contact_vertex_impulse(f->row_ptr, f->col, w->A, v, b, nn, 0, w->cvel + 3 * (size_t)i, i, p);
+    *J = p[0] * nn[0] + p[1] * nn[1] + p[2] * nn[2];
 }
 
 double tw_contact_patch(const tw_world *w, const tw_real *b, const tw_real *v, double heff)
@@ -293,12 +351,27 @@ double tw_contact_patch(const tw_world *w, const tw_real *b, const tw_real *v, d
     if (!(mass > 0)) return 0;
     double s[TW_CONTACT_PATCH_SUMS] = {0};
     for (int i = 0; i < f->n; i++) {
-        if (w->fcons[i] != TW_FILTER_NORMAL || w->cons[i] || !(w->cdist[i] < INFINITY)) continue;
+        if (!tw_contact_active(w->fcons[i]) || w->cons[i] || !(w->cdist[i] < INFINITY)) continue;
         size_t k = 3 * (size_t)i;
+        if (w->fcons[i] == TW_CONTACT_STICK) {
+            double p[3], J;
+            stuck_impulse(w, b, v, i, p, &J);
+            for (int a = 0; a < 3; a++) p[a] -= J * w->cnormal[k + a];
+            tw_contact_patch_add_impulse(s, p, NULL, w->cvel + k, w->cnormal + k, w->cmu[i], J);
+            continue;
+        }
         double J = tw_contact_impulse(f->row_ptr, f->col, w->A, v, b, w->cnormal + k, i);
+        if (tw_contact_slipping(w->cslip + k)) {
+            double sl[3] = {w->cslip[k], w->cslip[k + 1], w->cslip[k + 2]};
+            tw_contact_patch_add_impulse(s, sl, v + k, w->cvel + k, w->cnormal + k, w->cmu[i], J);
+            continue;
+        }
         tw_contact_patch_add(s, v + k, w->cvel + k, w->cnormal + k, w->cfric[i], w->cmu[i], J);
     }
-    return tw_contact_patch_speed(s, mass, TW_CONTACT_PTOL, 1e-6 * w->size / heff);
+    double speed = tw_contact_patch_speed(s, mass, TW_CONTACT_PTOL, 1e-6 * w->size / heff);
+    if (speed == 0 && w->ncolliders && tw_contact_patch_stops(s, mass, TW_CONTACT_PTOL, 1e-6 * w->size / heff))
+        return TW_CONTACT_PATCH_STOPS;
+    return speed;
 }
 
 int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, int *friction)
@@ -313,14 +386,16 @@ int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, in
     for (int i = 0; i < f->n; i++) {
         if (w->cons[i] || !(w->cdist[i] < INFINITY)) continue;
         size_t k = 3 * (size_t)i;
-        double J = 0;
+        double J = 0, p[3];
+        int stuck = w->fcons[i] == TW_CONTACT_STICK;
         if (w->fcons[i] == TW_FILTER_NORMAL) J = tw_contact_impulse(f->row_ptr, f->col, w->A, v, b, w->cnormal + k, i);
+        if (stuck) stuck_impulse(w, b, v, i, p, &J);
         /* b is w->rhs: the friction of a moving collider writes its row */
         int r = tw_contact_update_vertex(&w->fcons[i], w->A + 9 * (size_t)f->diag[i], w->rhs + k, &w->cfric[i],
                                          &w->cimpulse[i], w->cfprev + 2 * (size_t)i, v + k, w->cvel + k,
                                          w->cnormal + k, w->cdist[i], tw_contact_reach(w->cvel + k, w->cnormal + k, h),
                                          w->cmu[i], J, heff, f->mass[i] * cm, TW_CONTACT_JTOL * f->mass[i] * g * heff,
-                                         gtol, vt_min, TW_CONTACT_FTOL, patch_v);
+                                         gtol, vt_min, TW_CONTACT_FTOL, patch_v, can_stick(w, i), w->cslip + k, stuck ? p : NULL);
         changed += (r & TW_CONTACT_CHANGED) != 0;
         fr += (r & TW_CONTACT_FRICTION) != 0;
     }
@@ -333,10 +408,11 @@ void tw_contact_forces(tw_world *w, const tw_real *b, const tw_real *v, double h
 {
     const tw_fem *f = &w->fem;
     for (int i = 0; i < f->n; i++) {
-        if (w->fcons[i] != TW_FILTER_NORMAL || w->ccol[i] >= w->ncolliders) continue;
+        if (!tw_contact_active(w->fcons[i]) || w->ccol[i] >= w->ncolliders) continue;
         size_t k = 3 * (size_t)i;
         double p[3];
         tw_contact_vertex_impulse(f->row_ptr, f->col, w->A, v, b, w->cnormal + k, w->cfric[i], w->cvel + k, i, p);
+        for (int a = 0; a < 3; a++) p[a] += w->cslip[k + a]; /* b holds it; the body's own rows do not */
         for (int a = 0; a < 3; a++) w->cforce[w->ccol[i]][a] -= p[a] / heff;
     }
 }

@@ -21,6 +21,15 @@ struct tw_bsr_half;
  * non-zero value fully constrained (pinned, kinematic). normal may be NULL
  * when no vertex has TW_FILTER_NORMAL. */
 #define TW_FILTER_NORMAL 3
+/* A contact in static friction (hd/contact.h TW_CONTACT_STICK): fully
+ * constrained, but the reference |S b| keeps its tangential part, as for
+ * TW_FILTER_NORMAL: the load it carries along the surface is part of the
+ * problem's scale, as it is for a contact that slides, and without it a
+ * body at rest (its free vertices' b nearly balanced) would be solved to a
+ * far smaller absolute residual. */
+#define TW_FILTER_STICK 5
+/* 1 when filter value c keeps the tangential part of b in |S b|. */
+#define TW_FILTER_TANGENTIAL(c) ((c) == TW_FILTER_NORMAL || (c) == TW_FILTER_STICK)
 typedef struct tw_filter {
     const unsigned char *cons;
     const tw_real *normal;

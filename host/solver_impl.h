@@ -144,7 +144,7 @@ static double TW_S(initial_residual)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, 
 #pragma omp parallel for if (TW_PAR(A->n)) num_threads(TW_THREADS(A->threads)) reduction(+ : bn) schedule(static)
     for (int i = 0; i < A->n; i++) {
         unsigned char c = f && f->cons ? f->cons[i] : 0;
-        if (c && c != TW_FILTER_NORMAL) continue;
+        if (c && !TW_FILTER_TANGENTIAL(c)) continue;
         double bi[3] = {b[3 * i], b[3 * i + 1], b[3 * i + 2]};
         if (c) { /* S b for a contact vertex */
             const tw_real *nn = f->normal + 3 * (size_t)i;

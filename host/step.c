@@ -276,7 +276,7 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
         sr.iterations = iterations;
         st->contacts_unresolved = changed;
         st->contacts = 0;
-        for (int i = 0; i < n; i++) st->contacts += w->fcons[i] == TW_FILTER_NORMAL;
+        for (int i = 0; i < n; i++) st->contacts += tw_contact_active(w->fcons[i]);
         tw_contact_forces(w, w->rhs, w->vnew, heff);
         /* BDF2's impacts: contacts the step's start velocity (v_n) took
          * towards their collider faster than gravity adds in a step */
@@ -284,7 +284,7 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
                                w->def.gravity[2] * w->def.gravity[2]);
         for (int i = 0; w->def.integrator == TW_BDF2 && i < n; i++) {
             size_t k = 3 * (size_t)i;
-            if (w->fcons[i] == TW_FILTER_NORMAL && !w->cons[i])
+            if (tw_contact_active(w->fcons[i]) && !w->cons[i])
                 *impacts += tw_contact_impact(w->v + k, w->cvel + k, w->cnormal + k, vtol);
         }
     }

@@ -64,6 +64,8 @@ struct tw_world {
     tw_real *cfprev;      /* implicit friction: per vertex an earlier solve's damping and the tangential speed it gave (2n) */
     unsigned char *ccol;  /* the contact's collider (index, TW_CONTACT_NONE when none) (n) */
     tw_real *cvel;        /* the contact's collider surface velocity, m/s (3n; 0 for static colliders) */
+    const tw_real *cbase; /* the step's base positions, x+ = cbase + heff v+ (tw_contact_detect's x) */
+    tw_real *cslip;       /* a contact slipping from stuck: its friction impulse in w->rhs this step, N s (3n) */
     double cforce[TW_MAX_COLLIDERS][3]; /* the force the body exerted on each collider in the last step, N */
     double ctarget[TW_MAX_COLLIDERS][6]; /* tw_world_move_collider: center and end after the next step */
     unsigned char cmoved[TW_MAX_COLLIDERS]; /* 1: ctarget holds the collider's next position */
@@ -141,7 +143,9 @@ void tw_external_force(const tw_world *w, const tw_real *x, tw_real *out);
  * separating) in w->fcons; returns how many. */
 int tw_contact_detect(tw_world *w, const tw_real *x);
 /* Before the first solve: implicit Coulomb friction, tangential damping on
- * the active vertices' diagonal blocks of w->A from last step's impulses. */
+ * the active vertices' diagonal blocks of w->A from last step's impulses, or
+ * a stick constraint (TW_CONTACT_STICK, its velocity in w->vnew) for a
+ * vertex that ended the last step stuck. */
 void tw_contact_friction_implicit(tw_world *w, double heff);
 /* The Newton iterations after the contact passes (step.c newton_refine)
  * keep the passes' friction: with on, every active contact with friction
@@ -149,7 +153,8 @@ void tw_contact_friction_implicit(tw_world *w, double heff);
  * its velocity), without, released again; returns how many. */
 int tw_contact_newton_hold(tw_world *w, int on);
 /* The active vertices' normal velocity in v set to land on the surface this
- * step (before the first solve, and after each update for the joined ones). */
+ * step (before the first solve, and after each update for the joined ones);
+ * a stuck vertex's whole velocity set to stay on the collider. */
 void tw_contact_land_all(tw_world *w, tw_real *v, double heff);
 /* After each solve of w->A v = b: the active-set update (release, join and
  * land, friction). Returns how many vertices joined or left the active set;
@@ -157,7 +162,8 @@ void tw_contact_land_all(tw_world *w, tw_real *v, double heff);
  * damping is updated; see tw_contact_update_vertex). */
 int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, int *friction);
 /* The contact set's sliding speed after a solve of w->A v = b
- * (tw_contact_patch_speed over the active contacts; 0: none), which
+ * (tw_contact_patch_speed over the active contacts; 0: none;
+ * TW_CONTACT_PATCH_STOPS: it comes to rest within the step), which
  * tw_contact_update gives every active vertex. The body sliding as a whole
  * is the model: tw_contact_patch_mass, the free vertices' mass, is 0 (no
  * estimate) where the world holds several bodies or a constrained vertex. */

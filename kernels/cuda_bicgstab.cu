@@ -73,7 +73,7 @@ __global__ void bicg_initial_kernel(int n, const unsigned char *cons, const tw_r
         }
         tw_newton_filter_vertex(cons[i], nrm + 3 * (size_t)i, r + 3 * (size_t)i);
         unsigned char con = cons[i];
-        if (con && con != TW_FILTER_NORMAL) continue;
+        if (con && !TW_FILTER_TANGENTIAL(con)) continue;
         const tw_real *bp = b + 3 * (size_t)i;
         double bi[3] = {bp[0], bp[1], bp[2]};
         if (con) { /* S b for a contact vertex */

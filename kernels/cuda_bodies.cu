@@ -90,11 +90,24 @@ __global__ void bodies_begin_kernel(tw_cuda_data d)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= d.n) return;
     d.cfprev[2 * (size_t)i + 1] = -1;
+    size_t k = 3 * (size_t)i;
+    d.cslip[k] = d.cslip[k + 1] = d.cslip[k + 2] = 0; /* rhs is new */
     if (d.fcons[i] != TW_FILTER_NORMAL) return;
     const tw_cuda_params *P = d.P;
-    size_t k = 3 * (size_t)i;
     const tw_real *nrm = d.cnormal + k;
     tw_contact_land(d.vnew + k, nrm, d.cdist[i], P->heff, tw_contact_reach(d.cvel + k, nrm, P->h));
+    if (d.ccol[i] < P->ncolliders && d.cmu[i] > 0 &&
+        tw_contact_starts_stuck(d.v + k, d.cvel + k, nrm, d.cmu[i], d.cimpulse[i], P->vt_min)) {
+        /* a collider's contact that ended the last step stuck (cuda_contact.cu's mark kernel) */
+        tw_real back[3];
+        int bdf2 = d.xbase != d.x;
+        if (bdf2)
+            for (int a = 0; a < 3; a++) back[a] = d.x[k + a] - d.xbase[k + a];
+        d.fcons[i] = TW_CONTACT_STICK;
+        tw_contact_stick_velocity(d.vnew + k, nrm, d.cvel + k, bdf2 ? back : NULL, d.cdist[i], P->heff, P->h,
+                                  tw_contact_reach(d.cvel + k, nrm, P->h));
+        return;
+    }
     tw_contact_friction_block(d.A + 9 * (size_t)d.diag[i], d.rhs + k, nrm, d.v + k, d.cvel + k, d.cmu[i],
                               d.cimpulse[i], P->vt_min, &d.cfric[i]);
 }
@@ -109,6 +122,7 @@ __global__ void bodies_release_kernel(tw_cuda_data d, const unsigned char *fnew)
     if (d.fcons[i] == TW_FILTER_NORMAL && fnew[i] != TW_FILTER_NORMAL) {
         size_t k = 3 * (size_t)i;
         tw_contact_set_damping(d.A + 9 * (size_t)d.diag[i], d.rhs + k, d.cnormal + k, d.cvel + k, &d.cfric[i], 0);
+        tw_contact_set_slip(d.rhs + k, d.cslip + k, NULL);
         d.cimpulse[i] = 0;
     }
     d.fcons[i] = fnew[i];

@@ -44,6 +44,35 @@
 
 namespace {
 
+/* May vertex i's contact stick (host/contact.c can_stick): a collider's,
+ * with friction. */
+__device__ int contact_can_stick(const tw_cuda_data &d, int i)
+{
+    return d.ccol[i] < d.P->ncolliders && d.cmu[i] > 0;
+}
+
+/* A stuck vertex's velocity in vnew (host/contact.c stick_velocity): from
+ * xbase, which is x itself for implicit Euler. */
+__device__ void contact_stick_velocity(const tw_cuda_data &d, int i)
+{
+    size_t k = 3 * (size_t)i;
+    tw_real back[3];
+    int bdf2 = d.xbase != d.x;
+    if (bdf2)
+        for (int a = 0; a < 3; a++) back[a] = d.x[k + a] - d.xbase[k + a];
+    tw_contact_stick_velocity(d.vnew + k, d.cnormal + k, d.cvel + k, bdf2 ? back : NULL, d.cdist[i], d.P->heff,
+                              d.P->h, tw_contact_reach(d.cvel + k, d.cnormal + k, d.P->h));
+}
+
+/* A stuck vertex's constraint impulse p = (A v - b)_i; returns its normal
+ * part (host/contact.c stuck_impulse) */
+__device__ double contact_stuck_impulse(const tw_cuda_data &d, int i, double p[3])
+{
+    const tw_real *nn = d.cnormal + 3 * (size_t)i;
+    tw_contact_vertex_impulse(d.row_ptr, d.col, d.A, d.vnew, d.rhs, nn, 0, d.cvel + 3 * (size_t)i, i, p);
+    return p[0] * nn[0] + p[1] * nn[1] + p[2] * nn[2];
+}
+
 /* tw_contact_detect, the landing loop of implicit_solve and
  * tw_contact_friction_implicit for one vertex each; sums the contacts */
 __global__ void contact_mark_kernel(tw_cuda_data d, double *partial)
@@ -55,8 +84,9 @@ __global__ void contact_mark_kernel(tw_cuda_data d, double *partial)
         d.fcons[i] = c;
         d.cfric[i] = 0; /* A is freshly assembled */
         d.cfprev[2 * (size_t)i + 1] = -1; /* no earlier solve this step */
-        if (c) continue;
         size_t k = 3 * (size_t)i;
+        d.cslip[k] = d.cslip[k + 1] = d.cslip[k + 2] = 0; /* rhs is new */
+        if (c) continue;
         tw_real *nrm = d.cnormal + k;
         if (!tw_contact_mark_vertex(d.colliders, P->ncolliders, d.xbase + k, d.v + k, P->touch, nrm, &d.cdist[i],
                                     &d.cmu[i], &d.ccol[i], d.cvel + k)) {
@@ -65,10 +95,16 @@ __global__ void contact_mark_kernel(tw_cuda_data d, double *partial)
         }
         d.fcons[i] = TW_FILTER_NORMAL;
         tw_contact_land(d.vnew + k, nrm, d.cdist[i], P->heff, tw_contact_reach(d.cvel + k, nrm, P->h));
+        s[0] += 1;
+        if (contact_can_stick(d, i) &&
+            tw_contact_starts_stuck(d.v + k, d.cvel + k, nrm, d.cmu[i], d.cimpulse[i], P->vt_min)) {
+            d.fcons[i] = TW_CONTACT_STICK;
+            contact_stick_velocity(d, i);
+            continue;
+        }
         /* this thread's row only: the diagonal block and rhs row are no other vertex's */
         tw_contact_friction_block(d.A + 9 * (size_t)d.diag[i], d.rhs + k, nrm, d.v + k, d.cvel + k, d.cmu[i],
                                   d.cimpulse[i], P->vt_min, &d.cfric[i]);
-        s[0] += 1;
     }
     tw_block_partials<1>(s, partial);
 }
@@ -84,11 +120,22 @@ __global__ void contact_patch_kernel(tw_cuda_data d, int part, double *partial)
 {
     double s[3] = {0, 0, 0};
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x) {
-        if (d.fcons[i] != TW_FILTER_NORMAL || d.cons[i] || !(d.cdist[i] < INFINITY)) continue;
+        if (!tw_contact_active(d.fcons[i]) || d.cons[i] || !(d.cdist[i] < INFINITY)) continue;
         size_t k = 3 * (size_t)i;
-        double J = tw_contact_impulse(d.row_ptr, d.col, d.A, d.vnew, d.rhs, d.cnormal + k, i);
         double all[TW_CONTACT_PATCH_SUMS] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-        tw_contact_patch_add(all, d.vnew + k, d.cvel + k, d.cnormal + k, d.cfric[i], d.cmu[i], J);
+        if (d.fcons[i] == TW_CONTACT_STICK) {
+            double p[3], J = contact_stuck_impulse(d, i, p);
+            for (int a = 0; a < 3; a++) p[a] -= J * d.cnormal[k + a];
+            tw_contact_patch_add_impulse(all, p, NULL, d.cvel + k, d.cnormal + k, d.cmu[i], J);
+        } else {
+            double J = tw_contact_impulse(d.row_ptr, d.col, d.A, d.vnew, d.rhs, d.cnormal + k, i);
+            if (tw_contact_slipping(d.cslip + k)) {
+                double sl[3] = {d.cslip[k], d.cslip[k + 1], d.cslip[k + 2]};
+                tw_contact_patch_add_impulse(all, sl, d.vnew + k, d.cvel + k, d.cnormal + k, d.cmu[i], J);
+            } else {
+                tw_contact_patch_add(all, d.vnew + k, d.cvel + k, d.cnormal + k, d.cfric[i], d.cmu[i], J);
+            }
+        }
         for (int a = 0; a < 3; a++) s[a] += all[3 * part + a];
     }
     tw_block_partials<3>(s, partial);
@@ -103,21 +150,27 @@ __global__ void contact_update_kernel(tw_cuda_data d, const double *scalars, dou
 {
     const tw_cuda_params *P = d.P;
     double patch_v = tw_contact_patch_speed(scalars + TW_S_PATCH, P->patch_mass * P->cm, TW_CONTACT_PTOL, P->vt_min);
+    if (patch_v == 0 && P->ncolliders &&
+        tw_contact_patch_stops(scalars + TW_S_PATCH, P->patch_mass * P->cm, TW_CONTACT_PTOL, P->vt_min))
+        patch_v = TW_CONTACT_PATCH_STOPS; /* host/contact.c tw_contact_patch */
     double gn = sqrt(P->gravity[0] * P->gravity[0] + P->gravity[1] * P->gravity[1] + P->gravity[2] * P->gravity[2]);
     double s[3] = {0, 0, 0};
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x) {
         if (d.cons[i] || !(d.cdist[i] < INFINITY)) continue;
         size_t k = 3 * (size_t)i;
-        double J = 0;
+        double J = 0, p[3];
+        int stuck = d.fcons[i] == TW_CONTACT_STICK;
         if (d.fcons[i] == TW_FILTER_NORMAL) J = tw_contact_impulse(d.row_ptr, d.col, d.A, d.vnew, d.rhs, d.cnormal + k, i);
+        if (stuck) J = contact_stuck_impulse(d, i, p);
         /* its rhs row only, after its own impulse read it */
         int r = tw_contact_update_vertex(&d.fcons[i], d.A + 9 * (size_t)d.diag[i], d.rhs + k, &d.cfric[i],
                                          &d.cimpulse[i], d.cfprev + 2 * (size_t)i, d.vnew + k, d.cvel + k,
                                          d.cnormal + k, d.cdist[i], tw_contact_reach(d.cvel + k, d.cnormal + k, P->h),
                                          d.cmu[i], J, P->heff, d.mass[i] * P->cm,
                                          TW_CONTACT_JTOL * d.mass[i] * gn * P->heff, P->gtol, P->vt_min,
-                                         TW_CONTACT_FTOL, patch_v);
-        s[0] += d.fcons[i] == TW_FILTER_NORMAL;
+                                         TW_CONTACT_FTOL, patch_v, contact_can_stick(d, i), d.cslip + k,
+                                         stuck ? p : NULL);
+        s[0] += tw_contact_active(d.fcons[i]);
         s[1] += (r & TW_CONTACT_CHANGED) != 0;
         s[2] += (r & TW_CONTACT_FRICTION) != 0;
     }
@@ -129,7 +182,8 @@ __global__ void contact_update_kernel(tw_cuda_data d, const double *scalars, dou
 __global__ void contact_newton_hold_kernel(tw_cuda_data d, int on)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < d.n) tw_contact_hold_vertex(&d.fcons[i], d.cfric[i], on);
+    if (i < d.n) /* a slip friction held too */
+        tw_contact_hold_vertex(&d.fcons[i], tw_contact_slipping(d.cslip + 3 * (size_t)i) ? 1 : d.cfric[i], on);
 }
 
 /* the landing loop after tw_contact_update's: every active vertex's normal
@@ -137,6 +191,7 @@ __global__ void contact_newton_hold_kernel(tw_cuda_data d, int on)
 __global__ void contact_land_kernel(tw_cuda_data d)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < d.n && d.fcons[i] == TW_CONTACT_STICK) contact_stick_velocity(d, i);
     if (i >= d.n || d.fcons[i] != TW_FILTER_NORMAL) return;
     size_t k = 3 * (size_t)i;
     tw_contact_land(d.vnew + k, d.cnormal + k, d.cdist[i], d.P->heff, tw_contact_reach(d.cvel + k, d.cnormal + k, d.P->h));
@@ -182,8 +237,10 @@ __global__ void contact_impulse_kernel(tw_cuda_data d)
     if (i >= d.n) return;
     size_t k = 3 * (size_t)i;
     double p[3] = {0, 0, 0};
-    if (d.fcons[i] == TW_FILTER_NORMAL && !d.cons[i] && d.ccol[i] < d.P->ncolliders)
+    if (tw_contact_active(d.fcons[i]) && !d.cons[i] && d.ccol[i] < d.P->ncolliders) {
         tw_contact_vertex_impulse(d.row_ptr, d.col, d.A, d.vnew, d.rhs, d.cnormal + k, d.cfric[i], d.cvel + k, i, p);
+        for (int a = 0; a < 3; a++) p[a] += d.cslip[k + a]; /* rhs holds it; the body's own rows do not */
+    }
     for (int a = 0; a < 3; a++) d.cpush[k + a] = (tw_real)(-p[a] / d.P->heff);
 }
 
@@ -198,7 +255,7 @@ __global__ void contact_impact_kernel(tw_cuda_data d, double *partial)
                               P->gravity[2] * P->gravity[2]);
     double s[1] = {0};
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x) {
-        if (d.fcons[i] != TW_FILTER_NORMAL || d.cons[i]) continue;
+        if (!tw_contact_active(d.fcons[i]) || d.cons[i]) continue;
         size_t k = 3 * (size_t)i;
         s[0] += tw_contact_impact(d.v + k, d.cvel + k, d.cnormal + k, vtol);
     }

@@ -126,6 +126,7 @@ typedef struct tw_cuda_data {
     unsigned char *fcons;
     tw_real *cnormal, *cdist, *cmu, *cimpulse, *cfric;
     tw_real *cfprev; /* per vertex an earlier solve's damping and the tangential speed it gave (2n, this step only) */
+    tw_real *cslip;  /* a contact slipping from stuck: its friction impulse in rhs (3n, this step only) */
     /* moving colliders: per vertex the contact's collider (TW_CONTACT_NONE:
      * none) and its surface velocity (3n), and what the vertex gave its
      * collider this step, N (3n: the force's per-vertex terms) */

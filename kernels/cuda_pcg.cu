@@ -182,7 +182,7 @@ __global__ void initial_residual_kernel(int n, const unsigned char *cons, const 
             s[1] += (double)r[k] * (double)r[k];
         }
         unsigned char con = cons[i];
-        if (!con || con == TW_FILTER_NORMAL) {
+        if (!con || TW_FILTER_TANGENTIAL(con)) {
             const tw_real *bp = b + 3 * (size_t)i;
             double bi[3] = {bp[0], bp[1], bp[2]};
             if (con) { /* S b for a contact vertex */
@@ -313,7 +313,7 @@ __global__ void mg_residual_kernel(int n, const unsigned char *cons, const tw_re
             s[0] += (double)r[k] * (double)r[k];
         }
         unsigned char con = cons[i];
-        if (!con || con == TW_FILTER_NORMAL) {
+        if (!con || TW_FILTER_TANGENTIAL(con)) {
             const tw_real *bp = b + 3 * (size_t)i;
             double bi[3] = {bp[0], bp[1], bp[2]};
             if (con) {

@@ -263,6 +263,7 @@ static tw_status create_all(tw_cuda_world *cw, const tw_cuda_world_init *f)
     if ((s = alloc_zero(cw, &d.S, TW_GREEN_PACK * nt, "element packs")) != TW_OK) return s;
     if ((s = alloc_zero(cw, &d.fe, 12 * nt, "element forces")) != TW_OK) return s;
     if ((s = alloc_zero(cw, &d.cfprev, 2 * n, "contact friction history")) != TW_OK) return s;
+    if ((s = alloc_zero(cw, &d.cslip, 3 * n, "contact slip friction")) != TW_OK) return s;
     if ((s = alloc_zero(cw, &d.f, 3 * n, "elastic forces")) != TW_OK) return s;
     if ((s = alloc_zero(cw, &d.rhs, 3 * n, "right-hand side")) != TW_OK) return s;
     if ((s = alloc_zero(cw, &d.vnew, 3 * n, "new velocities")) != TW_OK) return s;
@@ -381,7 +382,7 @@ extern "C" void tw_cuda_world_destroy(tw_cuda_world *cw)
         for (int k = 0; k < 4; k++) cudaEventDestroy(cw->ev[k]);
     if (cw->have_stream) cudaStreamDestroy(cw->stream);
     void *ptrs[] = {cw->d.xstart, cw->d.anew, cw->d.acc, cw->d.vprev, cw->d.xprev, cw->d.vb, cw->d.xb,
-                    cw->d.cimpulse, cw->d.cmu, cw->d.cdist, cw->d.cnormal, cw->d.cfric, cw->d.cfprev, cw->d.fcons, cw->colliders,
+                    cw->d.cimpulse, cw->d.cmu, cw->d.cdist, cw->d.cnormal, cw->d.cfric, cw->d.cfprev, cw->d.cslip, cw->d.fcons, cw->colliders,
                     cw->colliders_end, cw->d.ccol, cw->d.cvel, cw->d.cpush, cw->shift, cw->shift_rhs,
                     cw->ticket, cw->p2, cw->status, cw->params, cw->scalars, cw->partial, cw->dinv, cw->q, cw->p, cw->z, cw->r, cw->d.A, cw->d.vnew, cw->d.rhs,
                     cw->d.f, cw->d.fe, cw->d.S, cw->d.R, cw->cons, cw->d.target, cw->d.fext, cw->d.v, cw->d.x,

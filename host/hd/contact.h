@@ -15,7 +15,7 @@
 #include <math.h>
 
 #include "hd/hd.h"
-#include "solver.h" /* TW_FILTER_NORMAL */
+#include "solver.h" /* TW_FILTER_NORMAL, TW_FILTER_STICK */
 
 /* A capsule's segment parameter in [0, 1] of the point nearest x. */
 TW_HD double tw_capsule_param(const tw_collider_def *c, const double x[3])
@@ -249,6 +249,54 @@ TW_HD void tw_contact_friction_block(tw_real *D, tw_real *bi, const tw_real *nn,
  * tangential velocity the passes' friction gave it. */
 #define TW_CONTACT_HELD 4
 
+/* A contact in static friction (stuck): the filter holds all three of its
+ * velocity components, as for a kinematic vertex, at the collider's
+ * tangential velocity and the landing normal velocity
+ * (tw_contact_stick_velocity). Baraff and Witkin 1998, "Large steps in
+ * cloth simulation", sec. 5: a constraint in the filtered CG prescribes the
+ * vertex's velocity change (S = 0 on its three directions), and the force
+ * the constraint needs is read back from the solve, (A v - b)_i. Its normal
+ * part is the normal impulse J, its tangential part f_t the friction that
+ * holds the vertex; the vertex slips (back to TW_FILTER_NORMAL, the normal
+ * alone constrained, with kinetic friction) when |f_t| > mu J, and leaves
+ * the contact when J pulls. Held by a constraint, a stuck vertex does not
+ * move at all; a stuck vertex modelled as a very large tangential damping
+ * instead moves at the small speed that its damping allows, and a body
+ * resting just inside the friction cone creeps down a slope. Never set
+ * without friction (mu > 0 and a normal impulse), so frictionless contact
+ * is TW_FILTER_NORMAL alone. */
+#define TW_CONTACT_STICK TW_FILTER_STICK
+
+/* 1 for an active contact: normal-constrained or stuck. */
+TW_HD int tw_contact_active(unsigned char fc) { return fc == TW_FILTER_NORMAL || fc == TW_CONTACT_STICK; }
+
+/* A stuck contact's prescribed velocity: on the tangent plane, the one that
+ * takes the vertex from xbase (x+ = xbase + heff v+) to where it started
+ * the step, x_n, moved with the collider (vc) for the step h:
+ * (x_n - xbase + h vc) / heff, vc itself for implicit Euler (back NULL:
+ * xbase = x_n, heff = h); for BDF2 back = x_n - xbase. Along nn, the
+ * landing normal velocity (tw_contact_land). */
+TW_HD void tw_contact_stick_velocity(tw_real *vi, const tw_real *nn, const tw_real *vc, const tw_real *back,
+                                     tw_real dist, double heff, double h, double reach)
+{
+    for (int a = 0; a < 3; a++) vi[a] = back ? (tw_real)((back[a] + h * (double)vc[a]) / heff) : vc[a];
+    tw_contact_land(vi, nn, dist, heff, reach);
+}
+
+/* Does active contact vertex i start the step stuck (tw_contact_friction_implicit)?
+ * When it has friction (mu > 0), the collider pressed it last step (J > 0,
+ * its normal impulse then) and its tangential velocity relative to the
+ * collider (vc) at the step's start is at most vt_min: it ended the last
+ * step stuck, or slid slower than the threshold. */
+TW_HD int tw_contact_starts_stuck(const tw_real *vi, const tw_real *vc, const tw_real *nn, tw_real mu, tw_real J,
+                                  double vt_min)
+{
+    if (!(J > 0) || !(mu > 0)) return 0;
+    tw_real r[3];
+    tw_contact_relative(vi, vc, r);
+    return tw_contact_tangential_speed(r, nn) <= vt_min;
+}
+
 /* Holds (on) or releases vertex fc's contact for the Newton iterations
  * (TW_FILTER_NORMAL with damping cf > 0 <-> TW_CONTACT_HELD); returns 1
  * when it changed. */
@@ -301,6 +349,32 @@ TW_HD void tw_contact_patch_add(double *s, const tw_real *vi, const tw_real *vc,
     s[8] += J * sqrt(vt2);
 }
 
+/* Adds a contact vertex whose friction is an impulse fr (N s, on the
+ * vertex) rather than a damping to the sums s: a stuck one
+ * (TW_CONTACT_STICK: fr the tangential part of its constraint impulse
+ * (A v - b)_i, vi NULL: no velocity relative to the collider) or one
+ * slipping from stuck (fr its slip friction); the sums hold the opposite
+ * of the friction on the vertex, as for the damping's. Nothing unless
+ * J > 0 and mu > 0. */
+TW_HD void tw_contact_patch_add_impulse(double *s, const double *fr, const tw_real *vi, const tw_real *vc,
+                                        const tw_real *nn, tw_real mu, double J)
+{
+    if (!(J > 0) || !(mu > 0)) return;
+    double vt2 = 0;
+    tw_real r[3] = {0, 0, 0};
+    if (vi) tw_contact_relative(vi, vc, r);
+    double rn = r[0] * nn[0] + r[1] * nn[1] + r[2] * nn[2];
+    for (int a = 0; a < 3; a++) {
+        double vt = r[a] - rn * nn[a];
+        s[a] -= fr[a];
+        s[4 + a] += J * vt;
+        vt2 += vt * vt;
+    }
+    s[3] += mu * J;
+    s[7] += J;
+    s[8] += J * sqrt(vt2);
+}
+
 /* The speed the contact set slides at, from the body sliding as a whole;
  * 0 where that model does not apply or the set's friction is Coulomb's
  * within tol. By the body's tangential momentum, of mass M (its inertia in
@@ -334,6 +408,22 @@ TW_HD double tw_contact_patch_speed(const double *s, double mass, double tol, do
     return v > vt_min ? v : 0;
 }
 
+/* The contact set comes to rest within the step (tw_contact_update's
+ * patch speed TW_CONTACT_PATCH_STOPS): where tw_contact_patch_speed's
+ * model applies to a set sliding as one with less friction than Coulomb's
+ * (|F| < C (1 - tol), coherent) and Coulomb's friction would take its
+ * common speed to vt_min or below in this step, its sliding speed would
+ * turn back within the step: its contacts stick (where they may). */
+#define TW_CONTACT_PATCH_STOPS -1.0
+TW_HD int tw_contact_patch_stops(const double *s, double mass, double tol, double vt_min)
+{
+    double F = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]), C = s[3];
+    if (!(mass > 0) || !(C > 0) || !(s[7] > 0) || !(F > 0)) return 0;
+    double common = (s[4] * s[0] + s[5] * s[1] + s[6] * s[2]) / (F * s[7]);
+    int coherent = sqrt(s[4] * s[4] + s[5] * s[5] + s[6] * s[6]) >= 0.98 * s[8];
+    return F < C * (1 - tol) && coherent && !(common - (C - F) / mass > vt_min);
+}
+
 /* tw_contact_patch_speed's tolerance: tighter than TW_CONTACT_FTOL, as
  * the set's friction is off by the same fraction of its whole. */
 #define TW_CONTACT_PTOL 0.005
@@ -342,11 +432,133 @@ TW_HD double tw_contact_patch_speed(const double *s, double mass, double tol, do
 #define TW_CONTACT_CHANGED 1  /* joined or released: the solve broke the normal conditions (pull, penetration) */
 #define TW_CONTACT_FRICTION 2 /* its friction was off Coulomb's by more than ftol: the damping changed */
 
+/* The tangential stiffness a vertex's block D shows on the plane of nn,
+ * less its friction damping cf: half the trace of (I - n n^T) D (I - n n^T),
+ * at least 0. */
+TW_HD double tw_contact_tangential_block(const tw_real *D, const tw_real *nn, tw_real cf)
+{
+    double tr = D[0] + D[4] + D[8], dn = 0;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) dn += nn[r] * D[3 * r + c] * nn[c];
+    return fmax(0.5 * (tr - dn) - cf, 0.0);
+}
+
+/* A contact slipping from stuck: its friction is the impulse sl (N s, on
+ * the vertex, in its right-hand side bi), Coulomb's mu J along the
+ * direction the stick constraint held it in. Sets it to snew (NULL: none). */
+TW_HD void tw_contact_set_slip(tw_real *bi, tw_real *sl, const double *snew)
+{
+    for (int a = 0; a < 3; a++) {
+        double t = snew ? snew[a] : 0;
+        bi[a] += (tw_real)(t - sl[a]);
+        sl[a] = (tw_real)t;
+    }
+}
+
+/* 1 when sl (tw_contact_set_slip) holds a slip friction. */
+TW_HD int tw_contact_slipping(const tw_real *sl) { return sl && (sl[0] != 0 || sl[1] != 0 || sl[2] != 0); }
+
+/* The active-set update of a stuck vertex (*fc == TW_CONTACT_STICK, no
+ * damping) after a solve (tw_contact_update_vertex): p its constraint
+ * impulse (A v - b)_i, J = p.n its normal part, the tangential part p_t
+ * the friction holding it. J < -jtol: released (*fc = 0). Else it slips
+ * (the normal alone constrained, TW_FILTER_NORMAL) when the contact set
+ * breaks away (patch_v > 0: the damping mu J / patch_v, Coulomb's at the
+ * set's speed) or when |p_t| > mu J (1 + ftol): with the friction Coulomb
+ * allows along the direction it was held in, the impulse mu J p_t / |p_t|
+ * in its right-hand side (sl: tw_contact_set_slip), so that the vertex
+ * moves only as far as its load exceeds Coulomb's bound (at an edge of a
+ * contact patch, until its neighbours hold the rest: a damping there would
+ * let it creep on at the stuck damping's speed). ftol: friction within it
+ * of Coulomb's is Coulomb's, as for the sliding friction. Returns
+ * TW_CONTACT_* bits. */
+TW_HD int tw_contact_update_stuck(unsigned char *fc, tw_real *D, tw_real *bi, tw_real *cf, tw_real *cimp,
+                                  tw_real *prev, tw_real *sl, const tw_real *vc, const tw_real *nn, tw_real mu,
+                                  const double *p, double jtol, double vt_min, double ftol, double patch_v)
+{
+    double J = p[0] * nn[0] + p[1] * nn[1] + p[2] * nn[2], pt[3], ft = 0;
+    for (int a = 0; a < 3; a++) {
+        pt[a] = p[a] - J * nn[a];
+        ft += pt[a] * pt[a];
+    }
+    ft = sqrt(ft);
+    prev[1] = -1;
+    if (J < -jtol) {
+        *fc = 0;
+        *cimp = 0;
+        return TW_CONTACT_CHANGED;
+    }
+    *cimp = (tw_real)fmax(J, 0.0);
+    double coulomb = mu * fmax(J, 0.0);
+    if (patch_v > 0 && coulomb > 0) {
+        *fc = TW_FILTER_NORMAL;
+        tw_contact_set_damping(D, bi, nn, vc, cf, fmin(coulomb / patch_v, coulomb / vt_min));
+        return TW_CONTACT_FRICTION;
+    }
+    if (!(ft > coulomb * (1 + ftol))) return 0;
+    *fc = TW_FILTER_NORMAL;
+    for (int a = 0; a < 3; a++) pt[a] *= coulomb / ft;
+    tw_contact_set_slip(bi, sl, pt);
+    return TW_CONTACT_FRICTION;
+}
+
+/* The active-set update of a vertex slipping from stuck (its friction the
+ * impulse sl: tw_contact_update_stuck): released when J < -jtol; the
+ * damping of the set's speed when the set breaks away (patch_v > 0); stuck
+ * again (TW_CONTACT_STICK) when its tangential velocity relative to the
+ * collider no longer goes against sl (the friction turned it back, or it
+ * stopped: Coulomb's friction would have held it); else sl follows mu J
+ * of this solve (a change beyond ftol is TW_CONTACT_FRICTION). */
+TW_HD int tw_contact_update_slip(unsigned char *fc, tw_real *D, tw_real *bi, tw_real *cf, tw_real *cimp,
+                                 tw_real *prev, tw_real *sl, const tw_real *vi, const tw_real *vc, const tw_real *nn,
+                                 tw_real mu, double J, double jtol, double vt_min, double ftol, double patch_v)
+{
+    prev[1] = -1;
+    if (J < -jtol) {
+        *fc = 0;
+        *cimp = 0;
+        tw_contact_set_slip(bi, sl, NULL);
+        return TW_CONTACT_CHANGED;
+    }
+    *cimp = (tw_real)fmax(J, 0.0);
+    double coulomb = mu * fmax(J, 0.0), l = sqrt((double)sl[0] * sl[0] + (double)sl[1] * sl[1] + (double)sl[2] * sl[2]);
+    if (patch_v > 0 && coulomb > 0) {
+        tw_contact_set_slip(bi, sl, NULL);
+        tw_contact_set_damping(D, bi, nn, vc, cf, fmin(coulomb / patch_v, coulomb / vt_min));
+        return TW_CONTACT_FRICTION;
+    }
+    tw_real r[3];
+    tw_contact_relative(vi, vc, r);
+    if (!(r[0] * sl[0] + r[1] * sl[1] + r[2] * sl[2] < 0)) {
+        tw_contact_set_slip(bi, sl, NULL);
+        *fc = TW_CONTACT_STICK;
+        return TW_CONTACT_FRICTION;
+    }
+    if (!(fabs(coulomb - l) > ftol * coulomb)) return 0;
+    double snew[3];
+    for (int a = 0; a < 3; a++) snew[a] = sl[a] * (coulomb / l);
+    tw_contact_set_slip(bi, sl, snew);
+    return TW_CONTACT_FRICTION;
+}
+
+/* A sliding vertex that sticks (tw_contact_update_vertex): constrained
+ * whole, its damping removed. */
+TW_HD int tw_contact_make_stuck(unsigned char *fc, tw_real *D, tw_real *bi, tw_real *cf, tw_real *prev,
+                                const tw_real *vc, const tw_real *nn)
+{
+    *fc = TW_CONTACT_STICK;
+    prev[1] = -1;
+    tw_contact_set_damping(D, bi, nn, vc, cf, 0);
+    return TW_CONTACT_FRICTION;
+}
+
 /* The active-set update of one free vertex after a contact pass's solve
  * (tw_contact_update): a primal-dual active-set step (Hintermueller, Ito and
  * Kunisch 2002) on the complementarity J >= 0, gap >= 0, J gap = 0, with the
  * linearised gap g = dist + heff v.n at the end of the step, and Coulomb's
- * law by a lagged tangential damping.
+ * law by stick constraints and a lagged kinetic damping.
+ *   stuck (*fc == TW_CONTACT_STICK): tw_contact_update_stuck, ft the size of
+ *     its tangential constraint impulse;
  *   active (*fc == TW_FILTER_NORMAL), J its impulse of this solve:
  *     J < -jtol (the collider pulls): released (*fc = 0, damping removed);
  *     else, when the friction impulse cf |v_t| is off Coulomb's mu J by more
@@ -361,13 +573,29 @@ TW_HD double tw_contact_patch_speed(const double *s, double mass, double tol, do
  * step and the tangential speed it gave (prev[1] < 0: none; the caller sets
  * that at the step's start), patch_v the contact set's breakaway speed
  * (tw_contact_patch_speed; 0: none), which sets an active vertex's damping
- * to mu J / patch_v: Coulomb's friction at the speed the body slides at.
+ * to mu J / patch_v: Coulomb's friction at the speed the body slides at;
+ * TW_CONTACT_PATCH_STOPS: the set comes to rest in this step, and a
+ * contact that may stick does.
+ * stick: 1 where the contact may stick (a collider's, with friction): an
+ * active vertex the model finds within Coulomb's cone, or whose tangential
+ * speed is at most vt_min, is then stuck (tw_contact_make_stuck) instead of
+ * given the stuck damping mu J / vt_min. (Its damping slows a sliding
+ * vertex without turning it back within the solve, so the slip-to-stick
+ * test is the speed, not a reversal; a vertex slipping from stuck has a
+ * friction impulse instead, which can turn it back.) sl: the vertex's slip
+ * friction (3; tw_contact_set_slip), p: a stuck vertex's constraint impulse
+ * (A v - b)_i (NULL for the others; J is then p.n).
  * Returns TW_CONTACT_* bits. */
 TW_HD int tw_contact_update_vertex(unsigned char *fc, tw_real *D, tw_real *bi, tw_real *cf, tw_real *cimp,
                                    tw_real *prev, const tw_real *vi, const tw_real *vc, const tw_real *nn,
                                    tw_real dist, double reach, tw_real mu, double J, double heff, double minert,
-                                   double jtol, double gtol, double vt_min, double ftol, double patch_v)
+                                   double jtol, double gtol, double vt_min, double ftol, double patch_v, int stick,
+                                   tw_real *sl, const double *p)
 {
+    if (*fc == TW_CONTACT_STICK)
+        return tw_contact_update_stuck(fc, D, bi, cf, cimp, prev, sl, vc, nn, mu, p, jtol, vt_min, ftol, patch_v);
+    if (*fc == TW_FILTER_NORMAL && tw_contact_slipping(sl))
+        return tw_contact_update_slip(fc, D, bi, cf, cimp, prev, sl, vi, vc, nn, mu, J, jtol, vt_min, ftol, patch_v);
     if (*fc != TW_FILTER_NORMAL) {
         double g = dist + heff * (vi[0] * nn[0] + vi[1] * nn[1] + vi[2] * nn[2]) - reach;
         if (!(g < -gtol)) return 0;
@@ -393,6 +621,9 @@ TW_HD int tw_contact_update_vertex(unsigned char *fc, tw_real *D, tw_real *bi, t
         tw_contact_set_damping(D, bi, nn, vc, cf, fmin(coulomb / patch_v, coulomb / vt_min));
         return TW_CONTACT_FRICTION;
     }
+    stick = stick && coulomb > 0;
+    if (stick && (!(vt > vt_min) || patch_v == TW_CONTACT_PATCH_STOPS))
+        return tw_contact_make_stuck(fc, D, bi, cf, prev, vc, nn);
     int too_strong = fr > coulomb * (1 + ftol) + 1e-300;
     int too_weak = vt > vt_min && fr < coulomb * (1 - ftol);
     if (!too_strong && !too_weak) return 0;
@@ -404,20 +635,19 @@ TW_HD int tw_contact_update_vertex(unsigned char *fc, tw_real *D, tw_real *bi, t
      * as a whole has about its mass alone, m <= a); else its diagonal block
      * on the tangent plane less the damping (the vertices around it held; an
      * upper bound). f = |v_t| (a + cf): within Coulomb's cone (f <= mu J) it
-     * sticks (the stuck damping); else it slides with d f / (a + d) = mu J.
+     * sticks (stuck where stick allows, else the stuck damping); else it
+     * slides with d f / (a + d) = mu J.
      * Sticking and sliding use the one model: a stuck vertex whose load has
      * left the cone (its normal impulse fell) slides in the next solve,
      * rather than creeping off at vt_min and speeding up by f / (mu J) a
      * solve. */
-    double tr = D[0] + D[4] + D[8], dn = 0;
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) dn += nn[r] * D[3 * r + c] * nn[c];
-    double a = fmax(0.5 * (tr - dn) - *cf, 0.0);
+    double a = tw_contact_tangential_block(D, nn, *cf);
     if (prev[1] >= 0 && fabs(prev[1] - vt) > 1e-3 * fmax(vt, (double)prev[1])) {
         double as = (*cf * vt - prev[0] * prev[1]) / (prev[1] - vt);
         if (as > 0) a = fmin(fmax(as, minert), a);
     }
     double stuck = coulomb / vt_min, f = vt * (a + *cf);
+    if (stick && !(f > coulomb)) return tw_contact_make_stuck(fc, D, bi, cf, prev, vc, nn);
     double d = f > coulomb ? coulomb * a / (f - coulomb) : stuck;
     prev[0] = *cf;
     prev[1] = (tw_real)vt;
