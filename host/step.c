@@ -41,8 +41,8 @@ int tw_first_nonfinite(const tw_real *a, size_t n3)
     return -1;
 }
 
-/* Ghost forces, second half: the warped system matrix (R_i K_ij R_j^T) has
- * no zero column sums, so even with the net elastic force removed the implicit
+/* Ghost forces, second half: a warped system matrix (warp-edge's blocks
+ * R_i K_ij R_j^T) need not have zero column sums, so even with the net elastic force removed the implicit
  * term moves a free body's centre of mass. When nothing can push back (no
  * pinned, kinematic or contact vertex this step), set the momentum of v+ to
  * exactly M vbase + heff sum f_ext(x+) by a uniform velocity shift
