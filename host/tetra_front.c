@@ -1797,7 +1797,7 @@ tw_status tw_front_step(tw_front *f, tw_front_stats *st)
     s.ms_front = t1 - t0;
     const int n = f->nfree;
     tw_solve_result r;
-    double t2;
+    double t2 = t1; /* set by device_step or below; initialised for clang's flow analysis */
     f->on_device = 0;
 #ifdef TW_HAVE_CUDA
     if (f->dev) {
