@@ -368,8 +368,9 @@ double tw_contact_patch(const tw_world *w, const tw_real *b, const tw_real *v, d
         }
         tw_contact_patch_add(s, v + k, w->cvel + k, w->cnormal + k, w->cfric[i], w->cmu[i], J);
     }
-    double speed = tw_contact_patch_speed(s, mass, TW_CONTACT_PTOL, 1e-6 * w->size / heff);
-    if (speed == 0 && w->ncolliders && tw_contact_patch_stops(s, mass, TW_CONTACT_PTOL, 1e-6 * w->size / heff))
+    double vt_min = 1e-6 * w->size / heff;
+    double speed = tw_contact_patch_speed(s, mass, TW_CONTACT_PTOL, vt_min);
+    if (speed == 0 && w->ncolliders && tw_contact_patch_stops(s, mass, TW_CONTACT_PTOL, vt_min))
         return TW_CONTACT_PATCH_STOPS;
     return speed;
 }
