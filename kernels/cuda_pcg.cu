@@ -181,17 +181,9 @@ __global__ void initial_residual_kernel(int n, const unsigned char *cons, const 
             s[0] += (double)r[k] * (double)z[k];
             s[1] += (double)r[k] * (double)r[k];
         }
-        unsigned char con = cons[i];
-        if (!con || TW_FILTER_TANGENTIAL(con)) {
-            const tw_real *bp = b + 3 * (size_t)i;
-            double bi[3] = {bp[0], bp[1], bp[2]};
-            if (con) { /* S b for a contact vertex */
-                const tw_real *nn = nrm + 3 * (size_t)i;
-                double dn = bi[0] * nn[0] + bi[1] * nn[1] + bi[2] * nn[2];
-                for (int c = 0; c < 3; c++) bi[c] -= dn * nn[c];
-            }
-            s[2] += bi[0] * bi[0] + bi[1] * bi[1] + bi[2] * bi[2];
-        }
+        const tw_real *bp = b + 3 * (size_t)i;
+        double bi[3] = {bp[0], bp[1], bp[2]};
+        s[2] += tw_filter_sb2(cons[i], nrm, i, bi); /* host/solver_impl.h initial_residual's |S b| */
     }
     tw_block_partials<3>(s, partial);
 }
@@ -312,17 +304,9 @@ __global__ void mg_residual_kernel(int n, const unsigned char *cons, const tw_re
             size_t k = 3 * (size_t)i + c;
             s[0] += (double)r[k] * (double)r[k];
         }
-        unsigned char con = cons[i];
-        if (!con || TW_FILTER_TANGENTIAL(con)) {
-            const tw_real *bp = b + 3 * (size_t)i;
-            double bi[3] = {bp[0], bp[1], bp[2]};
-            if (con) {
-                const tw_real *nn = nrm + 3 * (size_t)i;
-                double dn = bi[0] * nn[0] + bi[1] * nn[1] + bi[2] * nn[2];
-                for (int c = 0; c < 3; c++) bi[c] -= dn * nn[c];
-            }
-            s[1] += bi[0] * bi[0] + bi[1] * bi[1] + bi[2] * bi[2];
-        }
+        const tw_real *bp = b + 3 * (size_t)i;
+        double bi[3] = {bp[0], bp[1], bp[2]};
+        s[1] += tw_filter_sb2(cons[i], nrm, i, bi);
     }
     tw_block_partials<2>(s, partial);
 }
