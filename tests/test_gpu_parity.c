@@ -1195,6 +1195,7 @@ TW_TEST(hanging_bicgstab_vertex_numbering_matches_cpu)
 #define STICK_WATCH 60  /* steps: 1 s */
 #define STICK_CREEP 1e-4 /* m along the slope in the watched second */
 #define STICK_SOLVES 1.5 /* contact solves per step, mean over the watch's last 30 steps */
+#define STICK_APART 1e-3 /* of the block's size: the device's block from the CPU's after any step */
 
 static tw_world *stick_world(const tw_mesh *m, tw_backend backend, tw_integrator integ)
 {
@@ -1262,7 +1263,7 @@ static int stick_run(tw_world **w, int count, double *creep, double *solves, dou
             if (s >= STICK_SETTLE + STICK_WATCH - 30) passes[k] += st.contact_passes;
         }
         if (count == 2)
-            *apart = tw_test_max(*apart, tw_test_position_error(w[0], w[1], 0.2, 2.5e-4, "device against cpu"));
+            *apart = tw_test_max(*apart, tw_test_position_error(w[0], w[1], 0.2, STICK_APART, "device against cpu"));
     }
     for (int k = 0; k < count; k++) {
         creep[k] = a0[k] - stick_along(w[k]);
@@ -1299,8 +1300,10 @@ TW_TEST(stick_slope_acts_on_cpu)
 /* The device sticks as the CPU does (kernels/cuda_contact.cu's mark,
  * update and land kernels, the filter's stuck rows in |S b|): its block
  * creeps less than STICK_CREEP, its passes stop after one solve, and it
- * stays within 2.5e-4 of the size (50 um) of the CPU's block after every
- * step (the settling moves it 0.56 / 1.06 mm). */
+ * stays within STICK_APART of the size of the CPU's block after every step
+ * (the settling moves it 0.56 / 1.06 mm). Which vertices stick turns on
+ * rounding: the CPU's float and double runs of this scene part by up to
+ * 6.9e-5 / 2.8e-4 of the size (implicit Euler / BDF2, at steps 7 / 10). */
 static int stick_parity(tw_integrator integ)
 {
     if (tw_test_gpu_skip()) return TW_SKIP;
@@ -1315,7 +1318,7 @@ static int stick_parity(tw_integrator integ)
            tw_integrator_name(integ), 1e3 * creep[0], 1e3 * creep[1], solves[0], solves[1], apart);
     CHECK(fabs(creep[1]) < STICK_CREEP);
     CHECK(solves[1] <= STICK_SOLVES);
-    CHECK(apart <= 2.5e-4);
+    CHECK(apart <= STICK_APART);
     for (int k = 0; k < 2; k++) tw_world_destroy(w[k]);
     tw_mesh_destroy(m);
     return 0;
