@@ -287,13 +287,9 @@ static int can_stick(const tw_world *w, int i) { return w->ccol[i] < w->ncollide
 static void stick_velocity(const tw_world *w, tw_real *v, int i, double heff)
 {
     size_t k = 3 * (size_t)i;
-    double h = w->def.dt;
-    tw_real back[3];
     int bdf2 = w->cbase && w->cbase != w->x;
-    if (bdf2)
-        for (int a = 0; a < 3; a++) back[a] = w->x[k + a] - w->cbase[k + a];
-    tw_contact_stick_velocity(v + k, w->cnormal + k, w->cvel + k, bdf2 ? back : NULL, w->cdist[i], heff, h,
-                              tw_contact_reach(w->cvel + k, w->cnormal + k, h));
+    tw_contact_stick_velocity_at(v + k, w->cnormal + k, w->cvel + k, w->x + k, bdf2 ? w->cbase + k : NULL,
+                                 w->cdist[i], heff, w->def.dt);
 }
 
 void tw_contact_friction_implicit(tw_world *w, double heff)

@@ -30,6 +30,23 @@ struct tw_bsr_half;
 #define TW_FILTER_STICK 5
 /* 1 when filter value c keeps the tangential part of b in |S b|. */
 #define TW_FILTER_TANGENTIAL(c) ((c) == TW_FILTER_NORMAL || (c) == TW_FILTER_STICK)
+
+/* Vertex i's term of |S b|^2, the solvers' reference norm, from its b in
+ * double (bi): all of it for a free vertex (c = 0), its part off the normal
+ * for TW_FILTER_TANGENTIAL filter values (normal[3i..3i+2]; normal is read
+ * only for those), 0 for a vertex held whole. One body for host/solver_impl.h
+ * and the CUDA solvers' initial residuals. */
+TW_HD double tw_filter_sb2(unsigned char c, const tw_real *normal, int i, const double bi[3])
+{
+    if (c && !TW_FILTER_TANGENTIAL(c)) return 0;
+    double t[3] = {bi[0], bi[1], bi[2]};
+    if (c) {
+        const tw_real *nn = normal + 3 * (size_t)i;
+        double d = t[0] * nn[0] + t[1] * nn[1] + t[2] * nn[2];
+        for (int k = 0; k < 3; k++) t[k] -= d * nn[k];
+    }
+    return t[0] * t[0] + t[1] * t[1] + t[2] * t[2];
+}
 typedef struct tw_filter {
     const unsigned char *cons;
     const tw_real *normal;

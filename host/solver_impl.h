@@ -144,14 +144,8 @@ static double TW_S(initial_residual)(const TW_S(tw_bsr) *A, const TW_S_REAL *b, 
 #pragma omp parallel for if (TW_PAR(A->n)) num_threads(TW_THREADS(A->threads)) reduction(+ : bn) schedule(static)
     for (int i = 0; i < A->n; i++) {
         unsigned char c = f && f->cons ? f->cons[i] : 0;
-        if (c && !TW_FILTER_TANGENTIAL(c)) continue;
         double bi[3] = {b[3 * i], b[3 * i + 1], b[3 * i + 2]};
-        if (c) { /* S b for a contact vertex */
-            const tw_real *nn = f->normal + 3 * (size_t)i;
-            double d = bi[0] * nn[0] + bi[1] * nn[1] + bi[2] * nn[2];
-            for (int k = 0; k < 3; k++) bi[k] -= d * nn[k];
-        }
-        bn += bi[0] * bi[0] + bi[1] * bi[1] + bi[2] * bi[2];
+        bn += tw_filter_sb2(c, c ? f->normal : NULL, i, bi);
     }
     return sqrt(bn);
 }

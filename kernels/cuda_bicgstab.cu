@@ -72,16 +72,9 @@ __global__ void bicg_initial_kernel(int n, const unsigned char *cons, const tw_r
             r[k] = b[k] - q[k];
         }
         tw_newton_filter_vertex(cons[i], nrm + 3 * (size_t)i, r + 3 * (size_t)i);
-        unsigned char con = cons[i];
-        if (con && !TW_FILTER_TANGENTIAL(con)) continue;
         const tw_real *bp = b + 3 * (size_t)i;
         double bi[3] = {bp[0], bp[1], bp[2]};
-        if (con) { /* S b for a contact vertex */
-            const tw_real *nn = nrm + 3 * (size_t)i;
-            double d = bi[0] * nn[0] + bi[1] * nn[1] + bi[2] * nn[2];
-            for (int c = 0; c < 3; c++) bi[c] -= d * nn[c];
-        }
-        s[0] += bi[0] * bi[0] + bi[1] * bi[1] + bi[2] * bi[2];
+        s[0] += tw_filter_sb2(cons[i], nrm, i, bi); /* host/solver_impl.h initial_residual's |S b| */
     }
     tw_block_partials<1>(s, partial);
 }

@@ -99,13 +99,9 @@ __global__ void bodies_begin_kernel(tw_cuda_data d)
     if (d.ccol[i] < P->ncolliders && d.cmu[i] > 0 &&
         tw_contact_starts_stuck(d.v + k, d.cvel + k, nrm, d.cmu[i], d.cimpulse[i], P->vt_min)) {
         /* a collider's contact that ended the last step stuck (cuda_contact.cu's mark kernel) */
-        tw_real back[3];
-        int bdf2 = d.xbase != d.x;
-        if (bdf2)
-            for (int a = 0; a < 3; a++) back[a] = d.x[k + a] - d.xbase[k + a];
         d.fcons[i] = TW_CONTACT_STICK;
-        tw_contact_stick_velocity(d.vnew + k, nrm, d.cvel + k, bdf2 ? back : NULL, d.cdist[i], P->heff, P->h,
-                                  tw_contact_reach(d.cvel + k, nrm, P->h));
+        tw_contact_stick_velocity_at(d.vnew + k, nrm, d.cvel + k, d.x + k, P->history ? d.xbase + k : NULL,
+                                     d.cdist[i], P->heff, P->h);
         return;
     }
     tw_contact_friction_block(d.A + 9 * (size_t)d.diag[i], d.rhs + k, nrm, d.v + k, d.cvel + k, d.cmu[i],

@@ -52,16 +52,14 @@ __device__ int contact_can_stick(const tw_cuda_data &d, int i)
 }
 
 /* A stuck vertex's velocity in vnew (host/contact.c stick_velocity): from
- * xbase, which is x itself for implicit Euler. */
+ * xbase where the step has a history (BDF2's xb), else from x. By the
+ * history, not by xbase != x: on BDF2's first step xb is a copy of x, and
+ * that test would take the branch the CPU does not. */
 __device__ void contact_stick_velocity(const tw_cuda_data &d, int i)
 {
     size_t k = 3 * (size_t)i;
-    tw_real back[3];
-    int bdf2 = d.xbase != d.x;
-    if (bdf2)
-        for (int a = 0; a < 3; a++) back[a] = d.x[k + a] - d.xbase[k + a];
-    tw_contact_stick_velocity(d.vnew + k, d.cnormal + k, d.cvel + k, bdf2 ? back : NULL, d.cdist[i], d.P->heff,
-                              d.P->h, tw_contact_reach(d.cvel + k, d.cnormal + k, d.P->h));
+    tw_contact_stick_velocity_at(d.vnew + k, d.cnormal + k, d.cvel + k, d.x + k, d.P->history ? d.xbase + k : NULL,
+                                 d.cdist[i], d.P->heff, d.P->h);
 }
 
 /* A stuck vertex's constraint impulse p = (A v - b)_i; returns its normal

@@ -36,6 +36,7 @@
 #include "cuda_internal.h" /* TW_CUDA_TRY, grids, tw_fail */
 #include "cuda_reduce.cuh"
 #include "hd/front_element.h"
+#include "solver.h" /* tw_filter_sb2 */
 #include "thrust_device.cuh"
 #include "thrust_front.h"
 
@@ -61,7 +62,9 @@ __global__ void front_jacobi_kernel(int n, const int *diag, const tw_real *val, 
     TW_GRID_STRIDE(i, n) tw_block_jacobi_inverse(val + 9 * (size_t)diag[i], dinv + 9 * (size_t)i);
 }
 
-/* r = S (b - A x); partial: |S b|^2 (the held rows' b left out, as the CPU) */
+/* r = S (b - A x); partial: |S b|^2 (the held rows' b left out: tw_pcg's
+ * initial_residual, whose per-vertex term this is; the front holds a vertex
+ * whole, cons 1, or not at all) */
 __global__ void front_residual_kernel(int n, const int *row_ptr, const int *col, const tw_real *val,
                                       const unsigned char *cons, const tw_real *b, const tw_real *x, tw_real *r,
                                       double *partial)
@@ -69,11 +72,13 @@ __global__ void front_residual_kernel(int n, const int *row_ptr, const int *col,
     double s[1] = {0};
     TW_GRID_STRIDE(i, n) {
         tw_bsr_row_product(row_ptr, col, val, x, r, i);
+        const tw_real *bp = b + 3 * (size_t)i;
+        const double bi[3] = {bp[0], bp[1], bp[2]};
         for (int d = 0; d < 3; d++) {
             const size_t k = 3 * (size_t)i + d;
             r[k] = cons[i] ? (tw_real)0 : b[k] - r[k];
-            if (!cons[i]) s[0] += (double)b[k] * (double)b[k];
         }
+        s[0] += tw_filter_sb2(cons[i], NULL, i, bi);
     }
     tw_block_partials<1>(s, partial);
 }

@@ -22,8 +22,9 @@
  * Comparison (llm.c's validate_result): |gpu - cpu| <= tol (max|cpu| +
  * |cpu_i|), tol 1e-4 in the float build (the GPU contracts to FMA, the CPU
  * need not), 1e-10 in the double build; the first mismatches and the max
- * error are printed. Every case exits 77 (skipped) in a build without CUDA
- * or on a machine without a GPU. */
+ * error are printed. Every case but system_matrix_warp_vertex_acts_on_cpu
+ * (the CPU alone) exits 77 (skipped) in a build without CUDA or on a
+ * machine without a GPU. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #endif
@@ -33,9 +34,10 @@
 #include "scenes.h"
 #include "tw_test.h"
 #include "tw_test_scenes.h"
+#include "hd/step.h" /* tw_vertex_system_block */
+#include "world.h" /* the CPU world's stage arrays: w->R, w->f, w->rhs, w->A; w->cuda */
 #ifdef TW_HAVE_CUDA
 #include "cuda_world.h"
-#include "world.h" /* the CPU world's stage arrays: w->R, w->f, w->rhs, w->A; w->cuda */
 #endif
 
 #ifdef TW_DOUBLE
@@ -47,23 +49,8 @@
 #endif
 
 
-#ifdef TW_HAVE_CUDA
-
 #define BAR_LENGTH DEMO_BAR_LENGTH
 #define BAR_SIDE 0.1
-
-typedef enum stage {
-    STAGE_ROTATIONS, /* w->R */
-    STAGE_FORCES,    /* w->f */
-    STAGE_RHS,       /* w->rhs */
-    STAGE_MATRIX     /* w->A */
-} stage;
-
-static const char *stage_name(stage s)
-{
-    static const char *names[] = {"rotations", "elastic force", "right-hand side", "system matrix"};
-    return names[s];
-}
 
 /* A deterministic uniform number in [-1, 1). */
 static double rand_pm1(unsigned *state)
@@ -121,14 +108,6 @@ static int set_deformed_state(tw_world *w, const tw_mesh *m)
     return s != TW_OK;
 }
 
-/* The bar on both backends from the same deformed state, one step each:
- * after it, the CPU world's scratch (w->R, w->f, w->rhs, w->A) and the
- * device's (tw_cuda_world_download_array) hold that step's stages. */
-typedef struct stage_pair {
-    tw_mesh *m;
-    tw_world *cpu, *gpu;
-} stage_pair;
-
 static tw_world *deformed_world(const tw_mesh *m, tw_method method, tw_backend backend)
 {
     tw_world_def d = tw_test_bar_def(method, backend);
@@ -143,6 +122,37 @@ static tw_world *deformed_world(const tw_mesh *m, tw_method method, tw_backend b
     }
     return w;
 }
+
+static double max_abs(const tw_real *a, size_t count)
+{
+    double m = 0;
+    for (size_t i = 0; i < count; i++)
+        if (!(fabs((double)a[i]) <= m)) m = fabs((double)a[i]); /* NaN wins */
+    return m;
+}
+
+#ifdef TW_HAVE_CUDA
+
+typedef enum stage {
+    STAGE_ROTATIONS, /* w->R */
+    STAGE_FORCES,    /* w->f */
+    STAGE_RHS,       /* w->rhs */
+    STAGE_MATRIX     /* w->A */
+} stage;
+
+static const char *stage_name(stage s)
+{
+    static const char *names[] = {"rotations", "elastic force", "right-hand side", "system matrix"};
+    return names[s];
+}
+
+/* The bar on both backends from the same deformed state, one step each:
+ * after it, the CPU world's scratch (w->R, w->f, w->rhs, w->A) and the
+ * device's (tw_cuda_world_download_array) hold that step's stages. */
+typedef struct stage_pair {
+    tw_mesh *m;
+    tw_world *cpu, *gpu;
+} stage_pair;
 
 static void stage_pair_destroy(stage_pair *p)
 {
@@ -190,14 +200,6 @@ static const tw_real *cpu_stage(const tw_world *w, stage s, size_t *count, tw_cu
     case STAGE_RHS: *count = 3 * n; *which = TW_CUDA_ARRAY_RHS; return w->rhs;
     default: *count = 9 * (size_t)w->fem.nnzb; *which = TW_CUDA_ARRAY_A; return w->A;
     }
-}
-
-static double max_abs(const tw_real *a, size_t count)
-{
-    double m = 0;
-    for (size_t i = 0; i < count; i++)
-        if (!(fabs((double)a[i]) <= m)) m = fabs((double)a[i]); /* NaN wins */
-    return m;
 }
 
 /* llm.c's validate_result: how many values break |got - ref| <= tol (max|ref|
@@ -337,6 +339,49 @@ TW_TEST(stage_system_matrix_warp_edge) { return stage_parity(TW_WARP_EDGE, 3); }
 TW_TEST(stage_system_matrix_corot_element) { return stage_parity(TW_COROT_ELEMENT, 3); }
 TW_TEST(stage_system_matrix_hybrid) { return stage_parity(TW_HYBRID, 3); } /* the tangent blocks */
 TW_TEST(stage_system_matrix_green) { return stage_parity(TW_GREEN, 3); }
+
+/* warp-vertex's symmetric system is sum_e R_e K_e R_e^T (hd/step.h
+ * tw_warp_vertex_element_pack, on the device warp_vertex_pack_kernel, then
+ * the corot gather). On the CPU: a device that still assembled the blocks
+ * R_i K_ij R_j^T (warp-edge's) would fail stage_system_matrix_warp_vertex
+ * by more than ten times its tolerance on this state. Measured over the
+ * off-diagonal blocks, where the system is ck K' alone (mass and spring sit
+ * on the diagonal), with stage_parity's rule (validate). */
+TW_TEST(system_matrix_warp_vertex_acts_on_cpu)
+{
+    tw_mesh *m = demo_bar_mesh();
+    CHECK(m != NULL);
+    tw_world *w = deformed_world(m, TW_WARP_VERTEX, TW_BACKEND_CPU);
+    CHECK(w != NULL);
+    CHECK(w->def.warp_system == TW_WARP_SYSTEM_SYMMETRIC);
+    CHECK_OK(tw_world_step(w, NULL)); /* w->R and w->A: this step's */
+    const tw_fem *f = &w->fem;
+    const tw_step_view s = tw_world_view(w);
+    double ck = w->def.dt * w->def.dt + w->def.dt * w->def.damping_stiffness;
+    double scale = max_abs(w->A, 9 * (size_t)f->nnzb), worst = 0;
+    size_t over = 0, offdiag = 0;
+    for (int i = 0; i < f->n; i++) {
+        tw_m3 Ri = tw_m3_load(w->R + 9 * (size_t)i);
+        for (int b = f->row_ptr[i]; b < f->row_ptr[i + 1]; b++) {
+            if (b == f->diag[i]) continue;
+            offdiag++;
+            tw_m3 Kb = tw_vertex_system_block(&s, b, f->col[b], &Ri, 0); /* R_i K_ij R_j^T */
+            for (int k = 0; k < 9; k++) {
+                double a = w->A[9 * (size_t)b + k], e = fabs(ck * Kb.m[k] - a) / (scale + fabs(a));
+                over += !(e <= 10 * STAGE_TOL);
+                worst = tw_test_max(worst, e);
+            }
+        }
+    }
+    printf("warp-vertex, %zu off-diagonal blocks: R_i K_ij R_j^T against the system assembled, largest difference "
+           "%.3g (stage tolerance %.1g), %zu entries over ten times it\n",
+           offdiag, worst, STAGE_TOL, over);
+    CHECK(offdiag > 0);
+    CHECK(worst > 10 * STAGE_TOL);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
 
 /* TW_CUDA_ELEMENT=fused: R, the packs (through the system matrix) and the forces */
 TW_TEST(stage_rotations_corot_element_fused) { return stage_parity_with(TW_COROT_ELEMENT, 0, 1); }

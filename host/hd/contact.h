@@ -283,6 +283,21 @@ TW_HD void tw_contact_stick_velocity(tw_real *vi, const tw_real *nn, const tw_re
     tw_contact_land(vi, nn, dist, heff, reach);
 }
 
+/* tw_contact_stick_velocity from the step's positions: xi = x_n, xbi the
+ * step's base xbase where it is not x_n (BDF2 with its history, heff =
+ * 2h/3), NULL where it is (implicit Euler, BDF2's first step or restart:
+ * heff = h, back = 0). The CUDA kernels pass xbi by the step's history, not
+ * by whether a separate base array exists: the device's BDF2 keeps one even
+ * on its first step, where (0 + h vc) / h need not round back to vc. */
+TW_HD void tw_contact_stick_velocity_at(tw_real *vi, const tw_real *nn, const tw_real *vc, const tw_real *xi,
+                                        const tw_real *xbi, tw_real dist, double heff, double h)
+{
+    tw_real back[3];
+    if (xbi)
+        for (int a = 0; a < 3; a++) back[a] = xi[a] - xbi[a];
+    tw_contact_stick_velocity(vi, nn, vc, xbi ? back : NULL, dist, heff, h, tw_contact_reach(vc, nn, h));
+}
+
 /* Does active contact vertex i start the step stuck (tw_contact_friction_implicit)?
  * When it has friction (mu > 0), the collider pressed it last step (J > 0,
  * its normal impulse then) and its tangential velocity relative to the
