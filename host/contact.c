@@ -254,7 +254,7 @@ double tw_collider_distance(const tw_collider_def *c, const double x[3], double 
     return tw_collider_distance_hd(c, x, n);
 }
 
-int tw_contact_detect(tw_world *w, const tw_real *x)
+int tw_contact_detect(tw_world *w, const tw_real *x, double heff)
 {
     int n = w->fem.n, count = 0;
     memcpy(w->fcons, w->cons, (size_t)n);
@@ -266,7 +266,7 @@ int tw_contact_detect(tw_world *w, const tw_real *x)
     for (int i = 0; i < n; i++) {
         w->cfric[i] = 0; /* A is freshly assembled */
         if (w->cons[i]) continue;
-        if (!tw_contact_mark_vertex(w->colliders, w->ncolliders, x + 3 * (size_t)i, w->v + 3 * (size_t)i, touch,
+        if (!tw_contact_mark_vertex(w->colliders, w->ncolliders, x + 3 * (size_t)i, w->v + 3 * (size_t)i, touch, heff,
                                     w->cnormal + 3 * (size_t)i, &w->cdist[i], &w->cmu[i], &w->ccol[i],
                                     w->cvel + 3 * (size_t)i)) {
             w->cimpulse[i] = 0; /* a contact that left: its next first pass has no friction */
