@@ -10,7 +10,8 @@
  * SIAM J. Optim. 2002), as Baraff & Witkin's constraint release does across
  * steps but here inside the step:
  *   1. the active set starts with the vertices inside or touching and not
- *      separating; an active vertex's normal velocity is -d/heff (it lands on
+ *      separating by more than rounding (tw_contact_is_in: a resting contact
+ *      stays in); an active vertex's normal velocity is -d/heff (it lands on
  *      the surface) and the PCG filter keeps it (Baraff & Witkin's modified
  *      PCG);
  *   2. after the solve, J_i = (A v - b)_i . n_i; an active vertex that pulls
