@@ -4,8 +4,9 @@
 # BDF2. Run it on two builds to compare them.
 #
 # Usage: bench/slope_creep.sh BUILD_DIR OUT_CSV
-# Plot two runs: bench/plot_slope_creep.py BEFORE_CSV AFTER_CSV OUT_PNG
-# (slope_creep.png: before = 078ca98, after = 34b3b7d).
+# Plot two runs: bench/plot_slope_creep.py BEFORE_CSV AFTER_CSV OUT_PNG [LABELS TITLE]
+# (slope_creep.png: before = 078ca98, after = 34b3b7d; slope_creep_double.png
+# and slope_creep_float.png: 2161cd2 against b68e325, each build).
 set -e
 B=${1:?usage: $0 BUILD_DIR OUT_CSV}
 OUT=${2:?usage: $0 BUILD_DIR OUT_CSV}

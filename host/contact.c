@@ -10,7 +10,8 @@
  * SIAM J. Optim. 2002), as Baraff & Witkin's constraint release does across
  * steps but here inside the step:
  *   1. the active set starts with the vertices inside or touching and not
- *      separating; an active vertex's normal velocity is -d/heff (it lands on
+ *      separating by more than rounding (tw_contact_is_in: a resting contact
+ *      stays in); an active vertex's normal velocity is -d/heff (it lands on
  *      the surface) and the PCG filter keeps it (Baraff & Witkin's modified
  *      PCG);
  *   2. after the solve, J_i = (A v - b)_i . n_i; an active vertex that pulls
@@ -254,7 +255,7 @@ double tw_collider_distance(const tw_collider_def *c, const double x[3], double 
     return tw_collider_distance_hd(c, x, n);
 }
 
-int tw_contact_detect(tw_world *w, const tw_real *x)
+int tw_contact_detect(tw_world *w, const tw_real *x, double heff)
 {
     int n = w->fem.n, count = 0;
     memcpy(w->fcons, w->cons, (size_t)n);
@@ -266,7 +267,7 @@ int tw_contact_detect(tw_world *w, const tw_real *x)
     for (int i = 0; i < n; i++) {
         w->cfric[i] = 0; /* A is freshly assembled */
         if (w->cons[i]) continue;
-        if (!tw_contact_mark_vertex(w->colliders, w->ncolliders, x + 3 * (size_t)i, w->v + 3 * (size_t)i, touch,
+        if (!tw_contact_mark_vertex(w->colliders, w->ncolliders, x + 3 * (size_t)i, w->v + 3 * (size_t)i, touch, heff,
                                     w->cnormal + 3 * (size_t)i, &w->cdist[i], &w->cmu[i], &w->ccol[i],
                                     w->cvel + 3 * (size_t)i)) {
             w->cimpulse[i] = 0; /* a contact that left: its next first pass has no friction */

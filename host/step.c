@@ -242,7 +242,7 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
     prescribe_constrained(w, xbase, heff, w->vnew);
     /* contacts (contact.c): an active set, solved again while a solve
      * changes it; an active vertex's normal velocity lands it on the surface */
-    st->contacts = tw_contact_detect(w, xbase);
+    st->contacts = tw_contact_detect(w, xbase, heff);
     if (w->bodies) st->contacts = tw_bodies_detect(w, xbase, heff, st->contacts);
     if (st->contacts) {
         tw_contact_land_all(w, w->vnew, heff);
@@ -456,7 +456,7 @@ static double device_energy(const tw_world *w, const double *parts, double *scal
 static int body_detect(void *ctx, double heff)
 {
     tw_world *w = ctx;
-    int contacts = tw_contact_detect(w, w->xbase);
+    int contacts = tw_contact_detect(w, w->xbase, heff);
     return tw_bodies_detect(w, w->xbase, heff, contacts);
 }
 

@@ -138,10 +138,11 @@ int tw_rotations_cached(const tw_world *w, const tw_real *x);
 void tw_external_force(const tw_world *w, const tw_real *x, tw_real *out);
 
 /* Contact (contact.c; the design is at its top). Start of an implicit step
- * from positions x: the nearest collider of every free vertex in w->cnormal /
- * cdist / cmu, the first pass's active set (inside, or touching and not
- * separating) in w->fcons; returns how many. */
-int tw_contact_detect(tw_world *w, const tw_real *x);
+ * from positions x (x+ = x + heff v+): the nearest collider of every free
+ * vertex in w->cnormal / cdist / cmu, the first pass's active set (inside, or
+ * touching and not separating: tw_contact_is_in) in w->fcons; returns how
+ * many. */
+int tw_contact_detect(tw_world *w, const tw_real *x, double heff);
 /* Before the first solve: implicit Coulomb friction, tangential damping on
  * the active vertices' diagonal blocks of w->A from last step's impulses, or
  * a stick constraint (TW_CONTACT_STICK, its velocity in w->vnew) for a

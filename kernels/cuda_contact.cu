@@ -86,7 +86,7 @@ __global__ void contact_mark_kernel(tw_cuda_data d, double *partial)
         d.cslip[k] = d.cslip[k + 1] = d.cslip[k + 2] = 0; /* rhs is new */
         if (c) continue;
         tw_real *nrm = d.cnormal + k;
-        if (!tw_contact_mark_vertex(d.colliders, P->ncolliders, d.xbase + k, d.v + k, P->touch, nrm, &d.cdist[i],
+        if (!tw_contact_mark_vertex(d.colliders, P->ncolliders, d.xbase + k, d.v + k, P->touch, P->heff, nrm, &d.cdist[i],
                                     &d.cmu[i], &d.ccol[i], d.cvel + k)) {
             d.cimpulse[i] = 0;
             continue;

@@ -416,7 +416,7 @@ static void step_and_mark(tw_world *w, int which)
 {
     tw_step_stats st;
     tw_world_step(w, &st);
-    if (which == 1) tw_contact_detect(w, w->x); /* the resting contacts as the next solve sees them */
+    if (which == 1) tw_contact_detect(w, w->x, w->def.dt); /* the resting contacts as the next solve sees them */
 }
 
 /* A scene stepped once (step_and_mark), amg.c's hierarchy on its matrix

@@ -24,7 +24,7 @@ static tw_world *stepped_world(tw_mesh *m, tw_preconditioner pc, int pin_bar)
     if (tw_world_step(w, &st) != TW_OK) { tw_world_destroy(w); return NULL; }
     /* the end of a step keeps only the projected vertices in the filter:
      * mark the resting contacts as the next step's solve sees them */
-    if (pin_bar == 2) tw_contact_detect(w, w->x);
+    if (pin_bar == 2) tw_contact_detect(w, w->x, w->def.dt);
     return w;
 }
 

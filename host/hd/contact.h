@@ -146,11 +146,21 @@ TW_HD int tw_contact_solve_again(int changed, int friction, int friction_passes,
 }
 
 /* Is a free vertex in the first pass's active set (tw_contact_detect)?
- * Inside, or touching (d <= touch) and not separating. A vertex that is still
- * away from the surface joins only once a solve shows it would cross it. */
-TW_HD int tw_contact_is_in(double d, double vn, double touch)
+ * Inside, or touching (d <= touch) and not separating: its start velocity
+ * (normal part vn) leaves it within touch at the end of the step,
+ * d + heff vn <= touch. A vertex resting on the surface has d and vn at
+ * the level of rounding (the end-of-step projection and the landing put it
+ * there to the last bit, BDF2's base (4 x_n - x_n-1)/3 moves it by bits
+ * every step), so a sign test vn <= 0 would drop about half of a resting
+ * body's loaded contacts from each step's first solve, without friction
+ * and without their last impulse; touch, a millionth of the body's size,
+ * is many roundings of either precision. A vertex separating faster than
+ * that is out; one that is pulled after all is released by the update.
+ * A vertex that is still away from the surface joins only once a solve
+ * shows it would cross it. */
+TW_HD int tw_contact_is_in(double d, double vn, double touch, double heff)
 {
-    return d < 0 || (d <= touch && vn <= 0);
+    return d < 0 || (d <= touch && d + heff * vn <= touch);
 }
 
 /* Vertex i (free) at the start of an implicit step: writes the nearest
@@ -160,7 +170,7 @@ TW_HD int tw_contact_is_in(double d, double vn, double touch)
  * the active set (the body of tw_contact_detect's loop); the normal velocity
  * tested is the one relative to the collider. */
 TW_HD int tw_contact_mark_vertex(const tw_collider_def *cs, int nc, const tw_real *xi, const tw_real *vi,
-                                 double touch, tw_real nrm[3], tw_real *dist, tw_real *fric, unsigned char *col,
+                                 double touch, double heff, tw_real nrm[3], tw_real *dist, tw_real *fric, unsigned char *col,
                                  tw_real vel[3])
 {
     double nn[3] = {0, 0, 1}, mu = 0, vc[3] = {0, 0, 0};
@@ -176,7 +186,7 @@ TW_HD int tw_contact_mark_vertex(const tw_collider_def *cs, int nc, const tw_rea
     *col = (unsigned char)k;
     for (int a = 0; a < 3; a++) nrm[a] = (tw_real)nn[a];
     *dist = (tw_real)d;
-    return tw_contact_is_in(d, vn, touch);
+    return tw_contact_is_in(d, vn, touch, heff);
 }
 
 /* A contact's prescribed normal velocity (the contact passes):
