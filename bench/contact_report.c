@@ -51,6 +51,9 @@
  *                Coulomb's law can hold (0 without friction)
  *   ms_step, cg_mean, passes_mean, and the warning counts summed over the
  *   run (tw_step_stats: cg_capped, energy_rise, contacts_unresolved).
+ *   newton_mean  Newton iterations a step (tw_step_stats.newton_iterations:
+ *                1, the single linearisation, plus the further Newton
+ *                solves; last column)
  *
  * Usage: tw_contact_report [--header] SCENE METHOD INTEGRATOR DT FRICTION SECONDS [--refs]
  *   --refs: compute static_strain, placed_strain, frictionless_strain and
@@ -264,7 +267,7 @@ int main(int argc, char **argv)
         printf("scene,method,integrator,dt,friction,seconds,steps,vertices,drop_J,max_gain,rest_strain,volume_pct,"
                "pen_mm,ke_per_kg,ms_step,cg_mean,passes_mean,cg_capped,energy_rise,unresolved,status,max_rise,static_strain,"
                "rest_over_static,static_how,placed_strain,rest_over_placed,ke_cm_per_kg,frictionless_strain,"
-               "rest_over_frictionless,max_tan_ratio\n");
+               "rest_over_frictionless,max_tan_ratio,newton_mean\n");
         return 0;
     }
     if (argc != 7 && !(argc == 8 && !strcmp(argv[7], "--refs"))) {
@@ -329,7 +332,7 @@ int main(int argc, char **argv)
     double e0 = tw_world_kinetic_energy(w) + tw_world_elastic_energy(w) + tw_world_gravity_energy(w);
     int steps = (int)ceil(seconds / tw_world_dt(w) - 1e-9);
     double max_gain = -INFINITY, pen = 0, ms = 0, max_rise = 0, e_min = e0;
-    long cg = 0, passes = 0, capped = 0, rises = 0, unresolved = 0;
+    long cg = 0, passes = 0, capped = 0, rises = 0, unresolved = 0, newton = 0;
     const char *status = "ok";
     for (int s = 0; s < steps; s++) {
         tw_step_stats st;
@@ -343,6 +346,7 @@ int main(int argc, char **argv)
         ms += now_ms() - t0;
         cg += st.cg_iterations;
         passes += st.contact_passes;
+        newton += st.newton_iterations;
         capped += st.cg_capped;
         rises += st.energy_rise;
         unresolved += st.contacts_unresolved;
@@ -384,10 +388,10 @@ int main(int argc, char **argv)
     char fr[64] = ",", tan[32] = "";
     if (isfinite(frictionless)) snprintf(fr, sizeof fr, "%.4g,%.4g", frictionless, rest / frictionless);
     if (refs_wanted && !strcmp(status, "ok")) snprintf(tan, sizeof tan, "%.3g", max_tangential_ratio(w, &fl, up));
-    printf("%s,%s,%s,%.6g,%g,%g,%d,%d,%.6g,%.4g,%.4g,%.4g,%.4g,%.3g,%.4g,%.1f,%.2f,%ld,%ld,%ld,%s,%.4g,%s,%s,%.3g,%s,%s\n",
+    printf("%s,%s,%s,%.6g,%g,%g,%d,%d,%.6g,%.4g,%.4g,%.4g,%.4g,%.3g,%.4g,%.1f,%.2f,%ld,%ld,%ld,%s,%.4g,%s,%s,%.3g,%s,%s,%.2f\n",
            scene, argv[2], argv[3], tw_world_dt(w), mu, seconds, steps, n, drop, max_gain, rest,
            100 * (tw_world_volume(w) / vol0 - 1), 1e3 * pen, tw_world_kinetic_energy(w) / mass, ms / ns, cg / ns,
-           passes / ns, capped, rises, unresolved, status, max_rise, refs, pl, ke_cm, fr, tan);
+           passes / ns, capped, rises, unresolved, status, max_rise, refs, pl, ke_cm, fr, tan, newton / ns);
     tw_world_destroy(w);
     tw_mesh_destroy(m);
     return 0;

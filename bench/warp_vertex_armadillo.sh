@@ -7,26 +7,13 @@
 #
 # Usage: bench/warp_vertex_armadillo.sh BUILD_DIR OUT_CSV
 #   e.g. bench/warp_vertex_armadillo.sh build bench/results/cpu-2core-intel-xeon/warp_vertex_armadillo_after.csv
-# Writes OUT_CSV and its log (.log: the runs' messages, the load).
+# Writes OUT_CSV and its log (.log: the runs' messages, the load;
+# bench/contact_rows.sh).
 set -e
 B=${1:?usage: $0 BUILD_DIR OUT_CSV}
 OUT=${2:?usage: $0 BUILD_DIR OUT_CSV}
-R=$B/bench/tw_contact_report
-export OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1
-LOG=${OUT%.csv}.log
-jobs=$(mktemp)
 for mu in 0 0.5; do
-    for dt in 0.0333333 0.0166667 0.01; do echo "armadillo warp-vertex implicit-euler $dt $mu 0.6" >> "$jobs"; done
-    echo "armadillo warp-vertex implicit-euler 0.001 $mu 0.4" >> "$jobs"
-    echo "armadillo warp-vertex bdf2 0.0333333 $mu 0.6" >> "$jobs"
-done
-{
-    echo "# bench/warp_vertex_armadillo.sh $B $OUT at $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u)"
-    echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc --all) cores, load: $(cut -d' ' -f1-3 /proc/loadavg)"
-} > "$LOG"
-$R --header > "$OUT"
-rows=$(mktemp)
-xargs -P 2 -L 1 "$R" < "$jobs" >> "$rows" 2>> "$LOG"
-sort "$rows" >> "$OUT"
-rm -f "$rows" "$jobs"
-echo "# done $(date -u); load at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$LOG"
+    for dt in 0.0333333 0.0166667 0.01; do echo "armadillo warp-vertex implicit-euler $dt $mu 0.6"; done
+    echo "armadillo warp-vertex implicit-euler 0.001 $mu 0.4"
+    echo "armadillo warp-vertex bdf2 0.0333333 $mu 0.6"
+done | "$(dirname "$0")/contact_rows.sh" "$0" "$B" "$OUT"

@@ -614,7 +614,8 @@ static void coarse_factor(tw_hb *hb);
  *   finest pattern Af: sum_e R K_e R^T (the offsets' corotated stiffness);
  *   coarse pattern Acc: the coarse tets' sym(A^T dF_T) : C : sym(A^T dF_T)
  *     plus the geometric term (sum V_e sigma_e) : sym(dF_T^T dF_T), which is
- *     the StVK tangent's form with F -> A (tw_green_pack);
+ *     the StVK tangent's form with F -> A (tw_green_pack_psd: the geometric
+ *     term at the stress's positive part, as green's);
  *   the coupling C of the two (finest rows, coarse columns).
  * The preconditioner's coarse system Apc is the Hessian's coarse block in
  * the hierarchical basis (dF_e = dF_T): the StVK tangent with F = F_T and
@@ -643,8 +644,8 @@ static void assemble(tw_hb *hb, double cm, double ck)
             F.m[k] = (tw_real)(hb->Ac[9 * (size_t)T + k] + hb->Rc[9 * (size_t)T + k]);
             S.m[k] = (tw_real)(hb->Sc[9 * (size_t)T + k] / V);
         }
-        tw_green_pack(hb->pkg + TW_GREEN_PACK * (size_t)T, A, tw_m3_mul_bt(A, A), S, g, V, fc->lam[T], fc->mu[T]);
-        tw_green_pack(hb->pkp + TW_GREEN_PACK * (size_t)T, F, tw_m3_mul_bt(F, F), S, g, V, fc->lam[T], fc->mu[T]);
+        tw_green_pack_psd(hb->pkg + TW_GREEN_PACK * (size_t)T, A, tw_m3_mul_bt(A, A), S, g, V, fc->lam[T], fc->mu[T]);
+        tw_green_pack_psd(hb->pkp + TW_GREEN_PACK * (size_t)T, F, tw_m3_mul_bt(F, F), S, g, V, fc->lam[T], fc->mu[T]);
     }
     for (int b = 0; b < fc->nnzb; b++) {
         tw_m3 Kg = tw_m3_zero(), Kp = tw_m3_zero();

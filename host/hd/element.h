@@ -223,7 +223,8 @@ TW_HD void tw_elem_forces_from_P(tw_m3 P, const tw_real *g, tw_real V, tw_v3 f[4
 /* green's system matrix from a pack. The StVK tangent block (top of file)
  *   K_T^pq = lambda' f_p f_q^T + mu' f_q f_p^T + d_pq F F^T + c_pq I,
  *   f_p = F g_p, lambda' = V lambda, mu' = V mu,
- *   d_pq = V mu (g_p.g_q), c_pq = V (g_q.S g_p) (symmetric in p, q)
+ *   d_pq = V mu (g_p.g_q), c_pq = V (g_q.S g_p) (symmetric in p, q;
+ *   tw_green_pack_psd takes c_pq at S's positive part)
  * needs, per element, TW_GREEN_PACK reals (three 64-byte lines in float):
  *   [0..11] f_0..f_3, [12] V lambda, [13] V mu, [14..19] F F^T (xx xy xz yy
  *   yz zz), [20..29] c_pq and [30..39] d_pq for p <= q (tw_green_pair),
@@ -248,6 +249,15 @@ TW_HD tw_m3 tw_sym_load(const tw_real *s)
     return A;
 }
 
+/* The pack's geometric terms c_pq = V (g_q.Sg g_p) from the stress Sg. */
+TW_HD void tw_green_pack_geometric(tw_real *pk, tw_m3 Sg, const tw_real *g, tw_real V)
+{
+    for (int p = 0; p < 4; p++) {
+        tw_v3 Sgp = tw_m3_mulv(Sg, tw_elem_g(g, p));
+        for (int q = p; q < 4; q++) pk[20 + tw_green_pair(p, q)] = V * tw_v3_dot(tw_elem_g(g, q), Sgp);
+    }
+}
+
 /* FFt = F F^T, S the StVK stress of F (tw_stvk_S). */
 TW_HD void tw_green_pack(tw_real *pk, tw_m3 F, tw_m3 FFt, tw_m3 S, const tw_real *g, tw_real V, tw_real lam, tw_real mu)
 {
@@ -256,16 +266,69 @@ TW_HD void tw_green_pack(tw_real *pk, tw_m3 F, tw_m3 FFt, tw_m3 S, const tw_real
     pk[12] = V * lam;
     pk[13] = vm;
     tw_sym_store(pk + 14, FFt);
-    for (int p = 0; p < 4; p++) {
-        tw_v3 gp = tw_elem_g(g, p), Sgp = tw_m3_mulv(S, gp);
-        for (int q = p; q < 4; q++) {
-            tw_v3 gq = tw_elem_g(g, q);
-            pk[20 + tw_green_pair(p, q)] = V * tw_v3_dot(gq, Sgp);
-            pk[30 + tw_green_pair(p, q)] = vm * tw_v3_dot(gp, gq);
-        }
-    }
+    tw_green_pack_geometric(pk, S, g, V);
+    for (int p = 0; p < 4; p++)
+        for (int q = p; q < 4; q++) pk[30 + tw_green_pair(p, q)] = vm * tw_v3_dot(tw_elem_g(g, p), tw_elem_g(g, q));
     tw_sym_store(pk + 40, S);
     pk[46] = pk[47] = 0;
+}
+
+/* Symmetric S's positive part (its negative eigenvalues set to zero) into
+ * *Sp; returns 1 when S has a negative eigenvalue, else 0 with *Sp = S.
+ * Gershgorin's bound settles most positive semidefinite S without the
+ * eigen-decomposition. */
+TW_HD int tw_sym_positive_part(tw_m3 S, tw_m3 *Sp)
+{
+    *Sp = S;
+    tw_real lb = S.m[0] - TW_FABS(S.m[1]) - TW_FABS(S.m[2]);
+    tw_real l1 = S.m[4] - TW_FABS(S.m[3]) - TW_FABS(S.m[5]), l2 = S.m[8] - TW_FABS(S.m[6]) - TW_FABS(S.m[7]);
+    lb = l1 < lb ? l1 : lb;
+    lb = l2 < lb ? l2 : lb;
+    if (lb >= 0) return 0;
+    tw_m3 V;
+    tw_real l[3];
+    tw_sym_eigen3(S, &V, l);
+    if (l[2] >= 0) return 0; /* descending: l[2] is the smallest */
+    *Sp = tw_m3_zero();
+    for (int k = 0; k < 2; k++)
+        if (l[k] > 0) *Sp = tw_m3_add_outer(*Sp, tw_m3_col(V, k), tw_m3_col(V, k), l[k]);
+    return 1;
+}
+
+/* tw_green_pack with the tangent's geometric part at S's positive part
+ * (its c_pq = V (g_q.S+ g_p)). The StVK tangent is a material part,
+ * dF -> F dS with dF : F dS = dE : dS = lambda tr(dE)^2 + 2 mu |dE|^2 >= 0
+ * (positive semidefinite at any F), plus a geometric part dF -> dF S with
+ * dF : dF S >= 0 exactly when S is positive semidefinite. Under compression
+ * S is not, and a crushed element's tangent is indefinite: at the floor
+ * 1/sqrt(3) the two parts cancel along the crushed stretch, and the modes
+ * that turn the crushed direction have negative stiffness, so a linearised step there (the CG on an indefinite
+ * matrix) can throw the element's neighbours far past where the force puts
+ * them back, and Newton's further iterations diverge. With S's positive part
+ * in the geometric term every element's tangent is positive semidefinite
+ * and the system matrix M (1 + h alpha) + (h^2 + h beta) K_T positive
+ * definite: the projection of Teran, Sifakis, Irving and Fedkiw (Robust
+ * quasistatic finite elements and flesh simulation, SCA 2005), made on the
+ * geometric part, whose eigen-decomposition is S's own, instead of on the
+ * element's 12 x 12 stiffness. Where S is positive semidefinite (tension)
+ * the tangent is StVK's, bit for bit; the force is StVK's everywhere. */
+TW_HD void tw_green_pack_psd(tw_real *pk, tw_m3 F, tw_m3 FFt, tw_m3 S, const tw_real *g, tw_real V, tw_real lam,
+                             tw_real mu)
+{
+    tw_m3 Sp;
+    tw_green_pack(pk, F, FFt, S, g, V, lam, mu);
+    if (tw_sym_positive_part(S, &Sp)) tw_green_pack_geometric(pk, Sp, g, V);
+}
+
+/* green's element: the stress S at Fc (tw_green_S: F raised where crushed,
+ * returned in *Fc; with psi, the energy density) and the element's pack
+ * (tw_green_pack_psd at Fc). */
+TW_HD tw_m3 tw_green_element(tw_real *pk, tw_m3 F, tw_m3 *Fc, const tw_real *g, tw_real V, tw_real lam, tw_real mu,
+                             tw_real *psi)
+{
+    tw_m3 S = tw_green_S(F, Fc, lam, mu, psi);
+    tw_green_pack_psd(pk, *Fc, tw_m3_mul_bt(*Fc, *Fc), S, g, V, lam, mu);
+    return S;
 }
 
 /* K += K_T^pq from a pack, any p, q. As tw_corot_block_add: block (q,p)

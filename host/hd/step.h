@@ -79,7 +79,7 @@ TW_HD void tw_rotation_warp_edge(const tw_step_view *s, const tw_real *x, int i)
 /* corot-element, hybrid: R_e = polar(F_e) into R and the rotated gradients
  * for the system matrix into S (tw_corot_pack); green: F_e (raised where
  * crushed: tw_stvk_floor) into R and the tangent's per-element terms into S
- * (tw_green_pack). */
+ * (tw_green_element). */
 TW_HD void tw_rotation_element(const tw_step_view *s, const tw_real *x, int e, int green)
 {
     tw_v3 xs[4];
@@ -91,9 +91,9 @@ TW_HD void tw_rotation_element(const tw_step_view *s, const tw_real *x, int e, i
         tw_m3_store(s->R + 9 * (size_t)e, R);
         tw_corot_pack(s->S + TW_COROT_PACK * (size_t)e, R, g, s->vol[e], s->lam[e], s->mu[e]);
     } else {
-        tw_m3 Fc, S = tw_green_S(F, &Fc, s->lam[e], s->mu[e], NULL); /* Fc: F unless crushed (element.h) */
+        tw_m3 Fc; /* F unless crushed (element.h) */
+        tw_green_element(s->S + TW_GREEN_PACK * (size_t)e, F, &Fc, g, s->vol[e], s->lam[e], s->mu[e], NULL);
         tw_m3_store(s->R + 9 * (size_t)e, Fc);
-        tw_green_pack(s->S + TW_GREEN_PACK * (size_t)e, Fc, tw_m3_mul_bt(Fc, Fc), S, g, s->vol[e], s->lam[e], s->mu[e]);
     }
 }
 

@@ -27,9 +27,9 @@ TW_HD void tw_rotation_element_force(const tw_step_view *s, const tw_real *x, in
         P = m == TW_HYBRID ? tw_hybrid_P(F, R, s->lam[e], s->mu[e], psi) : tw_corot_P(F, R, s->lam[e], s->mu[e], psi);
     } else {
         tw_real *pack = s->S + TW_GREEN_PACK * (size_t)e;
-        tw_m3 Fc, S = tw_green_S(F, &Fc, s->lam[e], s->mu[e], psi);
+        tw_m3 Fc;
+        tw_green_element(pack, F, &Fc, g, s->vol[e], s->lam[e], s->mu[e], psi);
         tw_m3_store(s->R + 9 * (size_t)e, Fc);
-        tw_green_pack(pack, Fc, tw_m3_mul_bt(Fc, Fc), S, g, s->vol[e], s->lam[e], s->mu[e]);
         P = tw_m3_mul(Fc, tw_sym_load(pack + 40)); /* the stress as stored, as tw_element_force reads it */
     }
     tw_v3 fp[4];
