@@ -3,7 +3,9 @@
  * The armadillo (armadillo_4k, scaled to 0.3 m tall, E 1e5, density 1000,
  * the default Rayleigh damping), implicit Euler or BDF2, one thread, in free
  * fall or given a uniform velocity or a spin, optionally over a floor 0.1 m
- * below it. Per step: the mechanical energy against the start (kinetic,
+ * below it. Per step: its linear solves (lin: 2 where warp-vertex's turn
+ * test asked for a second linearisation, hd/step.h TW_WARP_TURN), the
+ * mechanical energy against the start (kinetic,
  * elastic, gravity), the volume change, and where the vertex rotations go
  * bad: the largest angle between a vertex's R_i (the world's, recomputed at
  * the step's end) and the polar factor of its elements' volume-weighted
@@ -15,9 +17,20 @@
  * (how many hold more than 0.01 J, how many green raises to its StVK floor,
  * tw_stvk_floor) and the three largest, with F's singular values.
  *
+ * --rotations (vertex methods) adds per step what the step's single
+ * linearisation holds fixed and how far it moves: at the step's start the
+ * largest angle between an element's R_e (the projected mean of its
+ * vertices' R_i, the system's) and its vertices' R_i, and the distance
+ * between Müller's force (eq. 12, per-vertex R_i) and the element force
+ * sum_e R_e K_e (R_e^T x - X) that matches the system (relative, 2-norm,
+ * and the largest at a vertex); over the step, the largest change of a
+ * vertex's R_i and how many turn more than 0.05 and 0.2 rad; the contacts
+ * and contact passes; the three vertices holding most elastic energy at the
+ * step's end (a quarter of each element's) with their energy at its start.
+ *
  * Usage: tw_warp_vertex_diag MESH DT SECONDS [--method M] [--integrator I]
  *        [--gravity G] [--vy V] [--spin W] [--floor MU] [--newton N]
- *        [--warp-system symmetric|bicgstab] [--quiet] [--elements]
+ *        [--warp-system symmetric|bicgstab] [--quiet] [--elements] [--rotations]
  * bench/warp_vertex_diag.sh runs the cases quoted in
  * contact_report.md ("warp-vertex on the armadillo"). */
 #include <math.h>
@@ -85,6 +98,62 @@ static void print_elements(const tw_world *w, tw_method m)
     printf("\n");
 }
 
+/* a quarter of each element's elastic energy on each of its vertices, into ev (n) */
+static void vertex_energies(const tw_world *w, tw_method m, double *ev)
+{
+    const tw_fem *f = &w->fem;
+    const tw_step_view sv = tw_world_view(w);
+    memset(ev, 0, sizeof(double) * (size_t)f->n);
+    for (int e = 0; e < f->nt; e++) {
+        double en = (double)tw_element_energy_density(&sv, w->x, e, m) * f->vol[e];
+        for (int p = 0; p < 4; p++) ev[f->tets[4 * (size_t)e + p]] += en / 4;
+    }
+}
+
+/* At the step's start (w->R the vertex rotations at w->x): the largest
+ * angle between an element's projected mean rotation and its vertices', and
+ * Müller's force against the element force with those R_e. */
+static void print_start_mismatch(tw_world *w, tw_real *fm, double *fe)
+{
+    const tw_fem *f = &w->fem;
+    int n = f->n;
+    double amax = 0;
+    int ae = 0;
+    memset(fe, 0, sizeof(double) * 3 * (size_t)n);
+    for (int e = 0; e < f->nt; e++) {
+        const int *t = f->tets + 4 * (size_t)e;
+        tw_m3 A = tw_m3_zero();
+        for (int p = 0; p < 4; p++) A = tw_m3_add(A, tw_m3_load(w->R + 9 * (size_t)t[p]));
+        tw_m3 Re = tw_polar3(A);
+        for (int p = 0; p < 4; p++) {
+            double an = angle_between(Re, tw_m3_load(w->R + 9 * (size_t)t[p]));
+            if (an > amax) { amax = an; ae = e; }
+        }
+        tw_m3 P = tw_corot_P(element_F(w, e), Re, f->lam[e], f->mu[e], NULL);
+        tw_v3 fp[4];
+        tw_elem_forces_from_P(P, f->g + 12 * (size_t)e, f->vol[e], fp);
+        for (int p = 0; p < 4; p++) {
+            fe[3 * t[p]] += fp[p].x; fe[3 * t[p] + 1] += fp[p].y; fe[3 * t[p] + 2] += fp[p].z;
+        }
+    }
+    tw_compute_elastic_force(w, w->x, fm, 0);
+    double d2 = 0, m2 = 0, dmax = 0;
+    int dv = 0;
+    for (int i = 0; i < n; i++) {
+        double di = 0;
+        for (int c = 0; c < 3; c++) {
+            double d = (double)fm[3 * i + c] - fe[3 * i + c];
+            di += d * d;
+            m2 += (double)fm[3 * i + c] * fm[3 * i + c];
+        }
+        d2 += di;
+        if (di > dmax) { dmax = di; dv = i; }
+    }
+    printf("    start: max angle(R_e, R_i) %.3g rad in element %d; |f_mueller - f_element(R_e)| / |f_mueller| %.3g "
+           "(|f_mueller| %.3g N), largest at vertex %d: %.3g N\n", amax, ae, m2 > 0 ? sqrt(d2 / m2) : 0, sqrt(m2), dv,
+           sqrt(dmax));
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -93,12 +162,13 @@ int main(int argc, char **argv)
         return 2;
     }
     double dt = atof(argv[2]), seconds = atof(argv[3]), grav = 9.81, vy = 0, spin = 0, mu = -1;
-    int method = TW_WARP_VERTEX, integ = TW_IMPLICIT_EULER, newton = 0, quiet = 0, elements = 0;
+    int method = TW_WARP_VERTEX, integ = TW_IMPLICIT_EULER, newton = 0, quiet = 0, elements = 0, rotations = 0;
     tw_warp_system ws = TW_WARP_SYSTEM_SYMMETRIC;
     for (int a = 4; a < argc; a++) {
         const char *o = argv[a], *v = a + 1 < argc ? argv[a + 1] : NULL;
         if (!strcmp(o, "--quiet")) { quiet = 1; continue; }
         if (!strcmp(o, "--elements")) { elements = 1; continue; }
+        if (!strcmp(o, "--rotations")) { rotations = 1; continue; }
         if (!v) { fprintf(stderr, "%s: %s needs a value\n", argv[0], o); return 2; }
         a++;
         if (!strcmp(o, "--method")) method = tw_method_parse(v);
@@ -184,8 +254,25 @@ int main(int argc, char **argv)
     double e0 = tw_world_kinetic_energy(w) + tw_world_elastic_energy(w) + tw_world_gravity_energy(w);
     double vol0 = tw_world_volume(w), gain = -INFINITY;
     int steps = (int)ceil(seconds / dt - 1e-9), rc = TW_OK, s = 0;
+    rotations = rotations && !quiet && (method == TW_WARP_VERTEX || method == TW_WARP_EDGE);
+    tw_real *R0 = rotations ? malloc(sizeof(tw_real) * 9 * (size_t)n) : NULL, *fm = NULL;
+    double *ev0 = NULL, *ev1 = NULL, *fe = NULL;
+    if (rotations) {
+        fm = malloc(sizeof(tw_real) * 3 * (size_t)n);
+        ev0 = malloc(sizeof(double) * (size_t)n);
+        ev1 = malloc(sizeof(double) * (size_t)n);
+        fe = malloc(sizeof(double) * 3 * (size_t)n);
+        if (!R0 || !fm || !ev0 || !ev1 || !fe) return 1;
+    }
     for (; s < steps && rc == TW_OK; s++) {
         tw_step_stats st;
+        if (rotations) { /* the rotations the step starts from (it computes the same ones) */
+            tw_compute_rotations(w, w->x);
+            memcpy(R0, w->R, sizeof(tw_real) * 9 * (size_t)n);
+            vertex_energies(w, d.method, ev0);
+            printf("step %3d\n", s + 1);
+            print_start_mismatch(w, fm, fe);
+        }
         rc = tw_world_step(w, &st);
         if (rc != TW_OK) { printf("step %d: %s\n", s + 1, tw_last_error()); break; }
         double ek = tw_world_kinetic_energy(w), ee = tw_world_elastic_energy(w), eg = tw_world_gravity_energy(w);
@@ -209,14 +296,45 @@ int main(int argc, char **argv)
                 if (an > amax) { amax = an; ai = i; }
             }
         }
-        printf("step %3d t %.4f cg %4d  E-E0 %+.4e J (kinetic %.4e, elastic %.4e, gravity %+.4e)  volume %+.3f %%", s + 1,
-               (s + 1) * dt, st.cg_iterations, ek + ee + eg - e0, ek, ee, eg, 100 * (tw_world_volume(w) / vol0 - 1));
+        printf("step %3d t %.4f lin %d cg %4d  E-E0 %+.4e J (kinetic %.4e, elastic %.4e, gravity %+.4e)  volume %+.3f %%", s + 1,
+               (s + 1) * dt, st.newton_iterations, st.cg_iterations, ek + ee + eg - e0, ek, ee, eg, 100 * (tw_world_volume(w) / vol0 - 1));
         if (amax >= 0)
             printf("  max angle(R_i, polar(mean F)) %.3g rad at %d (%d neighbours, rest conditioning %.2g)", amax, ai,
                    f->row_ptr[ai + 1] - f->row_ptr[ai] - 1, cond[ai]);
         printf("\n");
         if (elements) print_elements(w, d.method);
+        if (rotations) { /* w->R: at the step's end (computed above) */
+            double rmax = 0;
+            int ri = 0, over1 = 0, over2 = 0;
+            for (int i = 0; i < n; i++) {
+                double an = angle_between(tw_m3_load(R0 + 9 * (size_t)i), tw_m3_load(w->R + 9 * (size_t)i));
+                over1 += an > 0.05;
+                over2 += an > 0.2;
+                if (an > rmax) { rmax = an; ri = i; }
+            }
+            vertex_energies(w, d.method, ev1);
+            int top[3] = {-1, -1, -1};
+            for (int i = 0; i < n; i++)
+                for (int q = 0; q < 3; q++)
+                    if (top[q] < 0 || ev1[i] > ev1[top[q]]) {
+                        for (int r = 2; r > q; r--) top[r] = top[r - 1];
+                        top[q] = i;
+                        break;
+                    }
+            printf("    over the step: max rotation change %.3g rad at vertex %d (%d neighbours), %d vertices above 0.05 "
+                   "rad, %d above 0.2; contacts %d, passes %d, unresolved %d; most elastic energy:",
+                   rmax, ri, f->row_ptr[ri + 1] - f->row_ptr[ri] - 1, over1, over2, st.contacts, st.contact_passes,
+                   st.contacts_unresolved);
+            for (int q = 0; q < 3; q++)
+                printf(" %d %.3g J (from %.3g, y %.3f)", top[q], ev1[top[q]], ev0[top[q]], w->x[3 * (size_t)top[q] + 1]);
+            printf("\n");
+        }
     }
+    free(R0);
+    free(fm);
+    free(ev0);
+    free(ev1);
+    free(fe);
     printf("# %s: %d of %d steps, max E - E0 %.4g J (%.4g drop energies m g 0.1 m), volume %+.3f %%\n",
            rc == TW_OK ? "ok" : "failed", rc == TW_OK ? s : s, steps, gain, gain / (mass * 9.81 * 0.1),
            100 * (tw_world_volume(w) / vol0 - 1));

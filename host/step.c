@@ -5,7 +5,8 @@
  *   x+ = x + h v+
  *
  * K' is the method's system stiffness at x (constant K, warped K, corotated K,
- * or the StVK tangent — one Newton step per time step, or more: tw_world_newton_iterations). Pinned and kinematic
+ * or the StVK tangent — one Newton step per time step, or more: tw_world_newton_iterations,
+ * and warp-vertex's second on a step that turns its rotations far: warp_turn_iterations). Pinned and kinematic
  * vertices get their velocity prescribed and are filtered out of the solve. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_MONOTONIC */
 #include "world.h"
@@ -213,7 +214,8 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
     double alpha = w->def.damping_mass, beta = w->def.damping_stiffness;
     double cm = 1 + heff * alpha, ck = heff * heff + heff * beta;
     double t0 = tw_now_ms();
-    if (!tw_rotations_cached(w, w->x)) tw_compute_rotations(w, w->x); /* else the energy check's, at this x */
+    /* else the energy check's (element methods) or the turn test's (warp-vertex), at this x */
+    if (!tw_rotations_cached(w, w->x)) tw_compute_rotations(w, w->x);
     double t1 = tw_now_ms();
     int vertex_method = w->def.method == TW_WARP_VERTEX || w->def.method == TW_WARP_EDGE;
     tw_compute_elastic_force(w, w->x, w->f, vertex_method && w->def.ghost_force_correction);
@@ -332,7 +334,8 @@ static double step_residual(tw_world *w, double heff, const tw_real *xbase, cons
  * friction is not in A or G: the contacts that have it are held whole
  * (tw_contact_newton_hold), else a Newton step would undo it (a block on a
  * slope slid as if frictionless). Refines w->vnew. */
-static tw_status newton_refine(tw_world *w, double heff, const tw_real *xbase, const tw_real *vbase, tw_step_stats *st)
+static tw_status newton_refine(tw_world *w, double heff, const tw_real *xbase, const tw_real *vbase, tw_step_stats *st,
+                               int nit)
 {
     const tw_fem *f = &w->fem;
     size_t n3 = 3 * (size_t)f->n;
@@ -342,7 +345,7 @@ static tw_status newton_refine(tw_world *w, double heff, const tw_real *xbase, c
     tw_filter filter = {w->fcons, w->cnormal};
     double g0 = -1, g = 0;
     int held = w->ncolliders ? tw_contact_newton_hold(w, 1) : 0;
-    for (int it = 1, nit = tw_world_newton_iterations(w); it < nit; it++) {
+    for (int it = 1; it < nit; it++) {
         /* A at the current iterate, then G there */
         for (size_t i = 0; i < n3; i++) xk[i] = xbase[i] + (tw_real)heff * w->vnew[i];
         tw_compute_rotations(w, xk);
@@ -370,6 +373,33 @@ static tw_status newton_refine(tw_world *w, double heff, const tw_real *xbase, c
     st->newton_residual = tw_newton_ratio(g, g0);
     tw_solve_result none = {0, 0, 0};
     return check_velocities(w, w->vnew, w->def.dt, &none);
+}
+
+/* The Newton count of a warp-vertex step whose count is automatic
+ * (newton_iterations 0) and comes to one linearisation: 2 when the vertex
+ * rotations at the first solve's positions xbase + heff v+ turned by more
+ * than TW_WARP_TURN at some vertex from w->R, the start's (hd/step.h says
+ * why), else 1. Leaves w->R at those positions, marked cached there
+ * (rot_x), so that a step ending at them starts without computing them
+ * again. Out of memory: 1, as without the test. */
+static int warp_turn_iterations(tw_world *w, double heff, const tw_real *xbase)
+{
+    const tw_fem *f = &w->fem;
+    int n = f->n;
+    size_t n3 = 3 * (size_t)n, n9 = 9 * (size_t)n;
+    if (!w->turn_R && !(w->turn_R = malloc(sizeof(tw_real) * n9))) return 1;
+    if (!w->rot_x && !(w->rot_x = malloc(sizeof(tw_real) * n3))) return 1;
+    memcpy(w->turn_R, w->R, sizeof(tw_real) * n9);
+    tw_real *xk = w->newton; /* free until newton_refine */
+    for (size_t i = 0; i < n3; i++) xk[i] = xbase[i] + (tw_real)heff * w->vnew[i];
+    tw_compute_rotations(w, xk);
+    double cmin = 1;
+#pragma omp parallel for if (TW_PAR(n)) num_threads(tw_world_threads(w)) reduction(min : cmin) schedule(static)
+    for (int i = 0; i < n; i++) cmin = fmin(cmin, tw_rotation_turn_cos(w->turn_R, w->R, i));
+    memcpy(w->rot_x, xk, sizeof(tw_real) * n3);
+    w->rot_cached = 1;
+    w->rot_method = w->def.method;
+    return cmin < cos(TW_WARP_TURN) ? 2 : 1;
 }
 
 /* Explicit Newmark (Zhuang & Canny eq. 7-10; beta = 0, gamma = 1/2) with
@@ -518,6 +548,7 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
     in.spring_k = w->spring_k;
     in.size = w->size;
     in.newton_iterations = tw_world_newton_iterations(w);
+    in.warp_turn_test = tw_world_warp_turn_test(w);
     in.patch_mass = tw_contact_patch_mass(w);
     in.nhang = w->nhang;
     in.hang_vertex = w->hang_vertex;
@@ -847,8 +878,10 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
         int impacts = 0;
         s = implicit_solve(w, heff, xbase, vbase, h, &st, &impacts);
         st.newton_iterations = 1;
-        if (s == TW_OK && tw_world_newton_iterations(w) > 1 && w->def.method != TW_LINEAR) {
-            s = newton_refine(w, heff, xbase, vbase, &st);
+        int nit = tw_world_newton_iterations(w);
+        if (s == TW_OK && nit == 1 && tw_world_warp_turn_test(w)) nit = warp_turn_iterations(w, heff, xbase);
+        if (s == TW_OK && nit > 1 && w->def.method != TW_LINEAR) {
+            s = newton_refine(w, heff, xbase, vbase, &st, nit);
             /* the Newton updates solve with the same warped matrix, which
              * moves a free body's centre of mass as the first solve's did */
             int vertex_method = w->def.method == TW_WARP_VERTEX || w->def.method == TW_WARP_EDGE;

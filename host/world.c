@@ -109,6 +109,13 @@ int tw_world_newton_iterations(const tw_world *w)
     return 1;
 }
 
+int tw_world_warp_turn_test(const tw_world *w)
+{
+    /* warp-edge keeps its single linearisation: hd/step.h TW_WARP_TURN */
+    return w->def.method == TW_WARP_VERTEX && w->def.newton_iterations == 0 &&
+           w->def.integrator != TW_EXPLICIT_NEWMARK && tw_world_newton_iterations(w) == 1 && !w->bodies;
+}
+
 int tw_world_threads(const tw_world *w)
 {
 #ifdef _OPENMP
@@ -431,6 +438,7 @@ void tw_world_destroy(tw_world *w)
     free(w->fcons); free(w->cnormal); free(w->cdist); free(w->cimpulse); free(w->cmu); free(w->cfric); free(w->cfprev); free(w->cslip); free(w->ccol); free(w->cvel); free(w->newton);
     free(w->rot_x);
     free(w->energy_snap);
+    free(w->turn_R);
     tw_hanging_free(w);
     tw_bodies_free(w->bodies);
     tw_solver_work_free(&w->work);

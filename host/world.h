@@ -85,9 +85,14 @@ struct tw_world {
      * step's end positions (tw_compute_rotations_energy), a copy of which is
      * rot_x; rot_cached says they still hold there (any other
      * tw_compute_rotations clears it), so the next step need not compute
-     * them again */
+     * them again; warp-vertex: R at the positions its turn test computed
+     * them at (step.c warp_turn_iterations) */
     tw_real *rot_x;
     int rot_cached, rot_method;
+    /* warp-vertex's automatic second linearisation (step.c
+     * warp_turn_iterations): the step's start rotations, 9n, allocated at
+     * the first test */
+    tw_real *turn_R;
     /* hanging (geometrically constrained) vertices, hanging.c: vertex
      * hang_vertex[k] sits at sum_j hang_w[j] x[hang_idx[j]] over
      * j in [hang_ptr[k], hang_ptr[k+1]) */
@@ -241,12 +246,17 @@ void tw_hanging_expand(const tw_world *w, tw_real *x);
  * (hd/step.h); pointers into w, valid while w is. */
 tw_step_view tw_world_view(const tw_world *w);
 
-/* The threads w's OpenMP loops ask for (num_threads): def.threads, or the
- * OpenMP default when it is 0. Per world: creating a world changes no
- * process-wide setting. */
 /* Newton iterations per implicit step: def.newton_iterations, or when it is
  * 0 (automatic) 2 for BDF2 with a non-linear method on the CPU, else 1. */
 int tw_world_newton_iterations(const tw_world *w);
+/* 1 when a step's single linearisation is tested for its rotations' turn
+ * and given a second where they turned far (warp-vertex, implicit, the
+ * count automatic and 1, no body contact: hd/step.h TW_WARP_TURN); both
+ * backends. */
+int tw_world_warp_turn_test(const tw_world *w);
+/* The threads w's OpenMP loops ask for (num_threads): def.threads, or the
+ * OpenMP default when it is 0. Per world: creating a world changes no
+ * process-wide setting. */
 int tw_world_threads(const tw_world *w);
 
 double tw_now_ms(void);

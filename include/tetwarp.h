@@ -429,7 +429,10 @@ typedef struct tw_world_def {
                                        step (1 = one linearisation, Mueller's choice; more = Newton with a
                                        backtracking line search on the step's residual; 0, the default =
                                        automatic: 2 for BDF2 on the CPU, where one linearisation gains
-                                       energy on an undamped rotated body, else 1) */
+                                       energy on an undamped rotated body, else 1, and warp-vertex's
+                                       implicit steps take a second where the first solve turned a
+                                       vertex rotation by more than 0.25 rad: host/hd/step.h
+                                       TW_WARP_TURN, both backends) */
     double newton_tolerance;        /* stop when the step's residual fell by this factor */
     int warm_start;                 /* 1: start CG from the last velocity */
     int ghost_force_correction;     /* 1: remove net elastic force (vertex methods) */

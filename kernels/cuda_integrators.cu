@@ -270,7 +270,26 @@ __global__ void newton_negate_kernel(int n3, const tw_real *G, tw_real *out)
     out[k] = -G[k];
 }
 
+/* per block the vertices whose rotation in d.R turned from R0's by more
+ * than TW_WARP_TURN (tw_rotation_turn_cos, as the CPU's test) */
+__global__ void warp_turn_partials(tw_cuda_data d, const tw_real *R0, double *partial)
+{
+    const double cthr = cos(TW_WARP_TURN);
+    double s[1] = {0};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d.n; i += gridDim.x * blockDim.x)
+        s[0] += tw_rotation_turn_cos(R0, d.R, i) < cthr ? 1 : 0;
+    tw_block_partials<1>(s, partial);
+}
+
 } // namespace
+
+tw_status tw_cuda_warp_turn(tw_cuda_world *cw, const tw_real *R0)
+{
+    unsigned nb = tw_cuda_reduce_grid(cw->d.n);
+    warp_turn_partials<<<nb, TW_CUDA_THREADS, 0, cw->stream>>>(cw->d, R0, cw->partial);
+    TW_CUDA_LAUNCHED();
+    return tw_cuda_reduce_finish(cw, 1, (int)nb, TW_S_TURN);
+}
 
 tw_status tw_cuda_newton_positions(tw_cuda_world *cw, const tw_real *xb, const tw_real *v)
 {

@@ -46,7 +46,8 @@ enum {
     TW_S_G = 32,      /* |S G|^2: the Newton residual (tw_cuda_newton_residual) */
     TW_S_BICG = 33,   /* 2: BiCGStab's dots, read back (cuda_bicgstab.cu) */
     TW_S_PATCH = 35,  /* TW_CONTACT_PATCH_SUMS (9): the contact set's sums after a solve (cuda_contact.cu) */
-    TW_S_COUNT = 44
+    TW_S_TURN = 44,   /* warp-vertex's turn test: vertices turned past TW_WARP_TURN (tw_cuda_warp_turn) */
+    TW_S_COUNT = 45
 };
 
 /* The per-step numbers, in device memory (tw_cuda_world.params), written by
@@ -286,6 +287,10 @@ struct tw_cuda_world {
      * while x holds the iterate's positions, vnew saved while the PCG
      * solves for the update in vnew, the update, the residual G, rhs saved */
     tw_real *newton_x, *newton_v, *newton_dv, *newton_g, *newton_rhs;
+    /* warp-vertex's turn test (cuda_world.cu warp_turn_iterations),
+     * allocated at its first step: the start's rotations (9n) and x (3n),
+     * saved while R and x hold those at the first solve's positions */
+    tw_real *turn_R, *turn_x;
     /* BiCGStab (cuda_bicgstab.cu) for warp_system bicgstab with a vertex
      * method: this step solves with it (host-driven), its iteration cap
      * (cg_max_iterations, as tw_bicgstab: no fixed count), and its vectors
@@ -424,6 +429,10 @@ tw_status tw_cuda_newton_residual(tw_cuda_world *cw, const tw_real *v, const tw_
 tw_status tw_cuda_newton_axpy(tw_cuda_world *cw, const tw_real *v, const tw_real *dv, double a, tw_real *out);
 /* out = -G */
 tw_status tw_cuda_newton_negate(tw_cuda_world *cw, const tw_real *G, tw_real *out);
+/* warp-vertex's turn test (host/step.c warp_turn_iterations): how many
+ * vertices' rotations in d.R turned from R0's by more than TW_WARP_TURN
+ * (hd/step.h), into scalars[TW_S_TURN] (host-driven only). */
+tw_status tw_cuda_warp_turn(tw_cuda_world *cw, const tw_real *R0);
 
 /* cuda_contact.cu: host/contact.c for implicit Euler and BDF2, in
  * implicit_solve's order. After prescribe: the nearest collider of every free

@@ -35,7 +35,10 @@
 // first solve (newton_iterations > 1, non-linear methods) run host-driven:
 // the first solve as always, then newton_refine's loop with each residual
 // norm read back and the CPU's decisions taken on the host (no graph for
-// such a step).
+// such a step). warp-vertex's turn test (host/step.c warp_turn_iterations:
+// implicit, the Newton count automatic) is host-driven too: the count of
+// turned vertices is read back after the first solve, so such a world's
+// steps run without the graph.
 // Hanging vertices (host/hanging.c) otherwise run as on the CPU: their
 // targets first, the reduced system P^T A P in the solver (cuda_pcg.cu),
 // their velocities expanded after each solve, their averages after the step. Explicit Newmark's Courant
@@ -369,7 +372,7 @@ extern "C" void tw_cuda_world_destroy(tw_cuda_world *cw)
     hang_free(cw);
     tw_cuda_bodies_free(cw);
     {
-        void *nb[] = {cw->newton_x, cw->newton_v, cw->newton_dv, cw->newton_g, cw->newton_rhs,
+        void *nb[] = {cw->newton_x, cw->newton_v, cw->newton_dv, cw->newton_g, cw->newton_rhs, cw->turn_R, cw->turn_x,
                       cw->bicg_p, cw->bicg_v, cw->bicg_s, cw->bicg_t, cw->bicg_rhat, cw->snap};
         for (size_t k = 0; k < sizeof nb / sizeof nb[0]; k++)
             if (nb[k]) cudaFree(nb[k]);
@@ -998,6 +1001,53 @@ static tw_status newton_refine(tw_cuda_world *cw, const tw_cuda_shape *sh, const
     return TW_OK;
 }
 
+/* host/step.c warp_turn_iterations on the device, after the first solve
+ * (and its contact passes): the vertex rotations at the positions
+ * xbase + heff v+ against the start's, which d.R holds since the step's
+ * rotation pass; *nit = 2 when one turned by more than TW_WARP_TURN
+ * (hd/step.h), else 1. HOST-DRIVEN: the count is read back. x and R are
+ * put back (the CPU keeps the new R cached for the next step; the device
+ * computes them there again). v+ is before the momentum correction, which
+ * shifts it uniformly and turns no rotation. */
+static tw_status warp_turn_iterations(tw_cuda_world *cw, const tw_cuda_shape *sh, int *nit)
+{
+    tw_cuda_data &d = cw->d;
+    size_t n3 = 3 * (size_t)d.n, n9 = 9 * (size_t)d.n;
+    tw_status s;
+    *nit = 1;
+    if (!cw->turn_R && (s = device_alloc(cw, (void **)&cw->turn_R, sizeof(tw_real) * n9, "the turn test's rotations")) != TW_OK)
+        return s;
+    if (!cw->turn_x && (s = device_alloc(cw, (void **)&cw->turn_x, sizeof(tw_real) * n3, "the turn test's positions")) != TW_OK)
+        return s;
+    cudaStream_t str = cw->stream;
+    TW_CUDA_TRY(cudaMemcpyAsync(cw->turn_R, d.R, sizeof(tw_real) * n9, cudaMemcpyDeviceToDevice, str));
+    TW_CUDA_TRY(cudaMemcpyAsync(cw->turn_x, d.x, sizeof(tw_real) * n3, cudaMemcpyDeviceToDevice, str));
+    const tw_real *xb = d.xprev ? d.xb : cw->turn_x; /* newton_refine's xbase */
+    if ((s = tw_cuda_newton_positions(cw, xb, d.vnew)) != TW_OK) return s;
+    if ((s = tw_cuda_rotations(cw, (tw_method)sh->method)) != TW_OK) return s;
+    if ((s = tw_cuda_warp_turn(cw, cw->turn_R)) != TW_OK) return s;
+    TW_CUDA_TRY(cudaMemcpyAsync(d.x, cw->turn_x, sizeof(tw_real) * n3, cudaMemcpyDeviceToDevice, str));
+    TW_CUDA_TRY(cudaMemcpyAsync(d.R, cw->turn_R, sizeof(tw_real) * n9, cudaMemcpyDeviceToDevice, str));
+    double turned = 0;
+    TW_CUDA_TRY(cudaMemcpyAsync(&turned, cw->scalars + TW_S_TURN, sizeof turned, cudaMemcpyDeviceToHost, str));
+    TW_CUDA_TRY(cudaStreamSynchronize(str));
+    *nit = turned > 0 ? 2 : 1;
+    return TW_OK;
+}
+
+/* Where tw_world_step tests the turn: after implicit_solve passed its
+ * divergence check (a failed first solve: no test, the step fails in
+ * enqueue_after_loop's check as on the CPU, which recomputes the verdict). */
+static tw_status turn_test_step(tw_cuda_world *cw, const tw_cuda_shape *sh, int *nit)
+{
+    tw_status s;
+    *nit = 1;
+    if ((s = tw_cuda_check_divergence(cw)) != TW_OK) return s;
+    if ((s = tw_cuda_read_status(cw)) != TW_OK) return s;
+    if (!cw->hstatus.ok) return TW_OK;
+    return warp_turn_iterations(cw, sh, nit);
+}
+
 /* What tw_world_step does between implicit_solve and the commit when
  * Newton iterations follow: implicit_solve's own divergence check on the
  * first solve's vnew (a failed one: no Newton, the step fails as on the
@@ -1006,7 +1056,7 @@ static tw_status newton_refine(tw_cuda_world *cw, const tw_cuda_shape *sh, const
  * CPU, and the final check reads its residual, finite by then) with the
  * check's verdict cleared. The contact passes counted their own iterations. */
 static tw_status newton_step(tw_cuda_world *cw, const tw_cuda_shape *sh, const tw_cuda_params *hp,
-                             const tw_cuda_step_in *in, tw_step_stats *st)
+                             const tw_cuda_step_in *in, int nit, tw_step_stats *st)
 {
     tw_status s;
     if ((s = tw_cuda_check_divergence(cw)) != TW_OK) return s;
@@ -1016,7 +1066,7 @@ static tw_status newton_step(tw_cuda_world *cw, const tw_cuda_shape *sh, const t
     tw_cuda_status first = cw->hstatus;
     tw_step_stats ns;
     memset(&ns, 0, sizeof ns);
-    if ((s = newton_refine(cw, sh, hp, in->newton_iterations, in->def->newton_tolerance, &ns)) != TW_OK) return s;
+    if ((s = newton_refine(cw, sh, hp, nit, in->def->newton_tolerance, &ns)) != TW_OK) return s;
     first.ok = 0;
     TW_CUDA_TRY(cudaMemcpyAsync(cw->status, &first, sizeof first, cudaMemcpyHostToDevice, cw->stream));
     /* passes: st->cg_iterations holds the passes' sum; else step_device adds the first solve's */
@@ -1101,14 +1151,16 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
     }
     /* host-driven: the contact passes read counts back */
     int passes = (sh.colliders || sh.bodies) && !explicit_step;
-    /* Newton iterations after the first solve: host-driven (newton_refine) */
+    /* Newton iterations after the first solve: host-driven (newton_refine);
+     * warp-vertex's turn test, host-driven too, may ask for them */
     int newton = !explicit_step && in->newton_iterations > 1 && sh.method != TW_LINEAR;
+    int turn_test = !explicit_step && !newton && in->warp_turn_test && sh.method == TW_WARP_VERTEX;
     /* solve_on's choice: BiCGStab on the exact warped system of a vertex method (host-driven) */
     cw->use_bicgstab = sh.exact_warp && (sh.method == TW_WARP_VERTEX || sh.method == TW_WARP_EDGE);
     cw->bicg_max = in->def->cg_max_iterations;
     int mg_setup = 0; /* the multigrid's set-up reads this step's matrix back (cuda_amg.cu): host-driven */
     if ((s = tw_cuda_amg_prepare(cw, in, &mg_setup)) != TW_OK) return s;
-    int graph = !passes && !newton && !cw->use_bicgstab && !mg_setup && graph_ready(cw, &sh);
+    int graph = !passes && !newton && !turn_test && !cw->use_bicgstab && !mg_setup && graph_ready(cw, &sh);
     if (explicit_step && !in->has_acc) { /* newmark_step's acceleration at the start, outside the graph */
         if ((s = tw_cuda_newmark_start(cw, (tw_method)sh.method, sh.ghost)) != TW_OK) return s;
         out->acc_computed = 1; /* as on the CPU, whether the step then passes or not */
@@ -1126,7 +1178,9 @@ static tw_status step_device(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cu
         if (!sh.bodies && passes && (s = contact_passes(cw, &hp, &out->stats)) != TW_OK) return s;
         /* BDF2's restart after an impact; before the commit: reads the step's start velocity */
         if (passes && bdf2 && (s = tw_cuda_contact_impacts(cw)) != TW_OK) return s;
-        if (newton && (s = newton_step(cw, &sh, &hp, in, &out->stats)) != TW_OK) return s;
+        int nit = newton ? in->newton_iterations : 1;
+        if (turn_test && (s = turn_test_step(cw, &sh, &nit)) != TW_OK) return s;
+        if (nit > 1 && (s = newton_step(cw, &sh, &hp, in, nit, &out->stats)) != TW_OK) return s;
         if ((s = enqueue_after_loop(cw, &sh, 0)) != TW_OK) return s;
         if (sh.bodies && (s = tw_cuda_bodies_project(cw, in->bodies, &out->stats.contacts_unresolved)) != TW_OK)
             return s;

@@ -98,6 +98,8 @@ typedef struct tw_cuda_step_in {
     int colliders_moving;    /* a collider has a velocity: uploaded every step, the contact solves shifted */
     int newton_iterations;   /* linearisations per implicit step (tw_world_newton_iterations): more than 1 with
                                 a non-linear method runs newton_refine's iterations after the first solve */
+    int warp_turn_test;      /* tw_world_warp_turn_test: a step whose first solve turned the vertex rotations
+                                past TW_WARP_TURN (hd/step.h) takes a second linearisation (host-driven) */
     double patch_mass;       /* tw_contact_patch_mass: the contact set's breakaway estimate (0: none) */
     int energy_projection;   /* warp-vertex under BDF2 with nothing doing work on the body: the step ends with
                                 host/step.c's energy projection (bdf2_energy_projection) */

@@ -212,6 +212,34 @@ TW_HD void tw_warp_vertex_element_pack(const tw_step_view *s, int e)
                   s->mu[e]);
 }
 
+/* warp-vertex's automatic second linearisation (host/step.c
+ * warp_turn_iterations, the CUDA step alike): a step whose vertex rotations,
+ * recomputed at the first solve's positions, turned at some vertex by more
+ * than TW_WARP_TURN from those the step started with (and linearised with)
+ * takes a Newton iteration at those positions.
+ *
+ * Why: the single linearisation holds each R_i at its start-of-step value,
+ * and the matrix lacks the rotations' derivative. A rigid turn by theta that
+ * the held R_i miss reads as a strain of 1 - cos(theta) ~ theta^2 / 2 (its
+ * first order is a rotation, in K's kernel): 3 % at 0.25 rad. Where a step
+ * turns vertices that far (an impact at 1/30 s: 0.45-0.7 rad a step at the
+ * armadillo's feet), the force the step's end meets is not the one it
+ * solved with, and the error feeds the next step's rotations: the frictionless
+ * drop gained energy and turned itself inside out in four steps. A second
+ * linearisation at the new rotations is what Newton does there. Below the
+ * threshold the step is Müller's single linearisation, to the bit. */
+#define TW_WARP_TURN 0.25
+
+/* cos of the angle between vertex i's rotations in R0 and R1 (9 per
+ * vertex): (tr(R0^T R1) - 1) / 2, in double */
+TW_HD double tw_rotation_turn_cos(const tw_real *R0, const tw_real *R1, int i)
+{
+    const tw_real *a = R0 + 9 * (size_t)i, *b = R1 + 9 * (size_t)i;
+    double tr = 0;
+    for (int k = 0; k < 9; k++) tr += (double)a[k] * b[k]; /* tr(A^T B) = sum of the entries' products */
+    return (tr - 1) / 2;
+}
+
 /* Block b (column j) of row i of the stiffness K' for linear (R_i = NULL:
  * K_b) and warp-edge: R_i K_b R_j^T, or R_i K_b R_i^T for the exact
  * non-symmetric system of either vertex method (exact_warp). */
