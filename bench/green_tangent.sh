@@ -12,7 +12,7 @@
 # each.
 #
 # Usage: bench/green_tangent.sh BUILD_DIR OUT_CSV
-#   e.g. bench/green_tangent.sh build bench/results/cpu-2core-intel-xeon/green_tangent_after.csv
+#   e.g. bench/green_tangent.sh build bench/results/cpu-2core-amd-epyc/green_tangent_after.csv
 # Writes OUT_CSV, the rest table and their logs (.log: the runs' messages,
 # the load; bench/contact_rows.sh).
 set -e

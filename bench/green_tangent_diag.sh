@@ -5,7 +5,7 @@
 # (the summary line of each).
 #
 # Usage: bench/green_tangent_diag.sh DIAG_BINARY > LOG
-#   e.g. bench/green_tangent_diag.sh build/bench/tw_warp_vertex_diag > bench/results/cpu-2core-intel-xeon/green_tangent_diag_after.log
+#   e.g. bench/green_tangent_diag.sh build/bench/tw_warp_vertex_diag > bench/results/cpu-2core-amd-epyc/green_tangent_diag_after.log
 D=${1:?usage: $0 DIAG_BINARY}
 M=data/meshes/armadillo_4k.node
 export OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1

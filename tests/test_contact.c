@@ -726,7 +726,7 @@ TW_TEST(green_armadillo_drop_holds)
  * rotations 0.45-0.7 rad a step, and with the single linearisation (the
  * rotations held at the step's start) the elastic energy grew x2.5-4 a
  * step until the energy check stopped the run as diverged at step 10
- * (bench/results/cpu-2core-intel-xeon/warp_vertex_turn.md); a second
+ * (bench/results/cpu-2core-amd-epyc/warp_vertex_turn.md); a second
  * linearisation on those steps holds it. */
 TW_TEST(warp_vertex_armadillo_frictionless_real_time_holds)
 {
