@@ -34,38 +34,29 @@
 # usage: bench/debunne_bunny.sh [BUILD_DIR] [OUT_DIR] [SCENE]
 #        (defaults: build, bench/results/cpu-2core-intel-xeon, tool15)
 set -eu
+# shellcheck source=bench/bench_common.sh
+. "$(dirname "$0")/bench_common.sh"
 # shellcheck source=bench/debunne_bunny_scene.sh
 . "$(dirname "$0")/debunne_bunny_scene.sh"
 B=${1:-build}
 D=${2:-bench/results/cpu-2core-intel-xeon}
 SCENE=${3:-tool15}
 case $SCENE in
-    tool15) N=debunne_bunny; COMMON=$BUNNY_SCENE; TOOL="15 mm sphere 15 mm into its back" ;;
-    tool8) N=debunne_bunny_tool8; COMMON=$BUNNY_SCENE_TOOL8; TOOL="8 mm sphere 8 mm into its back (the liver's tool)" ;;
+    tool15) N=debunne_bunny; TOOL="15 mm sphere 15 mm into its back" ;;
+    tool8) N=debunne_bunny_tool8; BUNNY_SCENE=$BUNNY_SCENE_TOOL8; TOOL="8 mm sphere 8 mm into its back (the liver's tool)" ;;
     *) echo "SCENE: tool15 or tool8" >&2; exit 2 ;;
 esac
 T="$B/tetwarp"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-mkdir -p "$D"
-PY=python3
-$PY -c "import matplotlib" 2>/dev/null || PY=/usr/bin/python3
+bench_setup "$D"
 test -x "$B/bench/tw_decimate" || { echo "$B/bench/tw_decimate not built (apt-get install libopenmesh-dev)" >&2; exit 1; }
 LOG="$D/$N.log"
 : > "$LOG"
 bunny_levels "$B" "$W" >> "$LOG"
 LEVELS="$W/l0.node,$W/l1.node,$W/l2.node,$W/l3.node"
 SOFT=0.86,0.45,0.77,1
-echo "run,frame,time,active_nodes,interface_nodes,work,frame_ms,probe_x,probe_y,probe_z,tool_fx,tool_fy,tool_fz,max_gamma" \
-    > "$D/$N.csv"
+multires_frames_header "$D/$N.csv"
 run() { # name, options
-    name=$1
-    shift
-    echo "== $name: $*" >> "$LOG"
-    # shellcheck disable=SC2086
-    nice "$T" run --multires 4 --levels "$LEVELS" $COMMON "$@" --csv "$W/run.csv" >> "$LOG" 2>&1 || echo "failed" >> "$LOG"
-    awk -F, -v n="$name" 'NR > 1 { print n "," $1 "," $2 "," $3 "," $4 "," $5 "," $7 "," $14 "," $15 "," $16 "," $17 "," $18 "," $19 "," $20 }' \
-        "$W/run.csv" >> "$D/$N.csv"
+    bunny_run "$D/$N.csv" "$@"
 }
 run finest --fixed-level 3
 run finest-semi --fixed-level 3 --semi-implicit

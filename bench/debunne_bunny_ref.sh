@@ -20,36 +20,28 @@
 #             debunne_bunny_ref_summary.csv, debunne_bunny_ref.png
 # usage: bench/debunne_bunny_ref.sh [BUILD_DIR] [OUT_DIR] PART
 set -eu
+# shellcheck source=bench/bench_common.sh
+. "$(dirname "$0")/bench_common.sh"
 # shellcheck source=bench/debunne_bunny_scene.sh
 . "$(dirname "$0")/debunne_bunny_scene.sh"
 B=${1:-build}
 D=${2:-bench/results/cpu-2core-intel-xeon}
 PART=${3:?PART: undamped, undamped2, semi, tool8, five, five-dec, alt, alt8, adaptive or report}
-PY=python3
-$PY -c "import matplotlib" 2>/dev/null || PY=/usr/bin/python3
+bench_python
 if [ "$PART" = report ]; then
     exec $PY bench/debunne_bunny_ref.py "$D"
 fi
 T="$B/tetwarp"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-mkdir -p "$D"
+bench_setup "$D"
 test -x "$B/bench/tw_decimate" || { echo "$B/bench/tw_decimate not built (apt-get install libopenmesh-dev)" >&2; exit 1; }
 N=debunne_bunny_ref_$PART
 LOG="$D/$N.log"
 : > "$LOG"
 bunny_levels "$B" "$W" >> "$LOG"
 LEVELS="$W/l0.node,$W/l1.node,$W/l2.node,$W/l3.node"
-echo "run,frame,time,active_nodes,interface_nodes,work,frame_ms,probe_x,probe_y,probe_z,tool_fx,tool_fy,tool_fz,max_gamma" \
-    > "$D/$N.csv"
+multires_frames_header "$D/$N.csv"
 run() { # name, options
-    name=$1
-    shift
-    echo "== $name: $*" >> "$LOG"
-    # shellcheck disable=SC2086
-    nice "$T" run --multires 4 --levels "$LEVELS" $BUNNY_SCENE "$@" --csv "$W/run.csv" >> "$LOG" 2>&1 || echo "failed" >> "$LOG"
-    awk -F, -v n="$name" 'NR > 1 { print n "," $1 "," $2 "," $3 "," $4 "," $5 "," $7 "," $14 "," $15 "," $16 "," $17 "," $18 "," $19 "," $20 }' \
-        "$W/run.csv" >> "$D/$N.csv"
+    bunny_run "$D/$N.csv" "$@"
 }
 case $PART in
 undamped)
@@ -148,8 +140,7 @@ five|five-dec)
         echo "== $name-$SUF: --multires 5 $opts" >> "$LOG"
         # shellcheck disable=SC2086
         nice "$T" run --multires 5 --levels "$LEVELS" $BUNNY_SCENE $opts --csv "$W/run.csv" >> "$LOG" 2>&1 || echo "failed" >> "$LOG"
-        awk -F, -v n="$name-$SUF" 'NR > 1 { print n "," $1 "," $2 "," $3 "," $4 "," $5 "," $7 "," $14 "," $15 "," $16 "," $17 "," $18 "," $19 "," $20 }' \
-            "$W/run.csv" >> "$D/$N.csv"
+        multires_frames "$D/$N.csv" "$name-$SUF"
     done <<EOF
 level3 --fixed-level 3
 g1 $G

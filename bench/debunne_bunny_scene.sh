@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# Sourced by bench/debunne_bunny.sh: the Stanford bunny's four non-nested
-# levels for Debunne et al. 2001's multiresolution, and the tool scene.
+# Sourced by bench/debunne_bunny.sh and bench/debunne_bunny_ref.sh, after
+# bench_common.sh: the Stanford bunny's four non-nested levels for Debunne et
+# al. 2001's multiresolution, the tool scene, and its per-frame run.
 
 # bunny_levels BUILD_DIR DIR: DIR/l0..l3.node/.ele. data/meshes/
 # bunny_closed_3485v.off (metres, y up, 15.6 cm across) turned z up with its
@@ -31,6 +32,20 @@ bunny_levels() {
 # shellcheck disable=SC2034
 BUNNY_SCENE="--E 5e3 --nu 0.3 --rho 1060 --gravity 0,0,0 --fix z<0.003 --tool 0.0049,-0.009,0.1147,0.015
         --tool-move 0,0,-0.016,0.1 --probe-at 0.0049,-0.009,0.0987 --frame-dt 0.01 --frames 30"
+
+# bunny_run CSV NAME OPTIONS...: the scene $BUNNY_SCENE on the four levels
+# $LEVELS by $T at nice with OPTIONS, logged to $LOG (a run that fails noted
+# there), through $W/run.csv; its frames appended to CSV
+# (multires_frames_header's columns), each row starting with NAME
+bunny_run() {
+    csv=$1
+    name=$2
+    shift 2
+    echo "== $name: $*" >> "$LOG"
+    # shellcheck disable=SC2086
+    nice "$T" run --multires 4 --levels "$LEVELS" $BUNNY_SCENE "$@" --csv "$W/run.csv" >> "$LOG" 2>&1 || echo "failed" >> "$LOG"
+    multires_frames "$csv" "$name"
+}
 
 # the liver's tool as it is (bench/debunne_liver_scene.sh): an 8 mm sphere
 # 1 mm above the same point, 9 mm down over 0.1 s (8 mm in) and back

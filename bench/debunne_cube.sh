@@ -10,14 +10,12 @@
 # usage: bench/debunne_cube.sh [BUILD_DIR] [OUT_DIR]
 #        (defaults: build, bench/results/cpu-2core-intel-xeon)
 set -eu
+# shellcheck source=bench/bench_common.sh
+. "$(dirname "$0")/bench_common.sh"
 B=${1:-build}
 D=${2:-bench/results/cpu-2core-intel-xeon}
 T="$B/tetwarp"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-mkdir -p "$D"
-PY=python3
-$PY -c "import matplotlib" 2>/dev/null || PY=/usr/bin/python3
+bench_setup "$D"
 LOG="$D/debunne_cube.log"
 : > "$LOG"
 # the cube's surface, n x n squares per face, each split in two triangles

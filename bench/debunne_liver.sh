@@ -15,23 +15,21 @@
 # usage: bench/debunne_liver.sh [BUILD_DIR] [OUT_DIR]
 #        (defaults: build, bench/results/cpu-2core-intel-xeon)
 set -eu
+# shellcheck source=bench/bench_common.sh
+. "$(dirname "$0")/bench_common.sh"
 # shellcheck source=bench/debunne_liver_scene.sh
 . "$(dirname "$0")/debunne_liver_scene.sh"
 B=${1:-build}
 D=${2:-bench/results/cpu-2core-intel-xeon}
 T="$B/tetwarp"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-mkdir -p "$D"
-PY=python3
-$PY -c "import matplotlib" 2>/dev/null || PY=/usr/bin/python3
+bench_setup "$D"
 LOG="$D/debunne_liver.log"
 : > "$LOG"
 $PY bench/liver_levels.py data/meshes/liver_sofa.msh "$W/liver0" >> "$LOG"
 "$T" mesh "$W/liver0_surface.obj" --tets 4000 --out "$W/liver1" --no-cache >> "$LOG" 2>&1
 "$T" mesh "$W/liver0_surface.obj" --tets 12000 --out "$W/liver2" --no-cache >> "$LOG" 2>&1
 LEVELS="$W/liver0.node,$W/liver1.node,$W/liver2.node"
-liver_frames_header "$D/debunne_liver.csv"
+multires_frames_header "$D/debunne_liver.csv"
 run() { # name, options
     liver_run "$D/debunne_liver.csv" 3 "$@"
 }

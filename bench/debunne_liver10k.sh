@@ -17,21 +17,19 @@
 # usage: bench/debunne_liver10k.sh [BUILD_DIR] [OUT_DIR]
 #        (defaults: build, bench/results/cpu-2core-intel-xeon)
 set -eu
+# shellcheck source=bench/bench_common.sh
+. "$(dirname "$0")/bench_common.sh"
 # shellcheck source=bench/debunne_liver_scene.sh
 . "$(dirname "$0")/debunne_liver_scene.sh"
 B=${1:-build}
 D=${2:-bench/results/cpu-2core-intel-xeon}
 T="$B/tetwarp"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-mkdir -p "$D"
-PY=python3
-$PY -c "import matplotlib" 2>/dev/null || PY=/usr/bin/python3
+bench_setup "$D"
 liver_levels "$W"
 LOG="$D/debunne_liver10k.log"
 : > "$LOG"
 LEVELS="$W/l0.node,$W/l1.node,$W/l2.node,$W/l3.node"
-liver_frames_header "$D/debunne_liver10k.csv"
+multires_frames_header "$D/debunne_liver10k.csv"
 run() { # name, options
     liver_run "$D/debunne_liver10k.csv" 4 "$@"
 }

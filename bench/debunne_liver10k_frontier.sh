@@ -16,16 +16,15 @@
 # debunne_liver10k_frontier.log and debunne_liver10k_frontier.png.
 # usage: bench/debunne_liver10k_frontier.sh [BUILD_DIR] [OUT_DIR]
 set -eu
+# shellcheck source=bench/bench_common.sh
+. "$(dirname "$0")/bench_common.sh"
 # shellcheck source=bench/debunne_liver_scene.sh
 . "$(dirname "$0")/debunne_liver_scene.sh"
 B=${1:-build}
 D=${2:-bench/results/cpu-2core-intel-xeon}
 T="$B/tetwarp"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-PY=python3
-$PY -c "import matplotlib" 2>/dev/null || PY=/usr/bin/python3
 test -f "$D/debunne_liver10k.csv" || { echo "run bench/debunne_liver10k.sh first" >&2; exit 1; }
+bench_setup "$D"
 liver_levels "$W"
 LOG="$D/debunne_liver10k_frontier.log"
 : > "$LOG"

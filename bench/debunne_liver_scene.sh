@@ -1,9 +1,9 @@
 # shellcheck shell=bash
 # Sourced by the Debunne liver benchmarks (debunne_liver.sh,
-# debunne_liver10k.sh, debunne_liver10k_frontier.sh, debunne_rate.sh): the
-# levels data/meshes/liver_mr0..3 with SOFA's cm scaled to m, the tool
-# scene they share, and the per-frame runs of debunne_liver.sh and
-# debunne_liver10k.sh.
+# debunne_liver10k.sh, debunne_liver10k_frontier.sh, debunne_rate.sh), after
+# bench_common.sh: the levels data/meshes/liver_mr0..3 with SOFA's cm scaled
+# to m, the tool scene they share, and the per-frame runs of
+# debunne_liver.sh and debunne_liver10k.sh.
 
 # liver_levels DIR: DIR/l0..l3.node/.ele, the four levels in metres
 liver_levels() {
@@ -29,15 +29,10 @@ RATE_SCENE="--E 5e3 --nu 0.3 --rho 1060 --gravity 0,0,0
         --fix z<-0.012 --gamma 1e-4,5e-4 --work-budget 600000 --frame-dt 0.01
         --tool -0.0144,0.0269,0.0363,0.008 --tool-move 0,0,-0.009,0.4 --probe-at -0.0144,0.0269,0.0273"
 
-# liver_frames_header CSV: starts CSV with the columns liver_run appends
-liver_frames_header() {
-    echo "run,frame,time,active_nodes,interface_nodes,work,frame_ms,probe_x,probe_y,probe_z,tool_fx,tool_fy,tool_fz,max_gamma" \
-        > "$1"
-}
-
 # liver_run CSV COUNT NAME OPTIONS...: the scene on COUNT levels ($LEVELS,
 # by $T, logged to $LOG, through $W/run.csv) with OPTIONS; its frames
-# appended to CSV, each row starting with NAME
+# appended to CSV (multires_frames_header's columns), each row starting
+# with NAME
 liver_run() {
     csv=$1
     count=$2
@@ -46,6 +41,5 @@ liver_run() {
     echo "== $name: $*" >> "$LOG"
     # shellcheck disable=SC2086
     nice "$T" run --multires "$count" --levels "$LEVELS" $LIVER_SCENE "$@" --csv "$W/run.csv" >> "$LOG" 2>&1
-    awk -F, -v n="$name" 'NR > 1 { print n "," $1 "," $2 "," $3 "," $4 "," $5 "," $7 "," $14 "," $15 "," $16 "," $17 "," $18 "," $19 "," $20 }' \
-        "$W/run.csv" >> "$csv"
+    multires_frames "$csv" "$name"
 }

@@ -22,18 +22,15 @@
 # debunne_rate.log and debunne_rate.png.
 # usage: bench/debunne_rate.sh [BUILD_DIR] [OUT_DIR] [BEFORE_BUILD_DIR]
 set -eu
+# shellcheck source=bench/bench_common.sh
+. "$(dirname "$0")/bench_common.sh"
 # shellcheck source=bench/debunne_liver_scene.sh
 . "$(dirname "$0")/debunne_liver_scene.sh"
 B=${1:-build}
 D=${2:-bench/results/cpu-2core-intel-xeon}
 BEFORE=${3:-}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-mkdir -p "$D"
-PY=python3
-$PY -c "import matplotlib" 2>/dev/null || PY=/usr/bin/python3
-NICE="nice -n -5"
-$NICE true 2>/dev/null || NICE=""
+bench_setup "$D"
+bench_nice
 liver_levels "$W"
 LOG="$D/debunne_rate.log"
 : > "$LOG"
@@ -42,21 +39,13 @@ L3="--multires 3 --levels $W/l0.node,$W/l1.node,$W/l2.node"
 L4="--multires 4 --levels $W/l0.node,$W/l1.node,$W/l2.node,$W/l3.node"
 COMMON=$RATE_SCENE
 echo "run,frame,active_nodes,interface_nodes,work,frame_ms,probe_x,probe_y,probe_z,tool_fx,tool_fy,tool_fz,cpu_ms" > "$D/debunne_rate.csv"
-cpu() { # the user + sys seconds of a command
-    /usr/bin/time -f "%U %S" -o "$W/time" "$@" > "$W/run.out" 2>&1 || { cat "$W/run.out" >> "$LOG"; exit 1; }
-    awk '{ print $1 + $2 }' "$W/time"
-}
 run() { # name, tetwarp, options
     name=$1
     t=$2
     shift 2
     echo "== $name: $t run $COMMON $* --frames 80" >> "$LOG"
     # shellcheck disable=SC2086
-    setup=$(cpu $NICE "$t" run $COMMON "$@" --frames 1)
-    # shellcheck disable=SC2086
-    total=$(cpu $NICE "$t" run $COMMON "$@" --frames 80 --csv "$W/run.csv")
-    cat "$W/run.out" >> "$LOG"
-    echo "cpu: $total s for set-up and 80 frames, $setup s for set-up and 1 frame: $(echo "$total $setup" | awk '{ printf "%.2f", 1000 * ($1 - $2) / 79 }') ms a frame" >> "$LOG"
+    bench_frames_cpu 80 $NICE "$t" run $COMMON "$@" --csv "$W/run.csv"
     awk -F, -v n="$name" 'NR > 1 { print n "," $1 "," $3 "," $4 "," $5 "," $7 "," $14 "," $15 "," $16 "," $17 "," $18 "," $19 "," (NF >= 22 ? $22 : "") }' \
         "$W/run.csv" >> "$D/debunne_rate.csv"
 }

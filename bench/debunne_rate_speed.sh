@@ -9,15 +9,13 @@
 # frame per repeat and run).
 # usage: bench/debunne_rate_speed.sh BUILD_DIR BEFORE_BUILD_DIR [OUT_DIR] [REPEATS]
 set -eu
+# shellcheck source=bench/bench_common.sh
+. "$(dirname "$0")/bench_common.sh"
 B=$1
 BEFORE=$2
 D=${3:-bench/results/cpu-2core-intel-xeon}
 N=${4:-5}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-mkdir -p "$D"
-PY=python3
-$PY -c "import matplotlib" 2>/dev/null || PY=/usr/bin/python3
+bench_setup "$D"
 : > "$D/debunne_rate_speed.log"
 for r in $(seq "$N"); do
     mkdir -p "$W/$r"

@@ -14,18 +14,15 @@
 # (every command and its output) and debunne_rate_threads.png.
 # usage: bench/debunne_rate_threads.sh [BUILD_DIR] [OUT_DIR] [REPEATS]
 set -eu
+# shellcheck source=bench/bench_common.sh
+. "$(dirname "$0")/bench_common.sh"
 # shellcheck source=bench/debunne_liver_scene.sh
 . "$(dirname "$0")/debunne_liver_scene.sh"
 B=${1:-build}
 D=${2:-bench/results/cpu-2core-intel-xeon}
 N=${3:-5}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-mkdir -p "$D"
-PY=python3
-$PY -c "import matplotlib" 2>/dev/null || PY=/usr/bin/python3
-NICE="nice -n -5"
-$NICE true 2>/dev/null || NICE=""
+bench_setup "$D"
+bench_nice
 liver_levels "$W"
 LOG="$D/debunne_rate_threads.log"
 CSV="$D/debunne_rate_threads.csv"
@@ -34,10 +31,6 @@ echo "repeat,scene,run,threads,policy,load1,cpu_ms_per_frame,clock_ms_per_frame,
 L3="--multires 3 --levels $W/l0.node,$W/l1.node,$W/l2.node"
 L4="--multires 4 --levels $W/l0.node,$W/l1.node,$W/l2.node,$W/l3.node"
 COMMON=$RATE_SCENE
-cpu() { # the user + sys seconds of a command (its output in $W/run.out)
-    /usr/bin/time -f "%U %S" -o "$W/time" "$@" > "$W/run.out" 2>&1 || { cat "$W/run.out" >> "$LOG"; exit 1; }
-    awk '{ print $1 + $2 }' "$W/time"
-}
 run() { # repeat, scene, frames, run name, threads, policy (- for the default), level options
     r=$1 scene=$2 frames=$3 name=$4 th=$5 pol=$6
     shift 6
@@ -46,15 +39,10 @@ run() { # repeat, scene, frames, run name, threads, policy (- for the default), 
     [ "$pol" != - ] && envp=("OMP_WAIT_POLICY=$pol")
     echo "== repeat $r $scene $name (load $load): ${envp[*]} $B/tetwarp run $* $COMMON --threads $th --frames $frames" >> "$LOG"
     # shellcheck disable=SC2086
-    setup=$(cpu env "${envp[@]}" $NICE "$B/tetwarp" run "$@" $COMMON --threads "$th" --frames 1)
-    # shellcheck disable=SC2086
-    total=$(cpu env "${envp[@]}" $NICE "$B/tetwarp" run "$@" $COMMON --threads "$th" --frames "$frames")
-    cat "$W/run.out" >> "$LOG"
-    c=$(echo "$total $setup $frames" | awk '{ printf "%.2f", 1000 * ($1 - $2) / ($3 - 1) }')
+    bench_frames_cpu "$frames" env "${envp[@]}" $NICE "$B/tetwarp" run "$@" $COMMON --threads "$th"
     clock=$(sed -n 's/.* ms: \([0-9.]*\) ms a frame.*/\1/p' "$W/run.out")
     work=$(sed -n 's/^tet evaluations: \([0-9]*\) a frame.*/\1/p' "$W/run.out")
-    echo "cpu: $total s for set-up and $frames frames, $setup s for set-up and 1 frame: $c ms a frame" >> "$LOG"
-    echo "$r,$scene,$name,$th,$pol,$load,$c,$clock,$work" >> "$CSV"
+    echo "$r,$scene,$name,$th,$pol,$load,$CPU_MS,$clock,$work" >> "$CSV"
 }
 for r in $(seq "$N"); do
     # shellcheck disable=SC2086

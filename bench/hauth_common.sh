@@ -15,12 +15,10 @@
 # longest edge of its rest position.
 # Timings: one thread (OMP_NUM_THREADS=1, --threads 1) for both sides.
 
+# shellcheck source=bench/bench_common.sh
+. "$(dirname "$0")/bench_common.sh"
 T_BIN="$B/tetwarp"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-mkdir -p "$D"
-PY=${PYTHON:-python3}
-$PY -c "import matplotlib" 2>/dev/null || PY=/usr/bin/python3
+bench_setup "$D"
 LOG="$D/hauth_$NAME.log"
 OUT="$D/hauth_$NAME.csv"
 TRACE="$D/hauth_${NAME}_trace.csv"

@@ -232,8 +232,7 @@ tw_status tw_world_set_hanging(tw_world *w, int count, const int *vertex, const 
         free(hw);
         return TW_ERR_NOMEM;
     }
-    for (int k = 0; k < w->nhang; k++) w->cons[w->hang_vertex[k]] = TW_FREE;
-    tw_world_mass_sums_stale(w);
+    for (int k = 0; k < w->nhang; k++) tw_world_set_cons(w, w->hang_vertex[k], TW_FREE);
     tw_hanging_free(w);
     hp[0] = 0;
     if (count > 0) {

@@ -401,7 +401,8 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     memset(w->ccol, TW_CONTACT_NONE, n);
     double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
     for (size_t i = 0; i < n; i++) {
-        if (mesh->unused && mesh->unused[i]) w->cons[i] = TW_PINNED; /* no mass, no stiffness */
+        if (mesh->unused && mesh->unused[i]) tw_world_set_cons(w, (int)i, TW_PINNED); /* no mass, no stiffness */
+        w->mass_total += w->fem.mass[i]; /* in vertex order */
         for (int c = 0; c < 3; c++) {
             if (mesh->X[3 * i + c] < lo[c]) lo[c] = mesh->X[3 * i + c];
             if (mesh->X[3 * i + c] > hi[c]) hi[c] = mesh->X[3 * i + c];
@@ -485,8 +486,7 @@ tw_status tw_world_set_constraint(tw_world *w, int v, tw_constraint c)
     w->host_dirty = 1; /* the device copy re-uploads */
     if (check_vertex(w, v) != TW_OK) return TW_ERR_INVALID;
     if ((unsigned)c > TW_KINEMATIC) return tw_fail(TW_ERR_INVALID, "unknown constraint %d", (int)c);
-    w->cons[v] = (unsigned char)c;
-    tw_world_mass_sums_stale(w);
+    tw_world_set_cons(w, v, (unsigned char)c);
     if (c == TW_KINEMATIC) {
         tw_status s = tw_world_fetch(w, 1, 0); /* the target starts at the current position */
         if (s != TW_OK) return s;
@@ -495,38 +495,10 @@ tw_status tw_world_set_constraint(tw_world *w, int v, tw_constraint c)
     return TW_OK;
 }
 
-void tw_world_mass_sums_stale(tw_world *w) { w->mass_sums_valid = 0; }
+double tw_world_total_mass(const tw_world *w) { return w->mass_total; }
 
-/* The mass sums the steps read, computed once after a change (a step
- * would otherwise pass over every vertex for them): the total, and
- * tw_contact_patch_mass's, which is the total while no vertex is
- * constrained and the mesh is one body. Const because the accessors are:
- * only the cache changes. */
-static void mass_sums(const tw_world *w)
-{
-    tw_world *mw = (tw_world *)w;
-    double m = 0;
-    int constrained = 0;
-    for (int i = 0; i < w->fem.n; i++) {
-        m += w->fem.mass[i];
-        constrained |= w->cons[i] != 0;
-    }
-    mw->mass_total = m;
-    mw->mass_patch = w->bodies || constrained ? 0 : m;
-    mw->mass_sums_valid = 1;
-}
-
-double tw_world_total_mass(const tw_world *w)
-{
-    if (!w->mass_sums_valid) mass_sums(w);
-    return w->mass_total;
-}
-
-double tw_contact_patch_mass(const tw_world *w)
-{
-    if (!w->mass_sums_valid) mass_sums(w);
-    return w->mass_patch;
-}
+/* The total while no vertex is constrained and the mesh is one body. */
+double tw_contact_patch_mass(const tw_world *w) { return w->bodies || w->constrained ? 0 : w->mass_total; }
 
 tw_constraint tw_world_get_constraint(const tw_world *w, int v)
 {
@@ -549,11 +521,10 @@ int tw_world_pin_where(tw_world *w, int axis, int less, double value)
     for (int i = 0; i < w->fem.n; i++) {
         double c = w->mesh->X[3 * (size_t)i + axis];
         if (less ? c < value : c > value) {
-            w->cons[i] = TW_PINNED;
+            tw_world_set_cons(w, i, TW_PINNED);
             count++;
         }
     }
-    tw_world_mass_sums_stale(w);
     return count;
 }
 

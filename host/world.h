@@ -100,13 +100,12 @@ struct tw_world {
     double *hang_w;
     struct tw_hanging_system *hsys; /* the implicit step's reduced system, when nhang > 0 */
     struct tw_bodies *bodies; /* contact between the bodies of a tw_mesh_merge'd mesh (contact_bodies.c), or NULL */
-    /* the vertex-mass sums a step reads (tw_world_total_mass,
-     * tw_contact_patch_mass), cached while mass_sums_valid: the masses are
-     * set at creation only, and what else they read (cons, bodies) changes
-     * only through tw_world_mass_sums_stale, which every writer of cons
-     * calls */
-    double mass_total, mass_patch;
-    int mass_sums_valid;
+    /* the sum of the vertex masses in vertex order (tw_world_total_mass),
+     * formed at creation: the masses are set there only */
+    double mass_total;
+    /* how many vertices have cons[i] != TW_FREE (tw_contact_patch_mass
+     * reads it), kept by tw_world_set_cons, the one writer of cons */
+    int constrained;
     tw_solver_work work;
     struct tw_amg *amg; /* def.precond mg: the multigrid hierarchy (amg.h), built at the first solve */
 };
@@ -174,12 +173,16 @@ int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, in
  * is the model: tw_contact_patch_mass, the free vertices' mass, is 0 (no
  * estimate) where the world holds several bodies or a constrained vertex. */
 double tw_contact_patch(const tw_world *w, const tw_real *b, const tw_real *v, double heff);
-double tw_contact_patch_mass(const tw_world *w); /* world.c, cached with the total below */
-/* The sum of the vertex masses, kg (cached: w->mass_total). */
+double tw_contact_patch_mass(const tw_world *w); /* world.c */
+/* The sum of the vertex masses, kg (w->mass_total). */
 double tw_world_total_mass(const tw_world *w);
-/* Marks the cached mass sums stale: to be called by whatever writes w->cons
- * (or the masses, or the bodies) after the world's creation. */
-void tw_world_mass_sums_stale(tw_world *w);
+/* Sets vertex v's constraint w->cons[v] to c, keeping w->constrained: every
+ * write of w->cons goes through it. */
+static inline void tw_world_set_cons(tw_world *w, int v, unsigned char c)
+{
+    w->constrained += (c != TW_FREE) - (w->cons[v] != TW_FREE);
+    w->cons[v] = c;
+}
 /* The shift of a contact solve on moving colliders: s_i the collider's
  * tangential velocity at each active contact on one, 0 elsewhere; returns 1
  * when any is not 0. The implicit step solves for v - s: the friction

@@ -118,20 +118,27 @@ static int device_pattern_matches(const tw_front *f)
     return ok;
 }
 
+/* The sagging box's front on the CUDA backend. */
+static tw_front *device_box_front(tw_test_box_front *b)
+{
+    tw_front_def d = tw_default_front_def();
+    d.backend = TW_BACKEND_CUDA;
+    return tw_test_box_front_create(b, &d);
+}
+
 /* 100 steps on both backends: the same switches at the same steps, the
  * device pattern equal to the host's after each, positions within POS_TOL. */
 TW_TEST(parity_sagging_box)
 {
     if (tw_test_gpu_skip()) return TW_SKIP;
-    unsigned char *pin = NULL;
-    tw_tetra_tree *t = tw_test_box_tree(TW_TEST_BOX_T2, &pin);
-    CHECK(t);
-    const int nv = t->h->level[2]->nv;
+    tw_test_box_front b;
+    tw_front *cpu = tw_test_box_front_create(&b, NULL);
+    CHECK(cpu);
+    const int nv = b.t->h->level[2]->nv;
     tw_front_def d = tw_default_front_def();
-    tw_front *cpu = tw_front_create(t, pin, &d);
     d.backend = TW_BACKEND_CUDA;
-    tw_front *gpu = tw_front_create(t, pin, &d);
-    CHECK(cpu && gpu);
+    tw_front *gpu = tw_front_create(b.t, b.pin, &d);
+    CHECK(gpu);
     CHECK(device_pattern_matches(gpu));
     double *xc = malloc(3 * sizeof *xc * (size_t)nv), *xg = malloc(3 * sizeof *xg * (size_t)nv);
     CHECK(xc && xg);
@@ -168,10 +175,8 @@ TW_TEST(parity_sagging_box)
     CHECK(worst <= POS_TOL);
     free(xc);
     free(xg);
-    free(pin);
-    tw_front_destroy(cpu);
     tw_front_destroy(gpu);
-    tw_tetra_tree_free(t);
+    tw_test_box_front_free(&b);
     return 0;
 }
 
@@ -180,12 +185,8 @@ TW_TEST(parity_sagging_box)
 TW_TEST(system_matches_host_short)
 {
     if (tw_test_gpu_skip()) return TW_SKIP;
-    unsigned char *pin = NULL;
-    tw_tetra_tree *t = tw_test_box_tree(TW_TEST_BOX_T2, &pin);
-    CHECK(t);
-    tw_front_def d = tw_default_front_def();
-    d.backend = TW_BACKEND_CUDA;
-    tw_front *f = tw_front_create(t, pin, &d);
+    tw_test_box_front b;
+    tw_front *f = device_box_front(&b);
     CHECK(f);
     double ev = 0, er = 0;
     CHECK(device_system_matches(f, "start", &ev, &er));
@@ -194,10 +195,16 @@ TW_TEST(system_matches_host_short)
     CHECK(tw_front_on_device(f));
     CHECK(device_system_matches(f, "after one step", &ev, &er));
     printf("device system vs host: values %.3g, rhs %.3g of their largest (tolerance %.3g)\n", ev, er, SYS_TOL);
-    free(pin);
-    tw_front_destroy(f);
-    tw_tetra_tree_free(t);
+    tw_test_box_front_free(&b);
     return 0;
+}
+
+/* device_system_matches as a tw_test_front_checkpoints check; ctx: the
+ * largest relative differences {values, rhs}. */
+static int system_check(tw_front *f, const char *what, void *ctx)
+{
+    double *e = ctx;
+    return device_system_matches(f, what, &e[0], &e[1]);
 }
 
 /* The device's system at the start, after every switch of the sagging box
@@ -206,32 +213,17 @@ TW_TEST(system_matches_host_short)
 TW_TEST(system_matches_host_through_switches)
 {
     if (tw_test_gpu_skip()) return TW_SKIP;
-    unsigned char *pin = NULL;
-    tw_tetra_tree *t = tw_test_box_tree(TW_TEST_BOX_T2, &pin);
-    CHECK(t);
-    tw_front_def d = tw_default_front_def();
-    d.backend = TW_BACKEND_CUDA;
-    tw_front *f = tw_front_create(t, pin, &d);
+    tw_test_box_front b;
+    tw_front *f = device_box_front(&b);
     CHECK(f);
-    double ev = 0, er = 0;
-    int switches = 0, checked = 0;
-    CHECK(device_system_matches(f, "start", &ev, &er));
-    for (int k = 0; k < 100; k++) {
-        tw_front_stats s;
-        CHECK_OK(tw_front_step(f, &s));
-        switches += s.rebuilt;
-        if (!s.rebuilt && k % 10) continue;
-        char what[64];
-        snprintf(what, sizeof what, "step %d%s", k, s.rebuilt ? " (a switch)" : "");
-        CHECK(device_system_matches(f, what, &ev, &er));
-        checked++;
-    }
-    printf("%d systems checked (%d switches): values %.3g, rhs %.3g of their largest (tolerance %.3g)\n",
-           checked + 1, switches, ev, er, SYS_TOL);
+    double e[2] = {0, 0};
+    int switches, hanging;
+    const int checked = tw_test_front_checkpoints(f, system_check, e, &switches, &hanging);
+    CHECK(checked > 0);
+    printf("%d systems checked (%d switches): values %.3g, rhs %.3g of their largest (tolerance %.3g)\n", checked,
+           switches, e[0], e[1], SYS_TOL);
     CHECK(switches > 0);
-    free(pin);
-    tw_front_destroy(f);
-    tw_tetra_tree_free(t);
+    tw_test_box_front_free(&b);
     return 0;
 }
 
@@ -245,13 +237,10 @@ TW_TEST(parity_forces_mixed_front)
     tw_tetra_tree *t = tw_test_cube_tree(tw_default_tetra_tree_def().t1);
     CHECK(t);
     const int nv = t->h->level[2]->nv;
-    unsigned char *act = calloc((size_t)t->nt, 1), *pin = calloc((size_t)nv, 1);
+    unsigned char *pin = calloc((size_t)nv, 1);
     double *force = malloc(3 * (size_t)nv * sizeof *force), *xc = malloc(3 * (size_t)nv * sizeof *xc),
            *xg = malloc(3 * (size_t)nv * sizeof *xg);
-    CHECK(act && pin && force && xc && xg);
-    for (int e = 1; e < t->level_start[1]; e++) act[e] = 1;
-    for (int k = 1; k < 8; k++) act[t->level_start[1] + k] = 1;
-    for (int k = 0; k < 8; k++) act[t->level_start[2] + k] = 1;
+    CHECK(pin && force && xc && xg);
     for (int i = 0; i < nv; i++) {
         pin[i] = t->h->level[2]->X[3 * i + 2] < 1e-12; /* the bottom face held */
         force[3 * i] = 0.5 * t->h->level[2]->X[3 * i + 2];
@@ -264,8 +253,8 @@ TW_TEST(parity_forces_mixed_front)
     d.backend = TW_BACKEND_CUDA;
     tw_front *gpu = tw_front_create(t, pin, &d);
     CHECK(cpu && gpu);
-    CHECK_OK(tw_front_set(cpu, act));
-    CHECK_OK(tw_front_set(gpu, act));
+    CHECK_OK(tw_test_front_set_mixed(cpu, t));
+    CHECK_OK(tw_test_front_set_mixed(gpu, t));
     CHECK_OK(tw_front_set_forces(cpu, force));
     CHECK_OK(tw_front_set_forces(gpu, force));
     CHECK(device_pattern_matches(gpu));
@@ -288,7 +277,6 @@ TW_TEST(parity_forces_mixed_front)
            move, worst);
     CHECK(s.hanging_vertices > 0 && move > 1e-4);
     CHECK(worst <= 1e-5);
-    free(act);
     free(pin);
     free(force);
     free(xc);
@@ -304,21 +292,15 @@ TW_TEST(parity_forces_mixed_front)
 TW_TEST(pattern_forced_levels)
 {
     if (tw_test_gpu_skip()) return TW_SKIP;
-    unsigned char *pin = NULL;
-    tw_tetra_tree *t = tw_test_box_tree(TW_TEST_BOX_T2, &pin);
-    CHECK(t);
-    tw_front_def d = tw_default_front_def();
-    d.backend = TW_BACKEND_CUDA;
-    tw_front *f = tw_front_create(t, pin, &d);
+    tw_test_box_front b;
+    tw_front *f = device_box_front(&b);
     CHECK(f);
     const int order[] = {1, 2, 0, 2, 1};
     for (int k = 0; k < 5; k++) {
-        CHECK_OK(tw_test_front_set_level(f, t, order[k]));
+        CHECK_OK(tw_test_front_set_level(f, b.t, order[k]));
         CHECK(device_pattern_matches(f));
     }
-    free(pin);
-    tw_front_destroy(f);
-    tw_tetra_tree_free(t);
+    tw_test_box_front_free(&b);
     return 0;
 }
 
@@ -327,16 +309,12 @@ TW_TEST(pattern_forced_levels)
 TW_TEST(refuses_multigrid)
 {
     if (tw_test_gpu_skip()) return TW_SKIP;
-    unsigned char *pin = NULL;
-    tw_tetra_tree *t = tw_test_box_tree(TW_TEST_BOX_T2, &pin);
-    CHECK(t);
     tw_front_def d = tw_default_front_def();
     d.backend = TW_BACKEND_CUDA;
     d.precond = TW_PRECOND_MG;
-    tw_front *f = tw_front_create(t, pin, &d);
-    CHECK(!f);
+    tw_test_box_front b;
+    CHECK(!tw_test_box_front_create(&b, &d) && b.t);
     CHECK(strstr(tw_last_error(), "block-Jacobi") != NULL);
-    free(pin);
-    tw_tetra_tree_free(t);
+    tw_test_box_front_free(&b);
     return 0;
 }

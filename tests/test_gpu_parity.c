@@ -647,14 +647,8 @@ static tw_world *graded_world(const tw_graded_mesh *g, tw_backend backend, int h
 
 static tw_graded_mesh *graded_bunny(void)
 {
-    tw_surface *surf = tw_surface_load(tw_test_mesh_path("bunny_closed_3485v.off"));
-    if (!surf) return NULL;
-    tw_graded_def gd = tw_default_graded_def();
-    gd.fine_size = 0.01;
-    gd.levels = 3;
-    tw_graded_mesh *g = tw_mesh_graded(surf, &gd);
-    tw_surface_destroy(surf);
-    if (!g) fprintf(stderr, "tw_mesh_graded: %s\n", tw_last_error());
+    tw_graded_mesh *g = tw_test_graded_bunny(0.01, 3);
+    if (!g) fprintf(stderr, "graded bunny: %s\n", tw_last_error());
     else printf("graded bunny: %d vertices (%d hanging), %d tets\n", tw_mesh_vertex_count(g->mesh),
                 g->hanging_count, tw_mesh_tet_count(g->mesh));
     return g;

@@ -16,6 +16,7 @@
 #include "scenes.h"
 #include "solver.h"
 #include "tw_test.h"
+#include "tw_test_scenes.h"
 #include "world.h"
 
 #ifdef TW_DOUBLE
@@ -119,15 +120,18 @@ static double min_coord(const tw_mesh *m, int axis)
     return lo;
 }
 
-/* The bar pinned at x = 0 after `steps` implicit steps under gravity (bent:
+/* Müller's bar (into *m, NULL on failure; the caller destroys it after the
+ * world) pinned at x = 0 after `steps` implicit steps under gravity (bent:
  * the rotations are far from identity), its system in w->A. */
-static tw_world *bent_bar(const tw_mesh *m, tw_method method, tw_warp_system ws, int steps)
+static tw_world *bent_bar(tw_mesh **m, tw_method method, tw_warp_system ws, int steps)
 {
+    *m = demo_bar_mesh();
+    if (!*m) return NULL;
     tw_world_def d = demo_bar_def(method);
     d.backend = TW_BACKEND_CPU;
     d.warp_system = ws;
     d.precond = TW_PRECOND_JACOBI;
-    tw_world *w = demo_wall_world(m, &d);
+    tw_world *w = demo_wall_world(*m, &d);
     if (!w) { fprintf(stderr, "world: %s\n", tw_last_error()); return NULL; }
     for (int s = 0; s < steps; s++)
         if (tw_world_step(w, NULL) != TW_OK) {
@@ -143,9 +147,8 @@ static tw_world *bent_bar(const tw_mesh *m, tw_method method, tw_warp_system ws,
  * gives the full product's bits there. */
 static int bar_case(tw_method method, int want_exact)
 {
-    tw_mesh *m = demo_bar_mesh();
-    CHECK(m);
-    tw_world *w = bent_bar(m, method, TW_WARP_SYSTEM_SYMMETRIC, 10);
+    tw_mesh *m;
+    tw_world *w = bent_bar(&m, method, TW_WARP_SYSTEM_SYMMETRIC, 10);
     CHECK(w);
     tw_bsr A = tw_world_bsr(w);
     int r = check_half(&A, tw_method_name(method), want_exact);
@@ -178,30 +181,49 @@ TW_TEST(bunny_half_equals_full)
     return r;
 }
 
+/* The hanging bunny's settings: on the CPU, block-Jacobi, E 20 kPa. */
+static tw_world_def hanging_def(void)
+{
+    tw_world_def d = tw_default_world_def();
+    d.backend = TW_BACKEND_CPU;
+    d.precond = TW_PRECOND_JACOBI;
+    d.youngs_modulus = 2e4;
+    return d;
+}
+
+/* The world of d on g's mesh with its feet pinned and g's hanging vertices,
+ * after `steps` steps; NULL (the reason on stderr) on failure. */
+static tw_world *hanging_world(const tw_graded_mesh *g, const tw_world_def *d, int steps)
+{
+    tw_world *w = tw_world_create(g->mesh, d);
+    if (!w) { fprintf(stderr, "world: %s\n", tw_last_error()); return NULL; }
+    if (tw_world_pin_where(w, 2, 1, min_coord(g->mesh, 2) + 0.01) == 0) {
+        fprintf(stderr, "no vertex pinned\n");
+        tw_world_destroy(w);
+        return NULL;
+    }
+    tw_status st = tw_world_set_hanging(w, g->hanging_count, g->hanging_vertex, g->hanging_ptr, g->hanging_idx,
+                                        g->hanging_weights);
+    for (int k = 0; st == TW_OK && k < steps; k++) st = tw_world_step(w, NULL);
+    if (st != TW_OK) {
+        fprintf(stderr, "hanging world: %s\n", tw_last_error());
+        tw_world_destroy(w);
+        return NULL;
+    }
+    return w;
+}
+
 /* The graded bunny with hanging vertices: the reduced P^T A P (hanging.c's
  * Galerkin product), whose exact symmetry nothing guarantees, so the
  * comparison is to the bound. */
 TW_TEST(hanging_reduced_system_half_equals_full)
 {
-    tw_surface *s = tw_surface_load(tw_test_mesh_path("bunny_closed_3485v.off"));
-    CHECK(s);
-    tw_graded_def gd = tw_default_graded_def();
-    gd.fine_size = 0.008;
-    gd.levels = 3;
-    tw_graded_mesh *g = tw_mesh_graded(s, &gd);
-    tw_surface_destroy(s);
+    tw_graded_mesh *g = tw_test_graded_bunny(0.008, 3);
     CHECK(g);
     CHECK(g->hanging_count > 0);
-    tw_world_def d = tw_default_world_def();
-    d.backend = TW_BACKEND_CPU;
-    d.precond = TW_PRECOND_JACOBI;
-    d.youngs_modulus = 2e4;
-    tw_world *w = tw_world_create(g->mesh, &d);
+    tw_world_def d = hanging_def();
+    tw_world *w = hanging_world(g, &d, 3);
     CHECK(w);
-    CHECK(tw_world_pin_where(w, 2, 1, min_coord(g->mesh, 2) + 0.01) > 0);
-    CHECK_OK(tw_world_set_hanging(w, g->hanging_count, g->hanging_vertex, g->hanging_ptr, g->hanging_idx,
-                                  g->hanging_weights));
-    for (int k = 0; k < 3; k++) CHECK_OK(tw_world_step(w, NULL));
     CHECK(w->hsys);
     tw_bsr Ar = tw_hier_matrix_bsr(&w->hsys->Ar);
     int r = check_half(&Ar, "graded bunny, hanging P^T A P", 0);
@@ -213,9 +235,8 @@ TW_TEST(hanging_reduced_system_half_equals_full)
 /* The compact form (only the half stored) gives the in-place form's bits. */
 TW_TEST(compact_half_equals_in_place)
 {
-    tw_mesh *m = demo_bar_mesh();
-    CHECK(m);
-    tw_world *w = bent_bar(m, TW_COROT_ELEMENT, TW_WARP_SYSTEM_SYMMETRIC, 5);
+    tw_mesh *m;
+    tw_world *w = bent_bar(&m, TW_COROT_ELEMENT, TW_WARP_SYSTEM_SYMMETRIC, 5);
     CHECK(w);
     tw_bsr A = tw_world_bsr(w);
     tw_bsr_half in_place, compact;
@@ -243,9 +264,8 @@ TW_TEST(compact_half_equals_in_place)
  * beyond the bound. */
 TW_TEST(forgotten_transpose_is_caught)
 {
-    tw_mesh *m = demo_bar_mesh();
-    CHECK(m);
-    tw_world *w = bent_bar(m, TW_COROT_ELEMENT, TW_WARP_SYSTEM_SYMMETRIC, 10);
+    tw_mesh *m;
+    tw_world *w = bent_bar(&m, TW_COROT_ELEMENT, TW_WARP_SYSTEM_SYMMETRIC, 10);
     CHECK(w);
     tw_bsr A = tw_world_bsr(w);
     int off = 0, unsymmetric = 0;
@@ -319,9 +339,8 @@ TW_TEST(unknown_spmv_form_is_refused)
  * half (its BiCGStab reads the full matrix). */
 TW_TEST(exact_warp_system_is_not_symmetric_and_refused)
 {
-    tw_mesh *m = demo_bar_mesh();
-    CHECK(m);
-    tw_world *w = bent_bar(m, TW_WARP_VERTEX, TW_WARP_SYSTEM_BICGSTAB, 10);
+    tw_mesh *m;
+    tw_world *w = bent_bar(&m, TW_WARP_VERTEX, TW_WARP_SYSTEM_BICGSTAB, 10);
     CHECK(w);
     tw_bsr A = tw_world_bsr(w);
     double asym = asymmetry(&A);
@@ -348,9 +367,8 @@ TW_TEST(exact_warp_system_is_not_symmetric_and_refused)
  * full product's steps, and the switch took (the index was built). */
 TW_TEST(pcg_half_steps_match_full)
 {
-    tw_mesh *m = demo_bar_mesh();
-    CHECK(m);
-    tw_world *ref = bent_bar(m, TW_COROT_ELEMENT, TW_WARP_SYSTEM_SYMMETRIC, 20);
+    tw_mesh *m;
+    tw_world *ref = bent_bar(&m, TW_COROT_ELEMENT, TW_WARP_SYSTEM_SYMMETRIC, 20);
     CHECK(ref);
     CHECK(ref->work.half == 0 && ref->work.half_form == NULL);
     for (int how = 0; how < 2; how++) {
@@ -382,28 +400,15 @@ TW_TEST(pcg_half_steps_match_full)
  * the bits are the same), and the switch took. */
 TW_TEST(pcg_half_hanging_steps_close_to_full)
 {
-    tw_surface *s = tw_surface_load(tw_test_mesh_path("bunny_closed_3485v.off"));
-    CHECK(s);
-    tw_graded_def gd = tw_default_graded_def();
-    gd.fine_size = 0.008;
-    gd.levels = 3;
-    tw_graded_mesh *g = tw_mesh_graded(s, &gd);
-    tw_surface_destroy(s);
+    tw_graded_mesh *g = tw_test_graded_bunny(0.008, 3);
     CHECK(g);
     tw_world *w[2];
     for (int k = 0; k < 2; k++) {
-        tw_world_def d = tw_default_world_def();
-        d.backend = TW_BACKEND_CPU;
-        d.precond = TW_PRECOND_JACOBI;
-        d.youngs_modulus = 2e4;
+        tw_world_def d = hanging_def();
         d.cg_tolerance = 1e-6;
         d.spmv = k ? TW_SPMV_HALF : TW_SPMV_FULL;
-        w[k] = tw_world_create(g->mesh, &d);
+        w[k] = hanging_world(g, &d, 10);
         CHECK(w[k]);
-        CHECK(tw_world_pin_where(w[k], 2, 1, min_coord(g->mesh, 2) + 0.01) > 0);
-        CHECK_OK(tw_world_set_hanging(w[k], g->hanging_count, g->hanging_vertex, g->hanging_ptr, g->hanging_idx,
-                                      g->hanging_weights));
-        for (int st = 0; st < 10; st++) CHECK_OK(tw_world_step(w[k], NULL));
     }
     CHECK(w[1]->hsys && w[1]->hsys->work.half == 1 && w[1]->hsys->work.half_form != NULL);
     double e = tw_test_position_error(w[0], w[1], 0.15, 1e-4, "hanging, half");

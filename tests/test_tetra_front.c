@@ -172,22 +172,15 @@ TW_TEST(tjunctions_on_coarse_field)
     tw_tetra_tree *t = tw_tetra_tree_build(b, &td);
     CHECK(t);
     const tw_mesh *m = t->h->level[2];
-    unsigned char *pin = calloc((size_t)m->nv, 1), *act = calloc((size_t)t->nt, 1);
-    CHECK(pin && act);
+    unsigned char *pin = calloc((size_t)m->nv, 1);
+    CHECK(pin);
     for (int i = 0; i < m->nv; i++)
         pin[i] = m->X[3 * i] < 1e-12;
-    for (int e = 1; e < b->nt; e++)
-        act[e] = 1;
-    const int c0 = t->level_start[1]; /* children of base tet 0: level-1 tets 0..7 */
-    for (int k = 1; k < 8; k++)
-        act[c0 + k] = 1;
-    for (int k = 0; k < 8; k++)
-        act[t->level_start[2] + k] = 1; /* children of level-1 tet 0 */
     tw_front_def d = tw_default_front_def();
     d.adapt = 0; /* keep this front */
     tw_front *f = tw_front_create(t, pin, &d);
     CHECK(f);
-    CHECK_OK(tw_front_set(f, act));
+    CHECK_OK(tw_test_front_set_mixed(f, t));
     tw_front_stats s;
     double worst = 0, sag = 0;
     for (int k = 0; k < 30; k++) {
@@ -204,7 +197,6 @@ TW_TEST(tjunctions_on_coarse_field)
     CHECK(sag > 1e-4);
     CHECK(worst <= 1e-12);
     free(pin);
-    free(act);
     tw_front_destroy(f);
     tw_tetra_tree_free(t);
     tw_mesh_destroy(b);
@@ -217,11 +209,8 @@ TW_TEST(tjunctions_on_coarse_field)
  * (reported), and never more than 1e-3 of its peak elastic energy scale. */
 TW_TEST(energy_at_switch_bounded)
 {
-    unsigned char *pin = NULL;
-    tw_tetra_tree *t = tw_test_box_tree(TW_TEST_BOX_T2, &pin);
-    CHECK(t);
-    tw_front_def d = tw_default_front_def();
-    tw_front *f = tw_front_create(t, pin, &d);
+    tw_test_box_front b;
+    tw_front *f = tw_test_box_front_create(&b, NULL);
     CHECK(f);
     tw_front_stats s;
     double gain = 0, loss = 0, scale = 0;
@@ -240,9 +229,7 @@ TW_TEST(energy_at_switch_bounded)
            "%.3g J\n", switches, gain, loss, scale);
     CHECK(switches > 0);
     CHECK(gain <= 1e-3 * scale);
-    free(pin);
-    tw_front_destroy(f);
-    tw_tetra_tree_free(t);
+    tw_test_box_front_free(&b);
     return 0;
 }
 

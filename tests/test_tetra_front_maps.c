@@ -85,40 +85,31 @@ static long front_mismatches(tw_front *f, const char *what, long *blocks, long *
     return bad;
 }
 
-/* The sagging box (tw_test_box_tree, 3 levels, T2 3e-6, 100 steps): at the
+/* front_mismatches as a tw_test_front_checkpoints check: none; ctx: the
+ * counts {blocks, contributions}. */
+static int gather_check(tw_front *f, const char *what, void *ctx)
+{
+    long *count = ctx;
+    return front_mismatches(f, what, &count[0], &count[1]) == 0;
+}
+
+/* The sagging box (tw_test_box_front, 3 levels, T2 3e-6, 100 steps): at the
  * start and after every switch (T-junction vertices among the front's) the
  * device's order reproduces the CPU front's system exactly; so it does at
  * every tenth step between. */
 TW_TEST(gather_matches_scatter_sagging_box)
 {
-    unsigned char *pin = NULL;
-    tw_tetra_tree *t = tw_test_box_tree(TW_TEST_BOX_T2, &pin);
-    CHECK(t);
-    tw_front_def d = tw_default_front_def();
-    tw_front *f = tw_front_create(t, pin, &d);
+    tw_test_box_front b;
+    tw_front *f = tw_test_box_front_create(&b, NULL);
     CHECK(f);
-    long blocks = 0, contributions = 0;
-    int checked = 0, switches = 0, hanging = 0;
-    CHECK(front_mismatches(f, "start", &blocks, &contributions) == 0);
-    for (int k = 0; k < 100; k++) {
-        tw_front_stats s;
-        CHECK_OK(tw_front_step(f, &s));
-        switches += s.rebuilt;
-        hanging = s.hanging_vertices > hanging ? s.hanging_vertices : hanging;
-        if (!s.rebuilt && k % 10)
-            continue;
-        char what[64];
-        snprintf(what, sizeof what, "step %d%s", k, s.rebuilt ? " (a switch)" : "");
-        const long bad = front_mismatches(f, what, &blocks, &contributions);
-        CHECK(bad == 0);
-        checked++;
-    }
+    long count[2] = {0, 0};
+    int switches, hanging;
+    const int checked = tw_test_front_checkpoints(f, gather_check, count, &switches, &hanging);
+    CHECK(checked > 0);
     printf("%d systems equal to the bit (%d after a switch; up to %d T-junction vertices): %ld blocks, %ld block "
-           "contributions gathered\n", checked + 1, switches, hanging, blocks, contributions);
+           "contributions gathered\n", checked, switches, hanging, count[0], count[1]);
     CHECK(switches >= 3 && hanging > 0);
-    free(pin);
-    tw_front_destroy(f);
-    tw_tetra_tree_free(t);
+    tw_test_box_front_free(&b);
     return 0;
 }
 
@@ -134,15 +125,7 @@ TW_TEST(gather_matches_scatter_mixed_levels_forces)
     d.adapt = 0;
     tw_front *f = tw_front_create(t, NULL, &d);
     CHECK(f);
-    unsigned char *act = calloc((size_t)t->nt, 1);
-    CHECK(act);
-    for (int e = 1; e < t->level_start[1]; e++)
-        act[e] = 1;
-    for (int k = 1; k < 8; k++)
-        act[t->level_start[1] + k] = 1;
-    for (int k = 0; k < 8; k++)
-        act[t->level_start[2] + k] = 1;
-    CHECK_OK(tw_front_set(f, act));
+    CHECK_OK(tw_test_front_set_mixed(f, t));
     const int nv = t->h->level[2]->nv;
     double *force = malloc(3 * (size_t)nv * sizeof *force);
     CHECK(force);
@@ -163,25 +146,21 @@ TW_TEST(gather_matches_scatter_mixed_levels_forces)
            s.active_tets, s.hanging_vertices, blocks, contributions);
     CHECK(s.hanging_vertices > 0);
     free(force);
-    free(act);
     tw_front_destroy(f);
     tw_tetra_tree_free(t);
     return 0;
 }
 
-/* A sagging box front after its first switch, and its maps. */
-static tw_front *switched_box(tw_tetra_tree **t, unsigned char **pin)
+/* The sagging box's front after its first switch with T-junction
+ * vertices; NULL when none comes within 100 steps. */
+static tw_front *switched_box(tw_test_box_front *b)
 {
-    *t = tw_test_box_tree(TW_TEST_BOX_T2, pin);
-    if (!*t) return NULL;
-    tw_front_def d = tw_default_front_def();
-    tw_front *f = tw_front_create(*t, *pin, &d);
+    tw_front *f = tw_test_box_front_create(b, NULL);
     for (int k = 0; f && k < 100; k++) {
         tw_front_stats s;
         if (tw_front_step(f, &s) != TW_OK) break;
         if (s.rebuilt && s.hanging_vertices > 0) return f;
     }
-    tw_front_destroy(f);
     return NULL;
 }
 
@@ -191,9 +170,8 @@ static tw_front *switched_box(tw_tetra_tree **t, unsigned char **pin)
  * wrong corner each make values differ. */
 TW_TEST(gather_detects_wrong_maps)
 {
-    tw_tetra_tree *t = NULL;
-    unsigned char *pin = NULL;
-    tw_front *f = switched_box(&t, &pin);
+    tw_test_box_front b;
+    tw_front *f = switched_box(&b);
     CHECK(f);
     tw_front_maps m;
     CHECK_OK(tw_front_maps_build(f, &m));
@@ -229,8 +207,6 @@ TW_TEST(gather_detects_wrong_maps)
     CHECK(again == 0);
     free(saved);
     tw_front_maps_free(&m);
-    free(pin);
-    tw_front_destroy(f);
-    tw_tetra_tree_free(t);
+    tw_test_box_front_free(&b);
     return 0;
 }

@@ -61,17 +61,14 @@ static int update_matches(const tw_front *f, tw_front_pattern_vectors &p, long *
            same_ints("col", p.col, col, (size_t)nnzb) && same_ints("diag", p.diag, diag, (size_t)n);
 }
 
-/* The sagging box (tw_test_box_tree: 0.3 x 0.1 x 0.1 m, 3 base cells, 3
+/* The sagging box (tw_test_box_front: 0.3 x 0.1 x 0.1 m, 3 base cells, 3
  * levels, T2 3e-6, fixed at x = 0): it refines and coarsens within 100
  * steps. Every rebuild's update from the kept keys equals the CPU front's
  * pattern; so does the first build from none. */
 TW_TEST(pattern_update_sagging_box)
 {
-    unsigned char *pin = NULL;
-    tw_tetra_tree *t = tw_test_box_tree(TW_TEST_BOX_T2, &pin);
-    CHECK(t);
-    tw_front_def d = tw_default_front_def();
-    tw_front *f = tw_front_create(t, pin, &d);
+    tw_test_box_front b;
+    tw_front *f = tw_test_box_front_create(&b, NULL);
     CHECK(f);
     tw_front_pattern_vectors p;
     long rows = 0, tets = 0;
@@ -96,9 +93,7 @@ TW_TEST(pattern_update_sagging_box)
     printf("first build: %ld rows; %d switches (%d refining, %d coarsening): %ld rows redone of %ld, %ld tets "
            "handed over\n", rows0, switches, refined, coarsened, rows, free_sum, tets);
     CHECK(switches > 0 && refined > 0);
-    free(pin);
-    tw_front_destroy(f);
-    tw_tetra_tree_free(t);
+    tw_test_box_front_free(&b);
     return 0;
 }
 

@@ -80,10 +80,10 @@ TW_TEST(threads_zero_after_one_uses_default)
 #endif
 }
 
-/* ------------------------------------------------ the cached mass sums */
+/* ------------------------------------------------------- the mass sums */
 
-/* A bar world with no constraint, its mass sums read once (so cached) and
- * one step taken. */
+/* A bar world with no constraint, its patch mass read once and one step
+ * taken. */
 static tw_world *mass_world(tw_mesh **m)
 {
     *m = tw_mesh_bar(1, 0.1, 0.1, 4, 1, 1);
@@ -99,7 +99,7 @@ static tw_world *mass_world(tw_mesh **m)
     return w;
 }
 
-/* the vertex masses summed in vertex order, as the cache sums them */
+/* the vertex masses summed in vertex order, as the world sums them */
 static double mass_sum(const tw_world *w)
 {
     const tw_real *mass = tw_world_vertex_mass(w);
@@ -121,8 +121,8 @@ TW_TEST(total_mass_is_the_vertex_sum)
     return 0;
 }
 
-/* tw_contact_patch_mass is 0 with a constrained vertex: a pin set after
- * the sums were cached takes it to 0, and freeing it again restores it. */
+/* tw_contact_patch_mass is 0 with a constrained vertex: a pin set after a
+ * step takes it to 0, and freeing it again restores it. */
 TW_TEST(patch_mass_follows_set_constraint)
 {
     tw_mesh *m;

@@ -47,16 +47,78 @@ tw_tetra_tree *tw_test_cube_tree(double t1)
     return bar_tree(1, 1, 1, 1, &d);
 }
 
-tw_status tw_test_front_set_level(tw_front *f, const tw_tetra_tree *t, int level)
+tw_front *tw_test_box_front_create(tw_test_box_front *b, const tw_front_def *d)
 {
-    unsigned char *act = tw_calloc((size_t)t->nt, 1, "front of one level");
+    b->f = NULL;
+    b->t = tw_test_box_tree(TW_TEST_BOX_T2, &b->pin);
+    if (!b->t)
+        return NULL;
+    const tw_front_def def = d ? *d : tw_default_front_def();
+    b->f = tw_front_create(b->t, b->pin, &def);
+    return b->f;
+}
+
+void tw_test_box_front_free(tw_test_box_front *b)
+{
+    tw_front_destroy(b->f);
+    tw_tetra_tree_free(b->t);
+    free(b->pin);
+    b->f = NULL;
+    b->t = NULL;
+    b->pin = NULL;
+}
+
+int tw_test_front_checkpoints(tw_front *f, int (*check)(tw_front *f, const char *what, void *ctx), void *ctx,
+                              int *switches, int *hanging)
+{
+    *switches = *hanging = 0;
+    if (!check(f, "start", ctx))
+        return -1;
+    int checked = 1;
+    for (int k = 0; k < 100; k++) {
+        tw_front_stats s;
+        if (tw_front_step(f, &s) != TW_OK) {
+            fprintf(stderr, "step %d: %s\n", k, tw_last_error());
+            return -1;
+        }
+        *switches += s.rebuilt;
+        *hanging = s.hanging_vertices > *hanging ? s.hanging_vertices : *hanging;
+        if (!s.rebuilt && k % 10)
+            continue;
+        char what[64];
+        snprintf(what, sizeof what, "step %d%s", k, s.rebuilt ? " (a switch)" : "");
+        if (!check(f, what, ctx))
+            return -1;
+        checked++;
+    }
+    return checked;
+}
+
+/* Sets f's front (tw_front_set) to the tets of t with ids in [lo[k],
+ * hi[k]) for k < n. */
+static tw_status front_set_ranges(tw_front *f, const tw_tetra_tree *t, int n, const int *lo, const int *hi)
+{
+    unsigned char *act = tw_calloc((size_t)t->nt, 1, "front");
     if (!act)
         return TW_ERR_NOMEM;
-    for (int id = t->level_start[level]; id < t->level_start[level + 1]; id++)
-        act[id] = 1;
+    for (int k = 0; k < n; k++)
+        for (int id = lo[k]; id < hi[k]; id++)
+            act[id] = 1;
     tw_status s = tw_front_set(f, act);
     free(act);
     return s;
+}
+
+tw_status tw_test_front_set_level(tw_front *f, const tw_tetra_tree *t, int level)
+{
+    return front_set_ranges(f, t, 1, &t->level_start[level], &t->level_start[level + 1]);
+}
+
+tw_status tw_test_front_set_mixed(tw_front *f, const tw_tetra_tree *t)
+{
+    const int c0 = t->level_start[1], g0 = t->level_start[2]; /* the children of base tet 0, of level-1 tet 0 */
+    const int lo[3] = {1, c0 + 1, g0}, hi[3] = {c0, c0 + 8, g0 + 8};
+    return front_set_ranges(f, t, 3, lo, hi);
 }
 
 double tw_test_hanging_error(const tw_world *w, const tw_graded_mesh *g)
@@ -110,6 +172,19 @@ tw_mesh *tw_test_jittered_cube(double edge, int n, double amount, double shift, 
     free(X);
     tw_mesh_destroy(bar);
     return m;
+}
+
+tw_graded_mesh *tw_test_graded_bunny(double fine_size, int levels)
+{
+    tw_surface *s = tw_surface_load(tw_test_mesh_path("bunny_closed_3485v.off"));
+    if (!s)
+        return NULL;
+    tw_graded_def d = tw_default_graded_def();
+    d.fine_size = fine_size;
+    d.levels = levels;
+    tw_graded_mesh *g = tw_mesh_graded(s, &d);
+    tw_surface_destroy(s);
+    return g;
 }
 
 tw_mesh *tw_test_bunny_lattice(tw_mesh **bunny)

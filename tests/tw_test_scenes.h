@@ -23,9 +23,37 @@ tw_tetra_tree *tw_test_box_tree(double t2, unsigned char **pin);
  * (tw_last_error) on failure. */
 tw_tetra_tree *tw_test_cube_tree(double t1);
 
+/* The sagging box's tree (tw_test_box_tree at TW_TEST_BOX_T2), its pins
+ * and a front on them. */
+typedef struct tw_test_box_front {
+    tw_tetra_tree *t;
+    unsigned char *pin;
+    tw_front *f;
+} tw_test_box_front;
+/* Makes *b, the front of settings d (tw_default_front_def where NULL);
+ * returns b->f, NULL (tw_last_error) when the tree or the front fails, b->t
+ * then NULL when the tree did. tw_test_box_front_free frees what was made,
+ * either way. */
+tw_front *tw_test_box_front_create(tw_test_box_front *b, const tw_front_def *d);
+void tw_test_box_front_free(tw_test_box_front *b);
+
+/* Steps f 100 times and calls check(f, what, ctx) at the start, after every
+ * switch (a step whose front was rebuilt) and at every tenth step between;
+ * `what` names the moment ("start", "step K", "step K (a switch)"). Returns
+ * how many checks passed, all of them, or -1 at the first check that
+ * returns 0 or step that fails (the step's error on stderr). *switches: the
+ * switch steps; *hanging: the most T-junction vertices after a step. */
+int tw_test_front_checkpoints(tw_front *f, int (*check)(tw_front *f, const char *what, void *ctx), void *ctx,
+                              int *switches, int *hanging);
+
 /* Sets f's front (tw_front_set) to every tet of level `level` of t, the
  * tree f was made from. */
 tw_status tw_test_front_set_level(tw_front *f, const tw_tetra_tree *t, int level);
+/* Sets f's front (tw_front_set) to three levels of t, a tree of 3 levels f
+ * was made from: every base tet but tet 0, the children of tet 0 but its
+ * first, and that first child's eight children (T-junction vertices whose
+ * expansions nest). */
+tw_status tw_test_front_set_mixed(tw_front *f, const tw_tetra_tree *t);
 
 /* Max over the hanging vertices of g of |x - the weighted average of its
  * constrainers| in w's positions, m; NaN where a position is NaN. */
@@ -39,6 +67,11 @@ double tw_test_jitter(unsigned *state, double a);
  * `seed`), then the whole shifted by `shift` m along x. NULL (tw_last_error)
  * on failure. */
 tw_mesh *tw_test_jittered_cube(double edge, int n, double amount, double shift, unsigned seed);
+
+/* The shipped bunny's surface (bunny_closed_3485v.off) graded to fine_size
+ * m on `levels` levels (tw_mesh_graded, the rest of tw_default_graded_def).
+ * NULL (tw_last_error) on failure. */
+tw_graded_mesh *tw_test_graded_bunny(double fine_size, int levels);
 
 /* The shipped bunny (bunny_closed_3485v.tet) into *bunny, and, returned,
  * the lattice of 8 mm cubes that covers its surface (bunny_closed_3485v.off;
