@@ -132,12 +132,7 @@
 #include "solver.h"
 #include "world.h"
 
-/* the CPU solvers' block inverse (hd/bsr_row.h), for tw_real */
-#define TW_S_REAL tw_real
-#define TW_S(name) name
-#include "hd/bsr_row.h"
-#undef TW_S_REAL
-#undef TW_S
+#include "hd/bsr_row_real.h" /* the CPU solvers' row bodies and block-Jacobi preconditioner */
 
 struct tw_bodies {
     int nbodies, n;

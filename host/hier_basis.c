@@ -791,12 +791,14 @@ static double dot(const double *a, const double *b, size_t n)
     return (s0 + s1) + (s2 + s3);
 }
 
-static void block_mul(const double *D, const double *r, double *z)
-{
-    z[0] = D[0] * r[0] + D[1] * r[1] + D[2] * r[2];
-    z[1] = D[3] * r[0] + D[4] * r[1] + D[5] * r[2];
-    z[2] = D[6] * r[0] + D[7] * r[1] + D[8] * r[2];
-}
+/* z_i = D_i r_i: the solvers' block-Jacobi product (hd/bsr_row.h) in
+ * double, this solver's vectors' type */
+#define TW_S_REAL double
+#define TW_S(name) hb_##name
+#include "hd/bsr_row.h"
+#undef TW_S_REAL
+#undef TW_S
+#define block_mul hb_tw_block_jacobi_product
 
 /* Cholesky of Apc (pinned rows and columns replaced by identity) in dense
  * storage, in coarse_order's order, computed within each row's envelope

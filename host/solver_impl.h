@@ -86,18 +86,7 @@ void TW_S(tw_filter_apply)(int n, const tw_filter *f, TW_S_REAL *v, int threads)
 {
     if (!f || !f->cons) return;
 #pragma omp parallel for if (TW_PAR(n)) num_threads(TW_THREADS(threads)) schedule(static)
-    for (int i = 0; i < n; i++) {
-        unsigned char c = f->cons[i];
-        if (!c) continue;
-        TW_S_REAL *vi = v + 3 * (size_t)i;
-        if (c == TW_FILTER_NORMAL) {
-            const tw_real *nn = f->normal + 3 * (size_t)i;
-            TW_S_REAL d = vi[0] * nn[0] + vi[1] * nn[1] + vi[2] * nn[2];
-            vi[0] -= d * nn[0]; vi[1] -= d * nn[1]; vi[2] -= d * nn[2];
-        } else {
-            vi[0] = vi[1] = vi[2] = 0;
-        }
-    }
+    for (int i = 0; i < n; i++) TW_S(tw_filter_block)(f->cons[i], f->normal, i, v + 3 * (size_t)i);
 }
 
 static double TW_S(dot)(int n3, const TW_S_REAL *a, const TW_S_REAL *b, int threads)
@@ -108,18 +97,14 @@ static double TW_S(dot)(int n3, const TW_S_REAL *a, const TW_S_REAL *b, int thre
     return s;
 }
 
-/* z = S Dinv r */
+/* z = S Dinv r, one vertex at a time (hd/bsr_row.h, the device's body too) */
 void TW_S(tw_block_precondition)(int n, const TW_S_REAL *dinv, const TW_S_REAL *r, TW_S_REAL *z,
                                  const tw_filter *f, int threads)
 {
+    const unsigned char *cons = f ? f->cons : NULL;
+    const tw_real *normal = cons ? f->normal : NULL;
 #pragma omp parallel for if (TW_PAR(n)) num_threads(TW_THREADS(threads)) schedule(static)
-    for (int i = 0; i < n; i++) {
-        const TW_S_REAL *d = dinv + 9 * (size_t)i, *ri = r + 3 * (size_t)i;
-        z[3 * i] = d[0] * ri[0] + d[1] * ri[1] + d[2] * ri[2];
-        z[3 * i + 1] = d[3] * ri[0] + d[4] * ri[1] + d[5] * ri[2];
-        z[3 * i + 2] = d[6] * ri[0] + d[7] * ri[1] + d[8] * ri[2];
-    }
-    TW_S(tw_filter_apply)(n, f, z, threads);
+    for (int i = 0; i < n; i++) TW_S(tw_block_jacobi_vertex)(dinv, r, i, cons ? cons[i] : 0, normal, z + 3 * (size_t)i);
 }
 
 /* z = S M r: the work's preconditioner M when one is set, else block-Jacobi */

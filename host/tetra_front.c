@@ -45,6 +45,7 @@
 #include "error.h"
 #include "fem.h"
 #include "hd/front_element.h"
+#include "hd/bsr_row_real.h" /* tw_block_jacobi_product */
 #include "hd/math3.h"
 #include "mesh.h"
 #include "solver.h"
@@ -995,9 +996,9 @@ static void sweep_changed(tw_front *f, const tw_real *r, tw_real *z, int dir)
             for (int d = 0; d < 3; d++)
                 s[d] -= a[3 * d] * x[0] + a[3 * d + 1] * x[1] + a[3 * d + 2] * x[2];
         }
-        const tw_real *D = f->new_dinv + 9 * (size_t)e;
-        for (int d = 0; d < 3; d++)
-            z[3 * (size_t)j + d] += D[3 * d] * s[0] + D[3 * d + 1] * s[1] + D[3 * d + 2] * s[2];
+        tw_real dz[3];
+        tw_block_jacobi_product(f->new_dinv + 9 * (size_t)e, s, dz);
+        for (int d = 0; d < 3; d++) z[3 * (size_t)j + d] += dz[d];
     }
 }
 

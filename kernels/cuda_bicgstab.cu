@@ -28,14 +28,8 @@
 #include "cuda_internal.h"
 #include "cuda_reduce.cuh"
 #include "hd/bicgstab.h"
-#include "hd/integrator.h" /* tw_newton_filter_vertex: the solvers' filter of one vertex */
 
-/* the CPU solvers' row bodies (host/hd/bsr_row.h), for tw_real */
-#define TW_S_REAL tw_real
-#define TW_S(name) name
-#include "hd/bsr_row.h"
-#undef TW_S_REAL
-#undef TW_S
+#include "hd/bsr_row_real.h" /* the CPU solvers' row bodies and block-Jacobi preconditioner */
 
 namespace {
 
@@ -44,7 +38,7 @@ __global__ void bicg_filter_kernel(int n, const unsigned char *cons, const tw_re
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    tw_newton_filter_vertex(cons[i], nrm + 3 * (size_t)i, v + 3 * (size_t)i);
+    tw_filter_block(cons[i], nrm, i, v + 3 * (size_t)i);
 }
 
 /* z = S Dinv r (tw_block_precondition) */
@@ -53,12 +47,7 @@ __global__ void bicg_precondition_kernel(int n, const tw_real *dinv, const tw_re
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const tw_real *d = dinv + 9 * (size_t)i, *ri = r + 3 * (size_t)i;
-    tw_real *zi = z + 3 * (size_t)i;
-    zi[0] = d[0] * ri[0] + d[1] * ri[1] + d[2] * ri[2];
-    zi[1] = d[3] * ri[0] + d[4] * ri[1] + d[5] * ri[2];
-    zi[2] = d[6] * ri[0] + d[7] * ri[1] + d[8] * ri[2];
-    tw_newton_filter_vertex(cons[i], nrm + 3 * (size_t)i, zi);
+    tw_block_jacobi_vertex(dinv, r, i, cons[i], nrm, z + 3 * (size_t)i);
 }
 
 /* r = S(b - q) (q = A x); per block |S b|^2 (initial_residual's bnorm) */
@@ -71,7 +60,7 @@ __global__ void bicg_initial_kernel(int n, const unsigned char *cons, const tw_r
             size_t k = 3 * (size_t)i + c;
             r[k] = b[k] - q[k];
         }
-        tw_newton_filter_vertex(cons[i], nrm + 3 * (size_t)i, r + 3 * (size_t)i);
+        tw_filter_block(cons[i], nrm, i, r + 3 * (size_t)i);
         const tw_real *bp = b + 3 * (size_t)i;
         double bi[3] = {bp[0], bp[1], bp[2]};
         s[0] += tw_filter_sb2(cons[i], nrm, i, bi); /* host/solver_impl.h initial_residual's |S b| */

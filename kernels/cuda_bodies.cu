@@ -60,12 +60,7 @@
 #include "hd/body_solve.h"
 #include "hd/contact.h"
 
-/* the CPU solvers' block inverse (hd/bsr_row.h), for tw_real */
-#define TW_S_REAL tw_real
-#define TW_S(name) name
-#include "hd/bsr_row.h"
-#undef TW_S_REAL
-#undef TW_S
+#include "hd/bsr_row_real.h" /* the CPU solvers' row bodies and block-Jacobi preconditioner */
 
 /* The coupled solve's device arrays, sized for the worst case once (every
  * vertex a contact and a spring: the lists never need a new allocation). */
@@ -228,12 +223,7 @@ __global__ void ops_precondition_kernel(tw_body_ops o, const tw_real *dinv, cons
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= o.n) return;
-    const tw_real *d = dinv + 9 * (size_t)i, *ri = r + 3 * (size_t)i;
-    tw_real *zi = z + 3 * (size_t)i;
-    zi[0] = d[0] * ri[0] + d[1] * ri[1] + d[2] * ri[2];
-    zi[1] = d[3] * ri[0] + d[4] * ri[1] + d[5] * ri[2];
-    zi[2] = d[6] * ri[0] + d[7] * ri[1] + d[8] * ri[2];
-    tw_body_ops_filter(&o, i, z);
+    tw_block_jacobi_vertex(dinv, r, i, o.fcons[i], o.cnormal, z + 3 * (size_t)i);
 }
 
 /* y += alpha p, r -= alpha q (alpha rounded to tw_real first, as the CPU's loop) */

@@ -40,12 +40,7 @@
 #include "thrust_device.cuh"
 #include "thrust_front.h"
 
-/* the CPU solvers' row bodies (host/hd/bsr_row.h), for tw_real */
-#define TW_S_REAL tw_real
-#define TW_S(name) name
-#include "hd/bsr_row.h"
-#undef TW_S_REAL
-#undef TW_S
+#include "hd/bsr_row_real.h" /* the CPU solvers' row bodies and block-Jacobi preconditioner */
 
 namespace {
 
@@ -89,11 +84,10 @@ __global__ void front_precondition_kernel(int n, const unsigned char *cons, cons
 {
     double s[2] = {0, 0};
     TW_GRID_STRIDE(i, n) {
-        const tw_real *D = dinv + 9 * (size_t)i, *ri = r + 3 * (size_t)i;
-        tw_real zi[3] = {D[0] * ri[0] + D[1] * ri[1] + D[2] * ri[2], D[3] * ri[0] + D[4] * ri[1] + D[5] * ri[2],
-                         D[6] * ri[0] + D[7] * ri[1] + D[8] * ri[2]};
+        const tw_real *ri = r + 3 * (size_t)i;
+        tw_real zi[3];
+        tw_block_jacobi_vertex(dinv, r, i, cons[i], NULL, zi); /* cons 0 or 1: no normal read */
         for (int d = 0; d < 3; d++) {
-            if (cons[i]) zi[d] = 0;
             z[3 * (size_t)i + d] = zi[d];
             if (p) p[3 * (size_t)i + d] = zi[d];
             s[0] += (double)ri[d] * (double)zi[d];

@@ -41,18 +41,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hd/contact.h" /* tw_contact_filter_normal */
 #include "hd/step_hanging.h"
 #include "cuda_amg.h"
 #include "cuda_internal.h"
 #include "cuda_reduce.cuh"
 
-/* the CPU solvers' row bodies (host/hd/bsr_row.h), for tw_real */
-#define TW_S_REAL tw_real
-#define TW_S(name) name
-#include "hd/bsr_row.h"
-#undef TW_S_REAL
-#undef TW_S
+#include "hd/bsr_row_real.h" /* the CPU solvers' row bodies and block-Jacobi preconditioner */
 
 namespace {
 
@@ -138,30 +132,6 @@ __global__ void block_jacobi_kernel(int n, const int *diag, const tw_real *val, 
     tw_block_jacobi_inverse(val + 9 * (size_t)diag[i], dinv + 9 * (size_t)i);
 }
 
-/* v_i = S v_i, host/solver_impl.h's filter: cons[i] 0 free, TW_FILTER_NORMAL
- * a contact (v_i loses its component along nrm_i), anything else (pinned,
- * kinematic) fully constrained */
-__device__ __forceinline__ void filter3(const unsigned char *cons, const tw_real *nrm, tw_real *v, int i)
-{
-    unsigned char c = cons[i];
-    if (!c) return;
-    tw_real *vi = v + 3 * (size_t)i;
-    if (c == TW_FILTER_NORMAL) tw_contact_filter_normal(vi, nrm + 3 * (size_t)i);
-    else vi[0] = vi[1] = vi[2] = 0;
-}
-
-/* z_i = S Dinv r_i */
-__device__ __forceinline__ void precondition3(const tw_real *dinv, const tw_real *r, tw_real *z, int i,
-                                              const unsigned char *cons, const tw_real *nrm)
-{
-    const tw_real *d = dinv + 9 * (size_t)i, *ri = r + 3 * (size_t)i;
-    tw_real *zi = z + 3 * (size_t)i;
-    zi[0] = d[0] * ri[0] + d[1] * ri[1] + d[2] * ri[2];
-    zi[1] = d[3] * ri[0] + d[4] * ri[1] + d[5] * ri[2];
-    zi[2] = d[6] * ri[0] + d[7] * ri[1] + d[8] * ri[2];
-    filter3(cons, nrm, z, i);
-}
-
 /* r = S(b - r) (r holds A x), z = S Dinv r, p = z; sums r.z, r.r, |S b|^2
  * (S b in double for a contact, as host/solver_impl.h initial_residual) */
 __global__ void initial_residual_kernel(int n, const unsigned char *cons, const tw_real *nrm, const tw_real *dinv,
@@ -173,8 +143,8 @@ __global__ void initial_residual_kernel(int n, const unsigned char *cons, const 
             size_t k = 3 * (size_t)i + c;
             r[k] = b[k] - r[k];
         }
-        filter3(cons, nrm, r, i);
-        precondition3(dinv, r, z, i, cons, nrm);
+        tw_filter_block(cons[i], nrm, i, r + 3 * (size_t)i);
+        tw_block_jacobi_vertex(dinv, r, i, cons[i], nrm, z + 3 * (size_t)i);
         for (int c = 0; c < 3; c++) {
             size_t k = 3 * (size_t)i + c;
             p[k] = z[k];
@@ -195,7 +165,7 @@ __global__ void filter_dot_kernel(int n, const unsigned char *cons, const tw_rea
     if (!st->active) return; /* uniform across the grid */
     double s[1] = {0};
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        filter3(cons, nrm, q, i);
+        tw_filter_block(cons[i], nrm, i, q + 3 * (size_t)i);
         for (int c = 0; c < 3; c++) {
             size_t k = 3 * (size_t)i + c;
             s[0] += (double)p[k] * (double)q[k];
@@ -220,7 +190,7 @@ __global__ void update_kernel(int n, const unsigned char *cons, const tw_real *n
             x[k] += alpha * p[k];
             r[k] -= alpha * q[k];
         }
-        precondition3(dinv, r, z, i, cons, nrm);
+        tw_block_jacobi_vertex(dinv, r, i, cons[i], nrm, z + 3 * (size_t)i);
         for (int c = 0; c < 3; c++) {
             size_t k = 3 * (size_t)i + c;
             s[0] += (double)r[k] * (double)z[k];
@@ -299,7 +269,7 @@ __global__ void mg_residual_kernel(int n, const unsigned char *cons, const tw_re
             size_t k = 3 * (size_t)i + c;
             r[k] = b[k] - r[k];
         }
-        filter3(cons, nrm, r, i);
+        tw_filter_block(cons[i], nrm, i, r + 3 * (size_t)i);
         for (int c = 0; c < 3; c++) {
             size_t k = 3 * (size_t)i + c;
             s[0] += (double)r[k] * (double)r[k];
@@ -318,7 +288,7 @@ __global__ void mg_precond_dot_kernel(int n, const unsigned char *cons, const tw
     if (st && !st->active) return; /* uniform across the grid */
     double s[1] = {0};
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        filter3(cons, nrm, z, i);
+        tw_filter_block(cons[i], nrm, i, z + 3 * (size_t)i);
         for (int c = 0; c < 3; c++) {
             size_t k = 3 * (size_t)i + c;
             if (p) p[k] = z[k];

@@ -18,11 +18,7 @@
 #include "tw_test.h"
 #include "world.h"
 
-#define TW_S_REAL tw_real
-#define TW_S(name) name
-#include "hd/bsr_row.h"
-#undef TW_S_REAL
-#undef TW_S
+#include "hd/bsr_row_real.h"
 
 /* coupled_solve's ops_expand: the levels, then each vertex */
 static void emu_expand(const tw_body_ops *o, const tw_real *y, tw_real *v)

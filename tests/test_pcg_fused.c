@@ -88,11 +88,9 @@ static tw_solve_result fused_pcg(const tw_bsr *A, const tw_real *b, tw_real *x, 
     double rz = 0, rr = 0, bb = 0;
     for (int i = 0; i < n; i++) {
         tw_real *ri = r + 3 * (size_t)i, *zi = z + 3 * (size_t)i;
-        const tw_real *d = dinv + 9 * (size_t)i;
         for (int c = 0; c < 3; c++) ri[c] = b[3 * (size_t)i + c] - ri[c];
-        tw_filter_vertex(f->cons, f->normal, i, ri);
-        for (int c = 0; c < 3; c++) zi[c] = d[3 * c] * ri[0] + d[3 * c + 1] * ri[1] + d[3 * c + 2] * ri[2];
-        tw_filter_vertex(f->cons, f->normal, i, zi);
+        tw_filter_block(f->cons[i], f->normal, i, ri);
+        tw_block_jacobi_vertex(dinv, r, i, f->cons[i], f->normal, zi);
         double bi[3] = {b[3 * (size_t)i], b[3 * (size_t)i + 1], b[3 * (size_t)i + 2]};
         if (f->cons[i] == TW_FILTER_NORMAL) {
             const tw_real *nn = f->normal + 3 * (size_t)i;

@@ -25,7 +25,7 @@
 #ifndef TW_HD_PCG_FUSED_H
 #define TW_HD_PCG_FUSED_H
 #include "hd.h"
-#include "contact.h" /* tw_contact_filter_normal, TW_FILTER_NORMAL */
+#include "bsr_row_real.h" /* tw_filter_block, tw_block_jacobi_vertex: the CPU solvers' */
 
 #define TW_RED_THREADS 256 /* threads of a reducing block (a power of 2) */
 #define TW_RED_BLOCKS 1024 /* at most this many blocks (and partials) per reduction */
@@ -159,17 +159,6 @@ TW_HD void tw_row_lane_sum(const int *row_ptr, const int *col, const tw_real *va
     y[2] = y2;
 }
 
-/* The filter on vertex i's v: cons[i] 0 free, TW_FILTER_NORMAL loses the
- * component along nrm[3i..3i+2] (nrm is read only there: NULL without
- * contacts), anything else zeroed (host/solver_impl.h filter) */
-TW_HD void tw_filter_vertex(const unsigned char *cons, const tw_real *nrm, int i, tw_real *v)
-{
-    unsigned char c = cons[i];
-    if (!c) return;
-    if (c == TW_FILTER_NORMAL) tw_contact_filter_normal(v, nrm + 3 * (size_t)i);
-    else v[0] = v[1] = v[2] = 0;
-}
-
 /* Row i's end, by its lane 0, with y = (A (z + beta p))_i: p'_i = z_i +
  * beta p_i into pn, q_i = S y; returns p'_i . q_i (double, as the CPU's dot) */
 TW_HD double tw_row_finish(int i, const tw_real *y, tw_real beta, const tw_real *z, const tw_real *p, tw_real *pn,
@@ -177,7 +166,7 @@ TW_HD double tw_row_finish(int i, const tw_real *y, tw_real beta, const tw_real 
 {
     size_t k = 3 * (size_t)i;
     tw_real qi[3] = {y[0], y[1], y[2]};
-    tw_filter_vertex(cons, nrm, i, qi);
+    tw_filter_block(cons[i], nrm, i, qi);
     double s = 0;
     for (int c = 0; c < 3; c++) {
         tw_real pc = z[k + c] + beta * p[k + c];
@@ -199,12 +188,9 @@ TW_HD void tw_update_vertex(int i, tw_real alpha, const tw_real *p, const tw_rea
         x[k + c] += alpha * p[k + c];
         r[k + c] -= alpha * q[k + c];
     }
-    const tw_real *d = dinv + 9 * (size_t)i, *ri = r + k;
+    const tw_real *ri = r + k;
     tw_real zi[3];
-    zi[0] = d[0] * ri[0] + d[1] * ri[1] + d[2] * ri[2];
-    zi[1] = d[3] * ri[0] + d[4] * ri[1] + d[5] * ri[2];
-    zi[2] = d[6] * ri[0] + d[7] * ri[1] + d[8] * ri[2];
-    tw_filter_vertex(cons, nrm, i, zi);
+    tw_block_jacobi_vertex(dinv, r, i, cons[i], nrm, zi);
     for (int c = 0; c < 3; c++) {
         z[k + c] = zi[c];
         s[0] += (double)ri[c] * (double)zi[c];
