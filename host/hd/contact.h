@@ -12,6 +12,7 @@
  * arithmetic unchanged, so static contacts give the same bits. */
 #ifndef TW_CONTACT_HD_H
 #define TW_CONTACT_HD_H
+#include <float.h> /* tw_contact_touch */
 #include <math.h>
 
 #include "hd/hd.h"
@@ -153,14 +154,35 @@ TW_HD int tw_contact_solve_again(int changed, int friction, int friction_passes,
  * there to the last bit, BDF2's base (4 x_n - x_n-1)/3 moves it by bits
  * every step), so a sign test vn <= 0 would drop about half of a resting
  * body's loaded contacts from each step's first solve, without friction
- * and without their last impulse; touch, a millionth of the body's size,
- * is many roundings of either precision. A vertex separating faster than
- * that is out; one that is pulled after all is released by the update.
- * A vertex that is still away from the surface joins only once a solve
- * shows it would cross it. */
+ * and without their last impulse; touch (tw_contact_touch) is many of
+ * those roundings. A vertex separating faster than that is out; one that
+ * is pulled after all is released by the update. A vertex that is still
+ * away from the surface joins only once a solve shows it would cross it. */
 TW_HD int tw_contact_is_in(double d, double vn, double touch, double heff)
 {
     return d < 0 || (d <= touch && d + heff * vn <= touch);
+}
+
+/* tw_contact_touch's roundings of a coordinate. */
+#define TW_CONTACT_TOUCH_ROUNDINGS 8
+
+/* The touch distance of tw_contact_is_in at a vertex at xi, m: touch (a
+ * millionth of the body's size: many roundings of either precision near
+ * the origin) or TW_CONTACT_TOUCH_ROUNDINGS roundings of xi's largest
+ * coordinate, whichever is more. The rounding of a position grows with its
+ * distance from the origin (|x| FLT_EPSILON, 1.2e-5 m at 100 m in float, a
+ * 0.2 m body's touch 2e-7 m), and a resting vertex's d and vn are that
+ * rounding; the collider's point near xi is about as far (distances are
+ * computed in double from xi: xi's rounding is the one that counts). */
+TW_HD double tw_contact_touch(double touch, const tw_real *xi)
+{
+#ifdef TW_DOUBLE
+    const double eps = DBL_EPSILON;
+#else
+    const double eps = FLT_EPSILON;
+#endif
+    double m = fmax(fabs((double)xi[0]), fmax(fabs((double)xi[1]), fabs((double)xi[2])));
+    return fmax(touch, TW_CONTACT_TOUCH_ROUNDINGS * eps * m);
 }
 
 /* Vertex i (free) at the start of an implicit step: writes the nearest
@@ -168,7 +190,8 @@ TW_HD int tw_contact_is_in(double d, double vn, double touch, double heff)
  * (distance +inf, normal z, no friction, TW_CONTACT_NONE, velocity 0 when
  * there is none: such a vertex never joins) and returns 1 when it starts in
  * the active set (the body of tw_contact_detect's loop); the normal velocity
- * tested is the one relative to the collider. */
+ * tested is the one relative to the collider, against the touch distance
+ * tw_contact_touch gives at xi from the body's touch. */
 TW_HD int tw_contact_mark_vertex(const tw_collider_def *cs, int nc, const tw_real *xi, const tw_real *vi,
                                  double touch, double heff, tw_real nrm[3], tw_real *dist, tw_real *fric, unsigned char *col,
                                  tw_real vel[3])
@@ -186,7 +209,7 @@ TW_HD int tw_contact_mark_vertex(const tw_collider_def *cs, int nc, const tw_rea
     *col = (unsigned char)k;
     for (int a = 0; a < 3; a++) nrm[a] = (tw_real)nn[a];
     *dist = (tw_real)d;
-    return tw_contact_is_in(d, vn, touch, heff);
+    return tw_contact_is_in(d, vn, tw_contact_touch(touch, xi), heff);
 }
 
 /* A contact's prescribed normal velocity (the contact passes):
