@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hd/contact.h" /* tw_contact_update_vertex */
 #include "scenes.h"
 #include "tw_test.h"
 
@@ -401,6 +402,35 @@ TW_TEST(slope_placed_block_far_from_origin_stays)
         fails += !ok;
     }
     CHECK(fails == 0);
+    return 0;
+}
+
+/* A stuck contact (mu 0.5, normal impulse J 1 N s) whose constraint
+ * impulse's tangential part is 1.01 mu J slips, with the friction mu J along
+ * the direction it was held in; at 1.004 mu J it stays stuck (the stick
+ * tolerance TW_CONTACT_STOL). With the sliding friction's 2 % it stayed
+ * stuck up to 1.02 mu J: the resting armadillo (green, friction 0.5) read
+ * tangential / normal floor forces up to 0.507-0.508. */
+TW_TEST(stuck_contact_slips_just_above_coulomb)
+{
+    const double ratios[2] = {1.01, 1.004};
+    for (int k = 0; k < 2; k++) {
+        unsigned char fc = TW_CONTACT_STICK;
+        tw_real D[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, bi[3] = {0, 0, 0}, cf = 0, cimp = 0, prev[2] = {0, -1};
+        tw_real vi[3] = {0, 0, 0}, vc[3] = {0, 0, 0}, nn[3] = {0, 0, 1}, sl[3] = {0, 0, 0};
+        double p[3] = {0.6 * 0.5 * ratios[k], 0.8 * 0.5 * ratios[k], 1}; /* the tangential part along (0.6, 0.8, 0) */
+        int r = tw_contact_update_vertex(&fc, D, bi, &cf, &cimp, prev, vi, vc, nn, 0, 0, (tw_real)0.5, 1, 0.01, 1,
+                                         TW_CONTACT_JTOL, TW_CONTACT_GTOL, 1e-4, TW_CONTACT_FTOL, 0, 1, sl, p);
+        printf("|p_t| = %.3f mu J: %s, result %d, slip friction (%.4f, %.4f, %.4f)\n", ratios[k],
+               fc == TW_CONTACT_STICK ? "stuck" : "slipping", r, (double)sl[0], (double)sl[1], (double)sl[2]);
+        if (k == 0) {
+            CHECK(fc == TW_FILTER_NORMAL && (r & TW_CONTACT_FRICTION));
+            CHECK(fabs(sl[0] - 0.3) < 1e-6 && fabs(sl[1] - 0.4) < 1e-6 && sl[2] == 0);
+            CHECK(fabs(bi[0] - 0.3) < 1e-6 && fabs(bi[1] - 0.4) < 1e-6);
+        } else {
+            CHECK(fc == TW_CONTACT_STICK && r == 0);
+        }
+    }
     return 0;
 }
 

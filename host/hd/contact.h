@@ -365,10 +365,12 @@ TW_HD int tw_contact_hold_vertex(unsigned char *fc, tw_real cf, int on)
  * a pull below TW_CONTACT_JTOL x the vertex's weight impulse m g heff is noise
  * of the inexact solve, and so is a landing TW_CONTACT_GTOL x the body's size
  * inside; friction within TW_CONTACT_FTOL (relative) of Coulomb's is
- * Coulomb's. */
+ * Coulomb's; a stuck contact holds at most 1 + TW_CONTACT_STOL times
+ * Coulomb's friction (tw_contact_update_stuck). */
 #define TW_CONTACT_JTOL 1e-3
 #define TW_CONTACT_GTOL 1e-5
 #define TW_CONTACT_FTOL 0.02
+#define TW_CONTACT_STOL 0.005
 
 /* The contact set's sums for its sliding speed (tw_contact_patch_speed),
  * over the active contacts with friction after a solve: [0..2] the friction
@@ -512,17 +514,22 @@ TW_HD int tw_contact_slipping(const tw_real *sl) { return sl && (sl[0] != 0 || s
  * the friction holding it. J < -jtol: released (*fc = 0). Else it slips
  * (the normal alone constrained, TW_FILTER_NORMAL) when the contact set
  * breaks away (patch_v > 0: the damping mu J / patch_v, Coulomb's at the
- * set's speed) or when |p_t| > mu J (1 + ftol): with the friction Coulomb
+ * set's speed) or when |p_t| > mu J (1 + TW_CONTACT_STOL): with the friction Coulomb
  * allows along the direction it was held in, the impulse mu J p_t / |p_t|
  * in its right-hand side (sl: tw_contact_set_slip), so that the vertex
  * moves only as far as its load exceeds Coulomb's bound (at an edge of a
  * contact patch, until its neighbours hold the rest: a damping there would
- * let it creep on at the stuck damping's speed). ftol: friction within it
- * of Coulomb's is Coulomb's, as for the sliding friction. Returns
+ * let it creep on at the stuck damping's speed). A stuck contact's friction
+ * is the one a body at rest keeps, so its tolerance is tighter than the
+ * sliding friction's TW_CONTACT_FTOL: that one (2 %) lets a resting body's
+ * floor hold tangential forces 1.6 % over mu J (the armadillo, green,
+ * friction 0.5), and none at all lets contacts that a slip left at
+ * Coulomb's bound flip between stuck and slipping every step (twice the
+ * contact solves at rest). Returns
  * TW_CONTACT_* bits. */
 TW_HD int tw_contact_update_stuck(unsigned char *fc, tw_real *D, tw_real *bi, tw_real *cf, tw_real *cimp,
                                   tw_real *prev, tw_real *sl, const tw_real *vc, const tw_real *nn, tw_real mu,
-                                  const double *p, double jtol, double vt_min, double ftol, double patch_v)
+                                  const double *p, double jtol, double vt_min, double patch_v)
 {
     double J = p[0] * nn[0] + p[1] * nn[1] + p[2] * nn[2], pt[3], ft = 0;
     for (int a = 0; a < 3; a++) {
@@ -543,7 +550,7 @@ TW_HD int tw_contact_update_stuck(unsigned char *fc, tw_real *D, tw_real *bi, tw
         tw_contact_set_damping(D, bi, nn, vc, cf, fmin(coulomb / patch_v, coulomb / vt_min));
         return TW_CONTACT_FRICTION;
     }
-    if (!(ft > coulomb * (1 + ftol))) return 0;
+    if (!(ft > coulomb * (1 + TW_CONTACT_STOL))) return 0;
     *fc = TW_FILTER_NORMAL;
     for (int a = 0; a < 3; a++) pt[a] *= coulomb / ft;
     tw_contact_set_slip(bi, sl, pt);
@@ -553,10 +560,14 @@ TW_HD int tw_contact_update_stuck(unsigned char *fc, tw_real *D, tw_real *bi, tw
 /* The active-set update of a vertex slipping from stuck (its friction the
  * impulse sl: tw_contact_update_stuck): released when J < -jtol; the
  * damping of the set's speed when the set breaks away (patch_v > 0); stuck
- * again (TW_CONTACT_STICK) when its tangential velocity relative to the
- * collider no longer goes against sl (the friction turned it back, or it
- * stopped: Coulomb's friction would have held it); else sl follows mu J
- * of this solve (a change beyond ftol is TW_CONTACT_FRICTION). */
+ * again (TW_CONTACT_STICK) when its velocity relative to the collider goes
+ * along sl faster than vt_min (the friction turned it back: Coulomb's
+ * friction would have held it); else sl follows mu J of this solve (a
+ * change beyond ftol is TW_CONTACT_FRICTION). One that barely moves keeps
+ * Coulomb's friction: a contact whose load sits at Coulomb's bound moves
+ * at the level of the solve's noise, and a test on the sign of that would
+ * flip it between stuck and slipping up to the friction solves' cap in
+ * every step of a body at rest. */
 TW_HD int tw_contact_update_slip(unsigned char *fc, tw_real *D, tw_real *bi, tw_real *cf, tw_real *cimp,
                                  tw_real *prev, tw_real *sl, const tw_real *vi, const tw_real *vc, const tw_real *nn,
                                  tw_real mu, double J, double jtol, double vt_min, double ftol, double patch_v)
@@ -577,7 +588,7 @@ TW_HD int tw_contact_update_slip(unsigned char *fc, tw_real *D, tw_real *bi, tw_
     }
     tw_real r[3];
     tw_contact_relative(vi, vc, r);
-    if (!(r[0] * sl[0] + r[1] * sl[1] + r[2] * sl[2] < 0)) {
+    if (r[0] * sl[0] + r[1] * sl[1] + r[2] * sl[2] > vt_min * l) {
         tw_contact_set_slip(bi, sl, NULL);
         *fc = TW_CONTACT_STICK;
         return TW_CONTACT_FRICTION;
@@ -641,7 +652,7 @@ TW_HD int tw_contact_update_vertex(unsigned char *fc, tw_real *D, tw_real *bi, t
                                    tw_real *sl, const double *p)
 {
     if (*fc == TW_CONTACT_STICK)
-        return tw_contact_update_stuck(fc, D, bi, cf, cimp, prev, sl, vc, nn, mu, p, jtol, vt_min, ftol, patch_v);
+        return tw_contact_update_stuck(fc, D, bi, cf, cimp, prev, sl, vc, nn, mu, p, jtol, vt_min, patch_v);
     if (*fc == TW_FILTER_NORMAL && tw_contact_slipping(sl))
         return tw_contact_update_slip(fc, D, bi, cf, cimp, prev, sl, vi, vc, nn, mu, J, jtol, vt_min, ftol, patch_v);
     if (*fc != TW_FILTER_NORMAL) {
