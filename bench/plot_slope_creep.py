@@ -21,8 +21,10 @@ def rows(path):
 before, after, out = rows(sys.argv[1]), rows(sys.argv[2]), sys.argv[3]
 names = sys.argv[4:6] if len(sys.argv) > 5 else ["before (damping)", "after (stick constraint)"]
 title = sys.argv[6] if len(sys.argv) > 6 else "0.2 m block on a slope, mu 0.5 (bench/slope_creep.sh)"
-labels = ["%s\n%s\n%.3g s\ntan %s" % (r["start"], "IE" if r["integrator"] == "implicit-euler" else "BDF2",
-                                      float(r["dt"]), r["tan"]) for r in before]
+labels = ["%s\n%s\n%.3g s\ntan %s%s" % (r["start"], "IE" if r["integrator"] == "implicit-euler" else "BDF2",
+                                        float(r["dt"]), r["tan"],
+                                        "\nat %s m" % r["offset_m"] if float(r.get("offset_m") or 0) else "")
+          for r in before]
 x = range(len(labels))
 fig, ax = plt.subplots(1, 2, figsize=(13, 4.5))
 for data, name, off in ((before, names[0], -0.2), (after, names[1], 0.2)):

@@ -450,7 +450,7 @@ int tw_bodies_detect(tw_world *w, const tw_real *x, double heff, int contacts)
         b->vq[i] = (tw_real)vq;
         w->cdist[i] = (tw_real)(d - heff * vq);
         w->cmu[i] = (tw_real)b->mu;
-        int in = tw_contact_is_in(d, vp - vq, touch, heff);
+        int in = tw_contact_is_in(d, vp - vq, tw_contact_touch(touch, x + 3 * (size_t)i), heff);
         w->fcons[i] = in ? TW_FILTER_NORMAL : w->cons[i];
         if (!in) w->cimpulse[i] = 0; /* as tw_contact_detect: no friction in its first pass */
         added += in - was;

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hd/contact.h" /* tw_contact_update_vertex */
 #include "scenes.h"
 #include "tw_test.h"
 
@@ -216,9 +217,10 @@ static double integrated_distance(tw_integrator integ, double a, double dt, int 
 /* A 0.2 m block resting on a plane tilted by theta about y (normal
  * (-sin, 0, cos)), gravity down, on friction hold_mu for `hold` s, then
  * friction mu = 0.5 for `seconds` s (rounded up to whole steps: *t) at dt
- * with integ: the distance it moves along the slope after the hold. */
-static int slope_run(double theta, double hold, double hold_mu, double seconds, double dt, tw_integrator integ,
-                     double *dist, double *t)
+ * with integ, the block and the plane moved by off along x: the distance it
+ * moves along the slope after the hold. */
+static int slope_run_at(double theta, double hold, double hold_mu, double seconds, double dt, tw_integrator integ,
+                        double off, double *dist, double *t)
 {
     tw_mesh *m = tw_mesh_bar(0.2, 0.2, 0.2, 4, 4, 4);
     CHECK(m);
@@ -233,12 +235,13 @@ static int slope_run(double theta, double hold, double hold_mu, double seconds, 
     double c = cos(theta), s = sin(theta);
     tw_real *x = malloc(sizeof(tw_real) * 3 * n);
     for (int i = 0; i < n; i++) { /* rotated by -theta about y: the bottom face on the plane */
-        x[3 * i] = (tw_real)(X[3 * i] * c - X[3 * i + 2] * s);
+        x[3 * i] = (tw_real)(off + X[3 * i] * c - X[3 * i + 2] * s);
         x[3 * i + 1] = (tw_real)X[3 * i + 1];
         x[3 * i + 2] = (tw_real)(X[3 * i] * s + X[3 * i + 2] * c);
     }
     CHECK_OK(tw_world_set_positions(w, x));
     tw_collider_def pl = tw_default_collider_def();
+    pl.point[0] = off;
     pl.normal[0] = -s;
     pl.normal[2] = c;
     pl.friction = hold > 0 ? hold_mu : 0.5;
@@ -251,15 +254,22 @@ static int slope_run(double theta, double hold, double hold_mu, double seconds, 
     }
     const tw_real *p = tw_world_positions(w);
     double m0 = 0, m1 = 0;
-    for (int i = 0; i < n; i++) m0 += (p[3 * i] * c + p[3 * i + 2] * s) / n;
+    for (int i = 0; i < n; i++) m0 += ((p[3 * i] - off) * c + p[3 * i + 2] * s) / n;
     for (int k = 0; k < steps; k++) CHECK_OK(tw_world_step(w, NULL));
-    for (int i = 0; i < n; i++) m1 += (p[3 * i] * c + p[3 * i + 2] * s) / n;
+    for (int i = 0; i < n; i++) m1 += ((p[3 * i] - off) * c + p[3 * i + 2] * s) / n;
     *dist = m0 - m1; /* downhill is -x along the slope */
     *t = steps * dt;
     free(x);
     tw_world_destroy(w);
     tw_mesh_destroy(m);
     return 0;
+}
+
+/* slope_run_at at the origin. */
+static int slope_run(double theta, double hold, double hold_mu, double seconds, double dt, tw_integrator integ,
+                     double *dist, double *t)
+{
+    return slope_run_at(theta, hold, hold_mu, seconds, dt, integ, 0, dist, t);
 }
 
 /* Held by friction 2 for `hold` s, then mu 0.5 for 0.5 s. */
@@ -367,6 +377,60 @@ TW_TEST(slope_placed_block_stays_near_friction_angle)
         fails += !ok;
     }
     CHECK(fails == 0);
+    return 0;
+}
+
+/* The same placed block 100 m from the origin (block and slope moved along
+ * x), at dt 0.001, implicit Euler and BDF2: it stays too (less than 0.1 mm
+ * in the second after settling). In float a coordinate near 100 m rounds
+ * to 7.6e-6 m, and so do a resting vertex's distance and normal velocity;
+ * with a touch distance of a millionth of the block's size (3.5e-7 m)
+ * instead of one that covers that rounding (tw_contact_touch), loaded
+ * contacts dropped out of the steps' first active sets and implicit Euler's
+ * block crept 8.5 mm in the second. Asserted in either build. */
+TW_TEST(slope_placed_block_far_from_origin_stays)
+{
+    int fails = 0;
+    for (int k = 0; k < 2; k++) {
+        double dist, t;
+        tw_integrator integ = slope_integrators[k];
+        CHECK(slope_run_at(atan(0.49), 0.5, 0.5, 1.0, 0.001, integ, 100, &dist, &t) == 0);
+        int ok = fabs(dist) < 1e-4;
+        printf("%s, dt 0.001, tan 0.49, mu 0.5, placed 100 m from the origin: moved %.3g mm down the slope in %.3g s "
+               "after 0.5 s%s\n",
+               tw_integrator_name(integ), 1e3 * dist, t, ok ? "" : " (FAILS: 0.1 mm at most)");
+        fails += !ok;
+    }
+    CHECK(fails == 0);
+    return 0;
+}
+
+/* A stuck contact (mu 0.5, normal impulse J 1 N s) whose constraint
+ * impulse's tangential part is 1.01 mu J slips, with the friction mu J along
+ * the direction it was held in; at 1.004 mu J it stays stuck (the stick
+ * tolerance TW_CONTACT_STOL). With the sliding friction's 2 % it stayed
+ * stuck up to 1.02 mu J: the resting armadillo (green, friction 0.5) read
+ * tangential / normal floor forces up to 0.507-0.508. */
+TW_TEST(stuck_contact_slips_just_above_coulomb)
+{
+    const double ratios[2] = {1.01, 1.004};
+    for (int k = 0; k < 2; k++) {
+        unsigned char fc = TW_CONTACT_STICK;
+        tw_real D[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, bi[3] = {0, 0, 0}, cf = 0, cimp = 0, prev[2] = {0, -1};
+        tw_real vi[3] = {0, 0, 0}, vc[3] = {0, 0, 0}, nn[3] = {0, 0, 1}, sl[3] = {0, 0, 0};
+        double p[3] = {0.6 * 0.5 * ratios[k], 0.8 * 0.5 * ratios[k], 1}; /* the tangential part along (0.6, 0.8, 0) */
+        int r = tw_contact_update_vertex(&fc, D, bi, &cf, &cimp, prev, vi, vc, nn, 0, 0, (tw_real)0.5, 1, 0.01, 1,
+                                         TW_CONTACT_JTOL, TW_CONTACT_GTOL, 1e-4, TW_CONTACT_FTOL, 0, 1, sl, p);
+        printf("|p_t| = %.3f mu J: %s, result %d, slip friction (%.4f, %.4f, %.4f)\n", ratios[k],
+               fc == TW_CONTACT_STICK ? "stuck" : "slipping", r, (double)sl[0], (double)sl[1], (double)sl[2]);
+        if (k == 0) {
+            CHECK(fc == TW_FILTER_NORMAL && (r & TW_CONTACT_FRICTION));
+            CHECK(fabs(sl[0] - 0.3) < 1e-6 && fabs(sl[1] - 0.4) < 1e-6 && sl[2] == 0);
+            CHECK(fabs(bi[0] - 0.3) < 1e-6 && fabs(bi[1] - 0.4) < 1e-6);
+        } else {
+            CHECK(fc == TW_CONTACT_STICK && r == 0);
+        }
+    }
     return 0;
 }
 

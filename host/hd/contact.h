@@ -12,6 +12,7 @@
  * arithmetic unchanged, so static contacts give the same bits. */
 #ifndef TW_CONTACT_HD_H
 #define TW_CONTACT_HD_H
+#include <float.h> /* tw_contact_touch */
 #include <math.h>
 
 #include "hd/hd.h"
@@ -153,14 +154,35 @@ TW_HD int tw_contact_solve_again(int changed, int friction, int friction_passes,
  * there to the last bit, BDF2's base (4 x_n - x_n-1)/3 moves it by bits
  * every step), so a sign test vn <= 0 would drop about half of a resting
  * body's loaded contacts from each step's first solve, without friction
- * and without their last impulse; touch, a millionth of the body's size,
- * is many roundings of either precision. A vertex separating faster than
- * that is out; one that is pulled after all is released by the update.
- * A vertex that is still away from the surface joins only once a solve
- * shows it would cross it. */
+ * and without their last impulse; touch (tw_contact_touch) is many of
+ * those roundings. A vertex separating faster than that is out; one that
+ * is pulled after all is released by the update. A vertex that is still
+ * away from the surface joins only once a solve shows it would cross it. */
 TW_HD int tw_contact_is_in(double d, double vn, double touch, double heff)
 {
     return d < 0 || (d <= touch && d + heff * vn <= touch);
+}
+
+/* tw_contact_touch's roundings of a coordinate. */
+#define TW_CONTACT_TOUCH_ROUNDINGS 8
+
+/* The touch distance of tw_contact_is_in at a vertex at xi, m: touch (a
+ * millionth of the body's size: many roundings of either precision near
+ * the origin) or TW_CONTACT_TOUCH_ROUNDINGS roundings of xi's largest
+ * coordinate, whichever is more. The rounding of a position grows with its
+ * distance from the origin (|x| FLT_EPSILON, 1.2e-5 m at 100 m in float, a
+ * 0.2 m body's touch 2e-7 m), and a resting vertex's d and vn are that
+ * rounding; the collider's point near xi is about as far (distances are
+ * computed in double from xi: xi's rounding is the one that counts). */
+TW_HD double tw_contact_touch(double touch, const tw_real *xi)
+{
+#ifdef TW_DOUBLE
+    const double eps = DBL_EPSILON;
+#else
+    const double eps = FLT_EPSILON;
+#endif
+    double m = fmax(fabs((double)xi[0]), fmax(fabs((double)xi[1]), fabs((double)xi[2])));
+    return fmax(touch, TW_CONTACT_TOUCH_ROUNDINGS * eps * m);
 }
 
 /* Vertex i (free) at the start of an implicit step: writes the nearest
@@ -168,7 +190,8 @@ TW_HD int tw_contact_is_in(double d, double vn, double touch, double heff)
  * (distance +inf, normal z, no friction, TW_CONTACT_NONE, velocity 0 when
  * there is none: such a vertex never joins) and returns 1 when it starts in
  * the active set (the body of tw_contact_detect's loop); the normal velocity
- * tested is the one relative to the collider. */
+ * tested is the one relative to the collider, against the touch distance
+ * tw_contact_touch gives at xi from the body's touch. */
 TW_HD int tw_contact_mark_vertex(const tw_collider_def *cs, int nc, const tw_real *xi, const tw_real *vi,
                                  double touch, double heff, tw_real nrm[3], tw_real *dist, tw_real *fric, unsigned char *col,
                                  tw_real vel[3])
@@ -186,7 +209,7 @@ TW_HD int tw_contact_mark_vertex(const tw_collider_def *cs, int nc, const tw_rea
     *col = (unsigned char)k;
     for (int a = 0; a < 3; a++) nrm[a] = (tw_real)nn[a];
     *dist = (tw_real)d;
-    return tw_contact_is_in(d, vn, touch, heff);
+    return tw_contact_is_in(d, vn, tw_contact_touch(touch, xi), heff);
 }
 
 /* A contact's prescribed normal velocity (the contact passes):
@@ -342,10 +365,12 @@ TW_HD int tw_contact_hold_vertex(unsigned char *fc, tw_real cf, int on)
  * a pull below TW_CONTACT_JTOL x the vertex's weight impulse m g heff is noise
  * of the inexact solve, and so is a landing TW_CONTACT_GTOL x the body's size
  * inside; friction within TW_CONTACT_FTOL (relative) of Coulomb's is
- * Coulomb's. */
+ * Coulomb's; a stuck contact holds at most 1 + TW_CONTACT_STOL times
+ * Coulomb's friction (tw_contact_update_stuck). */
 #define TW_CONTACT_JTOL 1e-3
 #define TW_CONTACT_GTOL 1e-5
 #define TW_CONTACT_FTOL 0.02
+#define TW_CONTACT_STOL 0.005
 
 /* The contact set's sums for its sliding speed (tw_contact_patch_speed),
  * over the active contacts with friction after a solve: [0..2] the friction
@@ -489,17 +514,22 @@ TW_HD int tw_contact_slipping(const tw_real *sl) { return sl && (sl[0] != 0 || s
  * the friction holding it. J < -jtol: released (*fc = 0). Else it slips
  * (the normal alone constrained, TW_FILTER_NORMAL) when the contact set
  * breaks away (patch_v > 0: the damping mu J / patch_v, Coulomb's at the
- * set's speed) or when |p_t| > mu J (1 + ftol): with the friction Coulomb
+ * set's speed) or when |p_t| > mu J (1 + TW_CONTACT_STOL): with the friction Coulomb
  * allows along the direction it was held in, the impulse mu J p_t / |p_t|
  * in its right-hand side (sl: tw_contact_set_slip), so that the vertex
  * moves only as far as its load exceeds Coulomb's bound (at an edge of a
  * contact patch, until its neighbours hold the rest: a damping there would
- * let it creep on at the stuck damping's speed). ftol: friction within it
- * of Coulomb's is Coulomb's, as for the sliding friction. Returns
+ * let it creep on at the stuck damping's speed). A stuck contact's friction
+ * is the one a body at rest keeps, so its tolerance is tighter than the
+ * sliding friction's TW_CONTACT_FTOL: that one (2 %) lets a resting body's
+ * floor hold tangential forces 1.6 % over mu J (the armadillo, green,
+ * friction 0.5), and none at all lets contacts that a slip left at
+ * Coulomb's bound flip between stuck and slipping every step (twice the
+ * contact solves at rest). Returns
  * TW_CONTACT_* bits. */
 TW_HD int tw_contact_update_stuck(unsigned char *fc, tw_real *D, tw_real *bi, tw_real *cf, tw_real *cimp,
                                   tw_real *prev, tw_real *sl, const tw_real *vc, const tw_real *nn, tw_real mu,
-                                  const double *p, double jtol, double vt_min, double ftol, double patch_v)
+                                  const double *p, double jtol, double vt_min, double patch_v)
 {
     double J = p[0] * nn[0] + p[1] * nn[1] + p[2] * nn[2], pt[3], ft = 0;
     for (int a = 0; a < 3; a++) {
@@ -520,7 +550,7 @@ TW_HD int tw_contact_update_stuck(unsigned char *fc, tw_real *D, tw_real *bi, tw
         tw_contact_set_damping(D, bi, nn, vc, cf, fmin(coulomb / patch_v, coulomb / vt_min));
         return TW_CONTACT_FRICTION;
     }
-    if (!(ft > coulomb * (1 + ftol))) return 0;
+    if (!(ft > coulomb * (1 + TW_CONTACT_STOL))) return 0;
     *fc = TW_FILTER_NORMAL;
     for (int a = 0; a < 3; a++) pt[a] *= coulomb / ft;
     tw_contact_set_slip(bi, sl, pt);
@@ -530,10 +560,14 @@ TW_HD int tw_contact_update_stuck(unsigned char *fc, tw_real *D, tw_real *bi, tw
 /* The active-set update of a vertex slipping from stuck (its friction the
  * impulse sl: tw_contact_update_stuck): released when J < -jtol; the
  * damping of the set's speed when the set breaks away (patch_v > 0); stuck
- * again (TW_CONTACT_STICK) when its tangential velocity relative to the
- * collider no longer goes against sl (the friction turned it back, or it
- * stopped: Coulomb's friction would have held it); else sl follows mu J
- * of this solve (a change beyond ftol is TW_CONTACT_FRICTION). */
+ * again (TW_CONTACT_STICK) when its velocity relative to the collider goes
+ * along sl faster than vt_min (the friction turned it back: Coulomb's
+ * friction would have held it); else sl follows mu J of this solve (a
+ * change beyond ftol is TW_CONTACT_FRICTION). One that barely moves keeps
+ * Coulomb's friction: a contact whose load sits at Coulomb's bound moves
+ * at the level of the solve's noise, and a test on the sign of that would
+ * flip it between stuck and slipping up to the friction solves' cap in
+ * every step of a body at rest. */
 TW_HD int tw_contact_update_slip(unsigned char *fc, tw_real *D, tw_real *bi, tw_real *cf, tw_real *cimp,
                                  tw_real *prev, tw_real *sl, const tw_real *vi, const tw_real *vc, const tw_real *nn,
                                  tw_real mu, double J, double jtol, double vt_min, double ftol, double patch_v)
@@ -554,7 +588,7 @@ TW_HD int tw_contact_update_slip(unsigned char *fc, tw_real *D, tw_real *bi, tw_
     }
     tw_real r[3];
     tw_contact_relative(vi, vc, r);
-    if (!(r[0] * sl[0] + r[1] * sl[1] + r[2] * sl[2] < 0)) {
+    if (r[0] * sl[0] + r[1] * sl[1] + r[2] * sl[2] > vt_min * l) {
         tw_contact_set_slip(bi, sl, NULL);
         *fc = TW_CONTACT_STICK;
         return TW_CONTACT_FRICTION;
@@ -618,7 +652,7 @@ TW_HD int tw_contact_update_vertex(unsigned char *fc, tw_real *D, tw_real *bi, t
                                    tw_real *sl, const double *p)
 {
     if (*fc == TW_CONTACT_STICK)
-        return tw_contact_update_stuck(fc, D, bi, cf, cimp, prev, sl, vc, nn, mu, p, jtol, vt_min, ftol, patch_v);
+        return tw_contact_update_stuck(fc, D, bi, cf, cimp, prev, sl, vc, nn, mu, p, jtol, vt_min, patch_v);
     if (*fc == TW_FILTER_NORMAL && tw_contact_slipping(sl))
         return tw_contact_update_slip(fc, D, bi, cf, cimp, prev, sl, vi, vc, nn, mu, J, jtol, vt_min, ftol, patch_v);
     if (*fc != TW_FILTER_NORMAL) {
