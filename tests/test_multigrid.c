@@ -8,6 +8,8 @@
 #include "tw_test.h"
 #include "world.h"
 
+#include "hd/bsr_row_real.h" /* tw_filter_block */
+
 /* a world after one implicit step, so w->A holds a step's system */
 static tw_world *stepped_world(tw_mesh *m, tw_preconditioner pc, int pin_bar)
 {
@@ -38,16 +40,7 @@ static double rnd(unsigned *s)
  * normal component) */
 static void filter(tw_world *w, tw_real *x)
 {
-    for (int i = 0; i < w->fem.n; i++) {
-        tw_real *xi = x + 3 * i;
-        if (w->fcons[i] == TW_FILTER_NORMAL) {
-            const tw_real *nn = w->cnormal + 3 * i;
-            tw_real d = xi[0] * nn[0] + xi[1] * nn[1] + xi[2] * nn[2];
-            for (int c = 0; c < 3; c++) xi[c] -= d * nn[c];
-        } else if (w->fcons[i]) {
-            xi[0] = xi[1] = xi[2] = 0;
-        }
-    }
+    for (int i = 0; i < w->fem.n; i++) tw_filter_block(w->fcons[i], w->cnormal, i, x + 3 * i);
 }
 
 static void random_filtered(tw_world *w, tw_real *x, unsigned *seed)

@@ -92,16 +92,11 @@ static tw_solve_result fused_pcg(const tw_bsr *A, const tw_real *b, tw_real *x, 
         tw_filter_block(f->cons[i], f->normal, i, ri);
         tw_block_jacobi_vertex(dinv, r, i, f->cons[i], f->normal, zi);
         double bi[3] = {b[3 * (size_t)i], b[3 * (size_t)i + 1], b[3 * (size_t)i + 2]};
-        if (f->cons[i] == TW_FILTER_NORMAL) {
-            const tw_real *nn = f->normal + 3 * (size_t)i;
-            double dn = bi[0] * nn[0] + bi[1] * nn[1] + bi[2] * nn[2];
-            for (int c = 0; c < 3; c++) bi[c] -= dn * nn[c];
-        }
+        bb += tw_filter_sb2(f->cons[i], f->normal, i, bi);
         for (int c = 0; c < 3; c++) {
             pb[0][3 * (size_t)i + c] = zi[c];
             rz += (double)ri[c] * (double)zi[c];
             rr += (double)ri[c] * (double)ri[c];
-            if (!f->cons[i] || f->cons[i] == TW_FILTER_NORMAL) bb += bi[c] * bi[c];
         }
     }
     double bnorm = sqrt(bb), rn = sqrt(rr), beta = 0;

@@ -19,6 +19,7 @@
 #include <math.h>
 
 #include "amg_cycle.h"
+#include "bsr_row_double.h" /* tw_filter_block_d */
 
 /* d = a^-1 (3 x 3 symmetric) by cofactors, symmetrised; 0 when a is close to
  * singular (amg.c inverse3) */
@@ -103,17 +104,9 @@ TW_HD void tw_amg_pseudo_inverse(int k, const double *a, double *d)
         for (int c = 0; c < r; c++) d[r * k + c] = d[c * k + r] = 0.5 * (d[r * k + c] + d[c * k + r]);
 }
 
-/* v = S_i v in double */
-TW_HD void tw_amg_filter3(unsigned char c, const tw_real *nn, double *v)
-{
-    if (!c) return;
-    if (c == TW_FILTER_NORMAL) {
-        double d = (double)nn[0] * v[0] + (double)nn[1] * v[1] + (double)nn[2] * v[2];
-        v[0] -= d * (double)nn[0]; v[1] -= d * (double)nn[1]; v[2] -= d * (double)nn[2];
-    } else {
-        v[0] = v[1] = v[2] = 0;
-    }
-}
+/* v = S_i v in double (the solvers' filter, tw_filter_block, on a double
+ * vector, with the vertex's own normal nn) */
+TW_HD void tw_amg_filter3(unsigned char c, const tw_real *nn, double *v) { tw_filter_block_d(c, nn, 0, v); }
 
 /* The filtered finest operator's block (i, j) in double from the step's
  * block a: S A S on the free directions, a fully

@@ -22,7 +22,7 @@
 #define TW_HD_BODY_SOLVE_H
 #include <stdlib.h>
 
-#include "hd/contact.h" /* tw_contact_filter_normal, TW_FILTER_NORMAL */
+#include "hd/bsr_row_real.h" /* tw_filter_block */
 
 /* sum_k w_k (n . y_Tk) in double: the normal velocity of the triangle T's
  * point with weights cw along n (P's first term) */
@@ -213,14 +213,11 @@ TW_HD void tw_body_ops_restrict_chain(const tw_body_ops *o, int q, int k)
     o->s[(size_t)(q + 1) * o->nact + k] = sum;
 }
 
-/* v_i = S v_i (the solve's filter: the world's fcons and contact normals) */
+/* v_i = S v_i (the solvers' filter with the world's fcons and contact
+ * normals) */
 TW_HD void tw_body_ops_filter(const tw_body_ops *o, int i, tw_real *v)
 {
-    unsigned char c = o->fcons[i];
-    if (!c) return;
-    tw_real *vi = v + 3 * (size_t)i;
-    if (c == TW_FILTER_NORMAL) tw_contact_filter_normal(vi, o->cnormal + 3 * (size_t)i);
-    else vi[0] = vi[1] = vi[2] = 0;
+    tw_filter_block(o->fcons[i], o->cnormal, i, v + 3 * (size_t)i);
 }
 
 /* Contact c's friction terms at v (zero without friction) */

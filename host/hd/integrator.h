@@ -12,7 +12,7 @@
 #include <math.h>
 
 #include "hd/hd.h"
-#include "solver.h" /* TW_FILTER_NORMAL */
+#include "hd/bsr_row_real.h" /* tw_filter_block */
 
 /* BDF2's base term of one component from the current and the previous
  * value: xbase = (4 x_n - x_n-1) / 3, vbase = (4 v_n - v_n-1) / 3. */
@@ -99,16 +99,11 @@ TW_HD void tw_newton_residual_vertex(tw_real mass, const tw_real *v, const tw_re
     }
 }
 
-/* S G of one vertex (the solver's filter: a contact loses the component
- * along its normal, a constrained vertex all of it); returns |S G|^2 */
+/* S G of one vertex (the solvers' filter, tw_filter_block, with the
+ * vertex's own normal nn); returns |S G|^2 */
 TW_HD double tw_newton_filter_vertex(unsigned char fc, const tw_real *nn, tw_real *gi)
 {
-    if (fc == TW_FILTER_NORMAL) {
-        tw_real d = gi[0] * nn[0] + gi[1] * nn[1] + gi[2] * nn[2];
-        for (int c = 0; c < 3; c++) gi[c] -= d * nn[c];
-    } else if (fc) {
-        gi[0] = gi[1] = gi[2] = 0;
-    }
+    tw_filter_block(fc, nn, 0, gi);
     return (double)gi[0] * gi[0] + (double)gi[1] * gi[1] + (double)gi[2] * gi[2];
 }
 
