@@ -822,12 +822,4 @@ TW_HD void tw_contact_project_acceleration(tw_real *ai, const tw_real *nn)
     if (an < 0)
         for (int a = 0; a < 3; a++) ai[a] -= (tw_real)(an * nn[a]);
 }
-
-/* The PCG filter on one contact vertex (host/solver_impl.h's filter for
- * TW_FILTER_NORMAL): v loses its component along n. */
-TW_HD void tw_contact_filter_normal(tw_real *vi, const tw_real *nn)
-{
-    tw_real d = vi[0] * nn[0] + vi[1] * nn[1] + vi[2] * nn[2];
-    vi[0] -= d * nn[0]; vi[1] -= d * nn[1]; vi[2] -= d * nn[2];
-}
 #endif
