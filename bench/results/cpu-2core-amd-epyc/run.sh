@@ -24,3 +24,7 @@ X=bench/results/cpu-2core-intel-xeon
 python3 bench/contact_checks.py $D/contact_report.csv $D/contact_report_rest.csv $X/contact_report.csv \
     $X/contact_report_rest.csv $X/contact_report_stick.csv $X/contact_report_stick_rest.csv
 python3 bench/contact_checks.py $D/contact_report_newmark.csv $D/contact_report_newmark_rest.csv
+# the same sweep on a build of b34dbcb (git archive b34dbcb | tar -x -C /tmp/b34; built there):
+#   (cd /tmp/b34 && bench/contact_report.sh build OUT.csv), copied to $D/contact_report_b34dbcb{,_rest}.csv, .log
+python3 bench/contact_checks.py $D/contact_report_b34dbcb.csv $D/contact_report_b34dbcb_rest.csv \
+    $D/contact_report.csv $D/contact_report_rest.csv
