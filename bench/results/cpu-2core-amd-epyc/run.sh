@@ -17,3 +17,14 @@ OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1 build-bench/bench/tw_bench_cpu --sizes
 OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1 build-bench/bench/tw_bench_cpu --sizes 10k,100k --methods green \
     --threads 1 --cg fixed --csv $D/bench_cpu_green_fast.csv > $D/bench_cpu_green_fast.log
 python3 bench/plot.py $D
+# Contact at real-time steps (contact_report.md; Release, -DTW_CUDA=OFF, build/):
+OMP_WAIT_POLICY=PASSIVE nice -n 5 bench/contact_report.sh build $D/contact_report.csv
+OMP_WAIT_POLICY=PASSIVE nice -n 5 bench/contact_report_newmark.sh build $D/contact_report_newmark.csv
+X=bench/results/cpu-2core-intel-xeon
+python3 bench/contact_checks.py $D/contact_report.csv $D/contact_report_rest.csv $X/contact_report.csv \
+    $X/contact_report_rest.csv $X/contact_report_stick.csv $X/contact_report_stick_rest.csv
+python3 bench/contact_checks.py $D/contact_report_newmark.csv $D/contact_report_newmark_rest.csv
+# the same sweep on a build of b34dbcb (git archive b34dbcb | tar -x -C /tmp/b34; built there):
+#   (cd /tmp/b34 && bench/contact_report.sh build OUT.csv), copied to $D/contact_report_b34dbcb{,_rest}.csv, .log
+python3 bench/contact_checks.py $D/contact_report_b34dbcb.csv $D/contact_report_b34dbcb_rest.csv \
+    $D/contact_report.csv $D/contact_report_rest.csv
