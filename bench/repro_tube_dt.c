@@ -15,9 +15,8 @@
  *   (c) the volume stays within 10 % of the rest volume after every step;
  *   (d) the mechanical energy KE + elastic + gravity (0 at the start) never
  *       exceeds the drop energy m g 0.5 m: the run may not gain more energy
- *       than the fall gave it (a blow-up test; the largest gain of every run
- *       is in the trials file: warp-vertex gains ~10 % at the impact at any
- *       dt, see bench/README.md).
+ *       than the fall gave it (a blow-up test; the largest energy of every
+ *       run, over the drop energy, is in the trials file).
  * The largest stable dt is found by bisection in log(dt) between 1e-4 and
  * 0.1 s: 0.1 s is tried first (stable: the answer is ">= 0.1"); otherwise
  * 7 halvings of the log interval, assuming 1e-4 is stable, give the answer
