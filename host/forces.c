@@ -10,7 +10,8 @@
  *                                                                   R_i (sym, hd/step.h) or R_i K_ij R_i^T
  *  warp-edge       R_i=F'_i F_i^T      as warp-vertex               R_i K_ij R_j^T (sym) or R_i K_ij R_i^T
  *  corot-element   R_e=polar(F_e)      -V R_e P_c g_p per element   sum_e R_e K_e R_e^T (from R_e g, one triangle)
- *  green           F_e, S_e            -V F S g_p per element       StVK tangent (from a pack, one triangle)
+ *  green           F_e, S_e            -V F S g_p per element       StVK tangent, its geometric part at S's
+ *                                                                   positive part (from a pack, one triangle)
  *  hybrid          R_e=polar(F_e)      -V P_hybrid g_p (hd/element.h)   as corot-element
  */
 #include <math.h>
