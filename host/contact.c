@@ -466,7 +466,7 @@ void tw_contact_project_velocities(tw_world *w, tw_real *v, tw_real *acc, double
         tw_real v0[3] = {v[k], v[k + 1], v[k + 2]};
         tw_contact_project_velocity(v + k, nn, w->cmu[i], w->cvel + k);
         projection_force(w, i, v0, v + k, h);
-        if (acc) tw_contact_project_acceleration(acc + k, nn);
+        if (acc) tw_contact_project_acceleration(acc + k, nn, w->cmu[i], v + k, w->cvel + k, h);
     }
 }
 

@@ -342,7 +342,7 @@ __global__ void contact_project_newmark_kernel(tw_cuda_data d)
     tw_real v0[3] = {d.vnew[k], d.vnew[k + 1], d.vnew[k + 2]};
     tw_contact_project_velocity(d.vnew + k, d.cnormal + k, d.cmu[i], d.cvel + k);
     contact_push(d, i, v0, d.vnew + k);
-    tw_contact_project_acceleration(d.anew + k, d.cnormal + k);
+    tw_contact_project_acceleration(d.anew + k, d.cnormal + k, d.cmu[i], d.vnew + k, d.cvel + k, d.P->h);
 }
 
 } // namespace

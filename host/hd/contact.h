@@ -842,11 +842,35 @@ TW_HD void tw_contact_vertex_impulse(const int *row_ptr, const int *col, const t
 }
 
 /* A projected vertex's acceleration (tw_contact_project_velocities, explicit
- * Newmark): its component into the collider removed. */
-TW_HD void tw_contact_project_acceleration(tw_real *ai, const tw_real *nn)
+ * Newmark, after its velocity vi): its component into the collider removed,
+ * and Coulomb friction on its tangential part: the removed -a_n is the
+ * contact's normal force over the vertex's mass, mu (-a_n) the most friction
+ * gives. A vertex sliding (its tangential velocity relative to the collider,
+ * vc, more than the half step h/2 mu (-a_n) stops) gets all of it against
+ * that velocity; else, stuck, the tangential acceleration loses up to it. A
+ * resting vertex has no approaching velocity for
+ * tw_contact_project_velocity's friction to act on; held here, its next
+ * position update x + h v + h^2/2 a and velocity half h/2 a carry only the
+ * tangential pull the contact does not hold. */
+TW_HD void tw_contact_project_acceleration(tw_real *ai, const tw_real *nn, tw_real mu, const tw_real *vi,
+                                           const tw_real *vc, double h)
 {
     double an = ai[0] * nn[0] + ai[1] * nn[1] + ai[2] * nn[2];
-    if (an < 0)
-        for (int a = 0; a < 3; a++) ai[a] -= (tw_real)(an * nn[a]);
+    if (!(an < 0)) return;
+    for (int a = 0; a < 3; a++) ai[a] -= (tw_real)(an * nn[a]);
+    double fmax = mu * -an, r[3], rn = 0, lt = 0;
+    for (int a = 0; a < 3; a++) {
+        r[a] = (double)vi[a] - vc[a];
+        rn += r[a] * nn[a];
+    }
+    for (int a = 0; a < 3; a++) {
+        r[a] -= rn * nn[a];
+        lt += r[a] * r[a];
+    }
+    lt = sqrt(lt);
+    if (lt > 0.5 * h * fmax)
+        for (int a = 0; a < 3; a++) ai[a] -= (tw_real)(fmax * r[a] / lt);
+    else
+        tw_contact_apply_friction(ai, nn, fmax);
 }
 #endif
