@@ -444,10 +444,12 @@ int tw_contact_project_positions(tw_world *w, tw_real *x)
     int count = 0;
     memcpy(w->fcons, w->cons, (size_t)w->fem.n);
     if (!w->ncolliders) return 0;
+    double touch = 1e-6 * w->size; /* tw_contact_detect's */
     for (int i = 0; i < w->fem.n; i++) {
         if (w->cons[i]) continue;
-        if (!tw_contact_project_vertex(w->colliders, w->ncolliders, x + 3 * (size_t)i, w->cnormal + 3 * (size_t)i,
-                                       &w->cmu[i], &w->ccol[i], w->cvel + 3 * (size_t)i))
+        if (!tw_contact_project_vertex_touching(w->colliders, w->ncolliders, touch, x + 3 * (size_t)i,
+                                                w->cnormal + 3 * (size_t)i, &w->cmu[i], &w->ccol[i],
+                                                w->cvel + 3 * (size_t)i))
             continue;
         w->fcons[i] = TW_FILTER_NORMAL;
         count++;
@@ -464,7 +466,7 @@ void tw_contact_project_velocities(tw_world *w, tw_real *v, tw_real *acc, double
         tw_real v0[3] = {v[k], v[k + 1], v[k + 2]};
         tw_contact_project_velocity(v + k, nn, w->cmu[i], w->cvel + k);
         projection_force(w, i, v0, v + k, h);
-        if (acc) tw_contact_project_acceleration(acc + k, nn);
+        if (acc) tw_contact_project_acceleration(acc + k, nn, w->cmu[i], v + k, w->cvel + k, h);
     }
 }
 

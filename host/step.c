@@ -415,7 +415,10 @@ static tw_status newmark_step(tw_world *w, double h, tw_step_stats *st)
     double alpha = w->def.damping_mass;
     int vertex_method = w->def.method == TW_WARP_VERTEX || w->def.method == TW_WARP_EDGE;
     double t0 = tw_now_ms();
+    if (!w->xres && !(w->xres = malloc(sizeof(tw_real) * n3))) return TW_ERR_NOMEM;
+    if (!w->xres_next && !(w->xres_next = malloc(sizeof(tw_real) * n3))) return TW_ERR_NOMEM;
     if (!w->has_acc) { /* a at the start: from the current state */
+        memset(w->xres, 0, sizeof(tw_real) * n3);
         tw_compute_rotations(w, w->x);
         tw_compute_elastic_force(w, w->x, w->f, vertex_method && w->def.ghost_force_correction);
         tw_external_force(w, w->x, w->rhs);
@@ -432,11 +435,22 @@ static tw_status newmark_step(tw_world *w, double h, tw_step_stats *st)
     for (int i = 0; i < n; i++)
         for (int c = 0; c < 3; c++) {
             size_t k = 3 * (size_t)i + c;
-            xnew[k] = tw_newmark_position(w->cons[i], w->x[k], w->v[k], w->acc[k], w->target[k], h);
+            xnew[k] = tw_newmark_position_carried(w->cons[i], w->x[k], w->v[k], w->acc[k], w->target[k], h,
+                                                  w->xres[k], &w->xres_next[k]);
         }
     /* contact: project the predicted positions first, so the forces below
      * are those of the configuration the step ends in */
     st->contacts = tw_contact_project_positions(w, xnew);
+    /* a projected vertex's normal coordinate is the collider's: its
+     * rounding along the normal is not carried */
+    if (st->contacts)
+        for (int i = 0; i < n; i++)
+            if (w->fcons[i] == TW_FILTER_NORMAL) {
+                tw_real *r = w->xres_next + 3 * (size_t)i;
+                const tw_real *nn = w->cnormal + 3 * (size_t)i;
+                double rn = (double)r[0] * nn[0] + (double)r[1] * nn[1] + (double)r[2] * nn[2];
+                for (int a = 0; a < 3; a++) r[a] -= (tw_real)(rn * nn[a]);
+            }
     double t1 = tw_now_ms();
     tw_compute_rotations(w, xnew);
     double t2 = tw_now_ms();
@@ -462,6 +476,9 @@ static tw_status newmark_step(tw_world *w, double h, tw_step_stats *st)
     if (s != TW_OK) return s;
     memcpy(w->x, xnew, sizeof(tw_real) * n3);
     memcpy(w->acc, anew, sizeof(tw_real) * n3);
+    tw_real *r = w->xres;
+    w->xres = w->xres_next;
+    w->xres_next = r;
     return TW_OK;
 }
 

@@ -440,6 +440,7 @@ void tw_world_destroy(tw_world *w)
     free(w->rot_x);
     free(w->energy_snap);
     free(w->turn_R);
+    free(w->xres); free(w->xres_next);
     tw_hanging_free(w);
     tw_bodies_free(w->bodies);
     tw_solver_work_free(&w->work);

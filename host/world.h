@@ -50,6 +50,7 @@ struct tw_world {
     /* integrator state */
     tw_real *acc;         /* explicit Newmark: accelerations (3n) */
     int has_acc;
+    tw_real *xres, *xres_next; /* explicit Newmark: the rounding its position updates carry (3n each) */
     tw_real *xprev, *vprev, *xbase, *vbase; /* BDF2: the previous state and the base terms (3n) */
     int has_history;
     /* contact */
@@ -207,7 +208,8 @@ void tw_colliders_advance(tw_world *w, double h);
 void tw_colliders_advanced(const tw_world *w, double h, tw_collider_def *out);
 /* 1 when a collider moves (does work on the body). */
 int tw_colliders_moving(const tw_world *w);
-/* The two halves: positions (marking the projected vertices in w->fcons with
+/* The two halves: positions (marking the projected vertices, and explicit
+ * Newmark's touching ones (tw_contact_project_vertex_touching), in w->fcons with
  * their normals; returns how many), then velocities (and accelerations, when
  * acc is not NULL, lose their component into the collider). */
 int tw_contact_project_positions(tw_world *w, tw_real *x);

@@ -324,8 +324,8 @@ __global__ void contact_project_predicted_kernel(tw_cuda_data d, double *partial
         size_t k = 3 * (size_t)i;
         d.cpush[k] = d.cpush[k + 1] = d.cpush[k + 2] = 0;
         if (c) continue;
-        if (!tw_contact_project_vertex(d.colliders_end, d.P->ncolliders, d.x + k, d.cnormal + k, &d.cmu[i], &d.ccol[i],
-                                       d.cvel + k))
+        if (!tw_contact_project_vertex_touching(d.colliders_end, d.P->ncolliders, d.P->touch, d.x + k, d.cnormal + k,
+                                                &d.cmu[i], &d.ccol[i], d.cvel + k))
             continue;
         d.fcons[i] = TW_FILTER_NORMAL;
         s[0] += 1;
@@ -342,7 +342,7 @@ __global__ void contact_project_newmark_kernel(tw_cuda_data d)
     tw_real v0[3] = {d.vnew[k], d.vnew[k + 1], d.vnew[k + 2]};
     tw_contact_project_velocity(d.vnew + k, d.cnormal + k, d.cmu[i], d.cvel + k);
     contact_push(d, i, v0, d.vnew + k);
-    tw_contact_project_acceleration(d.anew + k, d.cnormal + k);
+    tw_contact_project_acceleration(d.anew + k, d.cnormal + k, d.cmu[i], d.vnew + k, d.cvel + k, d.P->h);
 }
 
 } // namespace

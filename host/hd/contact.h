@@ -774,6 +774,33 @@ TW_HD int tw_contact_project_vertex(const tw_collider_def *cs, int nc, tw_real *
     return 1;
 }
 
+/* Explicit Newmark's projection of a free vertex (tw_contact_project_positions):
+ * tw_contact_project_vertex, and a vertex on the surface or just above it,
+ * within tw_contact_touch's distance at xi, is in contact too (1 returned,
+ * xi unchanged). A vertex the last step projected lies on the surface to
+ * the last bit, often at d = 0 or a rounding above it; left out, it keeps
+ * the step's acceleration into the collider, ends it with h/2 of it as
+ * velocity (0.1 m/s at a resting tube's loaded vertices) and is projected
+ * the step after from h^2 a_n inside: a loaded contact that alternates
+ * between free and projected every step. In contact, only its approaching
+ * velocity and acceleration are removed, so a separating vertex leaves. */
+TW_HD int tw_contact_project_vertex_touching(const tw_collider_def *cs, int nc, double touch, tw_real *xi,
+                                             tw_real nrm[3], tw_real *fric, unsigned char *col, tw_real vel[3])
+{
+    if (tw_contact_project_vertex(cs, nc, xi, nrm, fric, col, vel)) return 1;
+    double nn[3] = {0, 0, 1}, mu = 0, vc[3] = {0, 0, 0};
+    int k = TW_CONTACT_NONE;
+    double d = tw_contact_nearest(cs, nc, xi, nn, &mu, &k, vc);
+    if (!(d <= tw_contact_touch(touch, xi))) return 0;
+    *fric = (tw_real)mu;
+    *col = (unsigned char)k;
+    for (int a = 0; a < 3; a++) {
+        vel[a] = (tw_real)vc[a];
+        nrm[a] = (tw_real)nn[a];
+    }
+    return 1;
+}
+
 /* A projected vertex's velocity (tw_contact_project_velocities): its
  * approaching normal velocity relative to the collider (vc) removed, and
  * friction on the relative tangential velocity in proportion to it. */
@@ -815,11 +842,35 @@ TW_HD void tw_contact_vertex_impulse(const int *row_ptr, const int *col, const t
 }
 
 /* A projected vertex's acceleration (tw_contact_project_velocities, explicit
- * Newmark): its component into the collider removed. */
-TW_HD void tw_contact_project_acceleration(tw_real *ai, const tw_real *nn)
+ * Newmark, after its velocity vi): its component into the collider removed,
+ * and Coulomb friction on its tangential part: the removed -a_n is the
+ * contact's normal force over the vertex's mass, mu (-a_n) the most friction
+ * gives. A vertex sliding (its tangential velocity relative to the collider,
+ * vc, more than the half step h/2 mu (-a_n) stops) gets all of it against
+ * that velocity; else, stuck, the tangential acceleration loses up to it. A
+ * resting vertex has no approaching velocity for
+ * tw_contact_project_velocity's friction to act on; held here, its next
+ * position update x + h v + h^2/2 a and velocity half h/2 a carry only the
+ * tangential pull the contact does not hold. */
+TW_HD void tw_contact_project_acceleration(tw_real *ai, const tw_real *nn, tw_real mu, const tw_real *vi,
+                                           const tw_real *vc, double h)
 {
     double an = ai[0] * nn[0] + ai[1] * nn[1] + ai[2] * nn[2];
-    if (an < 0)
-        for (int a = 0; a < 3; a++) ai[a] -= (tw_real)(an * nn[a]);
+    if (!(an < 0)) return;
+    for (int a = 0; a < 3; a++) ai[a] -= (tw_real)(an * nn[a]);
+    double fmax = mu * -an, r[3], rn = 0, lt = 0;
+    for (int a = 0; a < 3; a++) {
+        r[a] = (double)vi[a] - vc[a];
+        rn += r[a] * nn[a];
+    }
+    for (int a = 0; a < 3; a++) {
+        r[a] -= rn * nn[a];
+        lt += r[a] * r[a];
+    }
+    lt = sqrt(lt);
+    if (lt > 0.5 * h * fmax)
+        for (int a = 0; a < 3; a++) ai[a] -= (tw_real)(fmax * r[a] / lt);
+    else
+        tw_contact_apply_friction(ai, nn, fmax);
 }
 #endif
