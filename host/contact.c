@@ -263,7 +263,7 @@ int tw_contact_detect(tw_world *w, const tw_real *x, double heff)
     w->cbase = x;
     for (int i = 0; i < n; i++) w->cfprev[2 * (size_t)i + 1] = -1; /* no earlier solve this step (body contacts too) */
     if (!w->ncolliders) return 0;
-    double touch = 1e-6 * w->size;
+    double touch = TW_CONTACT_TOUCH * w->size;
     for (int i = 0; i < n; i++) {
         w->cfric[i] = 0; /* A is freshly assembled */
         if (w->cons[i]) continue;
@@ -296,7 +296,7 @@ static void stick_velocity(const tw_world *w, tw_real *v, int i, double heff)
 void tw_contact_friction_implicit(tw_world *w, double heff)
 {
     const tw_fem *f = &w->fem;
-    double vt_min = 1e-6 * w->size / heff;
+    double vt_min = TW_CONTACT_TOUCH * w->size / heff;
     for (int i = 0; i < f->n; i++) {
         if (w->fcons[i] != TW_FILTER_NORMAL) continue;
         size_t k = 3 * (size_t)i;
@@ -365,7 +365,7 @@ double tw_contact_patch(const tw_world *w, const tw_real *b, const tw_real *v, d
         }
         tw_contact_patch_add(s, v + k, w->cvel + k, w->cnormal + k, w->cfric[i], w->cmu[i], J);
     }
-    double vt_min = 1e-6 * w->size / heff;
+    double vt_min = TW_CONTACT_TOUCH * w->size / heff;
     double speed = tw_contact_patch_speed(s, mass, TW_CONTACT_PTOL, vt_min);
     if (speed == 0 && w->ncolliders && tw_contact_patch_stops(s, mass, TW_CONTACT_PTOL, vt_min))
         return TW_CONTACT_PATCH_STOPS;
@@ -377,7 +377,7 @@ int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, in
     const tw_fem *f = &w->fem;
     double g = sqrt(w->def.gravity[0] * w->def.gravity[0] + w->def.gravity[1] * w->def.gravity[1] +
                     w->def.gravity[2] * w->def.gravity[2]);
-    double gtol = TW_CONTACT_GTOL * w->size, vt_min = 1e-6 * w->size / heff, h = w->def.dt;
+    double gtol = TW_CONTACT_GTOL * w->size, vt_min = TW_CONTACT_TOUCH * w->size / heff, h = w->def.dt;
     double cm = 1 + heff * w->def.damping_mass; /* A's mass term is m cm */
     int changed = 0, fr = 0;
     double patch_v = tw_contact_patch(w, b, v, heff);
@@ -444,7 +444,7 @@ int tw_contact_project_positions(tw_world *w, tw_real *x)
     int count = 0;
     memcpy(w->fcons, w->cons, (size_t)w->fem.n);
     if (!w->ncolliders) return 0;
-    double touch = 1e-6 * w->size; /* tw_contact_detect's */
+    double touch = TW_CONTACT_TOUCH * w->size; /* tw_contact_detect's */
     for (int i = 0; i < w->fem.n; i++) {
         if (w->cons[i]) continue;
         if (!tw_contact_project_vertex_touching(w->colliders, w->ncolliders, touch, x + 3 * (size_t)i,

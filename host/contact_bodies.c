@@ -408,7 +408,7 @@ int tw_bodies_detect(tw_world *w, const tw_real *x, double heff, int contacts)
         double s = (double)v[0] * v[0] + (double)v[1] * v[1] + (double)v[2] * v[2];
         if (s > vmax2) vmax2 = s;
     }
-    double r = fmax(3 * heff * sqrt(vmax2), 0.02 * w->size), touch = 1e-6 * w->size;
+    double r = fmax(3 * heff * sqrt(vmax2), 0.02 * w->size), touch = TW_CONTACT_TOUCH * w->size;
     tw_bvh_view *bv = b->bvh_views;
     tw_bodies_view view = view_of(b, x, bv);
     for (int k = 0; k < b->nsurf; k++) b->ptri[b->surf[k]] = -1;

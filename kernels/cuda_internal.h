@@ -69,8 +69,8 @@ typedef struct tw_cuda_params {
     double tol;          /* relative residual |r| / |S b| */
     double max_move;     /* 10 x the object's size, m: the divergence yardstick */
     int ncolliders;      /* colliders in tw_cuda_data.colliders (the shape says whether any) */
-    double touch;        /* 1e-6 x size, m: the touch distance near the origin (tw_contact_touch) */
-    double vt_min;       /* 1e-6 x size / heff, m/s: the smallest |v_t| implicit friction divides by */
+    double touch;        /* TW_CONTACT_TOUCH x size, m: the touch distance near the origin (tw_contact_touch) */
+    double vt_min;       /* TW_CONTACT_TOUCH x size / heff, m/s: the smallest |v_t| implicit friction divides by */
     double gtol;         /* TW_CONTACT_GTOL x size, m: how far inside a landing is noise (tw_contact_update) */
     int history;         /* BDF2: 1 when the step uses the previous one (heff = 2h/3, xbase and vbase from
                             xprev, vprev); 0 on its first step (implicit Euler: heff = h, xbase = x, vbase = v) */

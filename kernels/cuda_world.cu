@@ -130,7 +130,7 @@
 
 #include "cuda_amg.h"
 #include "cuda_internal.h"
-#include "hd/contact.h" /* TW_CONTACT_PASSES, TW_CONTACT_GTOL */
+#include "hd/contact.h" /* TW_CONTACT_PASSES, TW_CONTACT_GTOL, TW_CONTACT_TOUCH */
 #include "hd/element.h" /* TW_GREEN_PACK */
 #include "hd/integrator.h" /* newton_refine's decisions */
 #include "hd/step_hanging.h" /* tw_hanging_device_rows */
@@ -600,8 +600,8 @@ static void fill_params(const tw_cuda_step_in *in, tw_cuda_params *p)
     p->tol = def->cg_tolerance;
     p->max_move = 10 * in->size;
     p->ncolliders = in->ncolliders;
-    p->touch = 1e-6 * in->size;               /* tw_contact_detect */
-    p->vt_min = 1e-6 * in->size / p->heff;    /* tw_contact_friction_implicit */
+    p->touch = TW_CONTACT_TOUCH * in->size;               /* tw_contact_detect */
+    p->vt_min = TW_CONTACT_TOUCH * in->size / p->heff;    /* tw_contact_friction_implicit */
     p->gtol = TW_CONTACT_GTOL * in->size;     /* tw_contact_update */
     p->energy_skip_start = in->energy_start_known && !in->energy_projection; /* host/step.c's cache */
     p->patch_mass = in->patch_mass;           /* tw_contact_patch */

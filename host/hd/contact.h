@@ -163,13 +163,17 @@ TW_HD int tw_contact_is_in(double d, double vn, double touch, double heff)
     return d < 0 || (d <= touch && d + heff * vn <= touch);
 }
 
+/* The body's touch distance over its size (a millionth: many roundings of
+ * either precision near the origin), and the friction speed threshold's
+ * distance per step (vt_min = TW_CONTACT_TOUCH size / heff). */
+#define TW_CONTACT_TOUCH 1e-6
+
 /* tw_contact_touch's roundings of a coordinate. */
 #define TW_CONTACT_TOUCH_ROUNDINGS 8
 
-/* The touch distance of tw_contact_is_in at a vertex at xi, m: touch (a
- * millionth of the body's size: many roundings of either precision near
- * the origin) or TW_CONTACT_TOUCH_ROUNDINGS roundings of xi's largest
- * coordinate, whichever is more. The rounding of a position grows with its
+/* The touch distance of tw_contact_is_in at a vertex at xi, m: touch
+ * (TW_CONTACT_TOUCH x the body's size) or TW_CONTACT_TOUCH_ROUNDINGS
+ * roundings of xi's largest coordinate, whichever is more. The rounding of a position grows with its
  * distance from the origin (|x| FLT_EPSILON, 1.2e-5 m at 100 m in float, a
  * 0.2 m body's touch 2e-7 m), and a resting vertex's d and vn are that
  * rounding; the collider's point near xi is about as far (distances are
