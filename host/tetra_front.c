@@ -1548,6 +1548,75 @@ void tw_front_profile(const tw_front *f, double ms[TW_FRONT_MS_N])
 static double front_cm(const tw_front *f) { return 1 + f->def.dt * f->def.damping_mass; }
 static double front_ck(const tw_front *f) { return f->def.dt * f->def.damping_stiffness + f->def.dt * f->def.dt; }
 
+/* ------------------------------------------------- the scatter's walk */
+
+/* The front's system is Q^T of its active tets' element terms: active tet
+ * k's corner p enters the row of its slot sI (a free vertex) with the
+ * weight W[p][sI] (the force), and with its corner q of slot sJ the row's
+ * block of sJ with ck W[p][sI] W[q][sJ] (the stiffness block pq).
+ * front_walk visits these contributions, zero weights left out, in one
+ * order (tet, slot sI, corner p; then slot sJ, corner q), and both the
+ * CPU's scatter (assemble) and the gather maps (tw_front_maps_build) take
+ * them from it: the maps list the scatter's sums in the scatter's order,
+ * so a gather over them is the scatter bit for bit. The walk and its
+ * visitors are inlined into their callers, so that the scatter is the
+ * nested loop it would be written out; a NULL visitor is not called. */
+#define FRONT_WALK_INLINE static inline __attribute__((always_inline))
+typedef void front_visit_force(void *ctx, int k, int p, int row, double w);
+typedef void front_visit_block(void *ctx, int k, int p, int q, int b, double w);
+
+FRONT_WALK_INLINE void front_walk(const tw_front *f, front_visit_force *force, front_visit_block *block, void *ctx)
+{
+    const double ck = front_ck(f);
+    for (int k = 0; k < f->nact; k++) {
+        const int id = f->act[k], ne = f->el_n[id];
+        const int *slot = f->el_slot + MAX_SLOTS * (size_t)id;
+        const unsigned short *pos = f->el_pos + MAX_SLOTS * MAX_SLOTS * (size_t)id;
+        const double *W = f->el_w + 4 * MAX_SLOTS * (size_t)id;
+        for (int sI = 0; sI < ne; sI++) {
+            const int row = f->rid[slot[sI]];
+            for (int p = 0; p < 4; p++) {
+                const double wp = W[MAX_SLOTS * p + sI];
+                if (wp == 0)
+                    continue;
+                if (force)
+                    force(ctx, k, p, row, wp);
+                if (!block)
+                    continue;
+                for (int sJ = 0; sJ < ne; sJ++) {
+                    const int b = f->row_ptr[row] + pos[MAX_SLOTS * sI + sJ];
+                    for (int q = 0; q < 4; q++) {
+                        const double w = ck * wp * W[MAX_SLOTS * q + sJ];
+                        if (w == 0)
+                            continue;
+                        block(ctx, k, p, q, b, w);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* The scatter's visitors (ctx: the front): a contribution w fe_p added to
+ * its row's force, w KR^pq to its block. */
+FRONT_WALK_INLINE void scatter_force(void *ctx, int k, int p, int row, double w)
+{
+    tw_front *f = ctx;
+    const double *fe = f->elf + 12 * (size_t)k + 3 * p;
+    for (int d = 0; d < 3; d++)
+        f->fr[3 * (size_t)row + d] += w * fe[d];
+}
+
+FRONT_WALK_INLINE void scatter_block(void *ctx, int k, int p, int q, int b, double w)
+{
+    tw_front *f = ctx;
+    const double *KR = f->elK + 144 * (size_t)k + 12 * (3 * p) + 3 * q;
+    tw_real *A = f->val + 9 * (size_t)b;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            A[3 * i + j] += (tw_real)(w * KR[12 * i + j]);
+}
+
 /* The host's system of the current front at its state (A, rhs and the
  * PCG's start vr): the element pass, then A = (1 + h alpha) M + (h beta +
  * h^2) Q^T K' Q and Q^T f scattered per active tet. */
@@ -1561,37 +1630,10 @@ static tw_status assemble(tw_front *f)
     if (!f->elR || !f->elf || !f->elK)
         return tw_fail(TW_ERR_NOMEM, "tetra front: element scratch of %d tets", f->nact);
     element_pass(f);
-    const double cm = front_cm(f), ck = front_ck(f);
+    const double cm = front_cm(f);
     memset(f->val, 0, 9 * (size_t)f->nnzb * sizeof *f->val);
     memset(f->fr, 0, 3 * (size_t)n * sizeof *f->fr);
-    for (int k = 0; k < f->nact; k++) {
-        const int id = f->act[k], ne = f->el_n[id];
-        const int *slot = f->el_slot + MAX_SLOTS * (size_t)id;
-        const unsigned short *pos = f->el_pos + MAX_SLOTS * MAX_SLOTS * (size_t)id;
-        const double *W = f->el_w + 4 * MAX_SLOTS * (size_t)id, *fe = f->elf + 12 * (size_t)k,
-                     *KR = f->elK + 144 * (size_t)k;
-        for (int sI = 0; sI < ne; sI++) {
-            const int row = f->rid[slot[sI]];
-            for (int p = 0; p < 4; p++) {
-                const double wp = W[MAX_SLOTS * p + sI];
-                if (wp == 0)
-                    continue;
-                for (int d = 0; d < 3; d++)
-                    f->fr[3 * (size_t)row + d] += wp * fe[3 * p + d];
-                for (int sJ = 0; sJ < ne; sJ++) {
-                    tw_real *A = f->val + 9 * (size_t)(f->row_ptr[row] + pos[MAX_SLOTS * sI + sJ]);
-                    for (int q = 0; q < 4; q++) {
-                        const double w = ck * wp * W[MAX_SLOTS * q + sJ];
-                        if (w == 0)
-                            continue;
-                        for (int i = 0; i < 3; i++)
-                            for (int j = 0; j < 3; j++)
-                                A[3 * i + j] += (tw_real)(w * KR[12 * (3 * p + i) + 3 * q + j]);
-                    }
-                }
-            }
-        }
-    }
+    front_walk(f, scatter_force, scatter_block, f);
     if (f->force)
         reduce_forces(f);
     for (int i = 0; i < n; i++) {
@@ -1614,58 +1656,42 @@ tw_status tw_front_assemble(tw_front *f) { return assemble(f); }
 
 /* ------------------------------------------------------ the gather maps */
 
-/* The contributions of the current front's scatter (assemble) to the
- * blocks (blk != 0) or to the forces, in its order, as (target, code,
- * weight) into the arrays when they are given; returns their count. */
-static long front_contributions(const tw_front *f, int blk, int *target, int *code, double *w)
+/* The walk's contributions as lists (target, code, weight) in its order;
+ * counted only while the lists are NULL. */
+typedef struct front_list {
+    long n;
+    int *target, *code;
+    double *w;
+} front_list;
+
+static inline void front_list_add(front_list *l, int target, int code, double w)
 {
-    const double ck = front_ck(f);
-    long c = 0;
-    for (int k = 0; k < f->nact; k++) {
-        const int id = f->act[k], ne = f->el_n[id];
-        const int *slot = f->el_slot + MAX_SLOTS * (size_t)id;
-        const unsigned short *pos = f->el_pos + MAX_SLOTS * MAX_SLOTS * (size_t)id;
-        const double *W = f->el_w + 4 * MAX_SLOTS * (size_t)id;
-        for (int sI = 0; sI < ne; sI++) {
-            const int row = f->rid[slot[sI]];
-            for (int p = 0; p < 4; p++) {
-                const double wp = W[MAX_SLOTS * p + sI];
-                if (wp == 0)
-                    continue;
-                if (!blk) {
-                    if (target) {
-                        target[c] = row;
-                        code[c] = tw_front_force_code(k, p);
-                        w[c] = wp;
-                    }
-                    c++;
-                    continue;
-                }
-                for (int sJ = 0; sJ < ne; sJ++) {
-                    const int b = f->row_ptr[row] + pos[MAX_SLOTS * sI + sJ];
-                    for (int q = 0; q < 4; q++) {
-                        const double wq = ck * wp * W[MAX_SLOTS * q + sJ];
-                        if (wq == 0)
-                            continue;
-                        if (target) {
-                            target[c] = b;
-                            code[c] = tw_front_block_code(k, p, q);
-                            w[c] = wq;
-                        }
-                        c++;
-                    }
-                }
-            }
-        }
+    if (l->target) {
+        l->target[l->n] = target;
+        l->code[l->n] = code;
+        l->w[l->n] = w;
     }
-    return c;
+    l->n++;
 }
 
-/* A CSR over ntarget targets of the c listed contributions, each target's
- * in list order (a stable counting sort). */
-static tw_status front_csr(long c, int ntarget, const int *target, const int *code, const double *w, int **ptr,
-                           int **ocode, double **ow)
+/* The maps' visitors (ctx: front_list[2], the blocks' and the forces'). */
+FRONT_WALK_INLINE void list_block(void *ctx, int k, int p, int q, int b, double w)
 {
+    front_list_add((front_list *)ctx, b, tw_front_block_code(k, p, q), w);
+}
+
+FRONT_WALK_INLINE void list_force(void *ctx, int k, int p, int row, double w)
+{
+    front_list_add((front_list *)ctx + 1, row, tw_front_force_code(k, p), w);
+}
+
+/* A CSR over ntarget targets of the listed contributions, each target's in
+ * list order (a stable counting sort). */
+static tw_status front_csr(const front_list *l, int ntarget, int **ptr, int **ocode, double **ow)
+{
+    const long c = l->n;
+    const int *target = l->target, *code = l->code;
+    const double *w = l->w;
     *ptr = tw_calloc((size_t)ntarget + 1, sizeof **ptr, "front gather map");
     *ocode = tw_malloc((size_t)(c ? c : 1) * sizeof **ocode, "front gather map");
     *ow = tw_malloc((size_t)(c ? c : 1) * sizeof **ow, "front gather map");
@@ -1694,13 +1720,17 @@ tw_status tw_front_maps_build(const tw_front *f, tw_front_maps *m)
     const int n = f->nfree, nact = f->nact, nv = f->nv;
     if (nact >= (1 << 26))
         return tw_fail(TW_ERR_INVALID, "tetra front: %d active tets, more than the gather codes hold (2^26)", nact);
-    const long cb = front_contributions(f, 1, NULL, NULL, NULL), cf = front_contributions(f, 0, NULL, NULL, NULL);
-    if (cb > INT32_MAX || cf > INT32_MAX)
-        return tw_fail(TW_ERR_INVALID, "tetra front: %ld block contributions, more than an int counts", cb);
-    const size_t cmax = (size_t)(cb > cf ? cb : cf) + 1;
-    int *target = tw_malloc(cmax * sizeof *target, "front gather map");
-    int *code = tw_malloc(cmax * sizeof *code, "front gather map");
-    double *w = tw_malloc(cmax * sizeof *w, "front gather map");
+    front_list l[2] = {{0, NULL, NULL, NULL}, {0, NULL, NULL, NULL}}; /* the blocks', the forces' */
+    front_walk(f, list_force, list_block, l);
+    if (l[0].n > INT32_MAX || l[1].n > INT32_MAX)
+        return tw_fail(TW_ERR_INVALID, "tetra front: %ld block contributions, more than an int counts", l[0].n);
+    for (int i = 0; i < 2; i++) {
+        const size_t c = (size_t)l[i].n + 1;
+        l[i].target = tw_malloc(c * sizeof *l[i].target, "front gather map");
+        l[i].code = tw_malloc(c * sizeof *l[i].code, "front gather map");
+        l[i].w = tw_malloc(c * sizeof *l[i].w, "front gather map");
+        l[i].n = 0;
+    }
     int *uidx = tw_malloc((size_t)nv * sizeof *uidx, "front gather map");
     m->nact = nact;
     m->n = n;
@@ -1714,8 +1744,8 @@ tw_status tw_front_maps_build(const tw_front *f, tw_front_maps *m)
     m->held = tw_malloc((size_t)n + 1, "front gather map");
     m->diag = tw_malloc(((size_t)n + 1) * sizeof *m->diag, "front gather map");
     tw_status r = TW_ERR_NOMEM;
-    if (!target || !code || !w || !uidx || !m->act || !m->corner || !m->used || !m->Xu || !m->free_used ||
-        !m->mass || !m->held || !m->diag)
+    if (!l[0].target || !l[0].code || !l[0].w || !l[1].target || !l[1].code || !l[1].w || !uidx || !m->act ||
+        !m->corner || !m->used || !m->Xu || !m->free_used || !m->mass || !m->held || !m->diag)
         goto done;
     m->nu = 0;
     for (int u = 0; u < nv; u++) {
@@ -1738,20 +1768,20 @@ tw_status tw_front_maps_build(const tw_front *f, tw_front_maps *m)
         m->held[i] = f->cons[i];
         m->diag[i] = f->diag[i];
     }
-    front_contributions(f, 1, target, code, w);
-    if ((r = front_csr(cb, f->nnzb, target, code, w, &m->blk_ptr, &m->blk_code, &m->blk_w)) != TW_OK)
-        goto done;
-    front_contributions(f, 0, target, code, w);
-    if ((r = front_csr(cf, n, target, code, w, &m->frc_ptr, &m->frc_code, &m->frc_w)) != TW_OK)
+    front_walk(f, list_force, list_block, l);
+    if ((r = front_csr(&l[0], f->nnzb, &m->blk_ptr, &m->blk_code, &m->blk_w)) != TW_OK ||
+        (r = front_csr(&l[1], n, &m->frc_ptr, &m->frc_code, &m->frc_w)) != TW_OK)
         goto done;
     m->cm = front_cm(f);
     m->h = f->def.dt;
     memcpy(m->gravity, f->def.gravity, sizeof m->gravity);
     r = TW_OK;
 done:
-    free(target);
-    free(code);
-    free(w);
+    for (int i = 0; i < 2; i++) {
+        free(l[i].target);
+        free(l[i].code);
+        free(l[i].w);
+    }
     free(uidx);
     if (r != TW_OK)
         tw_front_maps_free(m);

@@ -9,8 +9,9 @@
  * - per BSR block of the front's system (the CPU front's numbering, which
  *   the device pattern equals) its contributions (active tet k, corners p,
  *   q: tw_front_block_code; weight ck W[p][sI] W[q][sJ]) in the order the
- *   CPU front scatters them, so that one thread per block gathers the same
- *   sum in the same order (hd/front_element.h);
+ *   CPU front scatters them (both take them from one walk, front_walk in
+ *   tetra_front.c), so that one thread per block gathers the same sum in
+ *   the same order (hd/front_element.h);
  * - per free vertex its force contributions (k, p: tw_front_force_code;
  *   weight W[p][sI]) in the same way, its lumped mass, its held flag and its
  *   index into `used`.
