@@ -62,6 +62,12 @@
  *   TW_CONTACT_REPORT_VERBOSE=1: each step's tw_step_stats on stderr
  *   TW_CONTACT_REPORT_CONTACTS=1 (with --refs): each floor vertex at the end on
  *   stderr, its normal force over the weight and its tangential / normal
+ *   TW_CONTACT_REPORT_MOMENTUM=N (implicit Euler): every N steps on stderr
+ *   the angular momentum about the vertical through the centre of mass, the
+ *   horizontal momentum, the kinetic energy split into translation, rigid
+ *   rotation and deformation, and what changed L_up in the step, by the
+ *   terms of the step's equation (momentum_step below); their sums over the
+ *   run at the end
  * Scenes: cube 0.2 m (4x4x4 cells), E 1e5; tube (0.05/0.08 m radii, 0.6 m,
  * lying along x), E 1e5; bunny (bunny_closed_3485v, 0.15 m), E 1e6; armadillo
  * (armadillo_4k, scaled to 0.3 m tall), E 1e5; density 1000, Rayleigh beta
@@ -74,6 +80,7 @@
 #include <string.h>
 
 #include "tetwarp.h"
+#include "world.h" /* the momentum diagnostic reads the step's system (w->A, w->rhs, w->vnew, w->f) */
 
 #ifndef TW_DATA_DIR
 #define TW_DATA_DIR "data"
@@ -249,6 +256,183 @@ static double max_tangential_ratio(tw_world *w, const tw_collider_def *fl, int u
     return worst;
 }
 
+/* The momentum diagnostic (TW_CONTACT_REPORT_MOMENTUM). Gravity is along
+ * axis up and the floor is frictionless and horizontal, so no external force
+ * has a horizontal part: the horizontal momentum and the angular momentum
+ * about the vertical through the centre of mass, L_up, keep their start
+ * values (0) in the exact motion. An implicit Euler step, x+ = x + h v+, of
+ *   (M (1 + h alpha) + (h^2 + h beta) K') v+ = M v + h (f(x) + f_ext) + p
+ * (p = A v+ - b: the contacts' impulses and the solver's residual) changes
+ * the angular momentum about the centre of mass c by exactly
+ * sum (x_i - c) x M_i (v+ - v)_i (the position update adds nothing), and so
+ * by the sum of these terms' moments: the elastic force h f(x) ("elastic",
+ * 0 for a rotation-invariant energy), the stiffness term -h^2 K' v+
+ * ("stiffness", the linearisation at fixed rotations), Rayleigh's
+ * -h beta K' v+ ("beta") and -h alpha M v+ ("alpha"), p at the free vertices
+ * ("residual") and at the contacts, normal ("contact_n", 0 on a horizontal
+ * floor) and tangential ("contact_t", the residual along the floor); then
+ * the end-of-step projection ("projection"). "check" is the change from v
+ * to v+ less those terms (rounding). The consistent tangent K (the
+ * derivative of f, rotations included) has moments sum (x_i - c) x (K w)_i =
+ * sum w_i x f_i for any w (f's moment is 0 at every x); what the stiffness
+ * and beta terms would be with it, -(h^2 + h beta) sum v+ x f, is printed
+ * beside them. */
+enum { MD_EL, MD_K, MD_BETA, MD_ALPHA, MD_RES, MD_CN, MD_CT, MD_PROJ, MD_CHECK, MD_PARTS };
+static const char *md_names[MD_PARTS] = {"elastic", "stiffness", "beta", "alpha", "residual",
+                                         "contact_n", "contact_t", "projection", "check"};
+typedef struct {
+    int every, up;
+    double *x0, *v0, sum[MD_PARTS], psum[MD_PARTS][3];
+} momentum_diag;
+
+/* The centre of mass of x (3n) and the angular momentum of (x, v) about it,
+ * with the mass and momentum. */
+static void md_moments(const tw_world *w, const double *x, const double *v, double c[3], double L[3], double P[3],
+                       double *mass)
+{
+    int n = tw_world_vertex_count(w);
+    const tw_real *m = tw_world_vertex_mass(w);
+    double mt = 0;
+    for (int a = 0; a < 3; a++) c[a] = L[a] = P[a] = 0;
+    for (int i = 0; i < n; i++) {
+        mt += m[i];
+        for (int a = 0; a < 3; a++) { c[a] += m[i] * x[3 * i + a]; P[a] += m[i] * v[3 * i + a]; }
+    }
+    for (int a = 0; a < 3; a++) c[a] /= mt;
+    for (int i = 0; i < n; i++) {
+        const double *xi = x + 3 * i, *vi = v + 3 * i;
+        double r[3] = {xi[0] - c[0], xi[1] - c[1], xi[2] - c[2]};
+        L[0] += m[i] * (r[1] * vi[2] - r[2] * vi[1]);
+        L[1] += m[i] * (r[2] * vi[0] - r[0] * vi[2]);
+        L[2] += m[i] * (r[0] * vi[1] - r[1] * vi[0]);
+    }
+    *mass = mt;
+}
+
+/* The kinetic energy's translation (|P|^2 / 2m), rigid rotation (omega . L / 2,
+ * omega = I^-1 L, I the inertia tensor about c) and the rest, J; omega. */
+static void md_kinetic(const tw_world *w, const double *x, const double *v, double ke[3], double omega[3])
+{
+    int n = tw_world_vertex_count(w);
+    const tw_real *m = tw_world_vertex_mass(w);
+    double c[3], L[3], P[3], mt, I[9] = {0}, k = 0;
+    md_moments(w, x, v, c, L, P, &mt);
+    for (int i = 0; i < n; i++) {
+        double r[3] = {x[3 * i] - c[0], x[3 * i + 1] - c[1], x[3 * i + 2] - c[2]};
+        double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+        for (int a = 0; a < 3; a++) {
+            k += 0.5 * m[i] * v[3 * i + a] * v[3 * i + a];
+            for (int b = 0; b < 3; b++) I[3 * a + b] += m[i] * ((a == b) * r2 - r[a] * r[b]);
+        }
+    }
+    double det = I[0] * (I[4] * I[8] - I[5] * I[7]) - I[1] * (I[3] * I[8] - I[5] * I[6]) +
+                 I[2] * (I[3] * I[7] - I[4] * I[6]);
+    double inv[9] = {I[4] * I[8] - I[5] * I[7], I[2] * I[7] - I[1] * I[8], I[1] * I[5] - I[2] * I[4],
+                     I[5] * I[6] - I[3] * I[8], I[0] * I[8] - I[2] * I[6], I[2] * I[3] - I[0] * I[5],
+                     I[3] * I[7] - I[4] * I[6], I[1] * I[6] - I[0] * I[7], I[0] * I[4] - I[1] * I[3]};
+    for (int a = 0; a < 3; a++)
+        omega[a] = (inv[3 * a] * L[0] + inv[3 * a + 1] * L[1] + inv[3 * a + 2] * L[2]) / det;
+    ke[0] = 0.5 * (P[0] * P[0] + P[1] * P[1] + P[2] * P[2]) / mt;
+    ke[1] = 0.5 * (omega[0] * L[0] + omega[1] * L[1] + omega[2] * L[2]);
+    ke[2] = k - ke[0] - ke[1];
+}
+
+static void md_copy(const tw_real *a, double *b, int n3)
+{
+    for (int i = 0; i < n3; i++) b[i] = a[i];
+}
+
+/* After step s (the state at its start in d->x0, d->v0): the terms above. */
+static void md_step(momentum_diag *d, tw_world *w, int s)
+{
+    int n = tw_world_vertex_count(w), up = d->up;
+    const tw_real *m = tw_world_vertex_mass(w);
+    double h = w->def.dt, alpha = w->def.damping_mass, beta = w->def.damping_stiffness;
+    double cm = 1 + h * alpha, ck = h * h + h * beta;
+    double c0[3], L0[3], P0[3], mt, part[MD_PARTS] = {0}, pp[MD_PARTS][3] = {{0}}, tangent = 0;
+    md_moments(w, d->x0, d->v0, c0, L0, P0, &mt);
+    double *Av = malloc(sizeof(double) * 3 * (size_t)n), *xp = malloc(sizeof(double) * 3 * (size_t)n), *vp = malloc(sizeof(double) * 3 * (size_t)n);
+    double *xe = malloc(sizeof(double) * 3 * (size_t)n), *ve = malloc(sizeof(double) * 3 * (size_t)n);
+    if (!Av || !xp || !vp || !xe || !ve) { free(Av); free(xp); free(vp); free(xe); free(ve); return; }
+    for (int i = 0; i < n; i++) /* A v+ in double: K' v+ is A v+ less cm M v+, over ck */
+        for (int r = 0; r < 3; r++) {
+            double sum = 0;
+            for (int k = w->fem.row_ptr[i]; k < w->fem.row_ptr[i + 1]; k++)
+                for (int c = 0; c < 3; c++)
+                    sum += (double)w->A[9 * (size_t)k + 3 * r + c] * (double)w->vnew[3 * (size_t)w->fem.col[k] + c];
+            Av[3 * i + r] = sum;
+        }
+    for (int i = 0; i < n; i++) {
+        double r[3], t[MD_PARTS][3] = {{0}};
+        for (int a = 0; a < 3; a++) r[a] = d->x0[3 * i + a] - c0[a];
+        const tw_real *nn = w->cnormal + 3 * i;
+        int contact = w->fcons[i] == TW_FILTER_NORMAL;
+        double pn = 0, p[3];
+        for (int a = 0; a < 3; a++) {
+            size_t k = 3 * (size_t)i + a;
+            double Kv = (Av[k] - cm * m[i] * (double)w->vnew[k]) / ck;
+            t[MD_EL][a] = h * (double)w->f[k];
+            t[MD_K][a] = -h * h * Kv;
+            t[MD_BETA][a] = -h * beta * Kv;
+            t[MD_ALPHA][a] = -h * alpha * m[i] * (double)w->vnew[k];
+            p[a] = Av[k] - (double)w->rhs[k];
+            pn += p[a] * nn[a];
+            t[MD_CHECK][a] = m[i] * ((double)w->vnew[k] - d->v0[3 * i + a]) - h * m[i] * w->def.gravity[a];
+            xp[k] = d->x0[3 * i + a] + h * (double)w->vnew[k];
+            vp[k] = w->vnew[k];
+        }
+        for (int a = 0; a < 3; a++) {
+            if (!contact) t[MD_RES][a] = p[a];
+            else { t[MD_CN][a] = pn * nn[a]; t[MD_CT][a] = p[a] - pn * nn[a]; }
+        }
+        for (int q = 0; q < MD_CHECK; q++)
+            for (int a = 0; a < 3; a++) t[MD_CHECK][a] -= t[q][a];
+        const tw_real *vi = w->vnew + 3 * i, *fi = w->f + 3 * i;
+        double vf[3] = {(double)vi[1] * fi[2] - (double)vi[2] * fi[1], (double)vi[2] * fi[0] - (double)vi[0] * fi[2],
+                        (double)vi[0] * fi[1] - (double)vi[1] * fi[0]};
+        tangent -= ck * vf[up];
+        for (int q = 0; q < MD_PARTS; q++) {
+            double cr[3] = {r[1] * t[q][2] - r[2] * t[q][1], r[2] * t[q][0] - r[0] * t[q][2],
+                            r[0] * t[q][1] - r[1] * t[q][0]};
+            part[q] += cr[up];
+            for (int a = 0; a < 3; a++) pp[q][a] += a == up ? 0 : t[q][a];
+        }
+    }
+    double cp[3], Lp[3], Pp[3], ce[3], Le[3], Pe[3], ke[3], om[3];
+    md_moments(w, xp, vp, cp, Lp, Pp, &mt);
+    md_copy(tw_world_positions(w), xe, 3 * n);
+    md_copy(tw_world_velocities(w), ve, 3 * n);
+    md_moments(w, xe, ve, ce, Le, Pe, &mt);
+    part[MD_PROJ] = Le[up] - Lp[up];
+    for (int a = 0; a < 3; a++) pp[MD_PROJ][a] = a == up ? 0 : Pe[a] - Pp[a];
+    for (int q = 0; q < MD_PARTS; q++) {
+        d->sum[q] += part[q];
+        for (int a = 0; a < 3; a++) d->psum[q][a] += pp[q][a];
+    }
+    if ((s + 1) % d->every == 0) {
+        md_kinetic(w, xe, ve, ke, om);
+        fprintf(stderr, "momentum step %d t %.4f: L_up %.4g kg m^2/s, |P_horizontal| %.3g kg m/s, kinetic J/kg: "
+                "translation %.3g rotation %.3g (omega_up %.3g rad/s) deformation %.3g; dL_up %.3g:",
+                s + 1, (s + 1) * h, Le[up], hypot(Pe[(up + 1) % 3], Pe[(up + 2) % 3]), ke[0] / mt, ke[1] / mt,
+                om[up], ke[2] / mt, Le[up] - L0[up]);
+        for (int q = 0; q < MD_PARTS; q++) fprintf(stderr, " %s %.3g", md_names[q], part[q]);
+        fprintf(stderr, "; stiffness + beta with the consistent tangent %.3g\n", tangent);
+    }
+    free(Av); free(xp); free(vp); free(xe); free(ve);
+}
+
+/* The run's sums of the terms (L_up, kg m^2/s; horizontal momentum, kg m/s). */
+static void md_report(const momentum_diag *d)
+{
+    fprintf(stderr, "momentum over the run: L_up changed by");
+    for (int q = 0; q < MD_PARTS; q++) fprintf(stderr, " %s %.4g", md_names[q], d->sum[q]);
+    fprintf(stderr, "\nmomentum over the run: |P_horizontal| changed by");
+    for (int q = 0; q < MD_PARTS; q++)
+        fprintf(stderr, " %s %.4g", md_names[q],
+                sqrt(d->psum[q][0] * d->psum[q][0] + d->psum[q][1] * d->psum[q][1] + d->psum[q][2] * d->psum[q][2]));
+    fprintf(stderr, "\n");
+}
+
 static tw_mesh *load(const char *file)
 {
     char path[1024];
@@ -334,8 +518,21 @@ int main(int argc, char **argv)
     double max_gain = -INFINITY, pen = 0, ms = 0, max_rise = 0, e_min = e0;
     long cg = 0, passes = 0, capped = 0, rises = 0, unresolved = 0, newton = 0;
     const char *status = "ok";
+    momentum_diag md = {0};
+    if (getenv("TW_CONTACT_REPORT_MOMENTUM") && integ == TW_IMPLICIT_EULER) {
+        md.every = atoi(getenv("TW_CONTACT_REPORT_MOMENTUM"));
+        md.every = md.every > 0 ? md.every : 1;
+        md.up = up;
+        md.x0 = malloc(sizeof(double) * 3 * (size_t)n);
+        md.v0 = malloc(sizeof(double) * 3 * (size_t)n);
+        if (!md.x0 || !md.v0) md.every = 0;
+    }
     for (int s = 0; s < steps; s++) {
         tw_step_stats st;
+        if (md.every) {
+            md_copy(tw_world_positions(w), md.x0, 3 * n);
+            md_copy(tw_world_velocities(w), md.v0, 3 * n);
+        }
         double t0 = now_ms();
         if (tw_world_step(w, &st) != TW_OK) {
             fprintf(stderr, "%s %s %s dt %g mu %g: %s\n", scene, argv[2], argv[3], dt, mu, tw_last_error());
@@ -344,6 +541,7 @@ int main(int argc, char **argv)
             break;
         }
         ms += now_ms() - t0;
+        if (md.every) md_step(&md, w, s);
         cg += st.cg_iterations;
         passes += st.contact_passes;
         newton += st.newton_iterations;
@@ -365,6 +563,9 @@ int main(int argc, char **argv)
         max_rise = fmax(max_rise, (e - e_min) / drop);
         e_min = fmin(e_min, e);
     }
+    if (md.every) md_report(&md);
+    free(md.x0);
+    free(md.v0);
     double rest = tw_world_elastic_energy(w) / drop, ref = NAN;
     const char *how = "";
     if (refs_wanted && !strcmp(status, "ok") && (method == TW_COROT_ELEMENT || method == TW_GREEN || method == TW_LINEAR))
