@@ -20,9 +20,10 @@
 // the CPU's does), [contact projection], rotations, elastic forces, update
 // (vnew, anew), [contact projection of vnew, anew], the divergence check,
 // commit (v, acc, xres = xres_next on success, x restored from xstart on
-// failure). The pointers stay as captured: xres_next is copied, not swapped. The acceleration at the
-// start comes from newmark_start, outside the graph, on the world's first
-// step and after a setter reset it (tw_cuda_step_in.has_acc).
+// failure; the graph keeps its pointers, so xres_next is copied, not
+// swapped). The acceleration at the start comes from newmark_start, outside
+// the graph, on the world's first step and after a setter reset it
+// (tw_cuda_step_in.has_acc), which also zeroes xres.
 //
 // warp-vertex under BDF2, when nothing does work on the body, ends each
 // step with tw_world_step's energy projection (host/step.c
