@@ -4,8 +4,15 @@
 # the mesh (tw_world_def.dt), mass damping 4/s and no stiffness damping (the
 # harness's explicit settings). One CSV row per (scene, method, friction),
 # and a rest table (OUT_CSV with _rest before .csv: corot-element, 10 s on
-# the floor, --refs; of the references only the static solve with pinned
-# contacts, the placed ones being implicit relaxations).
+# the floor, --refs). Each rest row computes its own references, as the
+# implicit rest rows do, from the pose it ends in: the static solve with the
+# contacts pinned, and the placed and frictionless ones, the body set down
+# on the floor and relaxed by the harness's implicit Euler steps (0.02 s,
+# mass damping 20/s, the default stiffness damping, whatever the run's
+# integrator). They are rest states of the body on the floor, not of the
+# integrator that brought it there: the explicit rows are judged against
+# the same equilibria as the implicit rows (the tube's frictionless one,
+# corot-element, is 0.02035 in the implicit rest table at every dt).
 #
 # Usage: bench/contact_report_newmark.sh BUILD_DIR OUT_CSV
 #   e.g. bench/contact_report_newmark.sh build bench/results/cpu-2core-amd-epyc/contact_report_newmark.csv

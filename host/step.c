@@ -441,16 +441,10 @@ static tw_status newmark_step(tw_world *w, double h, tw_step_stats *st)
     /* contact: project the predicted positions first, so the forces below
      * are those of the configuration the step ends in */
     st->contacts = tw_contact_project_positions(w, xnew);
-    /* a projected vertex's normal coordinate is the collider's: its
-     * rounding along the normal is not carried */
     if (st->contacts)
         for (int i = 0; i < n; i++)
-            if (w->fcons[i] == TW_FILTER_NORMAL) {
-                tw_real *r = w->xres_next + 3 * (size_t)i;
-                const tw_real *nn = w->cnormal + 3 * (size_t)i;
-                double rn = (double)r[0] * nn[0] + (double)r[1] * nn[1] + (double)r[2] * nn[2];
-                for (int a = 0; a < 3; a++) r[a] -= (tw_real)(rn * nn[a]);
-            }
+            if (w->fcons[i] == TW_FILTER_NORMAL)
+                tw_newmark_residual_projected(w->xres_next + 3 * (size_t)i, w->cnormal + 3 * (size_t)i);
     double t1 = tw_now_ms();
     tw_compute_rotations(w, xnew);
     double t2 = tw_now_ms();
@@ -791,6 +785,7 @@ static tw_status energy_snapshot(tw_world *w, int save)
         if (bdf2) memcpy(s + 2 * n3, w->xprev, sizeof(tw_real) * n3);
         if (bdf2) memcpy(s + 3 * n3, w->vprev, sizeof(tw_real) * n3);
         if (newmark) memcpy(s + 2 * n3, w->acc, sizeof(tw_real) * n3);
+        if (newmark && w->xres) memcpy(s + 3 * n3, w->xres, sizeof(tw_real) * n3);
         return TW_OK;
     }
     memcpy(w->x, s, sizeof(tw_real) * n3);
@@ -798,6 +793,7 @@ static tw_status energy_snapshot(tw_world *w, int save)
     if (bdf2) memcpy(w->xprev, s + 2 * n3, sizeof(tw_real) * n3);
     if (bdf2) memcpy(w->vprev, s + 3 * n3, sizeof(tw_real) * n3);
     if (newmark) memcpy(w->acc, s + 2 * n3, sizeof(tw_real) * n3);
+    if (newmark && w->xres) memcpy(w->xres, s + 3 * n3, sizeof(tw_real) * n3);
     return TW_OK;
 }
 

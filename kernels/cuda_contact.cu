@@ -39,6 +39,7 @@
 // first. The moving colliders and the force are compiled only: no GPU
 // test covers them yet.
 #include "hd/contact.h"
+#include "hd/integrator.h" /* tw_newmark_residual_projected */
 #include "cuda_internal.h"
 #include "cuda_reduce.cuh"
 
@@ -314,7 +315,8 @@ __global__ void contact_shift_end_kernel(tw_cuda_data d, const tw_real *shift, c
 }
 
 /* explicit Newmark: tw_contact_project_positions on the predicted x (marks
- * fcons, normal, friction); sums the contacts */
+ * fcons, normal, friction) and newmark_step's residual along the normal
+ * dropped; sums the contacts */
 __global__ void contact_project_predicted_kernel(tw_cuda_data d, double *partial)
 {
     double s[1] = {0};
@@ -328,6 +330,7 @@ __global__ void contact_project_predicted_kernel(tw_cuda_data d, double *partial
                                                 &d.cmu[i], &d.ccol[i], d.cvel + k))
             continue;
         d.fcons[i] = TW_FILTER_NORMAL;
+        tw_newmark_residual_projected(d.xres_next + k, d.cnormal + k);
         s[0] += 1;
     }
     tw_block_partials<1>(s, partial);

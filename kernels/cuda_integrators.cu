@@ -16,11 +16,14 @@
 //
 // Explicit Newmark has no solve: predict (xstart = x, x = the predicted
 // positions, so the rotation and force kernels evaluate at x as they always
-// do), [contact projection], rotations, elastic forces, update (vnew, anew),
-// [contact projection of vnew, anew], the divergence check, commit (v, acc
-// on success, x restored from xstart on failure). The acceleration at the
-// start comes from newmark_start, outside the graph, on the world's first
-// step and after a setter reset it (tw_cuda_step_in.has_acc).
+// do; the update carries its rounding, xres into it and xres_next out, as
+// the CPU's does), [contact projection], rotations, elastic forces, update
+// (vnew, anew), [contact projection of vnew, anew], the divergence check,
+// commit (v, acc, xres = xres_next on success, x restored from xstart on
+// failure; the graph keeps its pointers, so xres_next is copied, not
+// swapped). The acceleration at the start comes from newmark_start, outside
+// the graph, on the world's first step and after a setter reset it
+// (tw_cuda_step_in.has_acc), which also zeroes xres.
 //
 // warp-vertex under BDF2, when nothing does work on the body, ends each
 // step with tw_world_step's energy projection (host/step.c
@@ -81,7 +84,8 @@ __global__ void bdf2_rhs_kernel(tw_cuda_data d, const tw_real *p, const tw_real 
 
 /* ---- explicit Newmark ---- */
 
-/* a = M^-1 (f + f_ext) - alpha v at x (f from the force kernels) */
+/* a = M^-1 (f + f_ext) - alpha v at x (f from the force kernels); no
+ * rounding carried into the first position update */
 __global__ void newmark_start_kernel(tw_cuda_data d)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -93,6 +97,7 @@ __global__ void newmark_start_kernel(tw_cuda_data d)
     for (int c = 0; c < 3; c++) {
         size_t k = 3 * (size_t)i + c;
         d.acc[k] = tw_newmark_start_acc(d.f[k] + ext[c], d.mass[i], d.v[k], d.P->alpha, moving);
+        d.xres[k] = 0;
     }
 }
 
@@ -114,7 +119,8 @@ __global__ void newmark_predict_kernel(tw_cuda_data d)
     if (k >= 3 * d.n) return;
     tw_real x = d.x[k];
     d.xstart[k] = x;
-    d.x[k] = tw_newmark_position(d.cons[k / 3], x, d.v[k], d.acc[k], d.target[k], d.P->h);
+    d.x[k] = tw_newmark_position_carried(d.cons[k / 3], x, d.v[k], d.acc[k], d.target[k], d.P->h, d.xres[k],
+                                         &d.xres_next[k]);
 }
 
 /* vnew, anew from f at the predicted x (newmark_step's last loop) */
@@ -145,6 +151,7 @@ __global__ void newmark_commit_kernel(tw_cuda_data d)
     if (d.st->ok) {
         d.v[k] = d.vnew[k];
         d.acc[k] = d.anew[k];
+        d.xres[k] = d.xres_next[k];
     } else {
         d.x[k] = d.xstart[k]; /* a failed check leaves the state as it was */
     }

@@ -138,11 +138,14 @@ typedef struct tw_cuda_data {
      * themselves for implicit Euler, xb and vb for BDF2 (written each step
      * from x, v and xprev, vprev: the previous step's state, kept here only).
      * Explicit Newmark: acc (a, kept between steps), anew (a+), xstart (x at
-     * the start of the step: x holds the predicted positions during it). The
-     * arrays of the other integrators are NULL (xprev non-NULL: a BDF2 world). */
+     * the start of the step: x holds the predicted positions during it),
+     * xres (the rounding the last position update left out of x, carried
+     * into the next: tw_newmark_position_carried; kept between steps) and
+     * xres_next (this step's, xres once the step commits). The arrays of the
+     * other integrators are NULL (xprev non-NULL: a BDF2 world). */
     const tw_real *xbase, *vbase;
     tw_real *xb, *vb, *xprev, *vprev;
-    tw_real *acc, *anew, *xstart;
+    tw_real *acc, *anew, *xstart, *xres, *xres_next;
     /* per step */
     const tw_cuda_params *P;
     tw_cuda_status *st;
@@ -374,7 +377,8 @@ tw_status tw_cuda_bdf2_base(tw_cuda_world *cw);
 tw_status tw_cuda_bdf2_rhs(tw_cuda_world *cw);
 /* Explicit Newmark's acceleration at the start (the world has none yet: its
  * first step, or after a setter reset it): rotations and forces at x, then
- * acc = M^-1 F - alpha v (0 where constrained). Not part of the graph. */
+ * acc = M^-1 F - alpha v (0 where constrained), and no rounding carried
+ * (xres = 0, as newmark_step zeroes w->xres). Not part of the graph. */
 tw_status tw_cuda_newmark_start(tw_cuda_world *cw, tw_method m, int ghost_correction);
 /* Explicit Newmark's step, as cuda_world.cu enqueues it: predict, [contact
  * projection of the predicted positions], rotations and elastic forces at x,
@@ -386,8 +390,8 @@ tw_status tw_cuda_newmark_predict(tw_cuda_world *cw);
 /* vnew, anew from the elastic force f at the predicted x (+ f_ext there);
  * constrained vertices: their displacement over h, no acceleration. */
 tw_status tw_cuda_newmark_update(tw_cuda_world *cw);
-/* After the divergence check: st->ok ? (v = vnew, acc = anew) : x = xstart
- * (a failed step leaves the state as it was). */
+/* After the divergence check: st->ok ? (v = vnew, acc = anew,
+ * xres = xres_next) : x = xstart (a failed step leaves the state as it was). */
 tw_status tw_cuda_newmark_commit(tw_cuda_world *cw);
 
 /* warp-vertex under BDF2 when nothing does work on the body (host/step.c

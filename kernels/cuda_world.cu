@@ -318,6 +318,8 @@ static tw_status create_all(tw_cuda_world *cw, const tw_cuda_world_init *f)
         if ((s = alloc_zero(cw, &d.acc, 3 * n, "Newmark accelerations")) != TW_OK) return s;
         if ((s = alloc_zero(cw, &d.anew, 3 * n, "Newmark accelerations")) != TW_OK) return s;
         if ((s = alloc_zero(cw, &d.xstart, 3 * n, "Newmark start positions")) != TW_OK) return s;
+        if ((s = alloc_zero(cw, &d.xres, 3 * n, "Newmark position roundings")) != TW_OK) return s;
+        if ((s = alloc_zero(cw, &d.xres_next, 3 * n, "Newmark position roundings")) != TW_OK) return s;
     }
     /* the const views the kernels read */
     d.tets = cw->tets; d.row_ptr = cw->row_ptr; d.col = cw->col; d.diag = cw->diag;
@@ -384,7 +386,8 @@ extern "C" void tw_cuda_world_destroy(tw_cuda_world *cw)
     if (cw->have_events)
         for (int k = 0; k < 4; k++) cudaEventDestroy(cw->ev[k]);
     if (cw->have_stream) cudaStreamDestroy(cw->stream);
-    void *ptrs[] = {cw->d.xstart, cw->d.anew, cw->d.acc, cw->d.vprev, cw->d.xprev, cw->d.vb, cw->d.xb,
+    void *ptrs[] = {cw->d.xres_next, cw->d.xres,
+                    cw->d.xstart, cw->d.anew, cw->d.acc, cw->d.vprev, cw->d.xprev, cw->d.vb, cw->d.xb,
                     cw->d.cimpulse, cw->d.cmu, cw->d.cdist, cw->d.cnormal, cw->d.cfric, cw->d.cfprev, cw->d.cslip, cw->d.fcons, cw->colliders,
                     cw->colliders_end, cw->d.ccol, cw->d.cvel, cw->d.cpush, cw->shift, cw->shift_rhs,
                     cw->ticket, cw->p2, cw->status, cw->params, cw->scalars, cw->partial, cw->dinv, cw->q, cw->p, cw->z, cw->r, cw->d.A, cw->d.vnew, cw->d.rhs,
@@ -1078,14 +1081,15 @@ static tw_status newton_step(tw_cuda_world *cw, const tw_cuda_shape *sh, const t
 
 /* The energy check's copy of the state at a step's start (host/step.c
  * energy_snapshot): x, v and the integrator's arrays that exist (BDF2's
- * xprev, vprev; Newmark's acc), for tw_cuda_world_restore. */
+ * xprev, vprev; Newmark's acc and carried rounding xres, which takes
+ * vprev's place: a world has one integrator), for tw_cuda_world_restore. */
 static void snapshot_arrays(tw_cuda_world *cw, tw_real *arrays[5])
 {
     tw_cuda_data &d = cw->d;
     arrays[0] = d.x;
     arrays[1] = d.v;
     arrays[2] = d.xprev;
-    arrays[3] = d.vprev;
+    arrays[3] = d.vprev ? d.vprev : d.xres;
     arrays[4] = d.acc;
 }
 

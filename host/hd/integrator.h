@@ -65,6 +65,15 @@ TW_HD tw_real tw_newmark_position_carried(unsigned char cons, tw_real x, tw_real
     return xn;
 }
 
+/* A vertex the contact projection placed on its collider (normal nn): its
+ * normal coordinate is the collider's, so the rounding its position update
+ * left along nn is not carried; the tangential part is. */
+TW_HD void tw_newmark_residual_projected(tw_real r[3], const tw_real nn[3])
+{
+    double rn = (double)r[0] * nn[0] + (double)r[1] * nn[1] + (double)r[2] * nn[2];
+    for (int a = 0; a < 3; a++) r[a] -= (tw_real)(rn * nn[a]);
+}
+
 /* Explicit Newmark's new velocity and acceleration of one component of a
  * free vertex, from the force F at the new positions (mass-proportional
  * damping alpha): fa = F / m, v+ = (v + h/2 (a + fa)) / (1 + h alpha / 2),
