@@ -190,6 +190,33 @@ static double static_reference(const tw_mesh *m, const tw_world_def *d, const tw
     return e;
 }
 
+/* A world of m for relaxing to rest: d's, one thread, implicit Euler steps
+ * of 0.02 s with mass damping 20/s (placed_reference, held_reference). */
+static tw_world *relax_world(const tw_mesh *m, const tw_world_def *d)
+{
+    tw_world_def sd = *d;
+    sd.threads = 1;
+    sd.dt = 0.02;
+    sd.damping_mass = 20;
+    sd.integrator = TW_IMPLICIT_EULER;
+    return tw_world_create(m, &sd);
+}
+
+/* Steps w until its kinetic energy is below 1e-12 J per vertex (after at
+ * least 21 steps) or 150 steps (3 s) have passed: the elastic energy (J)
+ * there, NAN when a step fails. */
+static double relax(tw_world *w)
+{
+    double e = NAN;
+    int n = tw_world_vertex_count(w);
+    for (int k = 0; k < 150; k++) {
+        if (tw_world_step(w, NULL) != TW_OK) return NAN;
+        e = tw_world_elastic_energy(w);
+        if (k > 20 && tw_world_kinetic_energy(w) < 1e-12 * n) break;
+    }
+    return e;
+}
+
 /* The body set down on the floor (plane fl, normal along `up`) without a
  * drop: its rest shape in the pose of x (as static_reference), lowered until
  * its lowest vertex touches the floor, at rest, then relaxed by implicit
@@ -219,19 +246,9 @@ static double placed_reference(const tw_mesh *m, const tw_world_def *d, const tw
             if (a == up) low = fmin(low, q);
         }
     for (int i = 0; i < n; i++) p[3 * i + up] += (tw_real)(fl->point[up] - low);
-    tw_world_def sd = *d;
-    sd.threads = 1;
-    sd.dt = 0.02;
-    sd.damping_mass = 20;
-    sd.integrator = TW_IMPLICIT_EULER;
-    tw_world *w = tw_world_create(m, &sd);
+    tw_world *w = relax_world(m, d);
     double e = NAN;
-    if (w && tw_world_add_collider(w, fl) == TW_OK && tw_world_set_positions(w, p) == TW_OK)
-        for (int k = 0; k < 150; k++) {
-            if (tw_world_step(w, NULL) != TW_OK) { e = NAN; break; }
-            e = tw_world_elastic_energy(w);
-            if (k > 20 && tw_world_kinetic_energy(w) < 1e-12 * n) break;
-        }
+    if (w && tw_world_add_collider(w, fl) == TW_OK && tw_world_set_positions(w, p) == TW_OK) e = relax(w);
     if (!isfinite(e)) fprintf(stderr, "placed reference: %s\n", tw_last_error());
     free(p);
     tw_world_destroy(w);
@@ -287,12 +304,7 @@ static void held_reference(const tw_mesh *m, const tw_world_def *d, const tw_col
     held->e = NAN;
     held->stuck = held->sliding = held->pulls = 0;
     held->coulomb = NAN;
-    tw_world_def sd = *d;
-    sd.threads = 1;
-    sd.dt = 0.02;
-    sd.damping_mass = 20;
-    sd.integrator = TW_IMPLICIT_EULER;
-    tw_world *w = tw_world_create(m, &sd);
+    tw_world *w = relax_world(m, d);
     tw_collider_def fl0 = *fl;
     fl0.friction = 0;
     unsigned char *pin = calloc((size_t)n, 1);
@@ -314,12 +326,7 @@ static void held_reference(const tw_mesh *m, const tw_world_def *d, const tw_col
         held->stuck++;
         tw_world_set_constraint(w, i, TW_PINNED);
     }
-    double e = NAN;
-    for (int k = 0; k < 150; k++) {
-        if (tw_world_step(w, NULL) != TW_OK) { e = NAN; break; }
-        e = tw_world_elastic_energy(w);
-        if (k > 20 && tw_world_kinetic_energy(w) < 1e-12 * n) break;
-    }
+    double e = relax(w);
     if (!isfinite(e)) fprintf(stderr, "held reference: %s\n", tw_last_error());
     held->e = e;
     const tw_real *ms = tw_world_vertex_mass(w), *xe = tw_world_positions(w);

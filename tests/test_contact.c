@@ -447,6 +447,21 @@ TW_TEST(slope_placed_block_far_from_origin_stays)
     return 0;
 }
 
+/* tw_contact_update_vertex on a stuck contact (mu 0.5, block D = I, on the
+ * plane z = 0) whose constraint impulse has the normal part J = 1 N s and
+ * the tangential part ratio mu J along (0.6, 0.8, 0), the rounding's speed
+ * vt_round: its result, filter *fc, slip friction sl and right-hand side bi. */
+static int stuck_update(double ratio, double vt_round, unsigned char *fc, tw_real sl[3], tw_real bi[3])
+{
+    tw_real D[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, cf = 0, cimp = 0, prev[2] = {0, -1};
+    tw_real vi[3] = {0, 0, 0}, vc[3] = {0, 0, 0}, nn[3] = {0, 0, 1};
+    double p[3] = {0.6 * 0.5 * ratio, 0.8 * 0.5 * ratio, 1};
+    *fc = TW_CONTACT_STICK;
+    sl[0] = sl[1] = sl[2] = bi[0] = bi[1] = bi[2] = 0;
+    return tw_contact_update_vertex(fc, D, bi, &cf, &cimp, prev, vi, vc, nn, 0, 0, (tw_real)0.5, 1, 0.01, 1,
+                                    TW_CONTACT_JTOL, TW_CONTACT_GTOL, 1e-4, vt_round, TW_CONTACT_FTOL, 0, 1, sl, p);
+}
+
 /* A stuck contact (mu 0.5, normal impulse J 1 N s) whose constraint
  * impulse's tangential part is 1.01 mu J slips, with the friction mu J along
  * the direction it was held in; at 1.004 mu J it stays stuck (the stick
@@ -457,12 +472,9 @@ TW_TEST(stuck_contact_slips_just_above_coulomb)
 {
     const double ratios[2] = {1.01, 1.004};
     for (int k = 0; k < 2; k++) {
-        unsigned char fc = TW_CONTACT_STICK;
-        tw_real D[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, bi[3] = {0, 0, 0}, cf = 0, cimp = 0, prev[2] = {0, -1};
-        tw_real vi[3] = {0, 0, 0}, vc[3] = {0, 0, 0}, nn[3] = {0, 0, 1}, sl[3] = {0, 0, 0};
-        double p[3] = {0.6 * 0.5 * ratios[k], 0.8 * 0.5 * ratios[k], 1}; /* the tangential part along (0.6, 0.8, 0) */
-        int r = tw_contact_update_vertex(&fc, D, bi, &cf, &cimp, prev, vi, vc, nn, 0, 0, (tw_real)0.5, 1, 0.01, 1,
-                                         TW_CONTACT_JTOL, TW_CONTACT_GTOL, 1e-4, 0, TW_CONTACT_FTOL, 0, 1, sl, p);
+        unsigned char fc;
+        tw_real sl[3], bi[3];
+        int r = stuck_update(ratios[k], 0, &fc, sl, bi);
         printf("|p_t| = %.3f mu J: %s, result %d, slip friction (%.4f, %.4f, %.4f)\n", ratios[k],
                fc == TW_CONTACT_STICK ? "stuck" : "slipping", r, (double)sl[0], (double)sl[1], (double)sl[2]);
         if (k == 0) {
@@ -488,12 +500,9 @@ TW_TEST(stuck_contact_holds_within_rounding)
 {
     const double ratios[2] = {1.01, 1.05};
     for (int k = 0; k < 2; k++) {
-        unsigned char fc = TW_CONTACT_STICK;
-        tw_real D[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, bi[3] = {0, 0, 0}, cf = 0, cimp = 0, prev[2] = {0, -1};
-        tw_real vi[3] = {0, 0, 0}, vc[3] = {0, 0, 0}, nn[3] = {0, 0, 1}, sl[3] = {0, 0, 0};
-        double p[3] = {0.6 * 0.5 * ratios[k], 0.8 * 0.5 * ratios[k], 1};
-        int r = tw_contact_update_vertex(&fc, D, bi, &cf, &cimp, prev, vi, vc, nn, 0, 0, (tw_real)0.5, 1, 0.01, 1,
-                                         TW_CONTACT_JTOL, TW_CONTACT_GTOL, 1e-4, 0.01, TW_CONTACT_FTOL, 0, 1, sl, p);
+        unsigned char fc;
+        tw_real sl[3], bi[3];
+        int r = stuck_update(ratios[k], 0.01, &fc, sl, bi);
         printf("|p_t| = %.3f mu J, vt_round 0.01 m/s: %s, result %d\n", ratios[k],
                fc == TW_CONTACT_STICK ? "stuck" : "slipping", r);
         CHECK(k == 0 ? fc == TW_CONTACT_STICK && r == 0 : fc == TW_FILTER_NORMAL && (r & TW_CONTACT_FRICTION));
