@@ -467,46 +467,40 @@ static int stuck_update(double ratio, double vt_round, unsigned char *fc, tw_rea
  * the direction it was held in; at 1.004 mu J it stays stuck (the stick
  * tolerance TW_CONTACT_STOL). With the sliding friction's 2 % it stayed
  * stuck up to 1.02 mu J: the resting armadillo (green, friction 0.5) read
- * tangential / normal floor forces up to 0.507-0.508. */
+ * tangential / normal floor forces up to 0.507-0.508. With the rounding's
+ * speed vt_round (tw_contact_rounding_speed) 0.01 m/s, its block D = I
+ * (tangential block a = 1) needs 0.01 N s beyond the tolerance to move that
+ * fast, more than the 0.0025 N s by which 1.01 mu J exceeds mu J (1 +
+ * TW_CONTACT_STOL): it stays stuck; at 1.05 mu J (0.0225 N s over) it
+ * slips. */
 TW_TEST(stuck_contact_slips_just_above_coulomb)
 {
-    const double ratios[2] = {1.01, 1.004};
-    for (int k = 0; k < 2; k++) {
+    const struct { double ratio, vt_round; int stuck; } cases[4] = {
+        {1.01, 0, 0}, {1.004, 0, 1}, {1.01, 0.01, 1}, {1.05, 0.01, 0}};
+    for (int k = 0; k < 4; k++) {
         unsigned char fc;
         tw_real sl[3], bi[3];
-        int r = stuck_update(ratios[k], 0, &fc, sl, bi);
-        printf("|p_t| = %.3f mu J: %s, result %d, slip friction (%.4f, %.4f, %.4f)\n", ratios[k],
-               fc == TW_CONTACT_STICK ? "stuck" : "slipping", r, (double)sl[0], (double)sl[1], (double)sl[2]);
-        if (k == 0) {
-            CHECK(fc == TW_FILTER_NORMAL && (r & TW_CONTACT_FRICTION));
-            CHECK(fabs(sl[0] - 0.3) < 1e-6 && fabs(sl[1] - 0.4) < 1e-6 && sl[2] == 0);
-            CHECK(fabs(bi[0] - 0.3) < 1e-6 && fabs(bi[1] - 0.4) < 1e-6);
-        } else {
+        int r = stuck_update(cases[k].ratio, cases[k].vt_round, &fc, sl, bi);
+        printf("|p_t| = %.3f mu J, vt_round %g m/s: %s, result %d, slip friction (%.4f, %.4f, %.4f)\n",
+               cases[k].ratio, cases[k].vt_round, fc == TW_CONTACT_STICK ? "stuck" : "slipping", r, (double)sl[0],
+               (double)sl[1], (double)sl[2]);
+        if (cases[k].stuck) {
             CHECK(fc == TW_CONTACT_STICK && r == 0);
+        } else {
+            CHECK(fc == TW_FILTER_NORMAL && (r & TW_CONTACT_FRICTION));
+            CHECK(fabs(sl[0] - 0.3) < 1e-6 && fabs(sl[1] - 0.4) < 1e-6 && sl[2] == 0); /* mu J along (0.6, 0.8, 0) */
+            CHECK(fabs(bi[0] - 0.3) < 1e-6 && fabs(bi[1] - 0.4) < 1e-6);
         }
     }
     return 0;
 }
 
-/* The same stuck contact at 1.01 mu J with the rounding's speed vt_round
- * (tw_contact_rounding_speed) 0.01 m/s: its block D = I (tangential block
- * a = 1) needs 0.01 N s beyond the tolerance to move that fast, more than
- * the 0.0025 N s by which its load exceeds mu J (1 + TW_CONTACT_STOL), so
- * it stays stuck; at 1.05 mu J (0.0225 N s over) it slips. The rounding
- * speed is 0 near the origin, and at 100 m in float a quarter of a
- * coordinate's rounding per heff (tw_contact_touch's 8 roundings beyond
- * the body's touch, over 32). */
-TW_TEST(stuck_contact_holds_within_rounding)
+/* The rounding's speed (tw_contact_rounding_speed) is 0 near the origin, and
+ * at 100 m in float a quarter of a coordinate's rounding per heff
+ * (tw_contact_touch's 8 roundings beyond the body's touch, over 32); 0
+ * there in double. */
+TW_TEST(rounding_speed_far_from_origin)
 {
-    const double ratios[2] = {1.01, 1.05};
-    for (int k = 0; k < 2; k++) {
-        unsigned char fc;
-        tw_real sl[3], bi[3];
-        int r = stuck_update(ratios[k], 0.01, &fc, sl, bi);
-        printf("|p_t| = %.3f mu J, vt_round 0.01 m/s: %s, result %d\n", ratios[k],
-               fc == TW_CONTACT_STICK ? "stuck" : "slipping", r);
-        CHECK(k == 0 ? fc == TW_CONTACT_STICK && r == 0 : fc == TW_FILTER_NORMAL && (r & TW_CONTACT_FRICTION));
-    }
     tw_real origin[3] = {0.1f, 0.2f, 0}, far[3] = {100, 0, 0};
     double touch = 3.5e-7, heff = 0.001;
     CHECK(tw_contact_rounding_speed(touch, origin, heff) == 0);
