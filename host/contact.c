@@ -40,8 +40,10 @@
  * all three of its velocity components, at the collider's velocity and
  * the landing normal velocity. Its constraint impulse p = (A v - b)_i
  * gives J = p.n and the friction p_t that holds it; it slips when
- * |p_t| > mu J (1 + 2 %), with the friction impulse mu J p_t / |p_t| in
- * its right-hand side (the normal alone constrained), and sticks again
+ * |p_t| > mu J (1 + TW_CONTACT_STOL) (and, far from the origin, by more
+ * than the rounding of its forces: tw_contact_update_stuck), with the
+ * friction impulse mu J p_t / |p_t| in its right-hand side (the normal
+ * alone constrained), and sticks again
  * when its tangential velocity no longer goes against that friction. A
  * stuck vertex does not move; with the stuck damping mu J / vt_min instead
  * it moves at up to vt_min, a body resting just inside the friction cone
