@@ -15,7 +15,11 @@ The bounds (issue 12, contact_report.md):
   rest strain < 0.01, or within 5 % of a static reference of the body on the
   floor (the rest table's static solve with the floor contacts pinned, the
   body set down without a drop on the same floor, or on a frictionless one:
-  `static`, `placed`, `frictionless`); |volume_pct| <= 1; pen_mm <= 0.5;
+  `static`, `placed`, `frictionless`; with friction also `held`, the rest
+  state's own contact set: its stuck contacts pinned where they are, the
+  rest frictionless, accepted only where every pin's reaction is within
+  Coulomb's cone, held_coulomb <= 1, and none pulls, held_pulls 0);
+  |volume_pct| <= 1; pen_mm <= 0.5;
   ke_per_kg < 1e-8 after 10 s on the floor (rest rows of 10 s); the warning
   counts cg_capped, energy_rise, unresolved (0 is clean: listed, not failed).
   The rest strain is judged on the rest table (10 s on the floor, its own
@@ -65,8 +69,27 @@ def strain_refs(rest):
         if r["status"] != "ok":
             continue
         refs = {n: f(r, n + "_strain") for n in ("static", "placed", "frictionless")}
+        if held_admissible(r):
+            refs["held"] = f(r, "held_strain")
         out[(r["scene"], r["dt"], r["friction"])] = {n: v for n, v in refs.items() if v == v}
     return out
+
+
+def held_admissible(r):
+    """The held reference's condition: every pin's reaction within Coulomb's
+    cone and none pulling (empty or missing columns: not admissible)."""
+    return f(r, "held_coulomb") <= 1 and f(r, "held_pulls") == 0
+
+
+def held_cell(r):
+    """The rest table's held column: the strain, and why it is not a
+    reference where it is not."""
+    h = r.get("held_strain") or ""
+    if not h:
+        return "-"
+    if held_admissible(r):
+        return "%s (%s stuck, coulomb %.3g)" % (h, r["held_stuck"], f(r, "held_coulomb"))
+    return "%s (not admissible: coulomb %.3g, pulls %s)" % (h, f(r, "held_coulomb"), r["held_pulls"])
 
 
 def row_refs(refs, r):
@@ -136,9 +159,9 @@ def verdict(fails, notes=()):
 
 def table(rs, refs, rest_table):
     if rest_table:
-        print("| scene | dt | mu | s | max_gain | rest_strain | static | placed | frictionless | volume % | pen mm "
-              "| ke J/kg | capped/rise/unres | passes | cg | ms_step | checks | notes |")
-        print("|" + "---|" * 18)
+        print("| scene | dt | mu | s | max_gain | rest_strain | static | placed | frictionless | held | volume % "
+              "| pen mm | ke J/kg | capped/rise/unres | passes | cg | ms_step | checks | notes |")
+        print("|" + "---|" * 19)
     else:
         print("| scene | method | integrator | dt | mu | s | max_gain | max_rise | rest_strain | volume % | pen mm "
               "| ke J/kg | capped/rise/unres | passes | cg | ms_step | checks | notes |")
@@ -147,10 +170,11 @@ def table(rs, refs, rest_table):
         fails, notes = checks(r, row_refs(refs, r), rest_table)
         warn = "%s/%s/%s" % (r["cg_capped"], r["energy_rise"], r["unresolved"])
         if rest_table:
-            print("| %s | %s | %s | %s | %.3g | %.4g | %s | %s | %s | %+.3g | %.2g | %.2g | %s | %s | %s | %s | %s | %s |"
+            print("| %s | %s | %s | %s | %.3g | %.4g | %s | %s | %s | %s | %+.3g | %.2g | %.2g | %s | %s | %s | %s | %s "
+                  "| %s |"
                   % (r["scene"], dt_name(r["dt"]), r["friction"], r["seconds"], f(r, "max_gain"), f(r, "rest_strain"),
                      r["static_strain"] or "-", r["placed_strain"] or "-", r["frictionless_strain"] or "-",
-                     f(r, "volume_pct"), f(r, "pen_mm"), f(r, "ke_per_kg"), warn, r["passes_mean"], r["cg_mean"],
+                     held_cell(r), f(r, "volume_pct"), f(r, "pen_mm"), f(r, "ke_per_kg"), warn, r["passes_mean"], r["cg_mean"],
                      r["ms_step"], verdict(fails, notes), "; ".join(notes)))
         else:
             print("| %s | %s | %s | %s | %s | %s | %.3g | %.3g | %.4g | %+.3g | %.2g | %.2g | %s | %s | %s | %s | %s | %s |"

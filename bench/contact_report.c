@@ -49,6 +49,24 @@
  *                force the floor gives them, -(f_elastic + m g) at rest: at
  *                most the friction coefficient when the rest state is one
  *                Coulomb's law can hold (0 without friction)
+ *   held_strain  the rest state's own contact set as a reference: from the
+ *                run's end positions, each floor contact the last step left
+ *                stuck (a normal impulse, no slip friction, no damping)
+ *                pinned where it is, the sliding ones (slip friction or
+ *                damping) and the rest on a frictionless floor, relaxed by
+ *                damped implicit Euler steps of 0.02 s (as placed_strain):
+ *                the elastic energy / E_drop there. Equal to rest_strain
+ *                when the run rests at an equilibrium of its own contact set
+ *                (nothing else holds strain). Empty without friction
+ *   rest_over_held rest_strain / held_strain
+ *   held_stuck, held_sliding the contacts pinned and those left sliding
+ *   held_coulomb the largest |tangential| / (mu normal) of the pins'
+ *                reactions at that equilibrium, -(f_elastic + m g), over
+ *                the pins that carry load (normal reaction above 1e-3 of
+ *                the weight over the pins): at most 1 (Coulomb's cone) for
+ *                a rest state friction can hold
+ *   held_pulls   pins whose normal reaction pulls the body down by more
+ *                than that (no contact can); 0 for an admissible state
  *   ms_step, cg_mean, passes_mean, and the warning counts summed over the
  *   run (tw_step_stats: cg_capped, energy_rise, contacts_unresolved).
  *   newton_mean  Newton iterations a step (tw_step_stats.newton_iterations:
@@ -56,12 +74,14 @@
  *                solves; last column)
  *
  * Usage: tw_contact_report [--header] SCENE METHOD INTEGRATOR DT FRICTION SECONDS [--refs]
- *   --refs: compute static_strain, placed_strain, frictionless_strain and
- *   max_tan_ratio (else empty)
+ *   --refs: compute static_strain, placed_strain, frictionless_strain,
+ *   max_tan_ratio and (with friction) the held columns (else empty)
  *   SCENE: cube | tube | bunny | armadillo (meshes from TW_DATA_DIR or data/)
  *   TW_CONTACT_REPORT_VERBOSE=1: each step's tw_step_stats on stderr
  *   TW_CONTACT_REPORT_CONTACTS=1 (with --refs): each floor vertex at the end on
- *   stderr, its normal force over the weight and its tangential / normal
+ *   stderr, its normal force over the weight and its tangential / normal;
+ *   and each pin of held_strain, its reaction over the weight and its
+ *   |tangential| / (mu normal)
  *   TW_CONTACT_REPORT_MOMENTUM=N (implicit Euler): every N steps on stderr
  *   the angular momentum about the vertical through the centre of mass, the
  *   horizontal momentum, the kinetic energy split into translation, rigid
@@ -80,7 +100,7 @@
 #include <string.h>
 
 #include "tetwarp.h"
-#include "world.h" /* the momentum diagnostic reads the step's system (w->A, w->rhs, w->vnew, w->f) */
+#include "world.h" /* the momentum diagnostic reads the step's system (w->A, w->rhs, w->vnew, w->f); held_reference the run's contact state at the end (cimpulse, cslip, cfric, ccol) */
 
 #ifndef TW_DATA_DIR
 #define TW_DATA_DIR "data"
@@ -176,6 +196,34 @@ static double static_reference(const tw_mesh *m, const tw_world_def *d, const tw
     return e;
 }
 
+/* A world of m for relaxing to rest: d's, one thread, implicit Euler steps
+ * of 0.02 s with mass damping 20/s (placed_reference, held_reference). */
+static tw_world *relax_world(const tw_mesh *m, const tw_world_def *d)
+{
+    tw_world_def sd = *d;
+    sd.threads = 1;
+    sd.dt = 0.02;
+    sd.damping_mass = 20;
+    sd.damping_stiffness = tw_default_world_def().damping_stiffness; /* the run's own may be explicit Newmark's 0 */
+    sd.integrator = TW_IMPLICIT_EULER;
+    return tw_world_create(m, &sd);
+}
+
+/* Steps w until its kinetic energy is below 1e-12 J per vertex (after at
+ * least 21 steps) or 150 steps (3 s) have passed: the elastic energy (J)
+ * there, NAN when a step fails. */
+static double relax(tw_world *w)
+{
+    double e = NAN;
+    int n = tw_world_vertex_count(w);
+    for (int k = 0; k < 150; k++) {
+        if (tw_world_step(w, NULL) != TW_OK) return NAN;
+        e = tw_world_elastic_energy(w);
+        if (k > 20 && tw_world_kinetic_energy(w) < 1e-12 * n) break;
+    }
+    return e;
+}
+
 /* The body set down on the floor (plane fl, normal along `up`) without a
  * drop: its rest shape in the pose of x (as static_reference), lowered until
  * its lowest vertex touches the floor, at rest, then relaxed by implicit
@@ -207,20 +255,9 @@ static double placed_reference(const tw_mesh *m, const tw_world_def *d, const tw
             if (a == up) low = fmin(low, q);
         }
     for (int i = 0; i < n; i++) p[3 * i + up] += (tw_real)(fl->point[up] - low);
-    tw_world_def sd = *d;
-    sd.threads = 1;
-    sd.dt = 0.02;
-    sd.damping_mass = 20;
-    sd.damping_stiffness = tw_default_world_def().damping_stiffness; /* the run's own may be explicit Newmark's 0 */
-    sd.integrator = TW_IMPLICIT_EULER;
-    tw_world *w = tw_world_create(m, &sd);
+    tw_world *w = relax_world(m, d);
     double e = NAN;
-    if (w && tw_world_add_collider(w, fl) == TW_OK && tw_world_set_positions(w, p) == TW_OK)
-        for (int k = 0; k < 150; k++) {
-            if (tw_world_step(w, NULL) != TW_OK) { e = NAN; break; }
-            e = tw_world_elastic_energy(w);
-            if (k > 20 && tw_world_kinetic_energy(w) < 1e-12 * n) break;
-        }
+    if (w && tw_world_add_collider(w, fl) == TW_OK && tw_world_set_positions(w, p) == TW_OK) e = relax(w);
     if (!isfinite(e)) fprintf(stderr, "placed reference: %s\n", tw_last_error());
     free(p);
     tw_world_destroy(w);
@@ -436,6 +473,74 @@ static void md_report(const momentum_diag *d)
     fprintf(stderr, "\n");
 }
 
+/* held_strain and its columns (see above) for the run w on floor fl
+ * (collider 0) with friction mu > 0; held->e NAN when a step fails. */
+typedef struct held_ref {
+    double e;             /* elastic energy at the equilibrium, J */
+    int stuck, sliding;   /* the contacts pinned and those left sliding */
+    double coulomb;       /* max |r_t| / (mu r_n) over the loaded pins */
+    int pulls;            /* pins pulling by more than the load threshold */
+} held_ref;
+
+static void held_reference(const tw_mesh *m, const tw_world_def *d, const tw_collider_def *fl, const tw_world *run,
+                           int up, double mu, held_ref *held)
+{
+    int n = tw_world_vertex_count(run);
+    const tw_real *x = tw_world_positions(run);
+    held->e = NAN;
+    held->stuck = held->sliding = held->pulls = 0;
+    held->coulomb = NAN;
+    tw_world *w = relax_world(m, d);
+    tw_collider_def fl0 = *fl;
+    fl0.friction = 0;
+    unsigned char *pin = calloc((size_t)n, 1);
+    tw_real *f = malloc(sizeof(tw_real) * 3 * (size_t)n);
+    if (!w || !pin || !f || tw_world_add_collider(w, &fl0) != TW_OK || tw_world_set_positions(w, x) != TW_OK) {
+        free(pin);
+        free(f);
+        tw_world_destroy(w);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        if (run->ccol[i] != 0 || !(run->cimpulse[i] > 0)) continue;
+        const tw_real *sl = run->cslip + 3 * (size_t)i;
+        if (sl[0] != 0 || sl[1] != 0 || sl[2] != 0 || run->cfric[i] > 0) {
+            held->sliding++;
+            continue;
+        }
+        pin[i] = 1;
+        held->stuck++;
+        tw_world_set_constraint(w, i, TW_PINNED);
+    }
+    double e = relax(w);
+    if (!isfinite(e)) fprintf(stderr, "held reference: %s\n", tw_last_error());
+    held->e = e;
+    const tw_real *ms = tw_world_vertex_mass(w), *xe = tw_world_positions(w);
+    double weight = 0;
+    for (int i = 0; i < n; i++) weight += ms[i] * 9.81;
+    tw_world_elastic_force(w, f);
+    double load = held->stuck ? 1e-3 * weight / held->stuck : 0, worst = 0;
+    int list = getenv("TW_CONTACT_REPORT_CONTACTS") != NULL;
+    if (list) fprintf(stderr, "held pins: vertex, position (m), R_n / weight, |R_t| / (mu R_n)\n");
+    for (int i = 0; i < n; i++) {
+        if (!pin[i]) continue;
+        double r[3], t2 = 0;
+        for (int a = 0; a < 3; a++) r[a] = -(double)f[3 * i + a] + (a == up ? ms[i] * 9.81 : 0);
+        for (int a = 0; a < 3; a++)
+            if (a != up) t2 += r[a] * r[a];
+        double ratio = r[up] > 0 ? sqrt(t2) / (mu * r[up]) : INFINITY;
+        if (r[up] > load) worst = fmax(worst, ratio);
+        held->pulls += r[up] < -load;
+        if (list)
+            fprintf(stderr, "pin %d (%.4f, %.4f, %.4f) %.4g %.4f\n", i, (double)xe[3 * i], (double)xe[3 * i + 1],
+                    (double)xe[3 * i + 2], r[up] / weight, ratio);
+    }
+    held->coulomb = worst;
+    free(pin);
+    free(f);
+    tw_world_destroy(w);
+}
+
 static tw_mesh *load(const char *file)
 {
     char path[1024];
@@ -454,7 +559,8 @@ int main(int argc, char **argv)
         printf("scene,method,integrator,dt,friction,seconds,steps,vertices,drop_J,max_gain,rest_strain,volume_pct,"
                "pen_mm,ke_per_kg,ms_step,cg_mean,passes_mean,cg_capped,energy_rise,unresolved,status,max_rise,static_strain,"
                "rest_over_static,static_how,placed_strain,rest_over_placed,ke_cm_per_kg,frictionless_strain,"
-               "rest_over_frictionless,max_tan_ratio,newton_mean\n");
+               "rest_over_frictionless,max_tan_ratio,newton_mean,held_strain,rest_over_held,held_stuck,held_sliding,"
+               "held_coulomb,held_pulls\n");
         return 0;
     }
     if (argc != 7 && !(argc == 8 && !strcmp(argv[7], "--refs"))) {
@@ -580,6 +686,14 @@ int main(int argc, char **argv)
         fl0.friction = 0;
         frictionless = mu > 0 ? placed_reference(m, &d, &fl0, tw_world_positions(w), up) / drop : placed;
     }
+    char hl[128] = ",,,,,";
+    if (refs_wanted && !strcmp(status, "ok") && integ != TW_EXPLICIT_NEWMARK && mu > 0) {
+        held_ref held;
+        held_reference(m, &d, &fl, w, up, mu, &held);
+        if (isfinite(held.e))
+            snprintf(hl, sizeof hl, "%.4g,%.4g,%d,%d,%.4g,%d", held.e / drop, rest / (held.e / drop), held.stuck,
+                     held.sliding, held.coulomb, held.pulls);
+    }
     double ns = steps > 0 ? steps : 1;
     char refs[64] = ",,";
     if (isfinite(ref)) snprintf(refs, sizeof refs, "%.4g,%.4g,%s", ref, rest / ref, how);
@@ -592,10 +706,10 @@ int main(int argc, char **argv)
     char fr[64] = ",", tan[32] = "";
     if (isfinite(frictionless)) snprintf(fr, sizeof fr, "%.4g,%.4g", frictionless, rest / frictionless);
     if (refs_wanted && !strcmp(status, "ok")) snprintf(tan, sizeof tan, "%.3g", max_tangential_ratio(w, &fl, up));
-    printf("%s,%s,%s,%.6g,%g,%g,%d,%d,%.6g,%.4g,%.4g,%.4g,%.4g,%.3g,%.4g,%.1f,%.2f,%ld,%ld,%ld,%s,%.4g,%s,%s,%.3g,%s,%s,%.2f\n",
+    printf("%s,%s,%s,%.6g,%g,%g,%d,%d,%.6g,%.4g,%.4g,%.4g,%.4g,%.3g,%.4g,%.1f,%.2f,%ld,%ld,%ld,%s,%.4g,%s,%s,%.3g,%s,%s,%.2f,%s\n",
            scene, argv[2], argv[3], tw_world_dt(w), mu, seconds, steps, n, drop, max_gain, rest,
            100 * (tw_world_volume(w) / vol0 - 1), 1e3 * pen, tw_world_kinetic_energy(w) / mass, ms / ns, cg / ns,
-           passes / ns, capped, rises, unresolved, status, max_rise, refs, pl, ke_cm, fr, tan, newton / ns);
+           passes / ns, capped, rises, unresolved, status, max_rise, refs, pl, ke_cm, fr, tan, newton / ns, hl);
     tw_world_destroy(w);
     tw_mesh_destroy(m);
     return 0;

@@ -17,8 +17,10 @@
 # here), cube, tube and armadillo at 1/30, 1/60 and 1/100 s, friction 0
 # and 0.5, with the references (--refs: the static solve with the floor
 # contacts pinned, the body set down on the floor without a drop, on the
-# same floor and on a frictionless one, and the largest tangential / normal
-# force on the floor at the end); with friction 0.5 also the tube (10 s) and
+# same floor and on a frictionless one, the largest tangential / normal
+# force on the floor at the end, and with friction the held reference: the
+# run's own stuck contacts pinned, checked against Coulomb's cone); with
+# friction 0.5 also the tube (10 s) and
 # the armadillo (3 s, settled) at 0.001 s, the small-step check of the rest
 # state.
 #

@@ -3,7 +3,8 @@ regained above its running minimum (max_rise, in drop energies; max_gain,
 the gain over the start, is at most 0 in every run) against dt; for the rest
 table (10 s on the floor), the rest strain against its references (the
 static solve with pinned contacts, the body set down without a drop on the
-same floor and on a frictionless one) and
+same floor and on a frictionless one; with friction the held reference, the
+run's own contact set, a black bar across the rest strain's) and
 the kinetic energy per kg at the end against the 1e-8 J/kg bound.
 
 Usage: python3 bench/plot_contact.py MATRIX_CSV REST_CSV  (writes MATRIX_CSV
@@ -41,7 +42,7 @@ for m, c in colors.items():
 ax.legend(fontsize=7, ncol=2)
 
 ax = axes[1]
-labels, x = [], 0
+labels, x, any_held = [], 0, False
 for r in rest:
     if r["status"] != "ok":
         continue
@@ -54,6 +55,10 @@ for r in rest:
     if r.get("frictionless_strain"):
         ax.bar(x + 0.3, float(r["frictionless_strain"]), 0.2, color="C4",
                label="set down, frictionless floor" if x == 0 else None)
+    if r.get("held_strain"):
+        ax.scatter(x - 0.3, float(r["held_strain"]), marker="_", s=150, color="k",
+                   label="held: its own contact set" if not any_held else None)
+        any_held = True
     labels.append(lab)
     x += 1
 ax.set_xticks(range(len(labels)))

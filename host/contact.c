@@ -40,8 +40,10 @@
  * all three of its velocity components, at the collider's velocity and
  * the landing normal velocity. Its constraint impulse p = (A v - b)_i
  * gives J = p.n and the friction p_t that holds it; it slips when
- * |p_t| > mu J (1 + 2 %), with the friction impulse mu J p_t / |p_t| in
- * its right-hand side (the normal alone constrained), and sticks again
+ * |p_t| > mu J (1 + TW_CONTACT_STOL) (and, far from the origin, by more
+ * than the rounding of its forces: tw_contact_update_stuck), with the
+ * friction impulse mu J p_t / |p_t| in its right-hand side (the normal
+ * alone constrained), and sticks again
  * when its tangential velocity no longer goes against that friction. A
  * stuck vertex does not move; with the stuck damping mu J / vt_min instead
  * it moves at up to vt_min, a body resting just inside the friction cone
@@ -267,7 +269,8 @@ int tw_contact_detect(tw_world *w, const tw_real *x, double heff)
     for (int i = 0; i < n; i++) {
         w->cfric[i] = 0; /* A is freshly assembled */
         if (w->cons[i]) continue;
-        if (!tw_contact_mark_vertex(w->colliders, w->ncolliders, x + 3 * (size_t)i, w->v + 3 * (size_t)i, touch, heff,
+        if (!tw_contact_mark_vertex(w->colliders, w->ncolliders, x + 3 * (size_t)i, w->v + 3 * (size_t)i,
+                                    w->cimpulse[i], touch, heff,
                                     w->cnormal + 3 * (size_t)i, &w->cdist[i], &w->cmu[i], &w->ccol[i],
                                     w->cvel + 3 * (size_t)i)) {
             w->cimpulse[i] = 0; /* a contact that left: its next first pass has no friction */
@@ -377,7 +380,8 @@ int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, in
     const tw_fem *f = &w->fem;
     double g = sqrt(w->def.gravity[0] * w->def.gravity[0] + w->def.gravity[1] * w->def.gravity[1] +
                     w->def.gravity[2] * w->def.gravity[2]);
-    double gtol = TW_CONTACT_GTOL * w->size, vt_min = TW_CONTACT_TOUCH * w->size / heff, h = w->def.dt;
+    double gtol = TW_CONTACT_GTOL * w->size, touch = TW_CONTACT_TOUCH * w->size, vt_min = touch / heff;
+    double h = w->def.dt;
     double cm = 1 + heff * w->def.damping_mass; /* A's mass term is m cm */
     int changed = 0, fr = 0;
     double patch_v = tw_contact_patch(w, b, v, heff);
@@ -393,7 +397,8 @@ int tw_contact_update(tw_world *w, const tw_real *b, tw_real *v, double heff, in
                                          &w->cimpulse[i], w->cfprev + 2 * (size_t)i, v + k, w->cvel + k,
                                          w->cnormal + k, w->cdist[i], tw_contact_reach(w->cvel + k, w->cnormal + k, h),
                                          w->cmu[i], J, heff, f->mass[i] * cm, TW_CONTACT_JTOL * f->mass[i] * g * heff,
-                                         gtol, vt_min, TW_CONTACT_FTOL, patch_v, can_stick(w, i), w->cslip + k, stuck ? p : NULL);
+                                         gtol, vt_min, tw_contact_rounding_speed(touch, w->cbase + k, heff),
+                                         TW_CONTACT_FTOL, patch_v, can_stick(w, i), w->cslip + k, stuck ? p : NULL);
         changed += (r & TW_CONTACT_CHANGED) != 0;
         fr += (r & TW_CONTACT_FRICTION) != 0;
     }

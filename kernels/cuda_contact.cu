@@ -87,8 +87,8 @@ __global__ void contact_mark_kernel(tw_cuda_data d, double *partial)
         d.cslip[k] = d.cslip[k + 1] = d.cslip[k + 2] = 0; /* rhs is new */
         if (c) continue;
         tw_real *nrm = d.cnormal + k;
-        if (!tw_contact_mark_vertex(d.colliders, P->ncolliders, d.xbase + k, d.v + k, P->touch, P->heff, nrm, &d.cdist[i],
-                                    &d.cmu[i], &d.ccol[i], d.cvel + k)) {
+        if (!tw_contact_mark_vertex(d.colliders, P->ncolliders, d.xbase + k, d.v + k, d.cimpulse[i], P->touch, P->heff,
+                                    nrm, &d.cdist[i], &d.cmu[i], &d.ccol[i], d.cvel + k)) {
             d.cimpulse[i] = 0;
             continue;
         }
@@ -167,8 +167,8 @@ __global__ void contact_update_kernel(tw_cuda_data d, const double *scalars, dou
                                          d.cnormal + k, d.cdist[i], tw_contact_reach(d.cvel + k, d.cnormal + k, P->h),
                                          d.cmu[i], J, P->heff, d.mass[i] * P->cm,
                                          TW_CONTACT_JTOL * d.mass[i] * gn * P->heff, P->gtol, P->vt_min,
-                                         TW_CONTACT_FTOL, patch_v, contact_can_stick(d, i), d.cslip + k,
-                                         stuck ? p : NULL);
+                                         tw_contact_rounding_speed(P->touch, d.xbase + k, P->heff), TW_CONTACT_FTOL,
+                                         patch_v, contact_can_stick(d, i), d.cslip + k, stuck ? p : NULL);
         s[0] += tw_contact_active(d.fcons[i]);
         s[1] += (r & TW_CONTACT_CHANGED) != 0;
         s[2] += (r & TW_CONTACT_FRICTION) != 0;

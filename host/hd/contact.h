@@ -189,14 +189,40 @@ TW_HD double tw_contact_touch(double touch, const tw_real *xi)
     return fmax(touch, TW_CONTACT_TOUCH_ROUNDINGS * eps * m);
 }
 
+/* The speed that moves a vertex at xi (the step's base position) by a
+ * quarter of its coordinates' rounding in the step, eps |x| / (4 heff)
+ * (under half the unit in the last place of x: a move that rounds back to
+ * where it was), m/s, from the rounding part of tw_contact_touch's distance
+ * (its TW_CONTACT_TOUCH_ROUNDINGS roundings of x beyond the body's touch);
+ * 0 near the origin. In float a coordinate near 100 m rounds to 7.6e-6 m,
+ * and the elastic forces of positions that coarse move a resting vertex of
+ * the 0.2 m block (E 1e6) at 3-5 mm/s, micrometres in a 1 ms step: a
+ * stuck contact's impulse carries that rounding (tw_contact_update_stuck),
+ * and at a quarter rounding it no longer flips stuck contacts (at a
+ * sixteenth it still did, at 1/60 s). (The
+ * friction's speed threshold vt_min, TW_CONTACT_TOUCH size / heff, stays
+ * the body's: raised to tw_contact_touch / heff, it let stuck contacts slip
+ * on unstopped, and the placed block 100 m away crept 0.64 mm in a second
+ * at 1/60 s.) */
+TW_HD double tw_contact_rounding_speed(double touch, const tw_real *xi, double heff)
+{
+    return (tw_contact_touch(touch, xi) - touch) / (4 * TW_CONTACT_TOUCH_ROUNDINGS * heff);
+}
+
 /* Vertex i (free) at the start of an implicit step: writes the nearest
  * collider's normal, distance, friction, index and surface velocity
  * (distance +inf, normal z, no friction, TW_CONTACT_NONE, velocity 0 when
  * there is none: such a vertex never joins) and returns 1 when it starts in
  * the active set (the body of tw_contact_detect's loop); the normal velocity
  * tested is the one relative to the collider, against the touch distance
- * tw_contact_touch gives at xi from the body's touch. */
-TW_HD int tw_contact_mark_vertex(const tw_collider_def *cs, int nc, const tw_real *xi, const tw_real *vi,
+ * tw_contact_touch gives at xi from the body's touch. Beyond the body's
+ * touch, within the rounding of xi (far from the origin), only a contact
+ * that carried load in the last step (J its normal impulse then) is in: a
+ * resting one is there by rounding, while one the body lifts a few
+ * roundings off the surface (the upper edge of the block on the slope 100
+ * m away, float) would be in every step only to be released by the first
+ * solve, a solve a step spent on it. */
+TW_HD int tw_contact_mark_vertex(const tw_collider_def *cs, int nc, const tw_real *xi, const tw_real *vi, tw_real J,
                                  double touch, double heff, tw_real nrm[3], tw_real *dist, tw_real *fric, unsigned char *col,
                                  tw_real vel[3])
 {
@@ -213,7 +239,7 @@ TW_HD int tw_contact_mark_vertex(const tw_collider_def *cs, int nc, const tw_rea
     *col = (unsigned char)k;
     for (int a = 0; a < 3; a++) nrm[a] = (tw_real)nn[a];
     *dist = (tw_real)d;
-    return tw_contact_is_in(d, vn, tw_contact_touch(touch, xi), heff);
+    return tw_contact_is_in(d, vn, d > touch && !(J > 0) ? touch : tw_contact_touch(touch, xi), heff);
 }
 
 /* A contact's prescribed normal velocity (the contact passes):
@@ -518,7 +544,10 @@ TW_HD int tw_contact_slipping(const tw_real *sl) { return sl && (sl[0] != 0 || s
  * the friction holding it. J < -jtol: released (*fc = 0). Else it slips
  * (the normal alone constrained, TW_FILTER_NORMAL) when the contact set
  * breaks away (patch_v > 0: the damping mu J / patch_v, Coulomb's at the
- * set's speed) or when |p_t| > mu J (1 + TW_CONTACT_STOL): with the friction Coulomb
+ * set's speed) or when |p_t| > mu J (1 + TW_CONTACT_STOL) + a vt_round (a its
+ * tangential block, tw_contact_tangential_block: a vt_round is the impulse
+ * that would move it at vt_round, tw_contact_rounding_speed, by less than
+ * its position's rounding in the step; 0 near the origin): with the friction Coulomb
  * allows along the direction it was held in, the impulse mu J p_t / |p_t|
  * in its right-hand side (sl: tw_contact_set_slip), so that the vertex
  * moves only as far as its load exceeds Coulomb's bound (at an edge of a
@@ -529,11 +558,14 @@ TW_HD int tw_contact_slipping(const tw_real *sl) { return sl && (sl[0] != 0 || s
  * floor hold tangential forces 1.6 % over mu J (the armadillo, green,
  * friction 0.5), and none at all lets contacts that a slip left at
  * Coulomb's bound flip between stuck and slipping every step (twice the
- * contact solves at rest). Returns
+ * contact solves at rest). Far from the origin a stuck contact's impulse
+ * carries the rounding of the forces on it (a vt_round), and without that
+ * term the placed block 100 m away (float) flipped contacts between stuck
+ * and slipping up to the pass cap, 7-8 solves a step. Returns
  * TW_CONTACT_* bits. */
 TW_HD int tw_contact_update_stuck(unsigned char *fc, tw_real *D, tw_real *bi, tw_real *cf, tw_real *cimp,
                                   tw_real *prev, tw_real *sl, const tw_real *vc, const tw_real *nn, tw_real mu,
-                                  const double *p, double jtol, double vt_min, double patch_v)
+                                  const double *p, double jtol, double vt_min, double vt_round, double patch_v)
 {
     double J = p[0] * nn[0] + p[1] * nn[1] + p[2] * nn[2], pt[3], ft = 0;
     for (int a = 0; a < 3; a++) {
@@ -554,7 +586,7 @@ TW_HD int tw_contact_update_stuck(unsigned char *fc, tw_real *D, tw_real *bi, tw
         tw_contact_set_damping(D, bi, nn, vc, cf, fmin(coulomb / patch_v, coulomb / vt_min));
         return TW_CONTACT_FRICTION;
     }
-    if (!(ft > coulomb * (1 + TW_CONTACT_STOL))) return 0;
+    if (!(ft > coulomb * (1 + TW_CONTACT_STOL) + tw_contact_tangential_block(D, nn, *cf) * vt_round)) return 0;
     *fc = TW_FILTER_NORMAL;
     for (int a = 0; a < 3; a++) pt[a] *= coulomb / ft;
     tw_contact_set_slip(bi, sl, pt);
@@ -647,16 +679,18 @@ TW_HD int tw_contact_make_stuck(unsigned char *fc, tw_real *D, tw_real *bi, tw_r
  * test is the speed, not a reversal; a vertex slipping from stuck has a
  * friction impulse instead, which can turn it back.) sl: the vertex's slip
  * friction (3; tw_contact_set_slip), p: a stuck vertex's constraint impulse
- * (A v - b)_i (NULL for the others; J is then p.n).
+ * (A v - b)_i (NULL for the others; J is then p.n); vt_round: the
+ * rounding's speed at the vertex (tw_contact_rounding_speed), which a
+ * stuck vertex's slip must exceed (tw_contact_update_stuck).
  * Returns TW_CONTACT_* bits. */
 TW_HD int tw_contact_update_vertex(unsigned char *fc, tw_real *D, tw_real *bi, tw_real *cf, tw_real *cimp,
                                    tw_real *prev, const tw_real *vi, const tw_real *vc, const tw_real *nn,
                                    tw_real dist, double reach, tw_real mu, double J, double heff, double minert,
-                                   double jtol, double gtol, double vt_min, double ftol, double patch_v, int stick,
-                                   tw_real *sl, const double *p)
+                                   double jtol, double gtol, double vt_min, double vt_round, double ftol,
+                                   double patch_v, int stick, tw_real *sl, const double *p)
 {
     if (*fc == TW_CONTACT_STICK)
-        return tw_contact_update_stuck(fc, D, bi, cf, cimp, prev, sl, vc, nn, mu, p, jtol, vt_min, patch_v);
+        return tw_contact_update_stuck(fc, D, bi, cf, cimp, prev, sl, vc, nn, mu, p, jtol, vt_min, vt_round, patch_v);
     if (*fc == TW_FILTER_NORMAL && tw_contact_slipping(sl))
         return tw_contact_update_slip(fc, D, bi, cf, cimp, prev, sl, vi, vc, nn, mu, J, jtol, vt_min, ftol, patch_v);
     if (*fc != TW_FILTER_NORMAL) {
