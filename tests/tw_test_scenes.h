@@ -68,6 +68,14 @@ double tw_test_jitter(unsigned *state, double a);
  * on failure. */
 tw_mesh *tw_test_jittered_cube(double edge, int n, double amount, double shift, unsigned seed);
 
+/* The unit icosphere: the icosahedron with each triangle split in 4,
+ * `levels` times (tw_surface_destroy frees it). */
+tw_surface *tw_test_icosphere(int levels);
+/* The unit icosphere of 3 subdivisions graded to 0.1 m on `levels` levels
+ * (tw_mesh_graded, the rest of tw_default_graded_def; 1: the uniform
+ * lattice). NULL (tw_last_error on stderr) on failure. */
+tw_graded_mesh *tw_test_graded_sphere(int levels);
+
 /* The shipped bunny's surface (bunny_closed_3485v.off) graded to fine_size
  * m on `levels` levels (tw_mesh_graded, the rest of tw_default_graded_def).
  * NULL (tw_last_error) on failure. */
