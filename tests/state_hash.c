@@ -273,22 +273,22 @@ static int front_rows(void)
 
 /* ---- the multiresolution (host/multires.c) */
 
-/* Three cube levels as the multiresolution tests make them (0.1 m: 2^3, a
- * jittered 3^3 and 6^3, tw_test_jittered_cube's seed 777; the finest
+/* Three cube levels as the multiresolution tests make them
+ * (tw_test_mr_cubes: 0.1 m, 2^3, a jittered 3^3 and 6^3; the finest
  * level's 1296 tets take a substep's kicks past the threaded kick's
  * threshold on --threads 2), clamped at x = 0, sagging under gravity and
  * split and merged by gamma (1e-4, 3e-4 m), the sphere tool pressed into the
  * top and lifted again, MR_FRAMES frames: v0 Green strain, v1 Cauchy strain
- * with the semi-implicit filter and a work budget. The row hashes the tool's force of every frame, then every
- * level's positions, velocities, node states and step levels. */
+ * with the semi-implicit filter and a work budget. The row hashes the
+ * tool's force of every frame, then every level's positions, velocities,
+ * node states and step levels. */
 #define MR_FRAMES 30
 static int multires_rows(void)
 {
     for (int variant = 0; variant < 2; variant++) {
-        tw_mesh *m[3] = {tw_test_jittered_cube(0.1, 2, 0, 0, 777u), tw_test_jittered_cube(0.1, 3, 0.2, 0, 777u),
-                         tw_test_jittered_cube(0.1, 6, 0.3, 0, 777u)};
-        tw_hierarchy *hier = m[0] && m[1] && m[2] ? tw_hier_nonnested((const tw_mesh *const *)m, 3) : NULL;
-        for (int l = 0; l < 3; l++) tw_mesh_destroy(m[l]);
+        const int cells[3] = {2, 3, 6};
+        const double amount[3] = {0, 0.2, 0.3};
+        tw_hierarchy *hier = tw_test_mr_cubes(cells, amount);
         tw_multires_def d = tw_default_multires_def();
         d.youngs = 2e4;
         d.gamma_min = 1e-4;
@@ -310,14 +310,7 @@ static int multires_rows(void)
             continue;
         }
         tw_multires_fix(s, 0, 1, 1e-9);
-        tw_mr_tool tool;
-        memset(&tool, 0, sizeof tool);
-        tool.radius = 0.03;
-        tool.center0[0] = 0.07;
-        tool.center0[1] = 0.05;
-        tool.center0[2] = 0.1 + 0.03 - 0.004;
-        tool.move[2] = -0.01;
-        tool.move_time = 0.2;
+        const tw_mr_tool tool = tw_test_mr_tool(0.03, 0.07, 0.05, 0.004, -0.01, 0.2);
         tw_multires_set_tool(s, &tool);
         uint64_t h = FNV_START;
         int splits = 0, merges = 0, touched = 0;
@@ -467,29 +460,20 @@ static int graded_rows(void)
     double lowest = INFINITY;
     for (int i = 0; i < tw_mesh_vertex_count(g->mesh); i++)
         if (tw_mesh_positions(g->mesh)[3 * i + 2] < lowest) lowest = tw_mesh_positions(g->mesh)[3 * i + 2];
-    static const struct { tw_method m; tw_integrator it; int bicgstab; tw_preconditioner pc; const char *v; } runs[] = {
-        {TW_COROT_ELEMENT, TW_IMPLICIT_EULER, 0, TW_PRECOND_JACOBI, "v0"},
-        {TW_COROT_ELEMENT, TW_IMPLICIT_EULER, 0, TW_PRECOND_MG, "mg"},
-        {TW_COROT_ELEMENT, TW_BDF2, 0, TW_PRECOND_JACOBI, "v0"},
-        {TW_GREEN, TW_IMPLICIT_EULER, 0, TW_PRECOND_JACOBI, "v0"},
-        {TW_WARP_VERTEX, TW_IMPLICIT_EULER, 1, TW_PRECOND_JACOBI, "v0"},
-        {TW_COROT_ELEMENT, TW_EXPLICIT_NEWMARK, 0, TW_PRECOND_JACOBI, "v0"},
-    };
-    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
-        tw_world_def d = tw_default_world_def();
+    /* the graded tests' implicit paths, then explicit Newmark */
+    for (int r = 0; r <= TW_TEST_GRADED_PATHS; r++) {
+        const tw_test_graded_path newmark = {TW_COROT_ELEMENT, TW_EXPLICIT_NEWMARK, 0, TW_PRECOND_JACOBI};
+        const tw_test_graded_path *p = r < TW_TEST_GRADED_PATHS ? &tw_test_graded_paths[r] : &newmark;
+        tw_world_def d = tw_test_graded_drop_def(p);
         d.backend = TW_BACKEND_CPU;
-        d.method = runs[r].m;
-        d.integrator = runs[r].it;
-        d.warp_system = runs[r].bicgstab ? TW_WARP_SYSTEM_BICGSTAB : TW_WARP_SYSTEM_SYMMETRIC;
-        d.precond = runs[r].pc;
-        d.newton_iterations = runs[r].m == TW_GREEN ? 2 : 0;
-        d.youngs_modulus = 1e6;
-        d.dt = runs[r].it == TW_EXPLICIT_NEWMARK ? 0.0 : 0.01;
+        const int explicit_ = p->integrator == TW_EXPLICIT_NEWMARK;
+        if (explicit_) d.dt = 0.0;
         d.threads = g_threads;
-        const char *method = tw_method_name(runs[r].m), *integ = tw_integrator_name(runs[r].it);
+        const char *v = p->precond == TW_PRECOND_MG ? "mg" : "v0";
+        const char *method = tw_method_name(p->method), *integ = tw_integrator_name(p->integrator);
         tw_world *w = tw_world_create(g->mesh, &d);
         if (!w) {
-            row_failed("graded-sphere", method, integ, runs[r].v);
+            row_failed("graded-sphere", method, integ, v);
             continue;
         }
         tw_collider_def floor = tw_default_collider_def();
@@ -498,7 +482,7 @@ static int graded_rows(void)
         if (st == TW_OK)
             st = tw_world_set_hanging(w, g->hanging_count, g->hanging_vertex, g->hanging_ptr, g->hanging_idx,
                                       g->hanging_weights);
-        const int explicit_ = runs[r].it == TW_EXPLICIT_NEWMARK, steps = explicit_ ? 60 : GRADED_STEPS;
+        const int steps = explicit_ ? 60 : GRADED_STEPS;
         int touched = 0;
         for (int k = 0; k < steps && st == TW_OK; k++) {
             tw_step_stats ss;
@@ -506,7 +490,7 @@ static int graded_rows(void)
             touched += ss.contacts > 0;
         }
         /* the explicit run's 60 short steps end before the sphere lands */
-        row("graded-sphere", method, integ, runs[r].v, world_hash(w),
+        row("graded-sphere", method, integ, v, world_hash(w),
             st != TW_OK ? tw_status_name(st) : touched || explicit_ ? "ok" : "no-touch");
         tw_world_destroy(w);
     }

@@ -404,24 +404,8 @@ TW_TEST(sphere_reduced_system_on_every_implicit_path)
     tw_graded_mesh *g = tw_test_graded_sphere(4);
     CHECK(g);
     double floor_z = lowest_vertex_z(g->mesh) - 0.02;
-    struct { tw_method m; tw_integrator it; int bicgstab; tw_preconditioner pc; } runs[] = {
-        {TW_COROT_ELEMENT, TW_IMPLICIT_EULER, 0, TW_PRECOND_JACOBI},
-        {TW_COROT_ELEMENT, TW_IMPLICIT_EULER, 0, TW_PRECOND_MG},
-        {TW_COROT_ELEMENT, TW_BDF2, 0, TW_PRECOND_JACOBI},
-        {TW_GREEN, TW_IMPLICIT_EULER, 0, TW_PRECOND_JACOBI},
-        {TW_WARP_VERTEX, TW_IMPLICIT_EULER, 1, TW_PRECOND_JACOBI},
-    };
-    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
-        tw_world_def d = tw_default_world_def();
-        d.method = runs[r].m;
-        d.integrator = runs[r].it;
-        d.warp_system = runs[r].bicgstab ? TW_WARP_SYSTEM_BICGSTAB : TW_WARP_SYSTEM_SYMMETRIC;
-        d.precond = runs[r].pc;
-        d.newton_iterations = runs[r].m == TW_GREEN ? 2 : 0;
-        d.youngs_modulus = 1e6;
-        d.gravity[0] = d.gravity[1] = 0;
-        d.gravity[2] = -9.81;
-        d.dt = 0.01;
+    for (int r = 0; r < TW_TEST_GRADED_PATHS; r++) {
+        tw_world_def d = tw_test_graded_drop_def(&tw_test_graded_paths[r]);
         d.threads = 2;
         tw_world *w = tw_world_create(g->mesh, &d);
         CHECK(w);
@@ -441,7 +425,7 @@ TW_TEST(sphere_reduced_system_on_every_implicit_path)
         const tw_real *x = tw_world_positions(w);
         double lowest = 1e9;
         for (int i = 0; i < tw_mesh_vertex_count(g->mesh); i++) lowest = fmin(lowest, x[3 * i + 2]);
-        printf("run %zu: up to %d contacts, hanging error %.3g m, lowest z %.4f m\n", r, contacts, worst, lowest);
+        printf("run %d: up to %d contacts, hanging error %.3g m, lowest z %.4f m\n", r, contacts, worst, lowest);
         CHECK(contacts > 0);
         CHECK(worst <= 1e-5);
         CHECK(lowest >= floor_z - 1e-3);

@@ -183,6 +183,30 @@ tw_mesh *tw_test_jittered_cube(double edge, int n, double amount, double shift, 
     return m;
 }
 
+tw_hierarchy *tw_test_mr_cubes(const int n[3], const double amount[3])
+{
+    tw_mesh *m[3];
+    for (int l = 0; l < 3; l++)
+        m[l] = tw_test_jittered_cube(0.1, n[l], amount[l], 0, 777u);
+    tw_hierarchy *h = m[0] && m[1] && m[2] ? tw_hier_nonnested((const tw_mesh *const *)m, 3) : NULL;
+    for (int l = 0; l < 3; l++)
+        tw_mesh_destroy(m[l]);
+    return h;
+}
+
+tw_mr_tool tw_test_mr_tool(double radius, double x, double y, double depth, double dz, double move_time)
+{
+    tw_mr_tool tool;
+    memset(&tool, 0, sizeof tool);
+    tool.radius = radius;
+    tool.center0[0] = x;
+    tool.center0[1] = y;
+    tool.center0[2] = 0.1 + radius - depth;
+    tool.move[2] = dz;
+    tool.move_time = move_time;
+    return tool;
+}
+
 tw_surface *tw_test_icosphere(int levels)
 {
     const double t = (1.0 + sqrt(5.0)) / 2;
@@ -247,6 +271,29 @@ tw_graded_mesh *tw_test_graded_sphere(int levels)
     if (!g) fprintf(stderr, "tw_mesh_graded: %s\n", tw_last_error());
     tw_surface_destroy(s);
     return g;
+}
+
+const tw_test_graded_path tw_test_graded_paths[TW_TEST_GRADED_PATHS] = {
+    {TW_COROT_ELEMENT, TW_IMPLICIT_EULER, 0, TW_PRECOND_JACOBI},
+    {TW_COROT_ELEMENT, TW_IMPLICIT_EULER, 0, TW_PRECOND_MG},
+    {TW_COROT_ELEMENT, TW_BDF2, 0, TW_PRECOND_JACOBI},
+    {TW_GREEN, TW_IMPLICIT_EULER, 0, TW_PRECOND_JACOBI},
+    {TW_WARP_VERTEX, TW_IMPLICIT_EULER, 1, TW_PRECOND_JACOBI},
+};
+
+tw_world_def tw_test_graded_drop_def(const tw_test_graded_path *p)
+{
+    tw_world_def d = tw_default_world_def();
+    d.method = p->method;
+    d.integrator = p->integrator;
+    d.warp_system = p->bicgstab ? TW_WARP_SYSTEM_BICGSTAB : TW_WARP_SYSTEM_SYMMETRIC;
+    d.precond = p->precond;
+    d.newton_iterations = p->method == TW_GREEN ? 2 : 0;
+    d.youngs_modulus = 1e6;
+    d.gravity[0] = d.gravity[1] = 0;
+    d.gravity[2] = -9.81;
+    d.dt = 0.01;
+    return d;
 }
 
 tw_graded_mesh *tw_test_graded_bunny(double fine_size, int levels)
