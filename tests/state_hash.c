@@ -12,17 +12,17 @@
  * hashing what the subsystem owns: the tetra front (state, active set and
  * the assembled system), the multiresolution (every level's state, active
  * set and the tool's force), the hierarchical basis, the multigrid
- * preconditioner, the graded lattice's hanging vertices, contact between
- * bodies and a moving tool (state and the force on the tool). A subsystem
- * row whose run did not do what it is there for (split and merge, touch)
- * says so in place of "ok".
+ * preconditioner and the symmetric half product, the graded lattice's
+ * hanging vertices, contact between bodies and a moving tool (state and the
+ * force on the tool). A subsystem row whose run did not do what it is there
+ * for (split and merge, touch) says so in place of "ok".
  *
  * --threads N runs every row on N threads (default 1); --only PART the
  * rows of one part: world, front, multires, hier, mg, graded, bodies, tool.
- * On 2 threads every row but the multigrid ones gives the same hashes
- * (bar-24 mg, front-box v1 and graded-sphere mg differ): the multigrid's
- * half sweeps split their rows by thread, so their sums' order depends on
- * the count (it claims no bit-identity across counts). The multiresolution's
+ * On 2 threads every row but multigrid ones gives the same hashes (bar-24
+ * mg, front-box v1 and graded-sphere mg differ): the multigrid's half
+ * sweeps split their rows by thread, so their sums' order depends on the
+ * count (it claims no bit-identity across counts). The multiresolution's
  * threaded kick runs here and gives the same bits, as it claims; the
  * world's loops stay serial on meshes this small (hd.h, TW_PAR). */
 #include <math.h>
