@@ -7,73 +7,6 @@
 #include "tw_test_scenes.h"
 #include "world.h" /* the step's system (A, b) for the reduced-system check */
 
-/* Unit icosphere: the icosahedron with each triangle split in 4, `levels` times. */
-static tw_surface *icosphere(int levels)
-{
-    const double t = (1.0 + sqrt(5.0)) / 2;
-    double v0[12][3] = {{-1, t, 0}, {1, t, 0}, {-1, -t, 0}, {1, -t, 0}, {0, -1, t}, {0, 1, t},
-                        {0, -1, -t}, {0, 1, -t}, {t, 0, -1}, {t, 0, 1}, {-t, 0, -1}, {-t, 0, 1}};
-    int f0[20][3] = {{0, 11, 5}, {0, 5, 1}, {0, 1, 7}, {0, 7, 10}, {0, 10, 11}, {1, 5, 9}, {5, 11, 4},
-                     {11, 10, 2}, {10, 7, 6}, {7, 1, 8}, {3, 9, 4}, {3, 4, 2}, {3, 2, 6}, {3, 6, 8},
-                     {3, 8, 9}, {4, 9, 5}, {2, 4, 11}, {6, 2, 10}, {8, 6, 7}, {9, 8, 1}};
-    int nv = 12, nt = 20, cap_v = 12, cap_t = 20;
-    for (int l = 0; l < levels; l++) {
-        cap_v += 3 * cap_t;
-        cap_t *= 4;
-    }
-    double *X = malloc(sizeof(double) * 3 * cap_v);
-    int *T = malloc(sizeof(int) * 3 * cap_t);
-    memcpy(X, v0, sizeof v0);
-    memcpy(T, f0, sizeof f0);
-    for (int l = 0; l < levels; l++) {
-        int *N = malloc(sizeof(int) * 12 * nt);
-        for (int f = 0; f < nt; f++) {
-            int m[3];
-            for (int e = 0; e < 3; e++) { /* a new midpoint per triangle edge, merged by search */
-                int a = T[3 * f + e], b = T[3 * f + (e + 1) % 3];
-                double p[3];
-                for (int k = 0; k < 3; k++) p[k] = 0.5 * (X[3 * a + k] + X[3 * b + k]);
-                m[e] = -1;
-                for (int q = 0; q < nv && m[e] < 0; q++)
-                    if (fabs(X[3 * q] - p[0]) + fabs(X[3 * q + 1] - p[1]) + fabs(X[3 * q + 2] - p[2]) < 1e-12)
-                        m[e] = q;
-                if (m[e] < 0) {
-                    memcpy(X + 3 * nv, p, sizeof p);
-                    m[e] = nv++;
-                }
-            }
-            int *o = N + 12 * f, *c = T + 3 * f;
-            int tri[4][3] = {{c[0], m[0], m[2]}, {c[1], m[1], m[0]}, {c[2], m[2], m[1]}, {m[0], m[1], m[2]}};
-            memcpy(o, tri, sizeof tri);
-        }
-        memcpy(T, N, sizeof(int) * 12 * nt);
-        free(N);
-        nt *= 4;
-    }
-    for (int v = 0; v < nv; v++) {
-        double *p = X + 3 * v, r = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
-        for (int k = 0; k < 3; k++) p[k] /= r;
-    }
-    tw_surface *s = malloc(sizeof *s);
-    s->vertex_count = nv;
-    s->triangle_count = nt;
-    s->positions = X;
-    s->triangles = T;
-    return s;
-}
-
-static tw_graded_mesh *sphere_mesh(int levels)
-{
-    tw_surface *s = icosphere(3);
-    tw_graded_def d = tw_default_graded_def();
-    d.fine_size = 0.1;
-    d.levels = levels;
-    tw_graded_mesh *g = tw_mesh_graded(s, &d);
-    if (!g) fprintf(stderr, "tw_mesh_graded: %s\n", tw_last_error());
-    tw_surface_destroy(s);
-    return g;
-}
-
 static double tet_volume(const double *X, const int *t)
 {
     const double *a = X + 3 * t[0], *b = X + 3 * t[1], *c = X + 3 * t[2], *d = X + 3 * t[3];
@@ -104,7 +37,7 @@ static double mesh_volume(const tw_mesh *m)
 
 TW_TEST(sphere_graded_has_fewer_tets_and_the_same_volume)
 {
-    tw_graded_mesh *u = sphere_mesh(1), *g = sphere_mesh(4);
+    tw_graded_mesh *u = tw_test_graded_sphere(1), *g = tw_test_graded_sphere(4);
     CHECK(u && g);
     int nu = tw_mesh_tet_count(u->mesh), ng = tw_mesh_tet_count(g->mesh);
     double vu = mesh_volume(u->mesh), vg = mesh_volume(g->mesh);
@@ -124,7 +57,7 @@ TW_TEST(sphere_graded_has_fewer_tets_and_the_same_volume)
 
 TW_TEST(sphere_hanging_vertices_rest_at_their_averages)
 {
-    tw_graded_mesh *g = sphere_mesh(4);
+    tw_graded_mesh *g = tw_test_graded_sphere(4);
     CHECK(g);
     const double *X = tw_mesh_positions(g->mesh);
     int nv = tw_mesh_vertex_count(g->mesh);
@@ -164,7 +97,7 @@ TW_TEST(sphere_hanging_vertices_rest_at_their_averages)
 
 TW_TEST(sphere_hanging_vertices_stay_on_their_edges_and_faces)
 {
-    tw_graded_mesh *g = sphere_mesh(4);
+    tw_graded_mesh *g = tw_test_graded_sphere(4);
     CHECK(g);
     tw_world_def d = tw_default_world_def();
     d.method = TW_COROT_ELEMENT;
@@ -237,7 +170,7 @@ TW_TEST(set_hanging_rejects_bad_input)
 
 TW_TEST(graded_rejects_bad_sizes)
 {
-    tw_surface *s = icosphere(1);
+    tw_surface *s = tw_test_icosphere(1);
     tw_graded_def d = tw_default_graded_def();
     CHECK(tw_mesh_graded(s, &d) == NULL); /* fine_size unset */
     CHECK(strstr(tw_last_error(), "fine_size 0"));
@@ -258,7 +191,7 @@ TW_TEST(graded_rejects_bad_sizes)
  * (each Kuhn tet's shortest edge is its leaf's edge). */
 TW_TEST(sphere_graded_is_balanced)
 {
-    tw_graded_mesh *g = sphere_mesh(4);
+    tw_graded_mesh *g = tw_test_graded_sphere(4);
     CHECK(g);
     const tw_mesh *m = g->mesh;
     const double *X = tw_mesh_positions(m);
@@ -296,7 +229,7 @@ TW_TEST(sphere_graded_is_balanced)
  * lattice leaves most of them outside; uniform and graded alike. */
 static int cover_embeds(int levels)
 {
-    tw_surface *s = icosphere(3);
+    tw_surface *s = tw_test_icosphere(3);
     tw_graded_def d = tw_default_graded_def();
     d.fine_size = 0.15;
     d.levels = levels;
@@ -328,7 +261,7 @@ TW_TEST(sphere_graded_cover_puts_every_surface_vertex_in_a_tet) { return cover_e
  * sagging under gravity with mass damping. */
 static int steps_to_rest(double fine, int levels, int *hanging)
 {
-    tw_surface *s = icosphere(2);
+    tw_surface *s = tw_test_icosphere(2);
     tw_graded_def gd = tw_default_graded_def();
     gd.fine_size = fine;
     gd.levels = levels;
@@ -389,7 +322,7 @@ TW_TEST(sphere_graded_settles_like_uniform)
  * non-symmetric system). */
 static int reduced_system_solved(tw_method method, int bicgstab)
 {
-    tw_graded_mesh *g = sphere_mesh(4);
+    tw_graded_mesh *g = tw_test_graded_sphere(4);
     CHECK(g);
     tw_world_def d = tw_default_world_def();
     d.method = method;
@@ -468,27 +401,11 @@ static double lowest_vertex_z(const tw_mesh *m)
 
 TW_TEST(sphere_reduced_system_on_every_implicit_path)
 {
-    tw_graded_mesh *g = sphere_mesh(4);
+    tw_graded_mesh *g = tw_test_graded_sphere(4);
     CHECK(g);
     double floor_z = lowest_vertex_z(g->mesh) - 0.02;
-    struct { tw_method m; tw_integrator it; int bicgstab; tw_preconditioner pc; } runs[] = {
-        {TW_COROT_ELEMENT, TW_IMPLICIT_EULER, 0, TW_PRECOND_JACOBI},
-        {TW_COROT_ELEMENT, TW_IMPLICIT_EULER, 0, TW_PRECOND_MG},
-        {TW_COROT_ELEMENT, TW_BDF2, 0, TW_PRECOND_JACOBI},
-        {TW_GREEN, TW_IMPLICIT_EULER, 0, TW_PRECOND_JACOBI},
-        {TW_WARP_VERTEX, TW_IMPLICIT_EULER, 1, TW_PRECOND_JACOBI},
-    };
-    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
-        tw_world_def d = tw_default_world_def();
-        d.method = runs[r].m;
-        d.integrator = runs[r].it;
-        d.warp_system = runs[r].bicgstab ? TW_WARP_SYSTEM_BICGSTAB : TW_WARP_SYSTEM_SYMMETRIC;
-        d.precond = runs[r].pc;
-        d.newton_iterations = runs[r].m == TW_GREEN ? 2 : 0;
-        d.youngs_modulus = 1e6;
-        d.gravity[0] = d.gravity[1] = 0;
-        d.gravity[2] = -9.81;
-        d.dt = 0.01;
+    for (int r = 0; r < TW_TEST_GRADED_PATHS; r++) {
+        tw_world_def d = tw_test_graded_drop_def(&tw_test_graded_paths[r]);
         d.threads = 2;
         tw_world *w = tw_world_create(g->mesh, &d);
         CHECK(w);
@@ -508,7 +425,7 @@ TW_TEST(sphere_reduced_system_on_every_implicit_path)
         const tw_real *x = tw_world_positions(w);
         double lowest = 1e9;
         for (int i = 0; i < tw_mesh_vertex_count(g->mesh); i++) lowest = fmin(lowest, x[3 * i + 2]);
-        printf("run %zu: up to %d contacts, hanging error %.3g m, lowest z %.4f m\n", r, contacts, worst, lowest);
+        printf("run %d: up to %d contacts, hanging error %.3g m, lowest z %.4f m\n", r, contacts, worst, lowest);
         CHECK(contacts > 0);
         CHECK(worst <= 1e-5);
         CHECK(lowest >= floor_z - 1e-3);
@@ -529,7 +446,7 @@ TW_TEST(sphere_reduced_system_on_every_implicit_path)
  * for good and the run blows up within 0.35 s. */
 static int green_drop_on_friction_floor(double dt, int steps)
 {
-    tw_graded_mesh *g = sphere_mesh(4);
+    tw_graded_mesh *g = tw_test_graded_sphere(4);
     CHECK(g);
     tw_world_def d = tw_default_world_def();
     d.method = TW_GREEN;

@@ -12,13 +12,6 @@
 #include "tw_test.h"
 #include "tw_test_scenes.h"
 
-/* A cube of side 0.1 m as an n^3 bar, interior vertices moved by up to
- * `amount` cells. */
-static tw_mesh *cube(int n, double amount)
-{
-    return tw_test_jittered_cube(0.1, n, amount, 0, 777u);
-}
-
 static tw_multires_def soft_def(void)
 {
     tw_multires_def d = tw_default_multires_def();
@@ -46,10 +39,9 @@ static tw_multires_def manual_def(int gravity)
 /* Three levels, clamped at x = 0 unless free (NULL on failure). */
 static tw_multires *make_fixed(const tw_multires_def *d, int fixed)
 {
-    tw_mesh *m[3] = {cube(2, 0), cube(3, 0.2), cube(5, 0.3)};
-    tw_hierarchy *h = m[0] && m[1] && m[2] ? tw_hier_nonnested((const tw_mesh *const *)m, 3) : NULL;
-    for (int l = 0; l < 3; l++)
-        tw_mesh_destroy(m[l]);
+    const int cells[3] = {2, 3, 5};
+    const double amount[3] = {0, 0.2, 0.3};
+    tw_hierarchy *h = tw_test_mr_cubes(cells, amount);
     tw_multires *s = h ? tw_multires_create(h, d) : NULL;
     if (!s) {
         fprintf(stderr, "make: %s\n", tw_last_error());
@@ -330,13 +322,8 @@ TW_TEST(tool_pushes_surface_and_feels_reaction)
     tw_multires *s = make_fixed(&d, 0);
     CHECK(s);
     tw_multires_fix(s, 2, 1, 1e-9);
-    tw_mr_tool tool;
-    memset(&tool, 0, sizeof tool);
-    tool.radius = 0.03;
-    tool.center0[0] = tool.center0[1] = 0.05;
-    tool.center0[2] = 0.1 + 0.03 + 0.002; /* 2 mm above the top face */
-    tool.move[2] = -0.015;
-    tool.move_time = 0.3; /* down 15 mm over 0.3 s, back over 0.3 s */
+    /* 2 mm above the top face, down 15 mm over 0.3 s, back over 0.3 s */
+    tw_mr_tool tool = tw_test_mr_tool(0.03, 0.05, 0.05, -0.002, -0.015, 0.3);
     tw_multires_set_tool(s, &tool);
     double fz_max = 0, inside = 0, fz_end = 1;
     int frames = (int)(0.7 / d.frame_dt), touched = 0;
@@ -872,13 +859,7 @@ static int margin_splits(double move_time)
     if (!s)
         return -1;
     tw_multires_fix(s, 2, 1, 1e-9);
-    tw_mr_tool tool;
-    memset(&tool, 0, sizeof tool);
-    tool.radius = 0.03;
-    tool.center0[0] = tool.center0[1] = 0.05;
-    tool.center0[2] = 0.1 + 0.03 + 0.06;
-    tool.move[2] = -0.01;
-    tool.move_time = move_time;
+    tw_mr_tool tool = tw_test_mr_tool(0.03, 0.05, 0.05, -0.06, -0.01, move_time);
     tw_multires_set_tool(s, &tool);
     int splits = 0;
     for (int f = 0; f < 2; f++) {
@@ -955,10 +936,9 @@ TW_TEST(inverted_finest_tet_among_unchanged_sources_splits_nothing)
  * positions and velocities, *count values (NULL on failure). */
 static double *threaded_run(int threads, size_t *count)
 {
-    tw_mesh *m[3] = {cube(2, 0), cube(4, 0.2), cube(10, 0.1)};
-    tw_hierarchy *h = m[0] && m[1] && m[2] ? tw_hier_nonnested((const tw_mesh *const *)m, 3) : NULL;
-    for (int l = 0; l < 3; l++)
-        tw_mesh_destroy(m[l]);
+    const int cells[3] = {2, 4, 10};
+    const double amount[3] = {0, 0.2, 0.1};
+    tw_hierarchy *h = tw_test_mr_cubes(cells, amount);
     tw_multires_def d = soft_def();
     d.gamma_min = 2e-5;
     d.gamma_max = 1e-4;
@@ -970,14 +950,7 @@ static double *threaded_run(int threads, size_t *count)
         return NULL;
     }
     tw_multires_fix(s, 0, 1, 1e-9);
-    tw_mr_tool tool;
-    memset(&tool, 0, sizeof tool);
-    tool.radius = 0.03;
-    tool.center0[0] = 0.07;
-    tool.center0[1] = 0.05;
-    tool.center0[2] = 0.1 + 0.03 - 0.004;
-    tool.move[2] = -0.01;
-    tool.move_time = 0.2;
+    tw_mr_tool tool = tw_test_mr_tool(0.03, 0.07, 0.05, 0.004, -0.01, 0.2);
     tw_multires_set_tool(s, &tool);
     enum { FRAMES = 8 };
     size_t n = 6 * FRAMES;

@@ -16,15 +16,6 @@ void tw_test_register(const char *name, tw_test_fn fn)
     }
 }
 
-const char *tw_test_mesh_path(const char *file)
-{
-    static char buf[4][1024];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/meshes/%s", TW_DATA_DIR, file);
-    return buf[k];
-}
-
 const char *tw_test_tmp_path(const char *file)
 {
     static char buf[4][1024];

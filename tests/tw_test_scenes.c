@@ -8,6 +8,15 @@
 #include "scenes.h"
 #include "tw_test.h"
 
+const char *tw_test_mesh_path(const char *file)
+{
+    static char buf[4][1024];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/meshes/%s", TW_DATA_DIR, file);
+    return buf[k];
+}
+
 /* The tree of a tw_mesh_bar of nx x 1 x 1 cells (the bar freed after). */
 static tw_tetra_tree *bar_tree(double length, double width, double height, int nx, const tw_tetra_tree_def *d)
 {
@@ -172,6 +181,119 @@ tw_mesh *tw_test_jittered_cube(double edge, int n, double amount, double shift, 
     free(X);
     tw_mesh_destroy(bar);
     return m;
+}
+
+tw_hierarchy *tw_test_mr_cubes(const int n[3], const double amount[3])
+{
+    tw_mesh *m[3];
+    for (int l = 0; l < 3; l++)
+        m[l] = tw_test_jittered_cube(0.1, n[l], amount[l], 0, 777u);
+    tw_hierarchy *h = m[0] && m[1] && m[2] ? tw_hier_nonnested((const tw_mesh *const *)m, 3) : NULL;
+    for (int l = 0; l < 3; l++)
+        tw_mesh_destroy(m[l]);
+    return h;
+}
+
+tw_mr_tool tw_test_mr_tool(double radius, double x, double y, double depth, double dz, double move_time)
+{
+    tw_mr_tool tool;
+    memset(&tool, 0, sizeof tool);
+    tool.radius = radius;
+    tool.center0[0] = x;
+    tool.center0[1] = y;
+    tool.center0[2] = 0.1 + radius - depth;
+    tool.move[2] = dz;
+    tool.move_time = move_time;
+    return tool;
+}
+
+tw_surface *tw_test_icosphere(int levels)
+{
+    const double t = (1.0 + sqrt(5.0)) / 2;
+    double v0[12][3] = {{-1, t, 0}, {1, t, 0}, {-1, -t, 0}, {1, -t, 0}, {0, -1, t}, {0, 1, t},
+                        {0, -1, -t}, {0, 1, -t}, {t, 0, -1}, {t, 0, 1}, {-t, 0, -1}, {-t, 0, 1}};
+    int f0[20][3] = {{0, 11, 5}, {0, 5, 1}, {0, 1, 7}, {0, 7, 10}, {0, 10, 11}, {1, 5, 9}, {5, 11, 4},
+                     {11, 10, 2}, {10, 7, 6}, {7, 1, 8}, {3, 9, 4}, {3, 4, 2}, {3, 2, 6}, {3, 6, 8},
+                     {3, 8, 9}, {4, 9, 5}, {2, 4, 11}, {6, 2, 10}, {8, 6, 7}, {9, 8, 1}};
+    int nv = 12, nt = 20, cap_v = 12, cap_t = 20;
+    for (int l = 0; l < levels; l++) {
+        cap_v += 3 * cap_t;
+        cap_t *= 4;
+    }
+    double *X = malloc(sizeof(double) * 3 * cap_v);
+    int *T = malloc(sizeof(int) * 3 * cap_t);
+    memcpy(X, v0, sizeof v0);
+    memcpy(T, f0, sizeof f0);
+    for (int l = 0; l < levels; l++) {
+        int *N = malloc(sizeof(int) * 12 * nt);
+        for (int f = 0; f < nt; f++) {
+            int m[3];
+            for (int e = 0; e < 3; e++) { /* a new midpoint per triangle edge, merged by search */
+                int a = T[3 * f + e], b = T[3 * f + (e + 1) % 3];
+                double p[3];
+                for (int k = 0; k < 3; k++) p[k] = 0.5 * (X[3 * a + k] + X[3 * b + k]);
+                m[e] = -1;
+                for (int q = 0; q < nv && m[e] < 0; q++)
+                    if (fabs(X[3 * q] - p[0]) + fabs(X[3 * q + 1] - p[1]) + fabs(X[3 * q + 2] - p[2]) < 1e-12)
+                        m[e] = q;
+                if (m[e] < 0) {
+                    memcpy(X + 3 * nv, p, sizeof p);
+                    m[e] = nv++;
+                }
+            }
+            int *o = N + 12 * f, *c = T + 3 * f;
+            int tri[4][3] = {{c[0], m[0], m[2]}, {c[1], m[1], m[0]}, {c[2], m[2], m[1]}, {m[0], m[1], m[2]}};
+            memcpy(o, tri, sizeof tri);
+        }
+        memcpy(T, N, sizeof(int) * 12 * nt);
+        free(N);
+        nt *= 4;
+    }
+    for (int v = 0; v < nv; v++) {
+        double *p = X + 3 * v, r = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
+        for (int k = 0; k < 3; k++) p[k] /= r;
+    }
+    tw_surface *s = malloc(sizeof *s);
+    s->vertex_count = nv;
+    s->triangle_count = nt;
+    s->positions = X;
+    s->triangles = T;
+    return s;
+}
+
+tw_graded_mesh *tw_test_graded_sphere(int levels)
+{
+    tw_surface *s = tw_test_icosphere(3);
+    tw_graded_def d = tw_default_graded_def();
+    d.fine_size = 0.1;
+    d.levels = levels;
+    tw_graded_mesh *g = tw_mesh_graded(s, &d);
+    if (!g) fprintf(stderr, "tw_mesh_graded: %s\n", tw_last_error());
+    tw_surface_destroy(s);
+    return g;
+}
+
+const tw_test_graded_path tw_test_graded_paths[TW_TEST_GRADED_PATHS] = {
+    {TW_COROT_ELEMENT, TW_IMPLICIT_EULER, 0, TW_PRECOND_JACOBI},
+    {TW_COROT_ELEMENT, TW_IMPLICIT_EULER, 0, TW_PRECOND_MG},
+    {TW_COROT_ELEMENT, TW_BDF2, 0, TW_PRECOND_JACOBI},
+    {TW_GREEN, TW_IMPLICIT_EULER, 0, TW_PRECOND_JACOBI},
+    {TW_WARP_VERTEX, TW_IMPLICIT_EULER, 1, TW_PRECOND_JACOBI},
+};
+
+tw_world_def tw_test_graded_drop_def(const tw_test_graded_path *p)
+{
+    tw_world_def d = tw_default_world_def();
+    d.method = p->method;
+    d.integrator = p->integrator;
+    d.warp_system = p->bicgstab ? TW_WARP_SYSTEM_BICGSTAB : TW_WARP_SYSTEM_SYMMETRIC;
+    d.precond = p->precond;
+    d.newton_iterations = p->method == TW_GREEN ? 2 : 0;
+    d.youngs_modulus = 1e6;
+    d.gravity[0] = d.gravity[1] = 0;
+    d.gravity[2] = -9.81;
+    d.dt = 0.01;
+    return d;
 }
 
 tw_graded_mesh *tw_test_graded_bunny(double fine_size, int levels)

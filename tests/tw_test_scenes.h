@@ -3,6 +3,7 @@
  * see it). */
 #ifndef TW_TEST_SCENES_H
 #define TW_TEST_SCENES_H
+#include "multires.h"
 #include "tetra_front.h"
 #include "tetra_tree.h"
 #include "tetwarp.h"
@@ -67,6 +68,40 @@ double tw_test_jitter(unsigned *state, double a);
  * `seed`), then the whole shifted by `shift` m along x. NULL (tw_last_error)
  * on failure. */
 tw_mesh *tw_test_jittered_cube(double edge, int n, double amount, double shift, unsigned seed);
+
+/* The unit icosphere: the icosahedron with each triangle split in 4,
+ * `levels` times (tw_surface_destroy frees it). */
+tw_surface *tw_test_icosphere(int levels);
+/* The unit icosphere of 3 subdivisions graded to 0.1 m on `levels` levels
+ * (tw_mesh_graded, the rest of tw_default_graded_def; 1: the uniform
+ * lattice). NULL (tw_last_error on stderr) on failure. */
+tw_graded_mesh *tw_test_graded_sphere(int levels);
+
+/* The multiresolution tests' levels: three cubes of 0.1 m (coarsest
+ * first), level l of n[l]^3 cells with its interior vertices moved by up to
+ * amount[l] cells (tw_test_jittered_cube, seed 777), as non-nested levels
+ * (tw_multires_create takes them over). NULL (tw_last_error) on failure. */
+tw_hierarchy *tw_test_mr_cubes(const int n[3], const double amount[3]);
+/* A sphere tool of `radius` m over (x, y) of those cubes' top face (z =
+ * 0.1 m), its lowest point `depth` m below the face (negative: above it),
+ * moved dz m along z over move_time s and back. */
+tw_mr_tool tw_test_mr_tool(double radius, double x, double y, double depth, double dz, double move_time);
+
+/* The implicit paths a graded sphere dropped on a floor runs through
+ * (the reduced system under contact): corot-element with block-Jacobi and
+ * with multigrid, BDF2, green with two Newton iterations, warp-vertex's
+ * exact system by BiCGStab. */
+typedef struct tw_test_graded_path {
+    tw_method method;
+    tw_integrator integrator;
+    int bicgstab;
+    tw_preconditioner precond;
+} tw_test_graded_path;
+#define TW_TEST_GRADED_PATHS 5
+extern const tw_test_graded_path tw_test_graded_paths[TW_TEST_GRADED_PATHS];
+/* The drop's world def on path p: E 1e6 Pa, gravity 9.81 m/s^2 down z,
+ * dt 0.01 s, the rest of tw_default_world_def. */
+tw_world_def tw_test_graded_drop_def(const tw_test_graded_path *p);
 
 /* The shipped bunny's surface (bunny_closed_3485v.off) graded to fine_size
  * m on `levels` levels (tw_mesh_graded, the rest of tw_default_graded_def).
