@@ -1,7 +1,8 @@
 /* The tet kick of multires.c's substeps (tet_force's arithmetic on packed
  * tets), written once and instantiated by multires.c for MR_K_LANES
- * consecutive packed tets evaluated side by side in MR_K_T: one tet in
- * double, two in GCC's two-double vectors. Each lane runs the same
+ * lanes of a packed record evaluated side by side in MR_K_T, from lane
+ * `lane` on: one tet in double, two (lanes 0 and 1) in GCC's two-double
+ * vectors. Each lane runs the same
  * operations in the same order and IEEE arithmetic rounds each lane as the
  * scalar operation does, so every instance gives the one-tet kernel's
  * values bit for bit (tests/test_multires_kick.c).
@@ -18,10 +19,11 @@
  *
  * Expects MR_K_NAME (the function), MR_K_T (the lane type), MR_K_LANES,
  * MR_K_SPLAT(c) (a constant in every lane), MR_K_REC(e) (a T from the
- * expression e of each tet's record `k[j]`), MR_K_AT(a, i, o) (a T from
- * a[i[j] + o], i the lanes' node offsets) and MR_K_LANE(v, j) (lane j of
- * v); undefines them. */
-static inline __attribute__((always_inline)) void MR_K_NAME(const mr_kick *restrict k, const double *restrict x,
+ * record's lanes `k->e`), MR_K_AT(a, i, o) (a T from a[i[j] + o], i the
+ * lanes' node offsets) and MR_K_LANE(v, j) (lane j of v); undefines
+ * them. */
+static inline __attribute__((always_inline)) void MR_K_NAME(const mr_kick *restrict k, int lane,
+                                                            const double *restrict x,
                                                             const double *restrict X, const double *restrict vel,
                                                             double *restrict impulse, double *restrict store,
                                                             double lam, double mu2, double phi, double psi2,
@@ -38,7 +40,7 @@ static inline __attribute__((always_inline)) void MR_K_NAME(const mr_kick *restr
         size_t i[MR_K_LANES];
         TW_MR_UNROLL
         for (int j = 0; j < MR_K_LANES; j++)
-            i[j] = 3 * (size_t)k[j].n[p];
+            i[j] = (size_t)k->n[p][lane + j];
         const MR_K_T g0 = MR_K_REC(g[3 * p]), g1 = MR_K_REC(g[3 * p + 1]), g2 = MR_K_REC(g[3 * p + 2]);
         TW_MR_UNROLL
         for (int r = 0; r < 3; r++) {
@@ -133,10 +135,10 @@ static inline __attribute__((always_inline)) void MR_K_NAME(const mr_kick *restr
                 store[12 * j + q] = MR_K_LANE(out[q], j);
             continue;
         }
-        const double scale = k[j].scale;
+        const double scale = k->scale[lane + j];
         TW_MR_UNROLL
         for (int p = 0; p < 4; p++) {
-            double *imp = impulse + 3 * (size_t)k[j].n[p];
+            double *imp = impulse + k->n[p][lane + j];
             TW_MR_UNROLL
             for (int r = 0; r < 3; r++)
                 imp[r] += scale * MR_K_LANE(out[3 * p + r], j);
