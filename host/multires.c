@@ -2681,13 +2681,17 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                 const int pinned = Lpinned[i], hit = Lhit[i];
                 double *g = Limp + 3 * i;
                 if (g[0] != 0 || g[1] != 0 || g[2] != 0) {
-                    for (int d = 0; d < 3; d++) {
+                    TW_MR_UNROLL
+                    for (int d = 0; d < 3; d++)
                         Lf[3 * i + d] += g[d] / T;
-                        if (hit)
+                    if (hit)
+                        TW_MR_UNROLL
+                        for (int d = 0; d < 3; d++)
                             Ltool_f[3 * i + d] += g[d];
-                        if (!pinned)
+                    if (!pinned)
+                        TW_MR_UNROLL
+                        for (int d = 0; d < 3; d++)
                             Lv[3 * i + d] += g[d] / Lmass[i];
-                    }
                     g[0] = g[1] = g[2] = 0;
                 }
                 double *x = Lx + 3 * i, *v = Lv + 3 * i;
@@ -2695,6 +2699,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                     memset(v, 0, 3 * sizeof *v);
                     continue;
                 }
+                TW_MR_UNROLL
                 for (int d = 0; d < 3; d++)
                     v[d] += gds[d];
                 const int dtl = Ldtl[i];
@@ -2732,6 +2737,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                             L->boost[i]--; /* calm at the frame's end: relax one level */
                     }
                 }
+                TW_MR_UNROLL
                 for (int d = 0; d < 3; d++)
                     x[d] += ds * v[d];
                 if (hit) {
