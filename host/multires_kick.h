@@ -22,7 +22,7 @@
  * record's lanes `k->e`), MR_K_AT(a, i, o) (a T from a[i[j] + o], i the
  * lanes' node offsets) and MR_K_LANE(v, j) (lane j of v); undefines
  * them. */
-static inline __attribute__((always_inline)) void MR_K_NAME(const mr_kick *restrict k, int lane,
+static inline MR_K_ATTR void MR_K_NAME(const mr_kick *restrict k, int lane,
                                                             const double *restrict x,
                                                             const double *restrict X, const double *restrict vel,
                                                             double *restrict impulse, double *restrict store,
@@ -146,6 +146,7 @@ static inline __attribute__((always_inline)) void MR_K_NAME(const mr_kick *restr
     }
 }
 #undef MR_K_NAME
+#undef MR_K_ATTR
 #undef MR_K_T
 #undef MR_K_LANES
 #undef MR_K_SPLAT
