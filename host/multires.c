@@ -71,6 +71,15 @@
 #define TW_MR_UNROLL
 #endif
 
+/* The kick four tets at a time in AVX's four-double vectors where the CPU
+ * has them (x86-64 with GCC or clang: a function built for AVX, chosen at
+ * run time) */
+#if defined(__GNUC__) && defined(__x86_64__)
+#define TW_MR_QUADS 1
+#else
+#define TW_MR_QUADS 0
+#endif
+
 typedef struct mr_level {
     const tw_mesh *m;
     int nv, nt;
@@ -137,16 +146,20 @@ typedef struct mr_plan {
     int level, node, src;
 } mr_plan;
 
-/* A due tet as the substeps read it: its nodes as pool indices, its
- * gradients, volume and kick scale, in one place. */
+/* Four due tets as the substeps read them, due tets 4 q .. 4 q + 3 in
+ * record q, lane by lane: each value's lanes are adjacent, so that the
+ * two- and four-tet kicks load them as one vector. Per tet: its nodes'
+ * offsets in the pools (3 times the pool index), its gradients, volume
+ * and kick scale. */
+#define MR_KICK_LANES 4
 typedef struct mr_kick {
-    int n[4];
-    double g[12];
-    double vol, scale;
+    int n[4][MR_KICK_LANES];
+    double g[12][MR_KICK_LANES];
+    double vol[MR_KICK_LANES], scale[MR_KICK_LANES];
 } mr_kick;
 
 /* A plan entry as the substeps read it: the node and its sources as pool
- * indices, the weights, and the detail it adds (NULL: none). */
+ * indices, the weights, and the detail it adds (mr_no_detail: none). */
 typedef struct mr_interp {
     int node, src[TW_HIER_ROW];
     int pinned;
@@ -154,6 +167,8 @@ typedef struct mr_interp {
     double w[TW_HIER_ROW];
     const double *detail;
 } mr_interp;
+
+static const double mr_no_detail[6] = {0, 0, 0, 0, 0, 0};
 
 struct tw_multires {
     tw_multires_def def;
@@ -180,7 +195,7 @@ struct tw_multires {
     /* the frame's schedule, kept between frames (no allocation a frame once grown) */
     mr_due *due;      /* tets by level: level k from due_ptr[k] to due_ptr[k + 1] */
     int due_cap, *due_ptr;
-    mr_kick *kick;    /* the due tets packed, in the same order */
+    mr_kick *kick;    /* the due tets packed, in the same order, MR_KICK_LANES a record */
     int kick_cap;
     mr_interp *ip;    /* the plan packed, in plan order */
     int ip_cap;
@@ -204,6 +219,7 @@ struct tw_multires {
     int *gnode, *gnode_ptr; /* the due tets' nodes, those of tet levels >= k first:
                                gnode[0 .. gnode_ptr[k]) */
     signed char *gk;        /* per pool node: its finest due tet level (-1: none) */
+    int avx;                /* the CPU has AVX: the kick runs four tets at a time */
 };
 
 tw_multires_def tw_default_multires_def(void)
@@ -658,6 +674,10 @@ tw_multires *tw_multires_create(tw_hierarchy *h, const tw_multires_def *def)
     m->h = h;
     m->L = h->n_levels;
     m->budget = def->work_budget;
+#if TW_MR_QUADS
+    __builtin_cpu_init();
+    m->avx = __builtin_cpu_supports("avx");
+#endif
     const double E = def->youngs, nu = def->poisson;
     m->lam = E * nu / ((1 + nu) * (1 - 2 * nu));
     m->mu = E / (2 * (1 + nu));
@@ -1560,13 +1580,15 @@ static double tet_force(const tw_multires *m, mr_level *L, int e, int want_energ
 /* The substep's tet kick, one tet at a time (kick_packed) and, where the
  * compiler has vector types, two at a time (kick_pair: SSE2's packed
  * doubles on x86-64, about half the arithmetic instructions of two single
- * kicks; the kernel is bound by them, not by its loads): one body,
- * multires_kick.h, the same bits either way. */
+ * kicks) and four (kick_quad, AVX's: half again; the kernel is bound by
+ * its floating-point operations, not by its loads): one body,
+ * multires_kick.h, the same bits in every form. */
 #define MR_K_NAME kick_packed
+#define MR_K_ATTR __attribute__((always_inline))
 #define MR_K_T double
 #define MR_K_LANES 1
 #define MR_K_SPLAT(c) (c)
-#define MR_K_REC(e) (k[0].e)
+#define MR_K_REC(e) (k->e[lane])
 #define MR_K_AT(a, i, o) ((a)[(i)[0] + (o)])
 #define MR_K_LANE(v, j) (v)
 #include "multires_kick.h"
@@ -1574,11 +1596,19 @@ static double tet_force(const tw_multires *m, mr_level *L, int e, int want_energ
 #if defined(__GNUC__)
 #define TW_MR_PAIRS 1
 typedef double mr_v2 __attribute__((vector_size(16)));
+/* two lanes of a record's value */
+static inline __attribute__((always_inline)) mr_v2 mr_lanes2(const double *p)
+{
+    mr_v2 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
 #define MR_K_NAME kick_pair
+#define MR_K_ATTR __attribute__((always_inline))
 #define MR_K_T mr_v2
 #define MR_K_LANES 2
 #define MR_K_SPLAT(c) ((mr_v2){(c), (c)})
-#define MR_K_REC(e) ((mr_v2){k[0].e, k[1].e})
+#define MR_K_REC(e) (mr_lanes2(k->e + lane))
 #define MR_K_AT(a, i, o) ((mr_v2){(a)[(i)[0] + (o)], (a)[(i)[1] + (o)]})
 #define MR_K_LANE(v, j) ((v)[j])
 #include "multires_kick.h"
@@ -1586,49 +1616,115 @@ typedef double mr_v2 __attribute__((vector_size(16)));
 #define TW_MR_PAIRS 0
 #endif
 
-/* The kicks of packed tets b0 .. b1 - 1 in one of the four variants, two at
- * a time where the compiler has vector types, in order (the order the
- * impulses sum in is part of the result). */
+#if TW_MR_QUADS
+typedef double mr_v4 __attribute__((vector_size(32)));
+/* the four lanes of a record's value */
+static inline __attribute__((always_inline, target("avx"))) mr_v4 mr_lanes4(const double *p)
+{
+    mr_v4 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+/* not always_inline: the SSE2 build of kick_variant holds a call to it in a
+   branch it never takes, which must not be inlined there; kick_range_avx
+   flattens it in */
+#define MR_K_NAME kick_quad
+#define MR_K_ATTR __attribute__((target("avx")))
+#define MR_K_T mr_v4
+#define MR_K_LANES 4
+#define MR_K_SPLAT(c) ((mr_v4){(c), (c), (c), (c)})
+#define MR_K_REC(e) (mr_lanes4(k->e))
+#define MR_K_AT(a, i, o) ((mr_v4){(a)[(i)[0] + (o)], (a)[(i)[1] + (o)], (a)[(i)[2] + (o)], (a)[(i)[3] + (o)]})
+#define MR_K_LANE(v, j) ((v)[j])
+#include "multires_kick.h"
+#endif
+
+/* The kicks of packed tets b0 .. b1 - 1 in one of the four variants, in
+ * order (the order the impulses sum in is part of the result): where the
+ * compiler has vector types two at a time from a record's first or third
+ * lane, and with `quads` four at a time from its first, the ends one or
+ * two at a time. */
 static inline __attribute__((always_inline)) void kick_variant(const tw_multires *m, int b0, int b1, int green,
-                                                               int damped, int store)
+                                                               int damped, int store, int quads)
 {
     const double lam = m->lam, mu2 = 2 * m->mu, phi = m->def.damping_phi, psi2 = 2 * m->def.damping_psi;
     const mr_kick *k = m->kick;
     const double *x = m->xs, *X = m->Xs, *v = m->vs;
     double *imp = m->imps, *kf = m->kf;
+#define MR_KICK_ARGS(b) x, X, v, imp, store ? kf + 12 * (size_t)(b) : NULL, lam, mu2, phi, psi2, green, damped
     int b = b0;
+    if ((b & 1) && b < b1) {
+        kick_packed(k + b / MR_KICK_LANES, b % MR_KICK_LANES, MR_KICK_ARGS(b));
+        b++;
+    }
+#if TW_MR_QUADS
+    if (quads) {
+        if ((b & 2) && b + 1 < b1) {
+            kick_pair(k + b / MR_KICK_LANES, 2, MR_KICK_ARGS(b));
+            b += 2;
+        }
+        for (; b + 3 < b1; b += 4)
+            kick_quad(k + b / MR_KICK_LANES, 0, MR_KICK_ARGS(b));
+    }
+#else
+    (void)quads;
+#endif
 #if TW_MR_PAIRS
     for (; b + 1 < b1; b += 2)
-        kick_pair(k + b, x, X, v, imp, store ? kf + 12 * (size_t)b : NULL, lam, mu2, phi, psi2, green, damped);
+        kick_pair(k + b / MR_KICK_LANES, b % MR_KICK_LANES, MR_KICK_ARGS(b));
 #endif
     for (; b < b1; b++)
-        kick_packed(k + b, x, X, v, imp, store ? kf + 12 * (size_t)b : NULL, lam, mu2, phi, psi2, green, damped);
+        kick_packed(k + b / MR_KICK_LANES, b % MR_KICK_LANES, MR_KICK_ARGS(b));
+#undef MR_KICK_ARGS
 }
 
 /* store 0: the kicks' impulses added; 1: their forces written to m->kf for
  * kick_gather */
-static void kick_range(const tw_multires *m, int b0, int b1, int store)
+static inline __attribute__((always_inline)) void kick_range_in(const tw_multires *m, int b0, int b1, int store,
+                                                                int quads)
 {
     const int damped = m->def.damping_phi != 0 || m->def.damping_psi != 0;
     const int green = m->def.strain == TW_MR_GREEN;
     if (store) {
         if (green && !damped)
-            kick_variant(m, b0, b1, 1, 0, 1);
+            kick_variant(m, b0, b1, 1, 0, 1, quads);
         else if (green)
-            kick_variant(m, b0, b1, 1, 1, 1);
+            kick_variant(m, b0, b1, 1, 1, 1, quads);
         else if (!damped)
-            kick_variant(m, b0, b1, 0, 0, 1);
+            kick_variant(m, b0, b1, 0, 0, 1, quads);
         else
-            kick_variant(m, b0, b1, 0, 1, 1);
+            kick_variant(m, b0, b1, 0, 1, 1, quads);
     } else if (green && !damped) {
-        kick_variant(m, b0, b1, 1, 0, 0);
+        kick_variant(m, b0, b1, 1, 0, 0, quads);
     } else if (green) {
-        kick_variant(m, b0, b1, 1, 1, 0);
+        kick_variant(m, b0, b1, 1, 1, 0, quads);
     } else if (!damped) {
-        kick_variant(m, b0, b1, 0, 0, 0);
+        kick_variant(m, b0, b1, 0, 0, 0, quads);
     } else {
-        kick_variant(m, b0, b1, 0, 1, 0);
+        kick_variant(m, b0, b1, 0, 1, 0, quads);
     }
+}
+
+static void kick_range_sse2(const tw_multires *m, int b0, int b1, int store) { kick_range_in(m, b0, b1, store, 0); }
+
+#if TW_MR_QUADS
+/* AVX's encoding also spares SSE2's register copies (three operands); AVX
+ * has no fused multiply-add, so every operation rounds as in SSE2 */
+__attribute__((target("avx"), flatten)) static void kick_range_avx(const tw_multires *m, int b0, int b1, int store)
+{
+    kick_range_in(m, b0, b1, store, 1);
+}
+#endif
+
+static void kick_range(const tw_multires *m, int b0, int b1, int store)
+{
+#if TW_MR_QUADS
+    if (m->avx) {
+        kick_range_avx(m, b0, b1, store);
+        return;
+    }
+#endif
+    kick_range_sse2(m, b0, b1, store);
 }
 
 /* The impulses of the due tets from b0 on, from their stored forces: each
@@ -1649,7 +1745,7 @@ static void kick_gather(const tw_multires *m, int b0, int q0, int q1)
             z++;
         for (; z < z1; z++) {
             const int b = inc[z] >> 2;
-            const double scale = k[b].scale, *f = kf + 12 * (size_t)b + 3 * (inc[z] & 3);
+            const double scale = k[b / MR_KICK_LANES].scale[b % MR_KICK_LANES], *f = kf + 12 * (size_t)b + 3 * (inc[z] & 3);
             a0 += scale * f[0];
             a1 += scale * f[1];
             a2 += scale * f[2];
@@ -2250,15 +2346,16 @@ static tw_status build_gather(tw_multires *m, int nb)
     for (int k = 0; k <= M; k++)
         for (int b = m->due_ptr[k]; b < m->due_ptr[k + 1]; b++)
             for (int p = 0; p < 4; p++) {
-                ptr[m->kick[b].n[p] + 1]++;
-                m->gk[m->kick[b].n[p]] = (signed char)k; /* ascending k: the finest stays */
+                const int n = m->kick[b / MR_KICK_LANES].n[p][b % MR_KICK_LANES] / 3;
+                ptr[n + 1]++;
+                m->gk[n] = (signed char)k; /* ascending k: the finest stays */
             }
     for (int n = 0; n < nn; n++)
         ptr[n + 1] += ptr[n];
     memcpy(fill, ptr, sizeof(int) * (size_t)nn);
     for (int b = 0; b < nb; b++)
         for (int p = 0; p < 4; p++)
-            m->inc[fill[m->kick[b].n[p]]++] = 4 * b + p;
+            m->inc[fill[m->kick[b / MR_KICK_LANES].n[p][b % MR_KICK_LANES] / 3]++] = 4 * b + p;
     /* gnode_ptr[k]: the nodes of finest level >= k; they start, finest first, at
        gnode_ptr[k + 1] */
     int *gp = m->gnode_ptr;
@@ -2316,7 +2413,7 @@ static tw_status build_schedule(tw_multires *m)
         for (int i = 0; i < m->lv[l].nv; i++)
             na += m->lv[l].state[i] == TW_MR_ACTIVE;
     if (!grow((void **)&m->due, &m->due_cap, nb + 1, sizeof *m->due, "frame tet list") ||
-        !grow((void **)&m->kick, &m->kick_cap, nb + 1, sizeof *m->kick, "frame tet records") ||
+        !grow((void **)&m->kick, &m->kick_cap, nb / MR_KICK_LANES + 1, sizeof *m->kick, "frame tet records") ||
         !grow((void **)&m->ip, &m->ip_cap, m->plan_n + 1, sizeof *m->ip, "frame plan records") ||
         !grow((void **)&m->act, &m->act_cap, na + 1, sizeof *m->act, "frame active nodes"))
         return TW_ERR_NOMEM;
@@ -2329,17 +2426,19 @@ static tw_status build_schedule(tw_multires *m)
             int active = 0;
             for (int p = 0; p < 4; p++)
                 active += L->state[t[p]] == TW_MR_ACTIVE;
-            mr_kick *q = &m->kick[fill[k]];
-            mr_due *d = &m->due[fill[k]++];
+            const int b = fill[k]++, j = b % MR_KICK_LANES;
+            mr_kick *q = &m->kick[b / MR_KICK_LANES];
+            mr_due *d = &m->due[b];
             d->level = l;
             d->tet = e;
             /* each active node owns a quarter of the tet's energy */
             d->scale = T / (1 << k) * active / 4;
             for (int p = 0; p < 4; p++)
-                q->n[p] = L->node0 + t[p];
-            memcpy(q->g, L->g + 12 * (size_t)e, sizeof q->g);
-            q->vol = L->vol[e];
-            q->scale = d->scale;
+                q->n[p][j] = 3 * (L->node0 + t[p]);
+            for (int c = 0; c < 12; c++)
+                q->g[c][j] = L->g[12 * (size_t)e + c];
+            q->vol[j] = L->vol[e];
+            q->scale[j] = d->scale;
         }
     }
     for (int k = 0; k < m->plan_n; k++) {
@@ -2350,7 +2449,7 @@ static tw_status build_schedule(tw_multires *m)
         q->node = D->node0 + i;
         q->pinned = D->pinned[i];
         q->row = k >= m->plan_n - m->stale ? k - (m->plan_n - m->stale) : -1;
-        q->detail = src == l + 1 ? D->detail + 6 * (size_t)i : NULL;
+        q->detail = src == l + 1 ? D->detail + 6 * (size_t)i : mr_no_detail;
         for (int r = 0; r < TW_HIER_ROW; r++) {
             q->src[r] = m->lv[src].node0 + P->idx[TW_HIER_ROW * i + r];
             q->w[r] = P->w[TW_HIER_ROW * i + r];
@@ -2436,6 +2535,14 @@ static void run_sub(tw_multires *m, int kmin)
             apply_row(m, p->row, p->node, p->pinned);
             continue;
         }
+        const size_t i = 3 * (size_t)p->node;
+        if (p->pinned) {
+            for (int d = 0; d < 3; d++) {
+                xs[i + d] = X[i + d];
+                vs[i + d] = 0;
+            }
+            continue;
+        }
         double x[3] = {0, 0, 0}, v[3] = {0, 0, 0};
         TW_MR_UNROLL
         for (int r = 0; r < TW_HIER_ROW; r++) {
@@ -2447,12 +2554,12 @@ static void run_sub(tw_multires *m, int kmin)
                 v[d] += w * vs[j + d];
             }
         }
-        const size_t i = 3 * (size_t)p->node;
+        /* an entry without a detail adds zeros, as interpolate() adds 0 */
         const double *det = p->detail;
         TW_MR_UNROLL
         for (int d = 0; d < 3; d++) {
-            xs[i + d] = p->pinned ? X[i + d] : X[i + d] + x[d] + (det ? det[d] : 0);
-            vs[i + d] = p->pinned ? 0 : v[d] + (det ? det[3 + d] : 0);
+            xs[i + d] = X[i + d] + x[d] + det[d];
+            vs[i + d] = v[d] + det[3 + d];
         }
     }
 }
@@ -2638,13 +2745,17 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                 const int pinned = Lpinned[i], hit = Lhit[i];
                 double *g = Limp + 3 * i;
                 if (g[0] != 0 || g[1] != 0 || g[2] != 0) {
-                    for (int d = 0; d < 3; d++) {
+                    TW_MR_UNROLL
+                    for (int d = 0; d < 3; d++)
                         Lf[3 * i + d] += g[d] / T;
-                        if (hit)
+                    if (hit)
+                        TW_MR_UNROLL
+                        for (int d = 0; d < 3; d++)
                             Ltool_f[3 * i + d] += g[d];
-                        if (!pinned)
+                    if (!pinned)
+                        TW_MR_UNROLL
+                        for (int d = 0; d < 3; d++)
                             Lv[3 * i + d] += g[d] / Lmass[i];
-                    }
                     g[0] = g[1] = g[2] = 0;
                 }
                 double *x = Lx + 3 * i, *v = Lv + 3 * i;
@@ -2652,6 +2763,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                     memset(v, 0, 3 * sizeof *v);
                     continue;
                 }
+                TW_MR_UNROLL
                 for (int d = 0; d < 3; d++)
                     v[d] += gds[d];
                 const int dtl = Ldtl[i];
@@ -2689,6 +2801,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                             L->boost[i]--; /* calm at the frame's end: relax one level */
                     }
                 }
+                TW_MR_UNROLL
                 for (int d = 0; d < 3; d++)
                     x[d] += ds * v[d];
                 if (hit) {

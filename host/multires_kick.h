@@ -1,31 +1,32 @@
 /* The tet kick of multires.c's substeps (tet_force's arithmetic on packed
  * tets), written once and instantiated by multires.c for MR_K_LANES
- * consecutive packed tets evaluated side by side in MR_K_T: one tet in
- * double, two in GCC's two-double vectors. Each lane runs the same
- * operations in the same order and IEEE arithmetic rounds each lane as the
- * scalar operation does, so every instance gives the one-tet kernel's
- * values bit for bit (tests/test_multires_kick.c).
+ * lanes of a packed record evaluated side by side in MR_K_T, from lane
+ * `lane` on: one tet in double, two in GCC's two-double vectors, four in
+ * its four-double ones (AVX). Each lane runs the same operations in the
+ * same order and IEEE arithmetic rounds each lane as the scalar operation
+ * does, so every instance gives the one-tet kernel's values bit for bit
+ * (tests/test_multires_kick.c).
  *
  * The forces of lane j's tet, times its scale, are added to its nodes'
- * impulses (lane 0's first, then lane 1's: the order of one-tet kicks in a
- * row; no lane reads an impulse, so evaluating them together changes
- * nothing), or, with `store` not NULL, written unscaled to store + 12 j for
+ * impulses (lane 0's first, then lane 1's, and so on: the order of one-tet
+ * kicks in a row; no lane reads an impulse, so evaluating them together
+ * changes nothing), or, with `store` not NULL, written unscaled to store + 12 j for
  * a later gather to add in the same order (the same expression,
  * imp += scale f, where multiply-adds fuse alike). What the kick cannot
  * change is left out: without damping the rate terms (they add zeros), and
  * E and N are symmetric, their lower halves copied. The strain and the
  * damping are compile-time constants in the variants kick_range picks from.
  *
- * Expects MR_K_NAME (the function), MR_K_T (the lane type), MR_K_LANES,
+ * Expects MR_K_NAME (the function), MR_K_ATTR (its attributes), MR_K_T
+ * (the lane type), MR_K_LANES,
  * MR_K_SPLAT(c) (a constant in every lane), MR_K_REC(e) (a T from the
- * expression e of each tet's record `k[j]`), MR_K_AT(a, i, o) (a T from
- * a[i[j] + o], i the lanes' node offsets) and MR_K_LANE(v, j) (lane j of
- * v); undefines them. */
-static inline __attribute__((always_inline)) void MR_K_NAME(const mr_kick *restrict k, const double *restrict x,
-                                                            const double *restrict X, const double *restrict vel,
-                                                            double *restrict impulse, double *restrict store,
-                                                            double lam, double mu2, double phi, double psi2,
-                                                            int green, int damped)
+ * record's lanes `k->e`), MR_K_AT(a, i, o) (a T from a[i[j] + o], i the
+ * lanes' node offsets) and MR_K_LANE(v, j) (lane j of v); undefines
+ * them. */
+static inline MR_K_ATTR void MR_K_NAME(const mr_kick *restrict k, int lane, const double *restrict x,
+                                       const double *restrict X, const double *restrict vel,
+                                       double *restrict impulse, double *restrict store, double lam, double mu2,
+                                       double phi, double psi2, int green, int damped)
 {
     MR_K_T F[9], Fd[9];
     TW_MR_UNROLL
@@ -38,7 +39,7 @@ static inline __attribute__((always_inline)) void MR_K_NAME(const mr_kick *restr
         size_t i[MR_K_LANES];
         TW_MR_UNROLL
         for (int j = 0; j < MR_K_LANES; j++)
-            i[j] = 3 * (size_t)k[j].n[p];
+            i[j] = (size_t)k->n[p][lane + j];
         const MR_K_T g0 = MR_K_REC(g[3 * p]), g1 = MR_K_REC(g[3 * p + 1]), g2 = MR_K_REC(g[3 * p + 2]);
         TW_MR_UNROLL
         for (int r = 0; r < 3; r++) {
@@ -133,10 +134,10 @@ static inline __attribute__((always_inline)) void MR_K_NAME(const mr_kick *restr
                 store[12 * j + q] = MR_K_LANE(out[q], j);
             continue;
         }
-        const double scale = k[j].scale;
+        const double scale = k->scale[lane + j];
         TW_MR_UNROLL
         for (int p = 0; p < 4; p++) {
-            double *imp = impulse + 3 * (size_t)k[j].n[p];
+            double *imp = impulse + k->n[p][lane + j];
             TW_MR_UNROLL
             for (int r = 0; r < 3; r++)
                 imp[r] += scale * MR_K_LANE(out[3 * p + r], j);
@@ -144,6 +145,7 @@ static inline __attribute__((always_inline)) void MR_K_NAME(const mr_kick *restr
     }
 }
 #undef MR_K_NAME
+#undef MR_K_ATTR
 #undef MR_K_T
 #undef MR_K_LANES
 #undef MR_K_SPLAT

@@ -1,7 +1,7 @@
-/* host/multires.c's two-tet kick (kick_pair) against its one-tet kick
- * (kick_packed), both instances of host/multires_kick.h: the frame
- * evaluates a tet by either, depending on where it falls in the substep's
- * range, so the two must agree bit for bit. This
+/* host/multires.c's two- and four-tet kicks (kick_pair, kick_quad) against
+ * its one-tet kick (kick_packed), all instances of host/multires_kick.h:
+ * the frame evaluates a tet by any, depending on where it falls in the
+ * substep's range and on the CPU, so they must agree bit for bit. This
  * file is built with fused multiply-adds allowed (tests/CMakeLists.txt:
  * -mfma on x86-64, -ffp-contract=fast with GCC), where a product that one
  * form adds in the same expression and the other does not rounds
@@ -20,49 +20,74 @@ static double kick_rand(void)
     return (double)(kick_state >> 8) / 16777216.0 - 0.5;
 }
 
-/* Random tets over NV nodes, kicked one by one and two by two in each of
- * the four variants: the impulses must be the same bits. */
+/* Random tets over NV nodes, kicked one by one, and as the frame kicks a
+ * range of them (kick_range_sse2: two at a time; kick_range_avx where the
+ * CPU has AVX: four at a time, the ends one or two at a time), from each
+ * lane of a record on, in each of the four variants: the impulses must be
+ * the same bits. */
 TW_TEST(pair_equals_single)
 {
 #if !TW_MR_PAIRS
     return TW_SKIP; /* no vector types: kick_packed alone */
 #else
-#if defined(__x86_64__) && defined(__FMA__) && defined(__GNUC__)
     __builtin_cpu_init();
+#if defined(__x86_64__) && defined(__FMA__) && defined(__GNUC__)
     if (!__builtin_cpu_supports("fma")) {
         printf("no FMA on this CPU: skipped\n");
         return TW_SKIP;
     }
 #endif
     enum { NV = 64, NK = 2001 };
-    static double x[3 * NV], X[3 * NV], v[3 * NV], single[3 * NV], paired[3 * NV];
-    static mr_kick k[NK];
+    static double x[3 * NV], X[3 * NV], v[3 * NV], single[3 * NV], ranged[3 * NV];
+    static mr_kick k[NK / MR_KICK_LANES + 1];
     for (int i = 0; i < 3 * NV; i++) {
         X[i] = kick_rand();
         x[i] = X[i] + 0.3 * kick_rand();
         v[i] = kick_rand();
     }
     for (int e = 0; e < NK; e++) {
-        for (int p = 0; p < 4; p++) k[e].n[p] = (int)((kick_rand() + 0.5) * NV) % NV;
-        for (int q = 0; q < 12; q++) k[e].g[q] = 10 * kick_rand();
-        k[e].vol = 1e-3 * (kick_rand() + 0.6);
-        k[e].scale = kick_rand() + 0.7;
+        mr_kick *r = k + e / MR_KICK_LANES;
+        const int j = e % MR_KICK_LANES;
+        for (int p = 0; p < 4; p++) r->n[p][j] = 3 * ((int)((kick_rand() + 0.5) * NV) % NV);
+        for (int q = 0; q < 12; q++) r->g[q][j] = 10 * kick_rand();
+        r->vol[j] = 1e-3 * (kick_rand() + 0.6);
+        r->scale[j] = kick_rand() + 0.7;
     }
-    const double lam = 1.3e5, mu2 = 2 * 4.1e4, phi = 0.7, psi2 = 2 * 0.3;
+    static tw_multires m;
+    m.lam = 1.3e5;
+    m.mu = 4.1e4;
+    m.kick = k;
+    m.xs = x;
+    m.Xs = X;
+    m.vs = v;
+    const int quads = TW_MR_QUADS && __builtin_cpu_supports("avx");
     long differ = 0;
     for (int green = 0; green < 2; green++)
         for (int damped = 0; damped < 2; damped++) {
-            memset(single, 0, sizeof single);
-            memset(paired, 0, sizeof paired);
-            for (int e = 0; e < NK; e++) kick_packed(k + e, x, X, v, single, NULL, lam, mu2, phi, psi2, green, damped);
-            int e = 0;
-            for (; e + 1 < NK; e += 2)
-                kick_pair(k + e, x, X, v, paired, NULL, lam, mu2, phi, psi2, green, damped);
-            for (; e < NK; e++) kick_packed(k + e, x, X, v, paired, NULL, lam, mu2, phi, psi2, green, damped);
-            long d = 0;
-            for (int i = 0; i < 3 * NV; i++) d += memcmp(&single[i], &paired[i], sizeof(double)) != 0;
-            printf("green %d damped %d: %ld of %d impulses differ\n", green, damped, d, 3 * NV);
-            differ += d;
+            m.def.strain = green ? TW_MR_GREEN : TW_MR_CAUCHY;
+            m.def.damping_phi = damped ? 0.7 : 0;
+            m.def.damping_psi = damped ? 0.3 : 0;
+            for (int b0 = 0; b0 < MR_KICK_LANES; b0++)
+                for (int form = 0; form <= quads; form++) {
+                    memset(single, 0, sizeof single);
+                    memset(ranged, 0, sizeof ranged);
+                    m.imps = single;
+                    for (int e = b0; e < NK; e++)
+                        kick_packed(k + e / MR_KICK_LANES, e % MR_KICK_LANES, x, X, v, single, NULL, m.lam, 2 * m.mu,
+                                    m.def.damping_phi, 2 * m.def.damping_psi, green, damped);
+                    m.imps = ranged;
+#if TW_MR_QUADS
+                    if (form)
+                        kick_range_avx(&m, b0, NK, 0);
+                    else
+#endif
+                        kick_range_sse2(&m, b0, NK, 0);
+                    long d = 0;
+                    for (int i = 0; i < 3 * NV; i++) d += memcmp(&single[i], &ranged[i], sizeof(double)) != 0;
+                    printf("green %d damped %d from %d, %s: %ld of %d impulses differ\n", green, damped, b0,
+                           form ? "avx" : "sse2", d, 3 * NV);
+                    differ += d;
+                }
         }
     CHECK(differ == 0);
     return 0;
