@@ -1723,7 +1723,8 @@ tw_status tw_front_maps_build(const tw_front *f, tw_front_maps *m)
     front_list l[2] = {{0, NULL, NULL, NULL}, {0, NULL, NULL, NULL}}; /* the blocks', the forces' */
     front_walk(f, list_force, list_block, l);
     if (l[0].n > INT32_MAX || l[1].n > INT32_MAX)
-        return tw_fail(TW_ERR_INVALID, "tetra front: %ld block contributions, more than an int counts", l[0].n);
+        return tw_fail(TW_ERR_INVALID, "tetra front: %ld block and %ld force contributions, more than an int counts",
+                       l[0].n, l[1].n);
     for (int i = 0; i < 2; i++) {
         const size_t c = (size_t)l[i].n + 1;
         l[i].target = tw_malloc(c * sizeof *l[i].target, "front gather map");
