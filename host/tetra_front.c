@@ -1624,10 +1624,17 @@ static tw_status assemble(tw_front *f)
 {
     const double h = f->def.dt;
     const int n = f->nfree;
-    f->elR = realloc(f->elR, 9 * ((size_t)f->nact + 1) * sizeof *f->elR);
-    f->elf = realloc(f->elf, 12 * ((size_t)f->nact + 1) * sizeof *f->elf);
-    f->elK = realloc(f->elK, 144 * ((size_t)f->nact + 1) * sizeof *f->elK);
-    if (!f->elR || !f->elf || !f->elK)
+    /* a failed realloc leaves the old block, still the front's to free */
+    double *elR = realloc(f->elR, 9 * ((size_t)f->nact + 1) * sizeof *f->elR);
+    if (elR)
+        f->elR = elR;
+    double *elf = realloc(f->elf, 12 * ((size_t)f->nact + 1) * sizeof *f->elf);
+    if (elf)
+        f->elf = elf;
+    double *elK = realloc(f->elK, 144 * ((size_t)f->nact + 1) * sizeof *f->elK);
+    if (elK)
+        f->elK = elK;
+    if (!elR || !elf || !elK)
         return tw_fail(TW_ERR_NOMEM, "tetra front: element scratch of %d tets", f->nact);
     element_pass(f);
     const double cm = front_cm(f);
