@@ -72,8 +72,10 @@
 #endif
 
 /* The kick four tets at a time in AVX's four-double vectors where the CPU
- * has them (x86-64 with GCC or clang: a function built for AVX, chosen at
- * run time) */
+ * has them and the OS saves their registers (x86-64 with GCC or clang: a
+ * function built for AVX, chosen at run time by __builtin_cpu_supports,
+ * which checks both); elsewhere, other CPUs and compilers included, the
+ * one- and two-tet kicks alone */
 #if defined(__GNUC__) && defined(__x86_64__)
 #define TW_MR_QUADS 1
 #else
@@ -1708,8 +1710,9 @@ static inline __attribute__((always_inline)) void kick_range_in(const tw_multire
 static void kick_range_sse2(const tw_multires *m, int b0, int b1, int store) { kick_range_in(m, b0, b1, store, 0); }
 
 #if TW_MR_QUADS
-/* AVX's encoding also spares SSE2's register copies (three operands); AVX
- * has no fused multiply-add, so every operation rounds as in SSE2 */
+/* AVX's encoding also spares SSE2's register copies (three operands);
+ * target("avx") adds no fused multiply-add to what the build allows, so
+ * every operation rounds as in kick_range_sse2 */
 __attribute__((target("avx"), flatten)) static void kick_range_avx(const tw_multires *m, int b0, int b1, int store)
 {
     kick_range_in(m, b0, b1, store, 1);

@@ -1624,10 +1624,17 @@ static tw_status assemble(tw_front *f)
 {
     const double h = f->def.dt;
     const int n = f->nfree;
-    f->elR = realloc(f->elR, 9 * ((size_t)f->nact + 1) * sizeof *f->elR);
-    f->elf = realloc(f->elf, 12 * ((size_t)f->nact + 1) * sizeof *f->elf);
-    f->elK = realloc(f->elK, 144 * ((size_t)f->nact + 1) * sizeof *f->elK);
-    if (!f->elR || !f->elf || !f->elK)
+    /* a failed realloc leaves the old block, still the front's to free */
+    double *elR = realloc(f->elR, 9 * ((size_t)f->nact + 1) * sizeof *f->elR);
+    if (elR)
+        f->elR = elR;
+    double *elf = realloc(f->elf, 12 * ((size_t)f->nact + 1) * sizeof *f->elf);
+    if (elf)
+        f->elf = elf;
+    double *elK = realloc(f->elK, 144 * ((size_t)f->nact + 1) * sizeof *f->elK);
+    if (elK)
+        f->elK = elK;
+    if (!elR || !elf || !elK)
         return tw_fail(TW_ERR_NOMEM, "tetra front: element scratch of %d tets", f->nact);
     element_pass(f);
     const double cm = front_cm(f);
@@ -1723,7 +1730,8 @@ tw_status tw_front_maps_build(const tw_front *f, tw_front_maps *m)
     front_list l[2] = {{0, NULL, NULL, NULL}, {0, NULL, NULL, NULL}}; /* the blocks', the forces' */
     front_walk(f, list_force, list_block, l);
     if (l[0].n > INT32_MAX || l[1].n > INT32_MAX)
-        return tw_fail(TW_ERR_INVALID, "tetra front: %ld block contributions, more than an int counts", l[0].n);
+        return tw_fail(TW_ERR_INVALID, "tetra front: %ld block and %ld force contributions, more than an int counts",
+                       l[0].n, l[1].n);
     for (int i = 0; i < 2; i++) {
         const size_t c = (size_t)l[i].n + 1;
         l[i].target = tw_malloc(c * sizeof *l[i].target, "front gather map");

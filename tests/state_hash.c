@@ -228,7 +228,7 @@ static int front_rows(void)
         double *force = calloc(3 * (size_t)nv, sizeof *force);
         int at_end = 0;
         for (int i = 0; i < nv; i++) at_end += tw_mesh_positions(fine)[3 * i] > 0.3 - 1e-9;
-        for (int i = 0; i < nv && at_end; i++)
+        for (int i = 0; i < nv && at_end && force; i++)
             if (tw_mesh_positions(fine)[3 * i] > 0.3 - 1e-9) force[3 * i + 2] = -FRONT_LOAD / at_end;
         int refined = 0, coarsened = 0;
         tw_status st = force ? tw_front_set_forces(b.f, force) : TW_ERR_NOMEM;

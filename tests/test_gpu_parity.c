@@ -1331,13 +1331,13 @@ TW_TEST(stick_slope_bdf2_matches_cpu) { return stick_parity(TW_BDF2); }
  * 1 s. At that step a vertex moves about one rounding of its coordinate a
  * step (h v = 4.6e-8 m, the rounding 3e-8 to 6e-8 m at 0.3-0.6 m), and a
  * position update that drops its rounding (tw_newmark_position, the
- * device's update before it carried xres) moves the positions in a random
+ * plain update) moves the positions in a random
  * walk the velocities never see, whose strain keeps the tube trembling
  * (hd/integrator.h tw_newmark_position_carried). The measure: the internal
  * energy per kg (kinetic relative to the centre of mass, plus elastic),
  * mean over the last quarter second. Measured on the CPU (float; this
  * scene in a scratch program linked against the library): carried 3.0e-9
- * J/kg; a library built with the old update (tw_newmark_position in
+ * J/kg; a library built with the plain update (tw_newmark_position in
  * newmark_step) 8.2e-8; the carried library built with -mfma
  * -ffp-contract=fast (the roundings nvcc's contractions change) 3.2e-9; the
  * carried library with xres zeroed after every step 1.2e-8 (a milder loss:
@@ -1447,7 +1447,7 @@ TW_TEST(explicit_carry_acts_on_cpu)
  * ends within CARRY_APART of the CPU's, a loose check for a rounding
  * carried wrongly (never zeroed, never committed) rather than dropped: the
  * CPU's -mfma build parts from the CPU by 1.4e-6 of the length at most over
- * the run, the old update by 4.7e-6. */
+ * the run, the plain update by 4.7e-6. */
 TW_TEST(explicit_carry_matches_cpu)
 {
     if (tw_test_gpu_skip()) return TW_SKIP;

@@ -171,6 +171,7 @@ TW_TEST(set_hanging_rejects_bad_input)
 TW_TEST(graded_rejects_bad_sizes)
 {
     tw_surface *s = tw_test_icosphere(1);
+    CHECK(s != NULL);
     tw_graded_def d = tw_default_graded_def();
     CHECK(tw_mesh_graded(s, &d) == NULL); /* fine_size unset */
     CHECK(strstr(tw_last_error(), "fine_size 0"));
@@ -230,6 +231,7 @@ TW_TEST(sphere_graded_is_balanced)
 static int cover_embeds(int levels)
 {
     tw_surface *s = tw_test_icosphere(3);
+    CHECK(s != NULL);
     tw_graded_def d = tw_default_graded_def();
     d.fine_size = 0.15;
     d.levels = levels;
@@ -262,6 +264,7 @@ TW_TEST(sphere_graded_cover_puts_every_surface_vertex_in_a_tet) { return cover_e
 static int steps_to_rest(double fine, int levels, int *hanging)
 {
     tw_surface *s = tw_test_icosphere(2);
+    if (!s) return -1;
     tw_graded_def gd = tw_default_graded_def();
     gd.fine_size = fine;
     gd.levels = levels;

@@ -222,10 +222,14 @@ tw_surface *tw_test_icosphere(int levels)
     }
     double *X = malloc(sizeof(double) * 3 * cap_v);
     int *T = malloc(sizeof(int) * 3 * cap_t);
+    if (!X || !T)
+        goto fail;
     memcpy(X, v0, sizeof v0);
     memcpy(T, f0, sizeof f0);
     for (int l = 0; l < levels; l++) {
         int *N = malloc(sizeof(int) * 12 * nt);
+        if (!N)
+            goto fail;
         for (int f = 0; f < nt; f++) {
             int m[3];
             for (int e = 0; e < 3; e++) { /* a new midpoint per triangle edge, merged by search */
@@ -254,16 +258,25 @@ tw_surface *tw_test_icosphere(int levels)
         for (int k = 0; k < 3; k++) p[k] /= r;
     }
     tw_surface *s = malloc(sizeof *s);
+    if (!s)
+        goto fail;
     s->vertex_count = nv;
     s->triangle_count = nt;
     s->positions = X;
     s->triangles = T;
     return s;
+fail:
+    fprintf(stderr, "tw_test_icosphere: out of memory\n");
+    free(X);
+    free(T);
+    return NULL;
 }
 
 tw_graded_mesh *tw_test_graded_sphere(int levels)
 {
     tw_surface *s = tw_test_icosphere(3);
+    if (!s)
+        return NULL;
     tw_graded_def d = tw_default_graded_def();
     d.fine_size = 0.1;
     d.levels = levels;

@@ -193,8 +193,9 @@ TW_HD double tw_contact_touch(double touch, const tw_real *xi)
  * quarter of its coordinates' rounding in the step, eps |x| / (4 heff)
  * (under half the unit in the last place of x: a move that rounds back to
  * where it was), m/s, from the rounding part of tw_contact_touch's distance
- * (its TW_CONTACT_TOUCH_ROUNDINGS roundings of x beyond the body's touch);
- * 0 near the origin. In float a coordinate near 100 m rounds to 7.6e-6 m,
+ * (its TW_CONTACT_TOUCH_ROUNDINGS roundings of x beyond the body's touch:
+ * eps |x| / (4 heff) less touch / (4 TW_CONTACT_TOUCH_ROUNDINGS heff));
+ * 0 near the origin, where the body's touch is the larger. In float a coordinate near 100 m rounds to 7.6e-6 m,
  * and the elastic forces of positions that coarse move a resting vertex of
  * the 0.2 m block (E 1e6) at 3-5 mm/s, micrometres in a 1 ms step: a
  * stuck contact's impulse carries that rounding (tw_contact_update_stuck),
