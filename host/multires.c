@@ -1635,7 +1635,7 @@ static inline __attribute__((always_inline, target("avx"))) mr_v4 mr_lanes4(cons
 #define MR_K_T mr_v4
 #define MR_K_LANES 4
 #define MR_K_SPLAT(c) ((mr_v4){(c), (c), (c), (c)})
-#define MR_K_REC(e) (mr_lanes4(k->e))
+#define MR_K_REC(e) (mr_lanes4(k->e + lane))
 #define MR_K_AT(a, i, o) ((mr_v4){(a)[(i)[0] + (o)], (a)[(i)[1] + (o)], (a)[(i)[2] + (o)], (a)[(i)[3] + (o)]})
 #define MR_K_LANE(v, j) ((v)[j])
 #include "multires_kick.h"
