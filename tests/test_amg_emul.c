@@ -523,8 +523,7 @@ static int update_and_cycle(int which, int galerkin)
     double vworst = 0;
     for (int trial = 0; trial < 4; trial++) {
         for (int i = 0; i < n3; i++) {
-            s = s * 1664525u + 1013904223u;
-            r[i] = (tw_real)((double)(s >> 8) / 16777216.0 - 0.5);
+            r[i] = (tw_real)(tw_test_uniform(&s) - 0.5);
         }
         tw_amg_apply(x.g, r, zc);
         emu_apply(&x.e, r, ze);

@@ -102,19 +102,13 @@ TW_TEST(cube_rests_on_cube_bdf2)
 /* The BVH's nearest triangle against every triangle tried in turn, at
  * random points around a body's surface, with the positions moved after
  * the build (a refit) and again after a rebuild. */
-static double urand(unsigned *s)
-{
-    *s = *s * 1664525u + 1013904223u;
-    return (*s >> 8) / 16777216.0;
-}
-
 static int bvh_against_brute(const tw_bvh *b, const int *tris, int nt, const tw_real *x, unsigned *seed, int points,
                              double lo[3], double hi[3], int *mismatches)
 {
     tw_bvh_view v = tw_bvh_view_of(b, x);
     for (int k = 0; k < points; k++) {
-        double p[3], r = 0.05 + 0.2 * urand(seed);
-        for (int a = 0; a < 3; a++) p[a] = lo[a] - 0.1 + (hi[a] - lo[a] + 0.2) * urand(seed);
+        double p[3], r = 0.05 + 0.2 * tw_test_uniform(seed);
+        for (int a = 0; a < 3; a++) p[a] = lo[a] - 0.1 + (hi[a] - lo[a] + 0.2) * tw_test_uniform(seed);
         double w[3], q[3], d2;
         int t = tw_bvh_nearest(&v, p, r * r, w, q, &d2);
         double best = r * r;

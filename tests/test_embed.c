@@ -10,12 +10,6 @@
 #include "mesh.h"
 #include "tw_test.h"
 
-static double frand(unsigned *s)
-{
-    *s = *s * 1664525u + 1013904223u;
-    return (*s >> 8) / 16777216.0;
-}
-
 /* n points: the first n_in inside [0,L]x[0,W]x[0,H], the rest up to `out` m
  * outside one of its faces (never farther than out); one triangle per 3. */
 static tw_surface make_points(int n, int n_in, double L, double W, double H, double out, unsigned seed)
@@ -28,11 +22,11 @@ static tw_surface make_points(int n, int n_in, double L, double W, double H, dou
     double size[3] = {L, W, H};
     for (int i = 0; i < n; i++) {
         double *p = s.positions + 3 * i;
-        for (int a = 0; a < 3; a++) p[a] = size[a] * (0.02 + 0.96 * frand(&seed));
+        for (int a = 0; a < 3; a++) p[a] = size[a] * (0.02 + 0.96 * tw_test_uniform(&seed));
         if (i >= n_in) {
-            int a = (int)(frand(&seed) * 3) % 3;
-            double d = out * (0.1 + 0.9 * frand(&seed));
-            p[a] = frand(&seed) < 0.5 ? -d : size[a] + d;
+            int a = (int)(tw_test_uniform(&seed) * 3) % 3;
+            double d = out * (0.1 + 0.9 * tw_test_uniform(&seed));
+            p[a] = tw_test_uniform(&seed) < 0.5 ? -d : size[a] + d;
         }
     }
     for (int t = 0; t < s.triangle_count; t++)

@@ -443,10 +443,8 @@ TW_TEST(hanging_device_rows_match_cpu)
     CHECK(b && x && u && q && xc && yr);
     unsigned seed = 12345;
     for (size_t k = 0; k < n3; k++) {
-        seed = seed * 1664525u + 1013904223u;
-        b[k] = (tw_real)((double)(seed >> 8) / (double)(1u << 23) - 1);
-        seed = seed * 1664525u + 1013904223u;
-        x[k] = (tw_real)((double)(seed >> 8) / (double)(1u << 23) - 1);
+        b[k] = (tw_real)(2 * tw_test_uniform(&seed) - 1);
+        x[k] = (tw_real)(2 * tw_test_uniform(&seed) - 1);
     }
     tw_filter filter = {w->fcons, w->cnormal}, reduced;
     CHECK_OK(tw_hanging_reduce(w, b, x, &filter, &reduced));
@@ -1372,8 +1370,7 @@ static tw_world *carry_world(const tw_mesh *m, tw_backend backend)
     tw_real *v = malloc(sizeof(tw_real) * 3 * (size_t)n);
     unsigned seed = 12345;
     for (int k = 0; v && k < 3 * n; k++) {
-        seed = seed * 1664525u + 1013904223u;
-        v[k] = (tw_real)(CARRY_SPEED * ((double)(seed >> 8) / (double)(1u << 24) * 2 - 1));
+        v[k] = (tw_real)(CARRY_SPEED * (tw_test_uniform(&seed) * 2 - 1));
     }
     tw_status st = v ? tw_world_set_velocities(w, v) : TW_ERR_NOMEM;
     free(v);

@@ -55,8 +55,7 @@
 /* A deterministic uniform number in [-1, 1). */
 static double rand_pm1(unsigned *state)
 {
-    *state = *state * 1664525u + 1013904223u;
-    return (double)(*state >> 8) / (double)(1u << 23) - 1;
+    return 2 * tw_test_uniform(state) - 1;
 }
 
 /* The deformed position of rest point X (see the top of the file): twisted

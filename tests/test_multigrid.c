@@ -32,8 +32,7 @@ static tw_world *stepped_world(tw_mesh *m, tw_preconditioner pc, int pin_bar)
 
 static double rnd(unsigned *s)
 {
-    *s = *s * 1664525u + 1013904223u;
-    return (double)(*s >> 8) / 16777216.0 - 0.5;
+    return tw_test_uniform(s) - 0.5;
 }
 
 /* x = S x: the PCG's filter (pinned vertices zeroed, contacts lose their

@@ -16,8 +16,7 @@ static unsigned kick_state = 12345u;
 /* a deterministic number in [-0.5, 0.5) */
 static double kick_rand(void)
 {
-    kick_state = kick_state * 1664525u + 1013904223u;
-    return (double)(kick_state >> 8) / 16777216.0 - 0.5;
+    return tw_test_uniform(&kick_state) - 0.5;
 }
 
 /* Random tets over NV nodes, kicked one by one, and as the frame kicks a

@@ -132,12 +132,6 @@ done:
 
 /* ------------------------------------------------------------ exact sums */
 
-static unsigned next(unsigned *s)
-{
-    *s = *s * 1664525u + 1013904223u;
-    return *s >> 8;
-}
-
 /* sizes around the block, the grid cap and several passes over it */
 static const long SIZES[] = {1, 7, 255, 256, 257, 1000, 256L * TW_RED_BLOCKS, 256L * TW_RED_BLOCKS + 77, 600000};
 
@@ -157,10 +151,10 @@ TW_TEST(update_reduction_counts_every_vertex_once)
         unsigned seed = 99u + (unsigned)c;
         double rz = 0, rr = 0;
         for (int i = 0; i < n; i++) {
-            cons[i] = next(&seed) % 7 == 0; /* some pinned: z = 0 there */
+            cons[i] = tw_test_lcg24(&seed) % 7 == 0; /* some pinned: z = 0 there */
             for (int k = 0; k < 9; k++) dinv[9 * (size_t)i + k] = k % 4 == 0;
             for (int k = 0; k < 3; k++) {
-                tw_real ri = (tw_real)((int)(next(&seed) % 7) - 3);
+                tw_real ri = (tw_real)((int)(tw_test_lcg24(&seed) % 7) - 3);
                 r[3 * (size_t)i + k] = ri;
                 rr += (double)ri * ri;
                 if (!cons[i]) rz += (double)ri * ri;
@@ -192,7 +186,7 @@ TW_TEST(row_kernel_counts_every_block_once)
         int *row_ptr = malloc(sizeof(int) * ((size_t)n + 1));
         CHECK(row_ptr);
         row_ptr[0] = 0;
-        for (int i = 0; i < n; i++) row_ptr[i + 1] = row_ptr[i] + 1 + (int)(next(&seed) % 40);
+        for (int i = 0; i < n; i++) row_ptr[i + 1] = row_ptr[i] + 1 + (int)(tw_test_lcg24(&seed) % 40);
         size_t nnzb = (size_t)row_ptr[n], n3 = 3 * (size_t)n;
         int *col = malloc(sizeof(int) * nnzb);
         tw_real *val = malloc(sizeof(tw_real) * 9 * nnzb), *v = calloc(6 * n3, sizeof(tw_real));
@@ -200,14 +194,14 @@ TW_TEST(row_kernel_counts_every_block_once)
         double *partial = calloc(TW_RED_BLOCKS, sizeof *partial);
         CHECK(col && val && v && cons && partial);
         tw_real *z = v, *p = v + n3, *pn = v + 2 * n3, *q = v + 3 * n3, *pref = v + 4 * n3, *qref = v + 5 * n3;
-        for (size_t k = 0; k < nnzb; k++) col[k] = (int)(next(&seed) % (unsigned)n);
-        for (size_t k = 0; k < 9 * nnzb; k++) val[k] = (tw_real)((int)(next(&seed) % 5) - 2);
+        for (size_t k = 0; k < nnzb; k++) col[k] = (int)(tw_test_lcg24(&seed) % (unsigned)n);
+        for (size_t k = 0; k < 9 * nnzb; k++) val[k] = (tw_real)((int)(tw_test_lcg24(&seed) % 5) - 2);
         for (size_t k = 0; k < n3; k++) {
-            z[k] = (tw_real)((int)(next(&seed) % 5) - 2);
-            p[k] = (tw_real)((int)(next(&seed) % 3) - 1);
+            z[k] = (tw_real)((int)(tw_test_lcg24(&seed) % 5) - 2);
+            p[k] = (tw_real)((int)(tw_test_lcg24(&seed) % 3) - 1);
             pref[k] = z[k] + 2 * p[k];
         }
-        for (int i = 0; i < n; i++) cons[i] = next(&seed) % 9 == 0 ? 1 : 0; /* some pinned: q = 0 there */
+        for (int i = 0; i < n; i++) cons[i] = tw_test_lcg24(&seed) % 9 == 0 ? 1 : 0; /* some pinned: q = 0 there */
         double pq = 0;
         for (int i = 0; i < n; i++) {
             double y[3] = {0, 0, 0};

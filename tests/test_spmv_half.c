@@ -29,8 +29,7 @@
 static void random_vector(tw_real *x, size_t n3, unsigned seed)
 {
     for (size_t k = 0; k < n3; k++) {
-        seed = seed * 1664525u + 1013904223u;
-        x[k] = (tw_real)((double)(seed >> 8) / (double)(1u << 23) - 1);
+        x[k] = (tw_real)(2 * tw_test_uniform(&seed) - 1);
     }
 }
 

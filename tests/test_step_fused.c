@@ -31,8 +31,7 @@ static int fused_matches_separate(tw_method m)
         const tw_real *X = w->fem.X + 3 * (size_t)i;
         double p[3] = {1.1 * X[0], 0.95 * X[1], X[2]};
         for (int k = 0; k < 3; k++) {
-            seed = seed * 1664525u + 1013904223u;
-            p[k] += 1e-3 * ((double)(seed >> 8) / 16777216.0 - 0.5);
+            p[k] += 1e-3 * (tw_test_uniform(&seed) - 0.5);
         }
         x[3 * (size_t)i] = (tw_real)(c * p[0] - sn * p[1]);
         x[3 * (size_t)i + 1] = (tw_real)(sn * p[0] + c * p[1]);

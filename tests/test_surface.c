@@ -10,12 +10,6 @@
 #include "render_surface.h"
 #include "tw_test.h"
 
-static double frand(unsigned *s)
-{
-    *s = *s * 1664525u + 1013904223u;
-    return (*s >> 8) / 16777216.0;
-}
-
 /* Rest positions of m, moved by a rotation about z (angle a) and a random
  * jitter of up to `jitter` m per coordinate. */
 static tw_real *moved_positions(const tw_mesh *m, double a, double jitter, unsigned seed)
@@ -25,9 +19,9 @@ static tw_real *moved_positions(const tw_mesh *m, double a, double jitter, unsig
     tw_real *x = malloc(3 * sizeof(tw_real) * (size_t)n);
     for (int i = 0; i < n; i++) {
         const double *p = X + 3 * i;
-        x[3 * i] = (tw_real)(cos(a) * p[0] - sin(a) * p[1] + jitter * (2 * frand(&seed) - 1));
-        x[3 * i + 1] = (tw_real)(sin(a) * p[0] + cos(a) * p[1] + jitter * (2 * frand(&seed) - 1));
-        x[3 * i + 2] = (tw_real)(p[2] + jitter * (2 * frand(&seed) - 1));
+        x[3 * i] = (tw_real)(cos(a) * p[0] - sin(a) * p[1] + jitter * (2 * tw_test_uniform(&seed) - 1));
+        x[3 * i + 1] = (tw_real)(sin(a) * p[0] + cos(a) * p[1] + jitter * (2 * tw_test_uniform(&seed) - 1));
+        x[3 * i + 2] = (tw_real)(p[2] + jitter * (2 * tw_test_uniform(&seed) - 1));
     }
     return x;
 }

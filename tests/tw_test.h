@@ -47,6 +47,18 @@ static inline double tw_test_max(double a, double b)
     return a > b ? a : b;
 }
 
+/* The tests' deterministic random numbers: a linear congruential step of
+ * the state *s (Numerical Recipes' constants) and its top 24 bits, the same
+ * sequence on every platform and in every build; tw_test_uniform is them
+ * over 2^24, in [0, 1), exact in double, so affine maps of it (2u - 1,
+ * u - 0.5) are exact too. */
+static inline unsigned tw_test_lcg24(unsigned *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return *s >> 8;
+}
+static inline double tw_test_uniform(unsigned *s) { return (double)tw_test_lcg24(s) / 16777216.0; }
+
 /* a status call must return TW_OK */
 #define CHECK_OK(call)                                                                      \
     do {                                                                                    \

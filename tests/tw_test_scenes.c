@@ -146,8 +146,7 @@ double tw_test_hanging_error(const tw_world *w, const tw_graded_mesh *g)
 
 double tw_test_jitter(unsigned *state, double a)
 {
-    *state = *state * 1664525u + 1013904223u;
-    return a * (2.0 * ((*state >> 8) / 16777216.0) - 1);
+    return a * (2.0 * tw_test_uniform(state) - 1);
 }
 
 tw_mesh *tw_test_jittered_cube(double edge, int n, double amount, double shift, unsigned seed)
