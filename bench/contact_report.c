@@ -264,6 +264,18 @@ static double placed_reference(const tw_mesh *m, const tw_world_def *d, const tw
     return e;
 }
 
+/* The floor's reaction on vertex i of a body at rest under gravity along
+ * -up, from the elastic forces f: r = -(f_i + m_i g) (N); returns its part
+ * along the floor, |r_t| (max_tangential_ratio, held_reference). */
+static double floor_reaction(const tw_real *f, const tw_real *m, int i, int up, double r[3])
+{
+    double t2 = 0;
+    for (int a = 0; a < 3; a++) r[a] = -(double)f[3 * i + a] + (a == up ? m[i] * 9.81 : 0);
+    for (int a = 0; a < 3; a++)
+        if (a != up) t2 += r[a] * r[a];
+    return sqrt(t2);
+}
+
 /* At the end of a run: the largest |tangential| / normal of the floor's force
  * on its loaded vertices (see max_tan_ratio above); 0 when none carries
  * load. */
@@ -283,14 +295,11 @@ static double max_tangential_ratio(tw_world *w, const tw_collider_def *fl, int u
     if (list) fprintf(stderr, "contacts at the end: vertex, position (m), F_n / weight, |F_t| / F_n\n");
     for (int i = 0; i < n; i++) {
         if (!((double)x[3 * i + up] - fl->point[up] < 1e-5)) continue;
-        double r[3], t2 = 0;
-        for (int a = 0; a < 3; a++) r[a] = -(double)f[3 * i + a] + (a == up ? m[i] * 9.81 : 0);
-        for (int a = 0; a < 3; a++)
-            if (a != up) t2 += r[a] * r[a];
-        if (r[up] > 1e-3 * weight / on) worst = fmax(worst, sqrt(t2) / r[up]);
+        double r[3], rt = floor_reaction(f, m, i, up, r);
+        if (r[up] > 1e-3 * weight / on) worst = fmax(worst, rt / r[up]);
         if (list)
             fprintf(stderr, "contact %d (%.4f, %.4f, %.4f) %.4f %.4f\n", i, (double)x[3 * i], (double)x[3 * i + 1],
-                    (double)x[3 * i + 2], r[up] / weight, r[up] > 0 ? sqrt(t2) / r[up] : NAN);
+                    (double)x[3 * i + 2], r[up] / weight, r[up] > 0 ? rt / r[up] : NAN);
     }
     free(f);
     return worst;
@@ -524,11 +533,8 @@ static void held_reference(const tw_mesh *m, const tw_world_def *d, const tw_col
     if (list) fprintf(stderr, "held pins: vertex, position (m), R_n / weight, |R_t| / (mu R_n)\n");
     for (int i = 0; i < n; i++) {
         if (!pin[i]) continue;
-        double r[3], t2 = 0;
-        for (int a = 0; a < 3; a++) r[a] = -(double)f[3 * i + a] + (a == up ? ms[i] * 9.81 : 0);
-        for (int a = 0; a < 3; a++)
-            if (a != up) t2 += r[a] * r[a];
-        double ratio = r[up] > 0 ? sqrt(t2) / (mu * r[up]) : INFINITY;
+        double r[3], rt = floor_reaction(f, ms, i, up, r);
+        double ratio = r[up] > 0 ? rt / (mu * r[up]) : INFINITY;
         if (r[up] > load) worst = fmax(worst, ratio);
         held->pulls += r[up] < -load;
         if (list)
