@@ -5,6 +5,7 @@
 #include "hd/contact.h" /* tw_contact_update_vertex */
 #include "scenes.h"
 #include "tw_test.h"
+#include "tw_test_scenes.h"
 #include "world.h" /* w->cimpulse: the settled contacts' impulses */
 
 /* The drop cube (demos/scenes.h: 0.2 m, 4x4x4 cells) whose bottom sits at
@@ -215,10 +216,8 @@ static double integrated_distance(tw_integrator integ, double a, double dt, int 
     return x;
 }
 
-/* The 0.2 m block (4 x 4 x 4 cells, E 1e6, dt, integ) on a plane tilted by
- * theta about y (normal (-sin, 0, cos)) with friction mu, gravity down,
- * block and plane moved by off along x: the block placed on the plane, its
- * bottom face on it, or at `at` (not NULL: 3n positions). */
+/* The 0.2 m block (4 x 4 x 4 cells, E 1e6, dt, integ) on the plane of
+ * tw_test_slope_world (theta, off, mu), placed on it or at `at`. */
 static tw_world *slope_world(const tw_mesh *m, double theta, double off, double mu, double dt, tw_integrator integ,
                              const tw_real *at)
 {
@@ -226,30 +225,8 @@ static tw_world *slope_world(const tw_mesh *m, double theta, double off, double 
     d.youngs_modulus = 1e6;
     d.dt = dt;
     d.integrator = integ;
-    tw_world *w = tw_world_create(m, &d);
-    if (!w) return NULL;
-    int n = tw_world_vertex_count(w);
-    const double *X = tw_mesh_positions(m);
-    double c = cos(theta), s = sin(theta);
-    tw_real *x = malloc(sizeof(tw_real) * 3 * n);
-    for (int i = 0; x && i < n; i++) { /* rotated by -theta about y: the bottom face on the plane */
-        x[3 * i] = (tw_real)(off + X[3 * i] * c - X[3 * i + 2] * s);
-        x[3 * i + 1] = (tw_real)X[3 * i + 1];
-        x[3 * i + 2] = (tw_real)(X[3 * i] * s + X[3 * i + 2] * c);
-    }
-    tw_collider_def pl = tw_default_collider_def();
-    pl.point[0] = off;
-    pl.normal[0] = -s;
-    pl.normal[2] = c;
-    pl.friction = mu;
-    tw_status st = x ? tw_world_set_positions(w, at ? at : x) : TW_ERR_NOMEM;
-    if (st == TW_OK) st = tw_world_add_collider(w, &pl);
-    free(x);
-    if (st != TW_OK) {
-        fprintf(stderr, "slope world: %s\n", tw_last_error());
-        tw_world_destroy(w);
-        return NULL;
-    }
+    tw_world *w = tw_test_slope_world(m, &d, theta, off, mu, at);
+    if (!w) fprintf(stderr, "slope world: %s\n", tw_last_error());
     return w;
 }
 

@@ -1198,33 +1198,8 @@ static tw_world *stick_world(const tw_mesh *m, tw_backend backend, tw_integrator
     d.dt = STICK_DT;
     d.integrator = integ;
     d.backend = backend;
-    tw_world *w = tw_world_create(m, &d);
-    if (!w) {
-        fprintf(stderr, "%s world: %s\n", tw_backend_name(backend), tw_last_error());
-        return NULL;
-    }
-    int n = tw_world_vertex_count(w);
-    const double *X = tw_mesh_positions(m);
-    double th = atan(0.49), c = cos(th), s = sin(th);
-    tw_real *x = malloc(sizeof(tw_real) * 3 * (size_t)n);
-    tw_collider_def pl = tw_default_collider_def();
-    pl.normal[0] = -s;
-    pl.normal[2] = c;
-    pl.friction = 0.5;
-    tw_status st = x ? TW_OK : TW_ERR_NOMEM;
-    for (int i = 0; x && i < n; i++) { /* rotated by -theta about y: the bottom face on the plane */
-        x[3 * i] = (tw_real)(X[3 * i] * c - X[3 * i + 2] * s);
-        x[3 * i + 1] = (tw_real)X[3 * i + 1];
-        x[3 * i + 2] = (tw_real)(X[3 * i] * s + X[3 * i + 2] * c);
-    }
-    if (st == TW_OK) st = tw_world_set_positions(w, x);
-    if (st == TW_OK) st = tw_world_add_collider(w, &pl);
-    free(x);
-    if (st != TW_OK) {
-        fprintf(stderr, "slope world: %s\n", tw_last_error());
-        tw_world_destroy(w);
-        return NULL;
-    }
+    tw_world *w = tw_test_slope_world(m, &d, atan(0.49), 0, 0.5, NULL);
+    if (!w) fprintf(stderr, "%s slope world: %s\n", tw_backend_name(backend), tw_last_error());
     return w;
 }
 
