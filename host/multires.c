@@ -75,11 +75,17 @@
  * has them and the OS saves their registers (x86-64 with GCC or clang: a
  * function built for AVX, chosen at run time by __builtin_cpu_supports,
  * which checks both); elsewhere, other CPUs and compilers included, the
- * one- and two-tet kicks alone */
+ * one- and two-tet kicks alone; two tets at a time where the compiler has
+ * vector types (GCC and clang), else one */
 #if defined(__GNUC__) && defined(__x86_64__)
 #define TW_MR_QUADS 1
 #else
 #define TW_MR_QUADS 0
+#endif
+#if defined(__GNUC__)
+#define TW_MR_PAIRS 1
+#else
+#define TW_MR_PAIRS 0
 #endif
 
 typedef struct mr_level {
@@ -221,7 +227,7 @@ struct tw_multires {
     int *gnode, *gnode_ptr; /* the due tets' nodes, those of tet levels >= k first:
                                gnode[0 .. gnode_ptr[k]) */
     signed char *gk;        /* per pool node: its finest due tet level (-1: none) */
-    int avx;                /* the CPU has AVX: the kick runs four tets at a time */
+    int lanes;              /* tets the kick evaluates side by side (def.kick_lanes, or the most the CPU runs) */
 };
 
 tw_multires_def tw_default_multires_def(void)
@@ -646,6 +652,9 @@ static tw_status check_def(const tw_multires_def *d, int levels)
     if (d->threads < 0 || d->threads > TW_MAX_THREADS)
         return tw_fail(TW_ERR_INVALID, "multires: threads %d: must be from 0 (the OpenMP default) to %d", d->threads,
                        TW_MAX_THREADS);
+    if (d->kick_lanes != 0 && d->kick_lanes != 1 && d->kick_lanes != 2 && d->kick_lanes != 4)
+        return tw_fail(TW_ERR_INVALID, "multires: kick_lanes %d: must be 0 (the most this CPU runs), 1, 2 or 4",
+                       d->kick_lanes);
     if (d->start_level < 0 || d->start_level >= levels)
         return tw_fail(TW_ERR_INVALID, "multires: start level %d: the hierarchy has levels 0..%d", d->start_level,
                        levels - 1);
@@ -656,6 +665,27 @@ static tw_status check_def(const tw_multires_def *d, int levels)
 
 static void build_plan(tw_multires *m);
 static int node_level_for_dt(const tw_multires *m, const struct mr_level *L, int i);
+
+/* The kick's lanes from def.kick_lanes (want): 0 the most this CPU and
+ * build run (AVX's four where __builtin_cpu_supports finds it, which checks
+ * that the OS saves its registers too; else two where the compiler has
+ * vector types; else one), or the count asked for where it runs; 0 (with
+ * the reason) where it does not. */
+static int kick_lanes(int want)
+{
+    int most = TW_MR_PAIRS ? 2 : 1;
+#if TW_MR_QUADS
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx"))
+        most = 4;
+#endif
+    if (want > most) {
+        tw_fail(TW_ERR_UNSUPPORTED, "multires: kick_lanes %d: this CPU and build kick at most %d tets at a time", want,
+                most);
+        return 0;
+    }
+    return want ? want : most;
+}
 
 tw_multires *tw_multires_create(tw_hierarchy *h, const tw_multires_def *def)
 {
@@ -669,6 +699,9 @@ tw_multires *tw_multires_create(tw_hierarchy *h, const tw_multires_def *def)
         tw_fail(TW_ERR_INVALID, "tw_multires_create: the hierarchy has no Voronoi parents (build it with tw_hier_nonnested)");
         return NULL;
     }
+    const int lanes = kick_lanes(def->kick_lanes);
+    if (!lanes)
+        return NULL;
     tw_multires *m = tw_calloc(1, sizeof *m, "multires");
     if (!m)
         return NULL;
@@ -676,10 +709,7 @@ tw_multires *tw_multires_create(tw_hierarchy *h, const tw_multires_def *def)
     m->h = h;
     m->L = h->n_levels;
     m->budget = def->work_budget;
-#if TW_MR_QUADS
-    __builtin_cpu_init();
-    m->avx = __builtin_cpu_supports("avx");
-#endif
+    m->lanes = lanes;
     const double E = def->youngs, nu = def->poisson;
     m->lam = E * nu / ((1 + nu) * (1 - 2 * nu));
     m->mu = E / (2 * (1 + nu));
@@ -1595,8 +1625,7 @@ static double tet_force(const tw_multires *m, mr_level *L, int e, int want_energ
 #define MR_K_LANE(v, j) (v)
 #include "multires_kick.h"
 
-#if defined(__GNUC__)
-#define TW_MR_PAIRS 1
+#if TW_MR_PAIRS
 typedef double mr_v2 __attribute__((vector_size(16)));
 /* two lanes of a record's value */
 static inline __attribute__((always_inline)) mr_v2 mr_lanes2(const double *p)
@@ -1614,8 +1643,6 @@ static inline __attribute__((always_inline)) mr_v2 mr_lanes2(const double *p)
 #define MR_K_AT(a, i, o) ((mr_v2){(a)[(i)[0] + (o)], (a)[(i)[1] + (o)]})
 #define MR_K_LANE(v, j) ((v)[j])
 #include "multires_kick.h"
-#else
-#define TW_MR_PAIRS 0
 #endif
 
 #if TW_MR_QUADS
@@ -1627,9 +1654,9 @@ static inline __attribute__((always_inline, target("avx"))) mr_v4 mr_lanes4(cons
     memcpy(&v, p, sizeof v);
     return v;
 }
-/* not always_inline: the SSE2 build of kick_variant holds a call to it in a
-   branch it never takes, which must not be inlined there; kick_range_avx
-   flattens it in */
+/* not always_inline: the one- and two-lane builds of kick_variant hold a
+   call to it in a branch they never take, which must not be inlined there;
+   kick_range_avx flattens it in */
 #define MR_K_NAME kick_quad
 #define MR_K_ATTR __attribute__((target("avx")))
 #define MR_K_T mr_v4
@@ -1642,25 +1669,25 @@ static inline __attribute__((always_inline, target("avx"))) mr_v4 mr_lanes4(cons
 #endif
 
 /* The kicks of packed tets b0 .. b1 - 1 in one of the four variants, in
- * order (the order the impulses sum in is part of the result): where the
- * compiler has vector types two at a time from a record's first or third
- * lane, and with `quads` four at a time from its first, the ends one or
- * two at a time. */
+ * order (the order the impulses sum in is part of the result): `lanes` 1
+ * one at a time; 2 two at a time from a record's first or third lane; 4
+ * four at a time from its first; the ends one or two at a time. */
 static inline __attribute__((always_inline)) void kick_variant(const tw_multires *m, int b0, int b1, int green,
-                                                               int damped, int store, int quads)
+                                                               int damped, int store, int lanes)
 {
     const double lam = m->lam, mu2 = 2 * m->mu, phi = m->def.damping_phi, psi2 = 2 * m->def.damping_psi;
     const mr_kick *k = m->kick;
     const double *x = m->xs, *X = m->Xs, *v = m->vs;
     double *imp = m->imps, *kf = m->kf;
 #define MR_KICK_ARGS(b) x, X, v, imp, store ? kf + 12 * (size_t)(b) : NULL, lam, mu2, phi, psi2, green, damped
+    (void)lanes; /* a build without vector types has the one-tet kick alone */
     int b = b0;
     if ((b & 1) && b < b1) {
         kick_packed(k + b / MR_KICK_LANES, b % MR_KICK_LANES, MR_KICK_ARGS(b));
         b++;
     }
 #if TW_MR_QUADS
-    if (quads) {
+    if (lanes == 4) {
         if ((b & 2) && b + 1 < b1) {
             kick_pair(k + b / MR_KICK_LANES, 2, MR_KICK_ARGS(b));
             b += 2;
@@ -1668,12 +1695,11 @@ static inline __attribute__((always_inline)) void kick_variant(const tw_multires
         for (; b + 3 < b1; b += 4)
             kick_quad(k + b / MR_KICK_LANES, 0, MR_KICK_ARGS(b));
     }
-#else
-    (void)quads;
 #endif
 #if TW_MR_PAIRS
-    for (; b + 1 < b1; b += 2)
-        kick_pair(k + b / MR_KICK_LANES, b % MR_KICK_LANES, MR_KICK_ARGS(b));
+    if (lanes >= 2)
+        for (; b + 1 < b1; b += 2)
+            kick_pair(k + b / MR_KICK_LANES, b % MR_KICK_LANES, MR_KICK_ARGS(b));
 #endif
     for (; b < b1; b++)
         kick_packed(k + b / MR_KICK_LANES, b % MR_KICK_LANES, MR_KICK_ARGS(b));
@@ -1683,51 +1709,59 @@ static inline __attribute__((always_inline)) void kick_variant(const tw_multires
 /* store 0: the kicks' impulses added; 1: their forces written to m->kf for
  * kick_gather */
 static inline __attribute__((always_inline)) void kick_range_in(const tw_multires *m, int b0, int b1, int store,
-                                                                int quads)
+                                                                int lanes)
 {
     const int damped = m->def.damping_phi != 0 || m->def.damping_psi != 0;
     const int green = m->def.strain == TW_MR_GREEN;
     if (store) {
         if (green && !damped)
-            kick_variant(m, b0, b1, 1, 0, 1, quads);
+            kick_variant(m, b0, b1, 1, 0, 1, lanes);
         else if (green)
-            kick_variant(m, b0, b1, 1, 1, 1, quads);
+            kick_variant(m, b0, b1, 1, 1, 1, lanes);
         else if (!damped)
-            kick_variant(m, b0, b1, 0, 0, 1, quads);
+            kick_variant(m, b0, b1, 0, 0, 1, lanes);
         else
-            kick_variant(m, b0, b1, 0, 1, 1, quads);
+            kick_variant(m, b0, b1, 0, 1, 1, lanes);
     } else if (green && !damped) {
-        kick_variant(m, b0, b1, 1, 0, 0, quads);
+        kick_variant(m, b0, b1, 1, 0, 0, lanes);
     } else if (green) {
-        kick_variant(m, b0, b1, 1, 1, 0, quads);
+        kick_variant(m, b0, b1, 1, 1, 0, lanes);
     } else if (!damped) {
-        kick_variant(m, b0, b1, 0, 0, 0, quads);
+        kick_variant(m, b0, b1, 0, 0, 0, lanes);
     } else {
-        kick_variant(m, b0, b1, 0, 1, 0, quads);
+        kick_variant(m, b0, b1, 0, 1, 0, lanes);
     }
 }
 
-static void kick_range_sse2(const tw_multires *m, int b0, int b1, int store) { kick_range_in(m, b0, b1, store, 0); }
+/* one tet at a time, on every target */
+static void kick_range_single(const tw_multires *m, int b0, int b1, int store) { kick_range_in(m, b0, b1, store, 1); }
+
+/* two at a time where the compiler has vector types (SSE2's packed doubles
+ * on x86-64), one at a time elsewhere */
+static void kick_range_pair(const tw_multires *m, int b0, int b1, int store) { kick_range_in(m, b0, b1, store, 2); }
 
 #if TW_MR_QUADS
 /* AVX's encoding also spares SSE2's register copies (three operands);
  * target("avx") adds no fused multiply-add to what the build allows, so
- * every operation rounds as in kick_range_sse2 */
+ * every operation rounds as in kick_range_pair */
 __attribute__((target("avx"), flatten)) static void kick_range_avx(const tw_multires *m, int b0, int b1, int store)
 {
-    kick_range_in(m, b0, b1, store, 1);
+    kick_range_in(m, b0, b1, store, 4);
 }
 #endif
 
 static void kick_range(const tw_multires *m, int b0, int b1, int store)
 {
 #if TW_MR_QUADS
-    if (m->avx) {
+    if (m->lanes == 4) {
         kick_range_avx(m, b0, b1, store);
         return;
     }
 #endif
-    kick_range_sse2(m, b0, b1, store);
+    if (m->lanes == 1)
+        kick_range_single(m, b0, b1, store);
+    else
+        kick_range_pair(m, b0, b1, store);
 }
 
 /* The impulses of the due tets from b0 on, from their stored forces: each

@@ -67,6 +67,10 @@ typedef struct tw_multires_def {
                               on it is sampled at 1/tool_dt or faster (haptics: 1 ms) */
     int threads;           /* OpenMP threads of a substep's tet kicks, 0: the OpenMP default. The
                               results are the same bits for any count */
+    int kick_lanes;        /* tets a substep's kick evaluates side by side: 0 the most this CPU and
+                              build run (4 with AVX on x86-64, else 2 where the compiler has vector
+                              types, else 1); 1, 2 or 4 forces that many (tw_multires_create fails
+                              where it cannot run). The results are the same bits for any */
 } tw_multires_def;
 tw_multires_def tw_default_multires_def(void);
 

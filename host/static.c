@@ -242,10 +242,10 @@ tw_status tw_world_solve_static(tw_world *w, const tw_static_def *def, tw_static
         return TW_ERR_DEVICE;
     }
     w->host_dirty = 1; /* the result lands in w->x and w->v: a device copy re-uploads */
-    /* and the integrators start over from it, as after tw_world_set_positions:
-     * BDF2's history, explicit Newmark's acceleration and carried rounding
-     * belong to the state it replaces */
-    w->has_acc = w->has_history = 0;
+    /* and the steps start over from it, as after tw_world_set_positions:
+     * BDF2's history, explicit Newmark's acceleration and carried rounding,
+     * the contact impulses belong to the state it replaces */
+    tw_world_restart(w);
     int n = w->fem.n;
     size_t n3 = 3 * (size_t)n;
     /* start from the current state; kinematic vertices sit at their targets */

@@ -567,6 +567,7 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
     in.hang_idx = w->hang_idx;
     in.hang_w = w->hang_w;
     in.dirty = w->host_dirty;
+    in.zero_impulses = w->impulses_zeroed;
     in.x = w->host_x_stale ? NULL : w->x; /* the device's copy is newer */
     in.v = w->host_v_stale ? NULL : w->v;
     in.fext = w->fext;
@@ -596,7 +597,7 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
     tw_cuda_step_out out;
     double t0 = tw_now_ms();
     tw_status s = tw_cuda_world_step(w->cuda, &in, &out);
-    if (out.uploaded) w->host_dirty = 0;
+    if (out.uploaded) w->host_dirty = w->impulses_zeroed = 0;
     if (out.acc_computed) w->has_acc = 1; /* as on the CPU, whether the step then passes or not */
     if (s == TW_OK) { /* failed: the device kept the state as it was */
         tw_divergence d = tw_divergence_none();
@@ -631,9 +632,10 @@ static tw_status cuda_step(tw_world *w, tw_step_stats *stats)
     } else if (s != TW_ERR_DIVERGED && out.started) {
         /* a device error: whatever the host holds goes up again next step
          * (x or v the device alone held may be lost with the device), and
-         * the integrator starts over (BDF2's history, Newmark's acceleration) */
+         * the steps start over from it (BDF2's history, Newmark's
+         * acceleration, the contact impulses) */
         w->host_dirty = 1;
-        w->has_history = w->has_acc = 0;
+        tw_world_restart(w);
     }
     tw_step_stats st = out.stats;
     st.ms_total = tw_now_ms() - t0;

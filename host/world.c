@@ -593,7 +593,7 @@ tw_status tw_world_set_positions(tw_world *w, const tw_real *x)
     if (bad >= 0) return tw_fail(TW_ERR_INVALID, "position of vertex %d is not finite", bad);
     memcpy(w->x, x, sizeof(tw_real) * 3 * (size_t)w->fem.n);
     w->host_x_stale = 0; /* the host's copy is the truth again (v may stay on the device) */
-    w->has_acc = w->has_history = 0;
+    tw_world_restart(w);
     return TW_OK;
 }
 
@@ -604,8 +604,15 @@ tw_status tw_world_set_velocities(tw_world *w, const tw_real *v)
     if (bad >= 0) return tw_fail(TW_ERR_INVALID, "velocity of vertex %d is not finite", bad);
     memcpy(w->v, v, sizeof(tw_real) * 3 * (size_t)w->fem.n);
     w->host_v_stale = 0;
-    w->has_acc = w->has_history = 0;
+    tw_world_restart(w);
     return TW_OK;
+}
+
+void tw_world_restart(tw_world *w)
+{
+    w->has_acc = w->has_history = 0;
+    memset(w->cimpulse, 0, sizeof(tw_real) * (size_t)w->fem.n);
+    w->impulses_zeroed = 1;
 }
 
 void tw_world_reset(tw_world *w)
@@ -617,7 +624,7 @@ void tw_world_reset(tw_world *w)
     w->host_x_stale = w->host_v_stale = 0;
     w->step = 0;
     w->time = 0;
-    w->has_acc = w->has_history = 0;
+    tw_world_restart(w);
     tw_bodies_reset(w->bodies);
 }
 

@@ -25,6 +25,8 @@ struct tw_world {
     const tw_mesh *mesh;
     struct tw_cuda_world *cuda; /* the device copy when the backend is cuda (kernels/cuda_world.h) */
     int host_dirty;       /* a setter changed state the device copy must re-upload */
+    int impulses_zeroed;  /* cuda: tw_world_restart zeroed cimpulse; the device zeroes its copy with the
+                             next upload */
     int host_x_stale, host_v_stale; /* cuda: the device's x / v are newer than w->x / w->v (after a
                                        step); tw_world_fetch downloads them */
     tw_world_def def;
@@ -117,6 +119,15 @@ struct tw_world {
  * no-op otherwise. Const because the public accessors are: only the cache
  * changes. On a device error the message is in tw_last_error. */
 tw_status tw_world_fetch(const tw_world *w, int positions, int velocities);
+
+/* What the steps carry from one state to the next starts over, as in a new
+ * world: BDF2's history, explicit Newmark's acceleration and carried
+ * rounding, and the contact impulses (a contact that pressed in the state
+ * replaced would start the next step stuck, tw_contact_starts_stuck, or stay
+ * in its first active set in the rounding band, tw_contact_mark_vertex), on
+ * the device too. For the setters that replace the state (positions,
+ * velocities, reset, the static solve). */
+void tw_world_restart(tw_world *w);
 
 /* Rotations (or deformation gradients) for the current method at w->x. */
 void tw_compute_rotations(tw_world *w, const tw_real *x);

@@ -545,6 +545,8 @@ static tw_status upload_state(tw_cuda_world *cw, const tw_cuda_step_in *in)
     for (size_t i = 0; i < n; i++)
         if (in->cons[i]) { cw->any_constrained = 1; break; }
     cw->ncolliders_up = in->ncolliders; /* the colliders go up every step (upload_colliders) */
+    if (in->zero_impulses) /* the device alone holds them after a step: the host's are not current */
+        TW_CUDA_TRY(cudaMemsetAsync(cw->d.cimpulse, 0, sizeof(tw_real) * n, st));
     /* the numbers (spring, method, dt, ...) go up with the params every step */
     return upload_hanging(cw, in);
 }

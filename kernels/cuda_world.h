@@ -89,6 +89,8 @@ typedef struct tw_cuda_step_in {
     const int *hang_vertex, *hang_ptr, *hang_idx; /* their lists: vertices, CSR rows of constrainers */
     const double *hang_w;    /* the constrainers' weights */
     int dirty;               /* a setter changed what follows: upload it */
+    int zero_impulses;       /* with dirty: a setter replaced the state (host/world.h tw_world_restart); the
+                                contact impulses start over at 0, as in a new world */
     const tw_real *x, *v;    /* NULL: the device's copy is newer, keep it */
     const tw_real *fext, *target;
     const unsigned char *cons;

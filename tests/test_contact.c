@@ -5,6 +5,8 @@
 #include "hd/contact.h" /* tw_contact_update_vertex */
 #include "scenes.h"
 #include "tw_test.h"
+#include "tw_test_scenes.h"
+#include "world.h" /* w->cimpulse: the settled contacts' impulses */
 
 /* The drop cube (demos/scenes.h: 0.2 m, 4x4x4 cells) whose bottom sits at
  * `z0` over the floor z = 0. */
@@ -214,42 +216,39 @@ static double integrated_distance(tw_integrator integ, double a, double dt, int 
     return x;
 }
 
-/* A 0.2 m block resting on a plane tilted by theta about y (normal
- * (-sin, 0, cos)), gravity down, on friction hold_mu for `hold` s, then
- * friction mu = 0.5 for `seconds` s (rounded up to whole steps: *t) at dt
- * with integ, the block and the plane moved by off along x: the distance it
- * moves along the slope after the hold; *solves (when not NULL): the contact
- * solves per step after the hold. */
+/* The 0.2 m block (4 x 4 x 4 cells, E 1e6, dt, integ) on the plane of
+ * tw_test_slope_world (theta, off, mu), placed on it or at `at`. */
+static tw_world *slope_world(const tw_mesh *m, double theta, double off, double mu, double dt, tw_integrator integ,
+                             const tw_real *at)
+{
+    tw_world_def d = tw_default_world_def();
+    d.youngs_modulus = 1e6;
+    d.dt = dt;
+    d.integrator = integ;
+    tw_world *w = tw_test_slope_world(m, &d, theta, off, mu, at);
+    if (!w) fprintf(stderr, "slope world: %s\n", tw_last_error());
+    return w;
+}
+
+/* The block of slope_world placed on its plane, on friction hold_mu for
+ * `hold` s, then friction mu = 0.5 for `seconds` s (rounded up to whole
+ * steps: *t) at dt with integ: the distance it moves along the slope after
+ * the hold; *solves (when not NULL): the contact solves per step after the
+ * hold. */
 static int slope_run_at(double theta, double hold, double hold_mu, double seconds, double dt, tw_integrator integ,
                         double off, double *dist, double *t, double *solves)
 {
     tw_mesh *m = tw_mesh_bar(0.2, 0.2, 0.2, 4, 4, 4);
     CHECK(m);
-    tw_world_def d = tw_default_world_def();
-    d.youngs_modulus = 1e6;
-    d.dt = dt;
-    d.integrator = integ;
-    tw_world *w = tw_world_create(m, &d);
+    tw_world *w = slope_world(m, theta, off, hold > 0 ? hold_mu : 0.5, dt, integ, NULL);
     CHECK(w);
     int n = tw_world_vertex_count(w);
-    const double *X = tw_mesh_positions(m);
     double c = cos(theta), s = sin(theta);
-    tw_real *x = malloc(sizeof(tw_real) * 3 * n);
-    for (int i = 0; i < n; i++) { /* rotated by -theta about y: the bottom face on the plane */
-        x[3 * i] = (tw_real)(off + X[3 * i] * c - X[3 * i + 2] * s);
-        x[3 * i + 1] = (tw_real)X[3 * i + 1];
-        x[3 * i + 2] = (tw_real)(X[3 * i] * s + X[3 * i + 2] * c);
-    }
-    CHECK_OK(tw_world_set_positions(w, x));
-    tw_collider_def pl = tw_default_collider_def();
-    pl.point[0] = off;
-    pl.normal[0] = -s;
-    pl.normal[2] = c;
-    pl.friction = hold > 0 ? hold_mu : 0.5;
-    CHECK_OK(tw_world_add_collider(w, &pl));
     int held = (int)ceil(hold / dt - 1e-9), steps = (int)ceil(seconds / dt - 1e-9);
     for (int k = 0; k < held; k++) CHECK_OK(tw_world_step(w, NULL));
-    if (hold > 0 && pl.friction != 0.5) {
+    if (hold > 0 && hold_mu != 0.5) {
+        tw_collider_def pl;
+        CHECK_OK(tw_world_get_collider(w, 0, &pl));
         pl.friction = 0.5;
         CHECK_OK(tw_world_set_collider(w, 0, &pl));
     }
@@ -266,7 +265,6 @@ static int slope_run_at(double theta, double hold, double hold_mu, double second
     for (int i = 0; i < n; i++) m1 += ((p[3 * i] - off) * c + p[3 * i + 2] * s) / n;
     *dist = m0 - m1; /* downhill is -x along the slope */
     *t = steps * dt;
-    free(x);
     tw_world_destroy(w);
     tw_mesh_destroy(m);
     return 0;
@@ -448,6 +446,112 @@ TW_TEST(slope_placed_block_far_from_origin_stays)
     CHECK(fails == 0);
     return 0;
 }
+
+/* ------------------------------------------------ setters that replace the state */
+
+/* How restart_case replaces the settled block's state. */
+enum { RESTART_POSITIONS, RESTART_VELOCITIES, RESTART_RESET, RESTART_STATIC };
+
+/* Coordinates where a and b (3n each) differ in their bits. */
+static int bits_apart(const tw_real *a, const tw_real *b, int n)
+{
+    int count = 0;
+    for (int i = 0; i < 3 * n; i++) count += memcmp(a + i, b + i, sizeof(tw_real)) != 0;
+    return count;
+}
+
+/* The block placed on the slope (tan 0.49 < mu 0.5, dt 1/60, integ)
+ * settles for 0.5 s: its bottom face rests stuck, its contacts holding the
+ * normal impulses of the last step. Then its state is replaced (how):
+ * RESTART_POSITIONS moves it 0.1 m across the slope and 0.05 m up it
+ * (tw_world_set_positions, the velocities kept), RESTART_VELOCITIES stops
+ * it where it is (tw_world_set_velocities), RESTART_RESET puts it back
+ * where it was placed (tw_world_reset: on a level floor, theta 0, where the
+ * placed block is the mesh at rest), RESTART_STATIC hangs
+ * it from its pinned top face (tw_world_solve_static). Its next steps are
+ * those of a world newly created in the new state, bit for bit: no impulse
+ * of the settled contacts survives to start a contact stuck
+ * (tw_contact_starts_stuck) or to keep one in the rounding band in a step's
+ * first active set (tw_contact_mark_vertex). */
+static int restart_case(int how, tw_integrator integ)
+{
+    const double theta = how == RESTART_RESET ? 0 : atan(0.49), dt = 1.0 / 60;
+    tw_mesh *m = tw_mesh_bar(0.2, 0.2, 0.2, 4, 4, 4);
+    CHECK(m);
+    tw_world *w = slope_world(m, theta, 0, 0.5, dt, integ, NULL);
+    CHECK(w);
+    int n = tw_world_vertex_count(w), pressed = 0;
+    for (int k = 0; k < 30; k++) CHECK_OK(tw_world_step(w, NULL));
+    for (int i = 0; i < n; i++) pressed += w->cimpulse[i] > 0;
+    CHECK(pressed > 0); /* the impulses a new world does not have */
+    tw_real *x = malloc(sizeof(tw_real) * 3 * n), *v = malloc(sizeof(tw_real) * 3 * n);
+    CHECK(x && v);
+    memcpy(x, tw_world_positions(w), sizeof(tw_real) * 3 * n);
+    memcpy(v, tw_world_velocities(w), sizeof(tw_real) * 3 * n);
+    const double *X = tw_mesh_positions(m);
+    double top = 0.2 - 1e-6;
+    if (how == RESTART_POSITIONS) {
+        for (int i = 0; i < n; i++) {
+            x[3 * i] += (tw_real)(0.05 * cos(theta));
+            x[3 * i + 1] += (tw_real)0.1;
+            x[3 * i + 2] += (tw_real)(0.05 * sin(theta));
+        }
+        CHECK_OK(tw_world_set_positions(w, x));
+    } else if (how == RESTART_VELOCITIES) {
+        memset(v, 0, sizeof(tw_real) * 3 * n);
+        CHECK_OK(tw_world_set_velocities(w, v));
+    } else if (how == RESTART_RESET) {
+        tw_world_reset(w);
+        for (int i = 0; i < 3 * n; i++) x[i] = (tw_real)X[i];
+        memset(v, 0, sizeof(tw_real) * 3 * n);
+    } else {
+        CHECK(tw_world_pin_where(w, 2, 0, top) == 25);
+        tw_static_def sd = tw_default_static_def();
+        CHECK_OK(tw_world_solve_static(w, &sd, NULL));
+        memcpy(x, tw_world_positions(w), sizeof(tw_real) * 3 * n);
+        memset(v, 0, sizeof(tw_real) * 3 * n);
+    }
+    tw_world *f = slope_world(m, theta, 0, 0.5, dt, integ, x);
+    CHECK(f);
+    CHECK_OK(tw_world_set_velocities(f, v));
+    if (how == RESTART_STATIC) CHECK(tw_world_pin_where(f, 2, 0, top) == 25);
+    int apart = 0, contacts = 0;
+    for (int k = 0; k < 5; k++) {
+        tw_step_stats sw, sf;
+        CHECK_OK(tw_world_step(w, &sw));
+        CHECK_OK(tw_world_step(f, &sf));
+        int d = bits_apart(tw_world_positions(w), tw_world_positions(f), n) +
+                bits_apart(tw_world_velocities(w), tw_world_velocities(f), n);
+        if (d && !apart)
+            printf("step %d after the replacement: %d coordinates apart; contacts %d / %d, contact solves %d / %d, "
+                   "CG iterations %d / %d (replaced / new)\n",
+                   k + 1, d, sw.contacts, sf.contacts, sw.contact_passes, sf.contact_passes, sw.cg_iterations,
+                   sf.cg_iterations);
+        apart += d + (sw.contacts != sf.contacts) + (sw.contact_passes != sf.contact_passes) +
+                 (sw.cg_iterations != sf.cg_iterations);
+        contacts += sf.contacts;
+    }
+    printf("%s: %d vertices pressed before, %d contacts in the 5 steps after, %d differences from a new world\n",
+           tw_integrator_name(integ), pressed, contacts, apart);
+    CHECK(contacts > 0);
+    CHECK(apart == 0);
+    free(x);
+    free(v);
+    tw_world_destroy(f);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+TW_TEST(set_positions_restarts_contacts)
+{
+    CHECK(restart_case(RESTART_POSITIONS, TW_IMPLICIT_EULER) == 0);
+    CHECK(restart_case(RESTART_POSITIONS, TW_BDF2) == 0);
+    return 0;
+}
+TW_TEST(set_velocities_restarts_contacts) { return restart_case(RESTART_VELOCITIES, TW_IMPLICIT_EULER); }
+TW_TEST(reset_restarts_contacts) { return restart_case(RESTART_RESET, TW_IMPLICIT_EULER); }
+TW_TEST(solve_static_restarts_contacts) { return restart_case(RESTART_STATIC, TW_IMPLICIT_EULER); }
 
 /* tw_contact_update_vertex on a stuck contact (mu 0.5, block D = I, on the
  * plane z = 0) whose constraint impulse has the normal part J = 1 N s and

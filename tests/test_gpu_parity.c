@@ -3,7 +3,8 @@
  * warp-vertex under BDF2's energy projection (a held bar and a free one),
  * hanging vertices (implicit Euler, BDF2 and explicit Newmark), Newton
  * iterations after the first linearisation, BiCGStab, the stick constraint
- * on a slope, and explicit Newmark's carried position rounding. Each scene is first checked on
+ * on a slope, the contact impulses' restart when the block on it is moved,
+ * and explicit Newmark's carried position rounding. Each scene is first checked on
  * the CPU to be one where the feature changes the result (a case with
  * `_acts_on_cpu` in its name: those run without a GPU), so that a device
  * that skipped the feature could not pass its parity case. The GPU cases
@@ -1197,33 +1198,8 @@ static tw_world *stick_world(const tw_mesh *m, tw_backend backend, tw_integrator
     d.dt = STICK_DT;
     d.integrator = integ;
     d.backend = backend;
-    tw_world *w = tw_world_create(m, &d);
-    if (!w) {
-        fprintf(stderr, "%s world: %s\n", tw_backend_name(backend), tw_last_error());
-        return NULL;
-    }
-    int n = tw_world_vertex_count(w);
-    const double *X = tw_mesh_positions(m);
-    double th = atan(0.49), c = cos(th), s = sin(th);
-    tw_real *x = malloc(sizeof(tw_real) * 3 * (size_t)n);
-    tw_collider_def pl = tw_default_collider_def();
-    pl.normal[0] = -s;
-    pl.normal[2] = c;
-    pl.friction = 0.5;
-    tw_status st = x ? TW_OK : TW_ERR_NOMEM;
-    for (int i = 0; x && i < n; i++) { /* rotated by -theta about y: the bottom face on the plane */
-        x[3 * i] = (tw_real)(X[3 * i] * c - X[3 * i + 2] * s);
-        x[3 * i + 1] = (tw_real)X[3 * i + 1];
-        x[3 * i + 2] = (tw_real)(X[3 * i] * s + X[3 * i + 2] * c);
-    }
-    if (st == TW_OK) st = tw_world_set_positions(w, x);
-    if (st == TW_OK) st = tw_world_add_collider(w, &pl);
-    free(x);
-    if (st != TW_OK) {
-        fprintf(stderr, "slope world: %s\n", tw_last_error());
-        tw_world_destroy(w);
-        return NULL;
-    }
+    tw_world *w = tw_test_slope_world(m, &d, atan(0.49), 0, 0.5, NULL);
+    if (!w) fprintf(stderr, "%s slope world: %s\n", tw_backend_name(backend), tw_last_error());
     return w;
 }
 
@@ -1319,6 +1295,119 @@ static int stick_parity(tw_integrator integ)
 
 TW_TEST(stick_slope_implicit_euler_matches_cpu) { return stick_parity(TW_IMPLICIT_EULER); }
 TW_TEST(stick_slope_bdf2_matches_cpu) { return stick_parity(TW_BDF2); }
+
+/* ------------------------------ a teleport restarts the contact impulses */
+
+/* stick_world's block settled for STICK_SETTLE steps, then moved
+ * RESTART_ACROSS m across the slope (y) by tw_world_set_positions, its
+ * velocities kept, is stepped RESTART_STEPS times beside a world newly
+ * created at its new positions and velocities (on the same backend). The
+ * settled contacts' normal impulses belong to the state replaced: where they
+ * are kept the contacts start the first step stuck (tw_contact_starts_stuck)
+ * and it takes 1 contact solve, where the new world's start sliding and take
+ * 4 (the _acts_on_cpu case plants them on the CPU to show it; the blocks
+ * then part by 6.3e-7 of the size, float, too little to tell from a
+ * device's rounding). Same kernels on the same input: the same solves, and
+ * the blocks within RESTART_APART of the size. */
+#define RESTART_ACROSS 0.1
+#define RESTART_STEPS 5
+#define RESTART_APART 1e-6
+
+/* Settles w and moves it (set_positions); the new world f at its new
+ * state. stale (not NULL): the impulses the settled contacts held, n. */
+static int restart_pair(const tw_mesh *m, tw_backend backend, tw_world *w, tw_world **f, tw_real *stale)
+{
+    int n = tw_world_vertex_count(w);
+    for (int k = 0; k < STICK_SETTLE; k++) CHECK_OK(tw_world_step(w, NULL));
+    if (stale) memcpy(stale, w->cimpulse, sizeof(tw_real) * (size_t)n);
+    tw_real *x = malloc(sizeof(tw_real) * 3 * (size_t)n), *v = malloc(sizeof(tw_real) * 3 * (size_t)n);
+    CHECK(x && v);
+    memcpy(x, tw_world_positions(w), sizeof(tw_real) * 3 * (size_t)n);
+    memcpy(v, tw_world_velocities(w), sizeof(tw_real) * 3 * (size_t)n);
+    for (int i = 0; i < n; i++) x[3 * i + 1] += (tw_real)RESTART_ACROSS;
+    CHECK_OK(tw_world_set_positions(w, x));
+    *f = stick_world(m, backend, TW_IMPLICIT_EULER);
+    CHECK(*f);
+    CHECK_OK(tw_world_set_positions(*f, x));
+    CHECK_OK(tw_world_set_velocities(*f, v));
+    free(x);
+    free(v);
+    return 0;
+}
+
+/* Steps w and f RESTART_STEPS times: the largest distance of w's block from
+ * f's after any step, over the block's size (NaN when a step failed), and
+ * in passes[k] the contact solves of w's and f's first step. */
+static double restart_run(tw_world *w, tw_world *f, double tol, int passes[2])
+{
+    double apart = 0;
+    for (int k = 0; k < RESTART_STEPS; k++) {
+        tw_step_stats sw, sf;
+        if (tw_world_step(w, &sw) != TW_OK || tw_world_step(f, &sf) != TW_OK) {
+            fprintf(stderr, "step: %s\n", tw_last_error());
+            return NAN;
+        }
+        if (k == 0) {
+            passes[0] = sw.contact_passes;
+            passes[1] = sf.contact_passes;
+        }
+        apart = tw_test_max(apart, tw_test_position_error(f, w, 0.2, tol, "moved against new"));
+    }
+    return apart;
+}
+
+/* On the CPU the moved block's steps are the new world's (0 apart, the same
+ * solves), and with the settled impulses planted back (what a device that
+ * kept its copy steps from) its first step takes fewer contact solves. */
+TW_TEST(restart_slope_acts_on_cpu)
+{
+    tw_mesh *m = tw_mesh_bar(0.2, 0.2, 0.2, 4, 4, 4);
+    CHECK(m != NULL);
+    double apart[2];
+    int passes[2][2];
+    for (int k = 0; k < 2; k++) {
+        tw_world *w = stick_world(m, TW_BACKEND_CPU, TW_IMPLICIT_EULER), *f = NULL;
+        CHECK(w != NULL);
+        tw_real *stale = malloc(sizeof(tw_real) * (size_t)tw_world_vertex_count(w));
+        CHECK(stale != NULL);
+        CHECK(restart_pair(m, TW_BACKEND_CPU, w, &f, stale) == 0);
+        if (k) memcpy(w->cimpulse, stale, sizeof(tw_real) * (size_t)tw_world_vertex_count(w));
+        apart[k] = restart_run(w, f, k ? INFINITY : 0, passes[k]);
+        free(stale);
+        tw_world_destroy(f);
+        tw_world_destroy(w);
+    }
+    printf("moved block against a new world: %.3g of the size, first step's contact solves %d / %d; with the settled "
+           "impulses kept %.3g, %d / %d\n",
+           apart[0], passes[0][0], passes[0][1], apart[1], passes[1][0], passes[1][1]);
+    CHECK(apart[0] == 0 && passes[0][0] == passes[0][1]);
+    CHECK(passes[1][0] < passes[1][1]);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+/* The device's moved block steps as a new device world does: the first
+ * step's contact solves the same, the blocks within RESTART_APART of the
+ * size (the zero_impulses upload, cuda_world.cu upload_state). */
+TW_TEST(restart_slope_matches_new_world)
+{
+    if (tw_test_gpu_skip()) return TW_SKIP;
+    tw_mesh *m = tw_mesh_bar(0.2, 0.2, 0.2, 4, 4, 4);
+    CHECK(m != NULL);
+    tw_world *w = stick_world(m, TW_BACKEND_CUDA, TW_IMPLICIT_EULER), *f = NULL;
+    CHECK(w != NULL);
+    CHECK(restart_pair(m, TW_BACKEND_CUDA, w, &f, NULL) == 0);
+    int passes[2];
+    double apart = restart_run(w, f, RESTART_APART, passes);
+    printf("device: moved block against a new device world: %.3g of the size, first step's contact solves %d / %d\n",
+           apart, passes[0], passes[1]);
+    CHECK(passes[0] == passes[1]);
+    CHECK(apart <= RESTART_APART);
+    tw_world_destroy(f);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
 
 /* ------------------------------------------ explicit Newmark's carried rounding */
 

@@ -929,45 +929,54 @@ TW_TEST(inverted_finest_tet_among_unchanged_sources_splits_nothing)
     return 0;
 }
 
-/* Three cube levels (2^3, 4^3 and a jittered 10^3 bar), sagging and split
- * by gamma, pressed by the tool, 8 frames with def.threads = `threads`
+/* Three cube levels (2^3, 4^3 and a jittered 10^3 bar), sagging, split and
+ * merged by gamma (gamma_min, gamma_max 1e-4 m), pressed by the tool, run
+ * `frames` frames with def.threads = `threads` and def.kick_lanes = `lanes`
  * (their substeps kick 600,000 tets a frame, many of them over the
  * threads' threshold): the frames' tool forces, then every level's
- * positions and velocities, *count values (NULL on failure). */
-static double *threaded_run(int threads, size_t *count)
+ * positions and velocities, *count values (NULL on failure; with *refused
+ * set where tw_multires_create refused the lanes on this CPU or build); in
+ * changes (not NULL) the frames' splits and merges. */
+static double *cubes_run(int threads, int lanes, int frames, double gamma_min, size_t *count, int *refused,
+                         int changes[2])
 {
     const int cells[3] = {2, 4, 10};
     const double amount[3] = {0, 0.2, 0.1};
     tw_hierarchy *h = tw_test_mr_cubes(cells, amount);
     tw_multires_def d = soft_def();
-    d.gamma_min = 2e-5;
+    d.gamma_min = gamma_min;
     d.gamma_max = 1e-4;
     d.threads = threads;
+    d.kick_lanes = lanes;
     tw_multires *s = h ? tw_multires_create(h, &d) : NULL;
+    if (refused)
+        *refused = h && !s && strstr(tw_last_error(), "tets at a time") != NULL;
     if (!s) {
-        fprintf(stderr, "threaded_run: %s\n", tw_last_error());
+        fprintf(stderr, "cubes_run: %s\n", tw_last_error());
         tw_hier_free(h);
         return NULL;
     }
     tw_multires_fix(s, 0, 1, 1e-9);
     tw_mr_tool tool = tw_test_mr_tool(0.03, 0.07, 0.05, 0.004, -0.01, 0.2);
     tw_multires_set_tool(s, &tool);
-    enum { FRAMES = 8 };
-    size_t n = 6 * FRAMES;
+    size_t n = 6 * (size_t)frames;
     for (int l = 0; l < 3; l++)
         n += 6 * (size_t)tw_multires_mesh(s, l)->nv;
     double *out = malloc(sizeof *out * n);
     size_t k = 0;
     long work = 0;
-    for (int f = 0; f < FRAMES && out; f++) {
+    int split = 0, merged = 0;
+    for (int f = 0; f < frames && out; f++) {
         tw_mr_frame_stats st;
         if (tw_multires_frame(s, &st) != TW_OK) {
-            fprintf(stderr, "threaded_run: %s\n", tw_last_error());
+            fprintf(stderr, "cubes_run: %s\n", tw_last_error());
             free(out);
             out = NULL;
             break;
         }
         work += st.work;
+        split += st.splits;
+        merged += st.merges;
         memcpy(out + k, st.tool_force, sizeof st.tool_force);
         memcpy(out + k + 3, st.tool_force_last, sizeof st.tool_force_last);
         k += 6;
@@ -978,7 +987,12 @@ static double *threaded_run(int threads, size_t *count)
         memcpy(out + k + 3 * nv, tw_multires_velocities(s, l), sizeof *out * 3 * nv);
         k += 6 * nv;
     }
-    printf("threads %d: %ld tet evaluations in %d frames\n", threads, work, FRAMES);
+    printf("threads %d, kick lanes %d: %ld tet evaluations, %d splits and %d merges in %d frames\n", threads, lanes,
+           work, split, merged, frames);
+    if (changes) {
+        changes[0] = split;
+        changes[1] = merged;
+    }
     *count = n;
     tw_multires_destroy(s);
     return out;
@@ -989,7 +1003,8 @@ static double *threaded_run(int threads, size_t *count)
 TW_TEST(threads_same_bits)
 {
     size_t n1 = 0, n2 = 0, n3 = 0;
-    double *a = threaded_run(1, &n1), *b = threaded_run(2, &n2), *c = threaded_run(3, &n3);
+    double *a = cubes_run(1, 0, 8, 2e-5, &n1, NULL, NULL), *b = cubes_run(2, 0, 8, 2e-5, &n2, NULL, NULL),
+           *c = cubes_run(3, 0, 8, 2e-5, &n3, NULL, NULL);
     CHECK(a && b && c && n1 == n2 && n1 == n3);
     size_t differ = 0;
     for (size_t i = 0; i < n1; i++)
@@ -999,5 +1014,42 @@ TW_TEST(threads_same_bits)
     free(a);
     free(b);
     free(c);
+    return 0;
+}
+
+/* The cubes run 16 frames (the tool in and out, gamma_min 8e-5: 167 splits
+ * and 15 merges) with the substeps' kicks one, two and four tets at a time
+ * (def.kick_lanes: a range's tets evaluated by kick_packed alone, by
+ * kick_pair with one-tet ends, by kick_quad with one- and two-tet ends):
+ * the same bits. Four lanes need AVX (x86-64): where tw_multires_create
+ * refuses them, one and two are compared. */
+TW_TEST(kick_lanes_same_bits)
+{
+    const int lanes[3] = {1, 2, 4};
+    double *r[3] = {NULL, NULL, NULL};
+    size_t n[3] = {0, 0, 0};
+    int refused[3] = {0, 0, 0}, changes[2] = {0, 0}, ran = 0;
+    for (int k = 0; k < 3; k++) {
+        r[k] = cubes_run(1, lanes[k], 16, 8e-5, &n[k], &refused[k], k ? NULL : changes);
+        CHECK(r[k] || refused[k]);
+        ran += r[k] != NULL;
+    }
+    CHECK(r[0] && r[1]); /* one tet at a time runs everywhere; two where the compiler has vector types */
+    CHECK(changes[0] > 0 && changes[1] > 0);
+    size_t differ[3] = {0, 0, 0};
+    for (int k = 1; k < 3; k++) {
+        if (!r[k])
+            continue;
+        CHECK(n[k] == n[0]);
+        for (size_t i = 0; i < n[0]; i++)
+            differ[k] += memcmp(r[0] + i, r[k] + i, sizeof(double)) != 0;
+        printf("%d lanes against 1: %zu of %zu values differ\n", lanes[k], differ[k], n[0]);
+    }
+    if (refused[2])
+        printf("four lanes: refused on this CPU or build, not compared\n");
+    printf("%d of 3 lane counts compared\n", ran);
+    CHECK(differ[1] == 0 && differ[2] == 0);
+    for (int k = 0; k < 3; k++)
+        free(r[k]);
     return 0;
 }

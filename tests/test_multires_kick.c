@@ -20,7 +20,7 @@ static double kick_rand(void)
 }
 
 /* Random tets over NV nodes, kicked one by one, and as the frame kicks a
- * range of them (kick_range_sse2: two at a time; kick_range_avx where the
+ * range of them (kick_range_pair: two at a time; kick_range_avx where the
  * CPU has AVX: four at a time, the ends one or two at a time), from each
  * lane of a record on and to each lane's end, in each of the four variants: the impulses must be
  * the same bits. */
@@ -87,11 +87,11 @@ TW_TEST(pair_equals_single)
                         kick_range_avx(&m, b0, b1, 0);
                     else
 #endif
-                        kick_range_sse2(&m, b0, b1, 0);
+                        kick_range_pair(&m, b0, b1, 0);
                     long d = 0;
                     for (int i = 0; i < 3 * NV; i++) d += memcmp(&single[i], &ranged[i], sizeof(double)) != 0;
                     printf("green %d damped %d from %d, %s: %ld of %d impulses differ\n", green, damped, b0,
-                           form ? "avx" : "sse2", d, 3 * NV);
+                           form ? "avx" : "pair", d, 3 * NV);
                     differ += d;
                 }
         }

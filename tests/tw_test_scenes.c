@@ -341,3 +341,32 @@ tw_world_def tw_test_bar_def(tw_method method, tw_backend backend)
     d.damping_stiffness = 0.02;
     return d;
 }
+
+tw_world *tw_test_slope_world(const tw_mesh *m, const tw_world_def *d, double theta, double off, double mu,
+                              const tw_real *at)
+{
+    tw_world *w = tw_world_create(m, d);
+    if (!w) return NULL;
+    int n = tw_world_vertex_count(w);
+    const double *X = tw_mesh_positions(m);
+    double c = cos(theta), s = sin(theta);
+    tw_real *x = malloc(sizeof(tw_real) * 3 * (size_t)n);
+    for (int i = 0; x && i < n; i++) {
+        x[3 * i] = (tw_real)(off + X[3 * i] * c - X[3 * i + 2] * s);
+        x[3 * i + 1] = (tw_real)X[3 * i + 1];
+        x[3 * i + 2] = (tw_real)(X[3 * i] * s + X[3 * i + 2] * c);
+    }
+    tw_collider_def pl = tw_default_collider_def();
+    pl.point[0] = off;
+    pl.normal[0] = -s;
+    pl.normal[2] = c;
+    pl.friction = mu;
+    tw_status st = x ? tw_world_set_positions(w, at ? at : x) : tw_fail(TW_ERR_NOMEM, "slope world: no host memory");
+    if (st == TW_OK) st = tw_world_add_collider(w, &pl);
+    free(x);
+    if (st != TW_OK) {
+        tw_world_destroy(w);
+        return NULL;
+    }
+    return w;
+}

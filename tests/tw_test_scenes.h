@@ -117,4 +117,12 @@ tw_mesh *tw_test_bunny_lattice(tw_mesh **bunny);
  * dt 10 ms with stiffness damping 0.02: the bar the GPU tests step on both
  * backends. */
 tw_world_def tw_test_bar_def(tw_method method, tw_backend backend);
+
+/* A world of def d on m (the 0.2 m block of the slope tests) over a plane
+ * tilted by theta about y (normal (-sin, 0, cos)) with friction mu, block
+ * and plane moved by off along x: the block placed on the plane (its rest
+ * positions turned by -theta about y, its bottom face z = 0 on it), or at
+ * `at` (not NULL: 3n positions). NULL (tw_last_error) on failure. */
+tw_world *tw_test_slope_world(const tw_mesh *m, const tw_world_def *d, double theta, double off, double mu,
+                              const tw_real *at);
 #endif
