@@ -493,7 +493,7 @@ int cli_cmd_run_multires(int argc, char **argv)
                     st.merges, st.refused_splits, ek, ee, eg, p[0], p[1], p[2], st.tool_force[0], st.tool_force[1],
                     st.tool_force[2], st.max_gamma, st.stale_interface, cms);
         }
-        /* written after the frame's CPU time is taken: the field costs the run nothing */
+        /* written after the frame's times are taken: they leave it out */
         for (int i = 0; field && i < nv; i++) {
             double p[3];
             tw_multires_probe(m, pl, i, p);
