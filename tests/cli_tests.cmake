@@ -273,6 +273,12 @@ add_test(NAME cli.run_tree_frames
                  --obj-dir ${TW_CLI_TMP}/tree_frames)
 set_tests_properties(cli.run_tree_frames PROPERTIES TIMEOUT 120 ENVIRONMENT ${TW_CLI_ENV})
 
+# ---- the multiresolution (run --multires): the field file has a row per
+# finest vertex (liver_mr1: 705) a frame
+tw_cli_writes_csv(run_multires_field_csv ${TW_CLI_TMP}/mr_field.csv 1411 "frame,vertex,level,x,y,z"
+  run --multires 2 --levels ${TW_CLI_MESHES}/liver_mr0.node,${TW_CLI_MESHES}/liver_mr1.node --frames 2
+  --field-csv ${TW_CLI_TMP}/mr_field.csv)
+
 # ---- the hierarchical basis (run --hier-basis)
 tw_cli_writes_csv(run_hier_basis_csv ${TW_CLI_TMP}/hb.csv 6
   "step,time,cg_iterations,newton_iterations,residual,step_ms,kinetic_energy,elastic_energy,gravity_energy,probe_ux,probe_uy,probe_uz,ref_step_ms,ref_cg_iterations,ref_probe_ux,ref_probe_uy,ref_probe_uz,err_probe,err_max"

@@ -41,6 +41,7 @@ typedef struct mr_opts {
     int has_tool;
     tw_mr_tool tool;
     const char *csv;
+    const char *field_csv; /* every vertex of the probe's level, every frame */
     int probe_level, probe;
     int probe_at_given;
     double probe_at[3];
@@ -120,7 +121,11 @@ void cli_multires_help(FILE *f)
             "  --csv PATH              per-frame CSV\n"
             "  --probe LEVEL,VERTEX    the vertex the CSV follows (default: the finest level's vertex\n"
             "                          farthest from the fixed ones)\n"
-            "  --probe-at X,Y,Z        follow the finest level's vertex nearest to this rest point, m\n",
+            "  --probe-at X,Y,Z        follow the finest level's vertex nearest to this rest point, m\n"
+            "  --field-csv PATH        every vertex of the probe's level at every frame, where the\n"
+            "                          simulation puts it (interpolated from the level simulating it\n"
+            "                          where it is not active): frame,vertex,level,x,y,z (level: the\n"
+            "                          level whose active nodes carry most of its weight)\n",
             MR_MAX_LEVELS, d.levels, d.fine_tets, d.level_ratio, d.def.damping_phi, d.def.damping_psi,
             d.def.gamma_min, d.def.gamma_max, d.def.frame_dt, d.frames, d.def.courant_factor, d.def.speed_change,
             d.def.tool_dt);
@@ -243,6 +248,8 @@ static int mr_parse(cli_args *a, cli_scene_opts *so, mr_opts *o)
             bad = cli_double(a, "s", &o->def.tool_dt) || cli_require(a, o->def.tool_dt > 0, "> 0 s");
         } else if (cli_is(a, "--csv")) {
             bad = !(o->csv = cli_value(a, "CSV path"));
+        } else if (cli_is(a, "--field-csv")) {
+            bad = !(o->field_csv = cli_value(a, "CSV path"));
         } else if (cli_is(a, "--probe-at")) {
             bad = cli_doubles(a, "X,Y,Z in m", 3, o->probe_at);
             o->probe_at_given = 1;
@@ -340,7 +347,7 @@ int cli_cmd_run_multires(int argc, char **argv)
     tw_mesh *mesh[MR_MAX_LEVELS] = {0};
     int n = 0, rc = CLI_EXIT_FAIL;
     tw_multires *m = NULL;
-    FILE *csv = NULL;
+    FILE *csv = NULL, *field = NULL;
     if (mr_load_levels(&a, &so, &o, mesh, &n)) goto done;
     if (o.fixed_level >= n || o.def.start_level >= n) {
         cli_error(&a, "--fixed-level/--start-level: the levels are 0..%d", n - 1);
@@ -423,6 +430,13 @@ int cli_cmd_run_multires(int argc, char **argv)
                      "refused_splits,kinetic_energy,elastic_energy,gravity_energy,probe_x,probe_y,probe_z,"
                      "tool_fx,tool_fy,tool_fz,max_gamma,stale_interface,cpu_ms\n");
     }
+    if (o.field_csv) {
+        if (!(field = fopen(o.field_csv, "w"))) {
+            cli_error(&a, "--field-csv %s: %s", o.field_csv, strerror(errno));
+            goto done;
+        }
+        fprintf(field, "frame,vertex,level,x,y,z\n");
+    }
     /* the budget from a measured cost per tet evaluation (a running mean), less
        three times the running spread of a frame's time about that prediction: a
        frame's time at the same work varies (the plan rebuilt or not, caches),
@@ -479,6 +493,12 @@ int cli_cmd_run_multires(int argc, char **argv)
                     st.merges, st.refused_splits, ek, ee, eg, p[0], p[1], p[2], st.tool_force[0], st.tool_force[1],
                     st.tool_force[2], st.max_gamma, st.stale_interface, cms);
         }
+        /* written after the frame's times are taken: they leave it out */
+        for (int i = 0; field && i < nv; i++) {
+            double p[3];
+            tw_multires_probe(m, pl, i, p);
+            fprintf(field, "%d,%d,%d,%.9g,%.9g,%.9g\n", f, i, tw_multires_point_level(m, pl, i), p[0], p[1], p[2]);
+        }
     }
     printf("%d frames to t = %g s in %.1f ms: %.3f ms a frame (max %.3f), %.1f frames/s achieved, %.2fx real time\n",
            o.frames, tw_multires_time(m), ms_total, ms_total / o.frames, ms_max, 1000.0 * o.frames / ms_total,
@@ -497,6 +517,7 @@ int cli_cmd_run_multires(int argc, char **argv)
     rc = CLI_EXIT_OK;
 done:
     if (csv && fclose(csv) != 0) rc = CLI_EXIT_FAIL;
+    if (field && fclose(field) != 0) rc = CLI_EXIT_FAIL;
     tw_multires_destroy(m);
     for (int l = 0; l < n; l++) tw_mesh_destroy(mesh[l]); /* the hierarchy holds copies */
     return rc;

@@ -28,3 +28,17 @@ python3 bench/contact_checks.py $D/contact_report_newmark.csv $D/contact_report_
 #   (cd /tmp/b34 && bench/contact_report.sh build OUT.csv), copied to $D/contact_report_b34dbcb{,_rest}.csv, .log
 python3 bench/contact_checks.py $D/contact_report_b34dbcb.csv $D/contact_report_b34dbcb_rest.csv \
     $D/contact_report.csv $D/contact_report_rest.csv
+# The bunny with the 15 mm tool scored on the whole body (debunne_tool15.md; Release,
+# -DTW_CUDA=OFF, build/):
+OMP_WAIT_POLICY=PASSIVE FIELDS=/tmp/tool15_ffinal bench/debunne_tool15.sh build $D
+V="--visco 3,3"; G="--gamma 1e-3,5e-3"
+OMP_WAIT_POLICY=PASSIVE REPEAT=1 REF=0.125 NAME=debunne_tool15_visco RUNS="ref --fixed-level 3 --courant 0.125 $V;
+    finest --fixed-level 3 $V; level2 --fixed-level 2 $V; g1 $G $V;
+    g3-m8-l1 --gamma 3e-3,1e-2 --tool-margin 0.008 --start-level 1 $V; g1-m12-l1 $G --tool-margin 0.012 --start-level 1 $V;
+    g1-m20-l3 $G --tool-margin 0.02 --start-level 3 $V; g1-m30-l3 $G --tool-margin 0.03 --start-level 3 $V" \
+    bench/debunne_tool15.sh build $D
+# the rest of the body kept on level 1 or 2 (debunne_tool15_keep.*: explore.csv/.log of this run, renamed)
+OMP_WAIT_POLICY=PASSIVE FIELDS=/tmp/tool15_ffinal REPEAT=1 NAME=explore RUNS="k2-m30-l2 --gamma 0,1e-2 --tool-margin 0.03 --start-level 2;
+    k2-m15-l2 --gamma 0,1e-2 --tool-margin 0.015 --start-level 2; k2-m8-l2 --gamma 0,1e-2 --tool-margin 0.008 --start-level 2;
+    k1-m15-l1 --gamma 0,1e-2 --tool-margin 0.015 --start-level 1; k1-m30-l1 --gamma 0,1e-2 --tool-margin 0.03 --start-level 1" \
+    bench/debunne_tool15.sh build /tmp/tool15_o5
