@@ -323,3 +323,128 @@ TW_TEST(bad_tool_rejected)
     tw_mesh_destroy(m);
     return 0;
 }
+
+/* The model tests' press: a 5 cm sphere pressed 6 mm into the 1536-tet
+ * block over 0.1 s, with friction (mu > 0) while sliding 3 mm along x (its
+ * contacts end stuck, loaded sideways), then held (dt 10 ms, linear, mass damping 30/s
+ * so that it comes to rest within the 0.8 s held); then moved by `shift`
+ * and held 0.8 s more. F0 / F1: the force on the tool at rest before / after
+ * the shift, m the model at rest before it; x the positions at the first
+ * rest (3n) when not NULL; models 0 runs without them. */
+static int model_settle(double mu, int models, const double shift[3], double F0[3], double F1[3], tw_collider_model *m,
+                        tw_real *x)
+{
+    tw_mesh *mesh = demo_tool_block_mesh(8);
+    CHECK(mesh);
+    tw_world_def d = press_def(TW_IMPLICIT_EULER, 0.01);
+    d.method = TW_LINEAR;
+    d.youngs_modulus = 5e4;
+    d.damping_mass = 30;
+    d.threads = 1;
+    d.cg_tolerance = 1e-6;
+    d.cg_max_iterations = 2000;
+    d.collider_models = models;
+    tw_world *w = demo_tool_block_world(mesh, &d, 1);
+    CHECK(w);
+    tw_collider_def tool = demo_tool_sphere(0.05, 0, mu);
+    CHECK_OK(tw_world_add_collider(w, &tool));
+    tw_step_stats st;
+    int contacts = 0;
+    double slide = mu > 0 ? 0.003 : 0;
+    for (int s = 0; s < 170; s++) {
+        double t = (s + 1) * d.dt, r = fmin(t / 0.1, 1.0), p[3] = {tool.center[0] + slide * r, tool.center[1],
+                                                                   tool.center[2] - 0.006 * r};
+        if (s >= 90)
+            for (int a = 0; a < 3; a++) p[a] += shift[a];
+        CHECK_OK(tw_world_move_collider(w, 0, p, NULL));
+        CHECK_OK(tw_world_step(w, &st));
+        if (s == 89) {
+            CHECK_OK(tw_world_collider_force(w, 0, F0));
+            if (models) CHECK_OK(tw_world_collider_model(w, 0, m));
+            if (x) memcpy(x, tw_world_positions(w), sizeof(tw_real) * 3 * (size_t)tw_world_vertex_count(w));
+            contacts = st.contacts;
+        }
+    }
+    CHECK(st.contacts == contacts && contacts > 0); /* the same contact set: the model's domain */
+    CHECK_OK(tw_world_collider_force(w, 0, F1));
+    tw_world_destroy(w);
+    tw_mesh_destroy(mesh);
+    return 0;
+}
+
+/* The collider model's stiffness is the body's at rest: the tool held at
+ * rest, then moved by 0.01 mm along each axis and held until the body is at
+ * rest again (the contact set unchanged), the force changes by K dc within
+ * 1 % of the largest change the three shifts make (what is left is the
+ * non-linearity of the contact over the shift). With mu = 0.5 (stuck
+ * contacts held whole; a shift forward would make them slip, where the
+ * model does not reach) and without friction (the normal alone
+ * constrained: the sideways stiffness is the curvature's, the contact's
+ * normal turning as the vertex slides on the sphere). Also: the model's
+ * solves leave the step's results unchanged to the bit. */
+static int model_predicts(double mu)
+{
+    double zero[3] = {0, 0, 0}, F0[3], F1[3], G0[3], G1[3];
+    tw_collider_model m;
+    tw_mesh *mesh = demo_tool_block_mesh(8);
+    CHECK(mesh);
+    size_t n3 = 3 * (size_t)tw_mesh_vertex_count(mesh);
+    tw_mesh_destroy(mesh);
+    tw_real *x0 = malloc(sizeof(tw_real) * n3), *x1 = malloc(sizeof(tw_real) * n3);
+    CHECK(x0 && x1);
+    CHECK(model_settle(mu, 1, zero, F0, F1, &m, x0) == 0);
+    CHECK(model_settle(mu, 0, zero, G0, G1, NULL, x1) == 0);
+    CHECK(memcmp(x0, x1, sizeof(tw_real) * n3) == 0);
+    free(x0);
+    free(x1);
+    printf("mu %g: %d contacts, force (%.4g, %.4g, %.4g) N, K (N/m) [%.4g %.4g %.4g; %.4g %.4g %.4g; %.4g %.4g %.4g], "
+           "%d CG iterations\n",
+           mu, m.contacts, F0[0], F0[1], F0[2], m.stiffness[0], m.stiffness[1], m.stiffness[2], m.stiffness[3],
+           m.stiffness[4], m.stiffness[5], m.stiffness[6], m.stiffness[7], m.stiffness[8], m.cg_iterations);
+    CHECK(F0[2] > 0.5); /* pressed in: the body pushes the tool up */
+    double err = 0, change = 0;
+    for (int a = 0; a < 3; a++) {
+        double shift[3] = {0, 0, 0}, P[3], c[3];
+        shift[a] = -1e-5;
+        CHECK(model_settle(mu, 0, shift, G0, F1, NULL, NULL) == 0);
+        for (int r = 0; r < 3; r++) c[r] = m.center[r] + shift[r];
+        tw_collider_model_force(&m, c, NULL, P);
+        double e2 = 0, d2 = 0;
+        for (int r = 0; r < 3; r++) {
+            e2 += (F1[r] - P[r]) * (F1[r] - P[r]);
+            d2 += (F1[r] - F0[r]) * (F1[r] - F0[r]);
+        }
+        printf("  shift %c -0.01 mm: the force at rest changes by (%.4g, %.4g, %.4g) N, the model's by (%.4g, %.4g, "
+               "%.4g) N, error %.3g of it\n",
+               "xyz"[a], F1[0] - F0[0], F1[1] - F0[1], F1[2] - F0[2], P[0] - F0[0], P[1] - F0[1], P[2] - F0[2],
+               sqrt(e2 / d2));
+        err = tw_test_max(err, sqrt(e2));
+        change = tw_test_max(change, sqrt(d2));
+    }
+    CHECK(change > 1e-3);
+    CHECK(!(err > 0.01 * change));
+    return 0;
+}
+
+TW_TEST(model_predicts_rest_frictionless) { return model_predicts(0); }
+TW_TEST(model_predicts_rest_friction) { return model_predicts(0.5); }
+
+TW_TEST(model_needs_its_def)
+{
+    tw_mesh *m = demo_tool_block_mesh(2);
+    CHECK(m);
+    tw_world *w = tw_world_create(m, NULL);
+    CHECK(w);
+    tw_collider_def c = demo_tool_sphere(0.02, 0, 0.5);
+    CHECK_OK(tw_world_add_collider(w, &c));
+    tw_collider_model model;
+    CHECK(tw_world_collider_model(w, 0, &model) == TW_ERR_UNSUPPORTED);
+    CHECK(strstr(tw_last_error(), "collider_models") != NULL);
+    tw_world_destroy(w);
+    tw_world_def d = tw_default_world_def();
+    d.collider_models = 2;
+    CHECK(tw_world_create(m, &d) == NULL);
+    CHECK(strstr(tw_last_error(), "collider models 2") != NULL);
+    tw_mesh_destroy(m);
+    return 0;
+}
