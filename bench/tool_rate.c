@@ -24,7 +24,7 @@
  * step RATIO x DT with the collider models (tw_world_def.collider_models,
  * their solves to 0.1), the force at every DT tick from a step's model:
  *
- *   tw_bench_tool_rate --multirate
+ *   tw_bench_tool_rate --multirate --header
  *   tw_bench_tool_rate --multirate CELLS METHOD THREADS DT STEPS WARM RATIO:PRECOND:CG_FIXED... */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <math.h>
@@ -261,10 +261,33 @@ static int run_multirate(const tw_mesh *m, tw_method method, tw_preconditioner p
     return 0;
 }
 
+/* CELLS METHOD THREADS DT STEPS WARM (a[0..5]), the block and the
+ * reference run (block-Jacobi CG to 1e-6) */
+typedef struct bench_args {
+    int cells, method, threads, steps, warm;
+    double dt;
+    tw_mesh *m;
+    run_result ref;
+} bench_args;
+
+/* 0, or the exit status (the message said) */
+static int bench_setup(char **a, const char *prog, bench_args *b)
+{
+    b->cells = atoi(a[0]), b->method = tw_method_parse(a[1]), b->threads = atoi(a[2]);
+    b->dt = atof(a[3]);
+    b->steps = atoi(a[4]), b->warm = atoi(a[5]);
+    if (b->cells < 2 || b->method < 0 || !(b->dt > 0) || b->warm < 0 || b->warm >= b->steps) {
+        fprintf(stderr, "%s: bad arguments\n", prog);
+        return 2;
+    }
+    if (!(b->m = demo_tool_block_mesh(b->cells))) { fprintf(stderr, "%s\n", tw_last_error()); return 1; }
+    return run(b->m, (tw_method)b->method, TW_PRECOND_JACOBI, 0, 0, 1e-6, b->threads, b->dt, b->steps, b->warm, &b->ref);
+}
+
 /* tw_bench_tool_rate --multirate CELLS METHOD THREADS DT STEPS WARM RATIO:PRECOND:CG_FIXED... */
 static int multirate_main(int argc, char **argv)
 {
-    if (argc == 2) {
+    if (argc == 3 && strcmp(argv[2], "--header") == 0) {
         printf("cells,tets,vertices,method,precond,cg_fixed,threads,haptic_dt,slow_dt,slow_steps_timed,cpu_ms_slow_step,"
                "cpu_ms_slow_step_no_model,ms_slow_step_median,model_cg_iterations,contacts,ns_force_eval,"
                "force_eval_rate_hz,force_rms_n,err_slow_steps,err_model_lag0,err_model_lag1,err_hold_lag1\n");
@@ -274,17 +297,9 @@ static int multirate_main(int argc, char **argv)
         fprintf(stderr, "usage: %s --multirate CELLS METHOD THREADS DT STEPS WARM RATIO:PRECOND:CG_FIXED...\n", argv[0]);
         return 2;
     }
-    int cells = atoi(argv[2]), method = tw_method_parse(argv[3]), threads = atoi(argv[4]);
-    double dt = atof(argv[5]);
-    int steps = atoi(argv[6]), warm = atoi(argv[7]);
-    if (cells < 2 || method < 0 || !(dt > 0) || warm < 0 || warm >= steps) {
-        fprintf(stderr, "%s: bad arguments\n", argv[0]);
-        return 2;
-    }
-    tw_mesh *m = demo_tool_block_mesh(cells);
-    if (!m) { fprintf(stderr, "%s\n", tw_last_error()); return 1; }
-    run_result ref;
-    if (run(m, (tw_method)method, TW_PRECOND_JACOBI, 0, 0, 1e-6, threads, dt, steps, warm, &ref)) return 1;
+    bench_args b;
+    int rc = bench_setup(argv + 2, argv[0], &b);
+    if (rc) return rc;
     for (int c = 8; c < argc; c++) {
         char pcname[16];
         int ratio, fixed;
@@ -294,16 +309,17 @@ static int multirate_main(int argc, char **argv)
         }
         tw_preconditioner pc = strcmp(pcname, "mg") == 0 ? TW_PRECOND_MG : TW_PRECOND_JACOBI;
         mr_result r = {0};
-        if (run_multirate(m, (tw_method)method, pc, fixed, threads, dt, steps, warm, ratio, &ref, &r)) return 1;
-        printf("%d,%d,%d,%s,%s,%d,%d,%g,%g,%d,%.4g,%.4g,%.4g,%.1f,%.1f,%.3g,%.3g,%.4g,%.3g,%.3g,%.3g,%.3g\n", cells,
-               tw_mesh_tet_count(m), tw_mesh_vertex_count(m), tw_method_name((tw_method)method),
-               pc == TW_PRECOND_MG ? "mg" : "jacobi", fixed, threads, dt, ratio * dt, r.timed, r.cpu_ms, r.cpu_ms_plain,
+        if (run_multirate(b.m, (tw_method)b.method, pc, fixed, b.threads, b.dt, b.steps, b.warm, ratio, &b.ref, &r))
+            return 1;
+        printf("%d,%d,%d,%s,%s,%d,%d,%g,%g,%d,%.4g,%.4g,%.4g,%.1f,%.1f,%.3g,%.3g,%.4g,%.3g,%.3g,%.3g,%.3g\n", b.cells,
+               tw_mesh_tet_count(b.m), tw_mesh_vertex_count(b.m), tw_method_name((tw_method)b.method),
+               pc == TW_PRECOND_MG ? "mg" : "jacobi", fixed, b.threads, b.dt, ratio * b.dt, r.timed, r.cpu_ms, r.cpu_ms_plain,
                r.ms_median, r.model_cg, r.contacts, r.ns_eval, 1e9 / r.ns_eval, r.f_rms, r.err_slow, r.err_lag0,
                r.err_lag1, r.err_hold1);
         fflush(stdout);
     }
-    free(ref.force);
-    tw_mesh_destroy(m);
+    free(b.ref.force);
+    tw_mesh_destroy(b.m);
     return 0;
 }
 
@@ -320,17 +336,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s CELLS METHOD THREADS DT STEPS WARM PRECOND:CG_FIXED... | --header\n", argv[0]);
         return 2;
     }
-    int cells = atoi(argv[1]), method = tw_method_parse(argv[2]), threads = atoi(argv[3]);
-    double dt = atof(argv[4]);
-    int steps = atoi(argv[5]), warm = atoi(argv[6]);
-    if (cells < 2 || method < 0 || !(dt > 0) || warm < 0 || warm >= steps) {
-        fprintf(stderr, "%s: bad arguments\n", argv[0]);
-        return 2;
-    }
-    tw_mesh *m = demo_tool_block_mesh(cells);
-    if (!m) { fprintf(stderr, "%s\n", tw_last_error()); return 1; }
-    run_result ref;
-    if (run(m, (tw_method)method, TW_PRECOND_JACOBI, 0, 0, 1e-6, threads, dt, steps, warm, &ref)) return 1;
+    bench_args b;
+    int rc = bench_setup(argv + 1, argv[0], &b);
+    if (rc) return rc;
+    int cells = b.cells, method = b.method, threads = b.threads, steps = b.steps, warm = b.warm;
+    double dt = b.dt;
+    tw_mesh *m = b.m;
+    run_result ref = b.ref;
     int timed = steps - warm;
     for (int c = 7; c < argc; c++) {
         char pcname[16];
