@@ -280,6 +280,8 @@ static tw_status implicit_solve(tw_world *w, double heff, const tw_real *xbase, 
         st->contacts = 0;
         for (int i = 0; i < n; i++) st->contacts += tw_contact_active(w->fcons[i]);
         tw_contact_forces(w, w->rhs, w->vnew, heff);
+        if (w->def.collider_models && w->ncolliders && !w->bodies && !w->nhang && tw_contact_model(w, heff) != TW_OK)
+            return TW_ERR_NOMEM;
         /* BDF2's impacts: contacts the step's start velocity (v_n) took
          * towards their collider faster than gravity adds in a step */
         double vtol = h * sqrt(w->def.gravity[0] * w->def.gravity[0] + w->def.gravity[1] * w->def.gravity[1] +

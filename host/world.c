@@ -178,6 +178,11 @@ static tw_status check_def(const tw_world_def *d)
                        TW_CONTACT_PASSES);
     if ((unsigned)d->precond > TW_PRECOND_AUTO) return tw_fail(TW_ERR_INVALID, "unknown preconditioner %d", (int)d->precond);
     if ((unsigned)d->spmv > TW_SPMV_HALF) return tw_fail(TW_ERR_INVALID, "unknown SpMV form %d", (int)d->spmv);
+    if ((unsigned)d->collider_models > 1)
+        return tw_fail(TW_ERR_INVALID, "collider models %d must be 0 (off) or 1", d->collider_models);
+    if (!(d->collider_model_tolerance >= 0) || !(d->collider_model_tolerance < 1))
+        return tw_fail(TW_ERR_INVALID, "collider model tolerance %g must be in [0, 1) (0: the CG tolerance)",
+                       d->collider_model_tolerance);
     if (d->cg_max_iterations < 1) return tw_fail(TW_ERR_INVALID, "CG iteration cap %d must be >= 1", d->cg_max_iterations);
     if (d->newton_iterations < 0 || !(d->newton_tolerance > 0))
         return tw_fail(TW_ERR_INVALID, "Newton iterations %d must be >= 0 (0: automatic) and tolerance %g > 0",
@@ -389,6 +394,7 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     w->cvel = tw_calloc(3 * n, sizeof(tw_real), "contact collider velocities");
     w->energy_step = -1;
     w->energy_above = -1;
+    w->cmodel_step = -1;
     w->newton = tw_calloc(4 * 3 * n, sizeof(tw_real), "Newton vectors");
     if (!w->x || !w->v || !w->fext || !w->target || !w->cons || !w->R || !w->S || !w->fe || !w->f || !w->rhs ||
         !w->vnew || !w->A || !w->edge_nbr || !w->acc || !w->xprev || !w->vprev || !w->xbase || !w->vbase ||
@@ -437,6 +443,10 @@ void tw_world_destroy(tw_world *w)
     free(w->fe); free(w->f); free(w->rhs); free(w->vnew); free(w->A); free(w->edge_nbr);
     free(w->acc); free(w->xprev); free(w->vprev); free(w->xbase); free(w->vbase);
     free(w->fcons); free(w->cnormal); free(w->cdist); free(w->cimpulse); free(w->cmu); free(w->cfric); free(w->cfprev); free(w->cslip); free(w->ccol); free(w->cvel); free(w->newton);
+    for (int k = 0; k < TW_MAX_COLLIDERS; k++) free(w->cmodel_resp[k]);
+    free(w->cmodel_scratch);
+    free(w->cmodel_A);
+    free(w->cmodel_curv);
     free(w->rot_x);
     free(w->energy_snap);
     free(w->turn_R);
@@ -613,6 +623,7 @@ void tw_world_restart(tw_world *w)
     w->has_acc = w->has_history = 0;
     memset(w->cimpulse, 0, sizeof(tw_real) * (size_t)w->fem.n);
     w->impulses_zeroed = 1;
+    w->cmodel_step = -1; /* the tool models describe the replaced state */
 }
 
 void tw_world_reset(tw_world *w)

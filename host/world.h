@@ -72,6 +72,18 @@ struct tw_world {
     double cforce[TW_MAX_COLLIDERS][3]; /* the force the body exerted on each collider in the last step, N */
     double ctarget[TW_MAX_COLLIDERS][6]; /* tw_world_move_collider: center and end after the next step */
     unsigned char cmoved[TW_MAX_COLLIDERS]; /* 1: ctarget holds the collider's next position */
+    /* def.collider_models (contact_model.c): per collider the last step's
+     * force stiffness (N/m, row-major), its contacts and the condensation's
+     * CG iterations, describing step cmodel_step (w->step after it; -1:
+     * none yet); per collider the three responses (9n, allocated at its
+     * first contact) that start the next step's; allocated at the first
+     * contact: 3 x 3n scratch, the static matrix's values (9 nnzb) and the
+     * contacts' curvature stiffness (n) */
+    double cstiff[TW_MAX_COLLIDERS][9];
+    int cmodel_contacts[TW_MAX_COLLIDERS], cmodel_iterations[TW_MAX_COLLIDERS];
+    long cmodel_step;
+    tw_real *cmodel_resp[TW_MAX_COLLIDERS], *cmodel_scratch, *cmodel_A;
+    double *cmodel_curv;
     tw_real *newton;      /* Newton iterations: 4 vectors of 3n */
     /* the energy check of tw_world_step (step.c): the mechanical energy after
      * step energy_step, valid while the state's fingerprint is energy_key */
@@ -125,7 +137,8 @@ tw_status tw_world_fetch(const tw_world *w, int positions, int velocities);
  * rounding, and the contact impulses (a contact that pressed in the state
  * replaced would start the next step stuck, tw_contact_starts_stuck, or stay
  * in its first active set in the rounding band, tw_contact_mark_vertex), on
- * the device too. For the setters that replace the state (positions,
+ * the device too; the tool models (tw_world_collider_model) describe the
+ * state replaced and are dropped. For the setters that replace the state (positions,
  * velocities, reset, the static solve). */
 void tw_world_restart(tw_world *w);
 
@@ -211,6 +224,12 @@ int tw_contact_project(tw_world *w, tw_real *x, tw_real *v, double h);
  * contacts' impulses (normal and friction) over heff added to w->cforce
  * (zeroed at the start of each step). */
 void tw_contact_forces(tw_world *w, const tw_real *b, const tw_real *v, double heff);
+/* def.collider_models, after the contact passes of an implicit step (w->A
+ * v = b with the passes' filter, before any Newton iteration; no body
+ * contact, no hanging vertices): the stiffness of each touched collider's
+ * force (w->cstiff, contact_model.c). TW_OK, or TW_ERR_NOMEM with
+ * tw_last_error set. */
+tw_status tw_contact_model(tw_world *w, double heff);
 /* The colliders' motion over a step of h: each moves by h x its velocity,
  * or onto its tw_world_move_collider target. Nothing for static ones. */
 void tw_colliders_advance(tw_world *w, double h);

@@ -456,6 +456,13 @@ typedef struct tw_world_def {
                                        projection, friction off Coulomb's) for a cheaper step (a tool's
                                        force at a haptic rate: bench/tool_rate.c) */
     tw_spmv_form spmv;              /* the CPU PCG's product: full (default) or the symmetric half */
+    int collider_models;            /* implicit, CPU backend: 1: each step also condenses the body's
+                                       stiffness onto the contacts of every collider it touches, for
+                                       tw_world_collider_model (three more solves a step per such
+                                       collider); 0, the default: off */
+    double collider_model_tolerance; /* those solves' relative residual (each starts from the last
+                                       step's); 0, the default: cg_tolerance. 0.1 serves a haptic loop
+                                       (bench/tool_rate.c --multirate) */
 } tw_world_def;
 tw_world_def tw_default_world_def(void);
 
@@ -559,6 +566,37 @@ tw_status tw_world_move_collider(tw_world *w, int index, const double center[3],
  * Newmark: the projection's momentum alone, which a resting contact gives
  * every other step or so: average it over steps. */
 tw_status tw_world_collider_force(const tw_world *w, int index, double f[3]);
+/* The force on a tool between steps (a haptic loop at a higher rate than
+ * the simulation; multirate haptics after Cavusoglu & Tendick 2000): a
+ * local linear model of the force on collider `index` around where the last
+ * step left it,
+ *   F(c, v) = force + stiffness (c - center) + damping (v - velocity),
+ * stiffness the body's static stiffness (the method's stiffness at the
+ * step's linearisation) seen through the step's contacts on the collider,
+ * their set and their friction state held (stuck contacts move with it,
+ * sliding ones keep Coulomb's friction; on a sphere or capsule the
+ * surface's curvature turns a sliding contact's normal); damping is the
+ * Rayleigh beta times it. It leaves out the contact region's inertia and
+ * the contact set's changes, which the next step brings. Three solves a
+ * step per collider in contact, each started from the last step's
+ * (host/contact_model.c). Needs tw_world_def.collider_models = 1, an
+ * implicit integrator, the CPU backend and a world of one body without
+ * hanging vertices (else TW_ERR_UNSUPPORTED); zero stiffness before the
+ * first step and where the collider had no contact in it. */
+typedef struct tw_collider_model {
+    double center[3];    /* the collider's centre (capsule: its first end) after the last step, m */
+    double force[3];     /* tw_world_collider_force there, N */
+    double velocity[3];  /* the collider's velocity in the last step, m/s */
+    double stiffness[9]; /* dF/dcenter, N/m, row-major: stiffness[3 r + c] = dF_r / dcenter_c */
+    double damping[9];   /* dF/dvelocity, N s/m, row-major */
+    int contacts;        /* the collider's contacts in the last step (the rows condensed) */
+    int cg_iterations;   /* the condensation's CG iterations in the last step */
+} tw_collider_model;
+tw_status tw_world_collider_model(const tw_world *w, int index, tw_collider_model *m);
+/* The model's force with the collider at centre c moving at v (m/s; NULL:
+ * at the step's velocity), N (a few nanoseconds: the haptic loop's
+ * evaluation). */
+void tw_collider_model_force(const tw_collider_model *m, const double c[3], const double v[3], double f[3]);
 /* Signed distance of point x to collider c (m, negative inside) and the
  * outward normal there. */
 double tw_collider_distance(const tw_collider_def *c, const double x[3], double normal[3]);

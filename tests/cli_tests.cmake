@@ -255,6 +255,11 @@ tw_cli_exits(tool_needs_position 2 "--tool needs a position" run ${TW_CLI_BAR} -
 tw_cli_exits(tool_bad_shape 2 "must be sphere:R or capsule:R:HX,HY,HZ" run ${TW_CLI_BAR} --tool cube:1 --tool-at 0,0,0)
 tw_cli_exits(tool_path_bad_line 2 "tw_test.h:1: expected 't x y z'" run ${TW_CLI_BAR} --tool sphere:0.1
              --tool-path ${CMAKE_CURRENT_SOURCE_DIR}/tw_test.h)
+tw_cli_writes_csv(run_tool_model_csv ${TW_CLI_TMP}/tool_model.csv 11
+                  "step,time,volume,kinetic_energy,elastic_energy,gravity_energy,cg_iterations,residual,step_ms,probe_ux,probe_uy,probe_uz,tool_x,tool_y,tool_z,tool_fx,tool_fy,tool_fz,tool_kxx,tool_kxy,tool_kxz,tool_kyx,tool_kyy,tool_kyz,tool_kzx,tool_kzy,tool_kzz"
+                  run ${TW_CLI_BAR} --gravity 0,0,0 --tool sphere:0.06 --tool-path 1,0.05,0.16:1,0.05,0.12:0.05
+                  --tool-model --steps 10 --csv ${TW_CLI_TMP}/tool_model.csv)
+tw_cli_exits(tool_model_needs_tool 2 "--tool-model need --tool" run ${TW_CLI_BAR} --tool-model)
 tw_cli_prints(run_tool_keyframes "^tool: force at the end \\([^)]*\\) N, at most [1-9]"
               run ${TW_CLI_BAR} --gravity 0,0,0 --tool capsule:0.06:0,0.02,0 --tool-path ${CMAKE_CURRENT_SOURCE_DIR}/tool_path.txt
               --tool-osc 0,0,0.002:5 --steps 10)

@@ -410,8 +410,9 @@ static int run_setup(const cli_args *a, const cli_scene_opts *so, run_opts *o, c
             return CLI_EXIT_FAIL;
         }
         fprintf(r->csv, "step,time,volume,kinetic_energy,elastic_energy,gravity_energy,"
-                        "cg_iterations,residual,step_ms,probe_ux,probe_uy,probe_uz%s\n",
-                o->tool.on ? ",tool_x,tool_y,tool_z,tool_fx,tool_fy,tool_fz" : "");
+                        "cg_iterations,residual,step_ms,probe_ux,probe_uy,probe_uz%s%s\n",
+                o->tool.on ? ",tool_x,tool_y,tool_z,tool_fx,tool_fy,tool_fz" : "",
+                o->tool.model ? ",tool_kxx,tool_kxy,tool_kxz,tool_kyx,tool_kyy,tool_kyz,tool_kzx,tool_kzy,tool_kzz" : "");
     }
     if (o->obj_every > 0) {
         if (mkdir(o->obj_dir, 0777) != 0 && errno != EEXIST) {
@@ -456,6 +457,8 @@ static int run_steps(const cli_args *a, const run_opts *o, cli_scene *sc, run_st
         if (s == TW_OK) s = tw_world_step(sc->world, &st);
         double tf[3] = {0, 0, 0};
         if (s == TW_OK && o->tool.on) tw_world_collider_force(sc->world, o->tool.index, tf);
+        tw_collider_model model;
+        if (s == TW_OK && o->tool.model) s = tw_world_collider_model(sc->world, o->tool.index, &model);
         double ms = cli_now_ms() - t0;
         if (s != TW_OK) {
             cli_error(a, "%s", tw_last_error());
@@ -483,6 +486,7 @@ static int run_steps(const cli_args *a, const run_opts *o, cli_scene *sc, run_st
                 double p[3];
                 cli_tool_position(&o->tool, tw_world_time(sc->world), p);
                 fprintf(r->csv, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g", p[0], p[1], p[2], tf[0], tf[1], tf[2]);
+                for (int k = 0; o->tool.model && k < 9; k++) fprintf(r->csv, ",%.9g", model.stiffness[k]);
             }
             fputc('\n', r->csv);
         }
@@ -626,6 +630,7 @@ int cli_cmd_run(int argc, char **argv)
     def.precond = o.precond;
     def.integrator = o.integrator;
     def.newton_iterations = o.newton;
+    def.collider_models = o.tool.model;
     cli_scene sc;
     if (o.scene ? run_demo_scene(&o, &so, a.prog, &sc) : cli_scene_build(&so, def, a.prog, &sc)) {
         cli_tool_free(&o.tool);

@@ -30,7 +30,10 @@ void cli_tool_help(FILE *f)
             "  --tool-path FILE        keyframes, a line each: t x y z (s, m; t increasing; '#' comments),\n"
             "                          piecewise linear, held before the first and after the last\n"
             "  --tool-osc AX,AY,AZ:F   adds A sin(2 pi F t) to the path (m, Hz)\n"
-            "  --tool-friction MU      Coulomb friction on the tool, >= 0 (default 0.5)\n");
+            "  --tool-friction MU      Coulomb friction on the tool, >= 0 (default 0.5)\n"
+            "  --tool-model            the CSV also gains tool_kxx,...,tool_kzz: the stiffness of the force\n"
+            "                          (dF/dp, N/m, row-major) for a haptic loop between steps\n"
+            "                          (tw_world_collider_model; implicit integrators, CPU backend)\n");
 }
 
 /* "a,b,c" into v[3]; -1 on junk. */
@@ -120,6 +123,10 @@ int cli_tool_option(cli_tool *t, cli_args *a)
         t->has_at = 1;
         return cli_doubles(a, "X,Y,Z: the tool's position, m", 3, t->at) ? -1 : 1;
     }
+    if (cli_is(a, "--tool-model")) {
+        t->model = 1;
+        return 1;
+    }
     if (cli_is(a, "--tool-friction")) {
         if (cli_double(a, "Coulomb friction", &t->friction)) return -1;
         return cli_require(a, t->friction >= 0, ">= 0") ? -1 : 1;
@@ -163,9 +170,10 @@ int cli_tool_option(cli_tool *t, cli_args *a)
 
 int cli_tool_check(const cli_tool *t, const char *prog)
 {
-    int any = t->has_at || t->nkeys || t->osc_freq > 0;
+    int any = t->has_at || t->nkeys || t->osc_freq > 0 || t->model;
     if (!t->on && any) {
-        fprintf(stderr, "%s: --tool-at, --tool-path and --tool-osc need --tool sphere:R or capsule:R:HX,HY,HZ\n", prog);
+        fprintf(stderr, "%s: --tool-at, --tool-path, --tool-osc and --tool-model need --tool sphere:R or capsule:R:HX,HY,HZ\n",
+                prog);
         return -1;
     }
     if (t->on && !t->has_at && !t->nkeys) {

@@ -23,6 +23,7 @@ typedef struct cli_tool {
     double *keys;          /* 4 per keyframe: t (s, increasing), x, y, z (m) */
     double osc_amp[3];     /* --tool-osc: amplitude, m, added to the path */
     double osc_freq;       /* Hz */
+    int model;             /* --tool-model: the CSV gains the force's stiffness (tw_world_collider_model) */
     int index;             /* the collider's index in the world (cli_tool_add) */
 } cli_tool;
 
