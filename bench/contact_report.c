@@ -88,6 +88,10 @@
  *   rotation and deformation, and what changed L_up in the step, by the
  *   terms of the step's equation (momentum_step below); their sums over the
  *   run at the end
+ *   TW_CONTACT_REPORT_NEWTON=N: tw_world_def.newton_iterations N (0, the
+ *   default, is the engine's automatic count)
+ *   TW_CONTACT_REPORT_TURN_SUBSTEPS=1: tw_world_def.turn_substeps (corot-element
+ *   and hybrid, implicit Euler: a step that turns an element far as substeps)
  * Scenes: cube 0.2 m (4x4x4 cells), E 1e5; tube (0.05/0.08 m radii, 0.6 m,
  * lying along x), E 1e5; bunny (bunny_closed_3485v, 0.15 m), E 1e6; armadillo
  * (armadillo_4k, scaled to 0.3 m tall), E 1e5; density 1000, Rayleigh beta
@@ -606,6 +610,8 @@ int main(int argc, char **argv)
     d.gravity[up] = -9.81;
     d.threads = 1;
     if (integ == TW_EXPLICIT_NEWMARK) { d.damping_stiffness = 0; d.damping_mass = 4; }
+    if (getenv("TW_CONTACT_REPORT_NEWTON")) d.newton_iterations = atoi(getenv("TW_CONTACT_REPORT_NEWTON"));
+    if (getenv("TW_CONTACT_REPORT_TURN_SUBSTEPS")) d.turn_substeps = atoi(getenv("TW_CONTACT_REPORT_TURN_SUBSTEPS"));
     if (scale != 1) { /* a scaled copy: the mesh's rest shape is the scaled one */
         double *P = malloc(sizeof(double) * 3 * n);
         for (int i = 0; i < 3 * n; i++) P[i] = X[i] * scale;

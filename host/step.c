@@ -6,7 +6,8 @@
  *
  * K' is the method's system stiffness at x (constant K, warped K, corotated K,
  * or the StVK tangent — one Newton step per time step, or more: tw_world_newton_iterations,
- * and warp-vertex's second on a step that turns its rotations far: warp_turn_iterations). Pinned and kinematic
+ * and warp-vertex's second on a step that turns its rotations far: warp_turn_iterations; corot-element's
+ * and hybrid's such step is taken as shorter ones: element_turn_substeps). Pinned and kinematic
  * vertices get their velocity prescribed and are filtered out of the solve. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_MONOTONIC */
 #include "world.h"
@@ -377,6 +378,27 @@ static tw_status newton_refine(tw_world *w, double heff, const tw_real *xbase, c
     return check_velocities(w, w->vnew, w->def.dt, &none);
 }
 
+/* The turn of the step's first solve: the smallest cos of the angle by
+ * which a rotation (warp-vertex: per vertex; corot-element, hybrid: per
+ * element) turned from w->R, the step's start, to the rotations at the
+ * solve's positions xbase + heff v+, which it leaves in w->R (the element
+ * methods' system packs in w->S too). 1 (no turn) when out of memory. */
+static double turn_cos(tw_world *w, double heff, const tw_real *xbase)
+{
+    const tw_fem *f = &w->fem;
+    int count = w->def.method == TW_WARP_VERTEX ? f->n : f->nt;
+    size_t n3 = 3 * (size_t)f->n, rn = (size_t)(f->n > f->nt ? f->n : f->nt);
+    if (!w->turn_R && !(w->turn_R = malloc(sizeof(tw_real) * 9 * rn))) return 1;
+    memcpy(w->turn_R, w->R, sizeof(tw_real) * 9 * (size_t)count);
+    tw_real *xk = w->newton; /* free until newton_refine */
+    for (size_t i = 0; i < n3; i++) xk[i] = xbase[i] + (tw_real)heff * w->vnew[i];
+    tw_compute_rotations(w, xk);
+    double cmin = 1;
+#pragma omp parallel for if (TW_PAR(count)) num_threads(tw_world_threads(w)) reduction(min : cmin) schedule(static)
+    for (int i = 0; i < count; i++) cmin = fmin(cmin, tw_rotation_turn_cos(w->turn_R, w->R, i));
+    return cmin;
+}
+
 /* The Newton count of a warp-vertex step whose count is automatic
  * (newton_iterations 0) and comes to one linearisation: 2 when the vertex
  * rotations at the first solve's positions xbase + heff v+ turned by more
@@ -386,22 +408,110 @@ static tw_status newton_refine(tw_world *w, double heff, const tw_real *xbase, c
  * again. Out of memory: 1, as without the test. */
 static int warp_turn_iterations(tw_world *w, double heff, const tw_real *xbase)
 {
-    const tw_fem *f = &w->fem;
-    int n = f->n;
-    size_t n3 = 3 * (size_t)n, n9 = 9 * (size_t)n;
-    if (!w->turn_R && !(w->turn_R = malloc(sizeof(tw_real) * n9))) return 1;
+    size_t n3 = 3 * (size_t)w->fem.n;
     if (!w->rot_x && !(w->rot_x = malloc(sizeof(tw_real) * n3))) return 1;
-    memcpy(w->turn_R, w->R, sizeof(tw_real) * n9);
-    tw_real *xk = w->newton; /* free until newton_refine */
-    for (size_t i = 0; i < n3; i++) xk[i] = xbase[i] + (tw_real)heff * w->vnew[i];
-    tw_compute_rotations(w, xk);
-    double cmin = 1;
-#pragma omp parallel for if (TW_PAR(n)) num_threads(tw_world_threads(w)) reduction(min : cmin) schedule(static)
-    for (int i = 0; i < n; i++) cmin = fmin(cmin, tw_rotation_turn_cos(w->turn_R, w->R, i));
-    memcpy(w->rot_x, xk, sizeof(tw_real) * n3);
+    double cmin = turn_cos(w, heff, xbase);
+    memcpy(w->rot_x, w->newton, sizeof(tw_real) * n3);
     w->rot_cached = 1;
     w->rot_method = w->def.method;
     return cmin < cos(TW_WARP_TURN) ? 2 : 1;
+}
+
+/* With tw_world_def.turn_substeps (off by default), corot-element and
+ * hybrid under implicit Euler, one linearisation a step (the automatic
+ * count), CPU backend: a step whose solve turned an element
+ * rotation by more than TW_ELEMENT_TURN (rad) is taken again from its start
+ * as k = ceil(2 turn / TW_ELEMENT_TURN) steps of h / k, at most
+ * TW_TURN_SUBSTEPS, each one linearisation: about half the threshold a
+ * substep, since the first solve's turn only estimates the substeps' own
+ * (the tipping over's steps split at the threshold still gained 0.06 of
+ * the drop's energy).
+ *
+ * Why: the step holds each element's rotation R_e at its start and
+ * linearises the force there; an element that turns by theta in the step
+ * meets at its end a force rotated by theta that the solve did not see, an
+ * error of order theta^2 times its stress. Where a stressed body turns fast
+ * the step gains energy: the armadillo tipping over on a frictionless floor
+ * at 1/30 s turns elements by 0.5-0.8 rad a step and one step gains 0.4 of
+ * the drop's energy (bench/results/cpu-2core-amd-epyc/contact_report.md,
+ * "The tipping over's energy"). Shorter steps shrink the turn and the
+ * error with it. A Newton iteration at the end positions (warp-vertex's
+ * answer, TW_WARP_TURN) removes the gain too but converges to implicit
+ * Euler's own step, which changes a free body's angular momentum by
+ * -h^2 sum v+ x f(x+): it set the same armadillo spinning about the
+ * vertical, a spin nothing damps on a frictionless floor. A single
+ * linearisation changes it only by its system matrix's moment (R K R^T's on
+ * the deformed body; none with a matrix built on the element's current
+ * shape, contact_report.md "The frictionless armadillo's spin"), and its
+ * substeps alike. Not taken where something moves within the step that the
+ * substeps would have to follow (a kinematic or hanging vertex, a moving
+ * collider, body contact). Below the threshold the step is the single
+ * linearisation, to the bit. Off by default: contact_report.md says what it
+ * changes in the contact tables. */
+#define TW_ELEMENT_TURN 0.25
+#define TW_TURN_SUBSTEPS 8
+
+static int element_turn_test(const tw_world *w)
+{
+    if (!w->def.turn_substeps || (w->def.method != TW_COROT_ELEMENT && w->def.method != TW_HYBRID) ||
+        w->def.integrator != TW_IMPLICIT_EULER || w->def.newton_iterations != 0 || tw_world_newton_iterations(w) != 1 ||
+        w->bodies || w->nhang || tw_colliders_moving(w))
+        return 0;
+    for (int i = 0; i < w->fem.n; i++)
+        if (w->cons[i] == TW_KINEMATIC) return 0;
+    return 1;
+}
+
+/* The substeps of a step whose first solve (in w->vnew) turned too far:
+ * their count k (1: the step stands), from the start x, v; on k > 1 the
+ * substeps are taken, each an implicit Euler step of h / k committed to x,
+ * v with its end projection, their stats summed into st. The contacts'
+ * impulses of the last step (cimpulse0) are put back for the first; a
+ * failed substep leaves x, v as at the start. */
+static tw_status element_turn_substeps(tw_world *w, double h, const tw_real *cimpulse0, tw_step_stats *st, int *k)
+{
+    const tw_fem *f = &w->fem;
+    size_t n3 = 3 * (size_t)f->n;
+    double c = turn_cos(w, h, w->x), turn = acos(fmax(-1, fmin(1, c)));
+    *k = 1;
+    if (!(turn > TW_ELEMENT_TURN)) return TW_OK;
+    *k = (int)fmin(TW_TURN_SUBSTEPS, ceil(2 * turn / TW_ELEMENT_TURN));
+    double hs = h / *k;
+    tw_real *x0 = w->newton + n3, *v0 = w->newton + 2 * n3; /* free outside newton_refine */
+    memcpy(x0, w->x, sizeof(tw_real) * n3);
+    memcpy(v0, w->v, sizeof(tw_real) * n3);
+    memcpy(w->cimpulse, cimpulse0, sizeof(tw_real) * (size_t)f->n);
+    memset(w->cforce, 0, sizeof w->cforce);
+    w->def.dt = hs; /* the contact code reads the step's length there */
+    tw_status s = TW_OK;
+    int impacts = 0;
+    for (int j = 0; j < *k && s == TW_OK; j++) {
+        tw_step_stats ss;
+        memset(&ss, 0, sizeof ss);
+        s = implicit_solve(w, hs, w->x, w->v, hs, &ss, &impacts);
+        st->cg_iterations += ss.cg_iterations;
+        st->contact_passes += ss.contact_passes;
+        st->cg_capped |= ss.cg_capped;
+        st->contacts_unresolved += ss.contacts_unresolved;
+        st->contacts = ss.contacts;
+        st->residual = ss.residual;
+        st->ms_rotations += ss.ms_rotations;
+        st->ms_assembly += ss.ms_assembly;
+        st->ms_solve += ss.ms_solve;
+        st->newton_iterations++;
+        if (s != TW_OK) break;
+        memcpy(w->v, w->vnew, sizeof(tw_real) * n3);
+        for (size_t i = 0; i < n3; i++) w->x[i] += (tw_real)hs * w->v[i];
+        st->contacts_unresolved += tw_contact_project(w, w->x, w->v, hs);
+    }
+    w->def.dt = h;
+    for (int i = 0; i < TW_MAX_COLLIDERS; i++) /* the mean force over the step */
+        for (int a = 0; a < 3; a++) w->cforce[i][a] /= *k;
+    if (s != TW_OK) {
+        memcpy(w->x, x0, sizeof(tw_real) * n3);
+        memcpy(w->v, v0, sizeof(tw_real) * n3);
+    }
+    return s;
 }
 
 /* Explicit Newmark (Zhuang & Canny eq. 7-10; beta = 0, gamma = 1/2) with
@@ -892,10 +1002,13 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
             }
             heff = 2 * h / 3;
         }
-        int impacts = 0;
+        int impacts = 0, substeps = 1, turn_test = element_turn_test(w);
+        tw_real *cimpulse0 = w->newton + 3 * n3; /* the last step's contact impulses, for the substeps */
+        if (turn_test) memcpy(cimpulse0, w->cimpulse, sizeof(tw_real) * (size_t)f->n);
         s = implicit_solve(w, heff, xbase, vbase, h, &st, &impacts);
         st.newton_iterations = 1;
-        int nit = tw_world_newton_iterations(w);
+        if (s == TW_OK && turn_test) s = element_turn_substeps(w, h, cimpulse0, &st, &substeps);
+        int nit = tw_world_newton_iterations(w); /* 1 where the substeps were tested */
         if (s == TW_OK && nit == 1 && tw_world_warp_turn_test(w)) nit = warp_turn_iterations(w, heff, xbase);
         if (s == TW_OK && nit > 1 && w->def.method != TW_LINEAR) {
             s = newton_refine(w, heff, xbase, vbase, &st, nit);
@@ -905,7 +1018,9 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
             if (s == TW_OK && vertex_method && w->def.ghost_force_correction)
                 conserve_momentum(w, heff, xbase, vbase);
         }
-        if (s == TW_OK) {
+        if (s == TW_OK && substeps > 1) { /* committed, projected */
+            tw_colliders_advance(w, h);
+        } else if (s == TW_OK) {
             if (w->def.integrator == TW_BDF2) {
                 memcpy(w->xprev, w->x, sizeof(tw_real) * n3);
                 memcpy(w->vprev, w->v, sizeof(tw_real) * n3);

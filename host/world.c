@@ -57,6 +57,7 @@ tw_world_def tw_default_world_def(void)
     d.warp_system = TW_WARP_SYSTEM_SYMMETRIC;
     d.newton_iterations = 0; /* automatic: tw_world_newton_iterations */
     d.newton_tolerance = 1e-3;
+    d.turn_substeps = 0;
     d.threads = 0;
     d.energy_check = 1;
     d.precond = TW_PRECOND_AUTO;

@@ -434,6 +434,11 @@ typedef struct tw_world_def {
                                        vertex rotation by more than 0.25 rad: host/hd/step.h
                                        TW_WARP_TURN, both backends) */
     double newton_tolerance;        /* stop when the step's residual fell by this factor */
+    int turn_substeps;              /* 1: corot-element and hybrid under implicit Euler (one linearisation
+                                       a step, the automatic count), CPU backend, take a step whose
+                                       solve turned an element by more than 0.25 rad again as up to 8
+                                       substeps, each one linearisation (host/step.c
+                                       element_turn_substeps); 0, the default: off */
     int warm_start;                 /* 1: start CG from the last velocity */
     int ghost_force_correction;     /* 1: remove net elastic force (vertex methods) */
     tw_warp_system warp_system;
@@ -625,7 +630,7 @@ typedef struct tw_step_stats {
     int cg_iterations;
     double residual;        /* final relative residual */
     int contacts;           /* vertices in contact with a collider this step */
-    int newton_iterations;  /* implicit: linear solves this step */
+    int newton_iterations;  /* implicit: linear solves this step (a step taken as k substeps: 1 + k) */
     double newton_residual; /* implicit, non-linear: |G| after the last iteration / |G| after the first */
     double ms_rotations, ms_assembly, ms_solve, ms_other, ms_total;
     /* Warnings, per step (0 or a count; a caller sums them over a run): */
