@@ -2383,9 +2383,8 @@ static tw_status build_gather(tw_multires *m, int nb)
  * tets by level with their kick scales, the active nodes of each level, and
  * per tet level k the plan entries a substep evaluating levels k and finer
  * reads (an interface node is read by the tets it belongs to and by the plan
- * entries interpolated from it). A stale entry reads values as they are,
- * later entries' included: it and all it reads run at every substep, as the
- * whole plan would. */
+ * entries interpolated from it; a cycle's node by the tets only, and it
+ * reads its row's nodes, which come before the cycles in the plan). */
 static tw_status build_schedule(tw_multires *m)
 {
     const int M = m->M;
@@ -2479,13 +2478,16 @@ static tw_status build_schedule(tw_multires *m)
             if (L->state[t[p]] == TW_MR_INTERFACE && L->need[t[p]] < k)
                 L->need[t[p]] = (signed char)k;
     }
-    /* the cycles' nodes run at every substep, and so do the entries their rows read */
-    for (int k = m->plan_n - m->stale; k < m->plan_n; k++)
-        m->lv[m->plan[k].level].need[m->plan[k].node] = (signed char)M;
-    for (int q = 0; q < m->srow_ptr[m->srow_n]; q++) {
-        const int n = m->srow_src[q], sl = pool_level(m, n);
-        if (m->lv[sl].inplan[n - m->lv[sl].node0])
-            m->lv[sl].need[n - m->lv[sl].node0] = (signed char)M;
+    /* a cycle's node reads its row's nodes: active ones and entries before the
+       cycles (no tet or entry reads a cycle's node but the tets) */
+    for (int k = m->plan_n - m->stale; k < m->plan_n; k++) {
+        const int s = k - (m->plan_n - m->stale), n = m->lv[m->plan[k].level].need[m->plan[k].node];
+        for (int q = m->srow_ptr[s]; q < m->srow_ptr[s + 1] && n >= 0; q++) {
+            const int j = m->srow_src[q], sl = pool_level(m, j);
+            mr_level *S = &m->lv[sl];
+            if (S->inplan[j - S->node0] && S->need[j - S->node0] < n)
+                S->need[j - S->node0] = (signed char)n;
+        }
     }
     int changed = 1;
     while (changed) { /* one pass: sources come first in the plan */
