@@ -39,11 +39,11 @@ TW_TEST(pair_equals_single)
     }
 #endif
     enum { NV = 64, NK = 2001 };
-    static double x[3 * NV], X[3 * NV], v[3 * NV], single[3 * NV], ranged[3 * NV];
+    static double u[3 * NV], v[3 * NV], single[3 * NV], ranged[3 * NV];
     static mr_kick k[NK / MR_KICK_LANES + 1];
     for (int i = 0; i < 3 * NV; i++) {
-        X[i] = kick_rand();
-        x[i] = X[i] + 0.3 * kick_rand();
+        const double X = kick_rand(), x = X + 0.3 * kick_rand();
+        u[i] = x - X;
         v[i] = kick_rand();
     }
     for (int e = 0; e < NK; e++) {
@@ -58,8 +58,7 @@ TW_TEST(pair_equals_single)
     m.lam = 1.3e5;
     m.mu = 4.1e4;
     m.kick = k;
-    m.xs = x;
-    m.Xs = X;
+    m.us = u;
     m.vs = v;
 #if TW_MR_QUADS
     const int quads = __builtin_cpu_supports("avx") != 0; /* x86-64 only: no such builtin elsewhere */
@@ -79,7 +78,7 @@ TW_TEST(pair_equals_single)
                     memset(ranged, 0, sizeof ranged);
                     m.imps = single;
                     for (int e = b0; e < b1; e++)
-                        kick_packed(k + e / MR_KICK_LANES, e % MR_KICK_LANES, x, X, v, single, NULL, m.lam, 2 * m.mu,
+                        kick_packed(k + e / MR_KICK_LANES, e % MR_KICK_LANES, u, v, single, NULL, m.lam, 2 * m.mu,
                                     m.def.damping_phi, 2 * m.def.damping_psi, green, damped);
                     m.imps = ranged;
 #if TW_MR_QUADS
