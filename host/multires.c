@@ -210,6 +210,8 @@ struct tw_multires {
     /* every level's nodes in one index space: x, v, the substep's impulses and the
        rest positions (3 per node) */
     double *xs, *vs, *imps, *Xs;
+    double *us; /* 3 per node: the displacements xs - Xs, as the substeps keep them for the
+                   kicks and the interpolation (one array to gather, not two) */
     double *eff_rs, *eff_sw; /* effective_levels' scratch: 3 and 1 per node */
     double *eff_cs;          /* and the damping's row sums, 3 per node (NULL undamped) */
     unsigned char *was_state; /* per pool node: the state at the frame's start */
@@ -538,6 +540,7 @@ void tw_multires_destroy(tw_multires *m)
     free(m->vs);
     free(m->imps);
     free(m->Xs);
+    free(m->us);
     free(m->eff_rs);
     free(m->eff_sw);
     free(m->eff_cs);
@@ -725,11 +728,12 @@ tw_multires *tw_multires_create(tw_hierarchy *h, const tw_multires_def *def)
     m->vs = tw_calloc(3 * ((size_t)m->nodes + 1), sizeof(double), "multires velocities");
     m->imps = tw_calloc(3 * ((size_t)m->nodes + 1), sizeof(double), "multires impulses");
     m->Xs = tw_malloc(sizeof(double) * 3 * ((size_t)m->nodes + 1), "multires rest positions");
+    m->us = tw_calloc(3 * ((size_t)m->nodes + 1), sizeof(double), "multires displacements");
     m->eff_rs = tw_malloc(sizeof(double) * 3 * ((size_t)m->nodes + 1), "multires effective stiffness");
     m->eff_sw = tw_malloc(sizeof(double) * ((size_t)m->nodes + 1), "multires effective weights");
     m->was_state = tw_calloc((size_t)m->nodes + 1, 1, "multires frame-start states");
     m->was_src = tw_calloc((size_t)m->nodes + 1, 1, "multires frame-start sources");
-    if (!m->xs || !m->vs || !m->imps || !m->Xs || !m->eff_rs || !m->eff_sw || !m->was_state || !m->was_src)
+    if (!m->xs || !m->vs || !m->imps || !m->Xs || !m->us || !m->eff_rs || !m->eff_sw || !m->was_state || !m->was_src)
         goto fail;
     if (def->damping_phi != 0 || def->damping_psi != 0) {
         m->eff_cs = tw_malloc(sizeof(double) * 3 * ((size_t)m->nodes + 1), "multires effective damping");
@@ -1463,11 +1467,12 @@ static void build_plan(tw_multires *m)
     effective_levels(m);
 }
 
-/* A cycle's node (plan entry plan_n - stale + s) from its row. */
+/* A cycle's node (plan entry plan_n - stale + s) from its row, its
+ * displacement (m->us) too. */
 static void apply_row(tw_multires *m, int s, int node, int pinned)
 {
     const double *X = m->Xs, *c = m->srow_c + 6 * (size_t)s;
-    double *xs = m->xs, *vs = m->vs;
+    double *xs = m->xs, *vs = m->vs, *us = m->us;
     double x[3] = {c[0], c[1], c[2]}, v[3] = {c[3], c[4], c[5]};
     for (int q = m->srow_ptr[s]; q < m->srow_ptr[s + 1]; q++) {
         const size_t j = 3 * (size_t)m->srow_src[q];
@@ -1481,6 +1486,7 @@ static void apply_row(tw_multires *m, int s, int node, int pinned)
     for (int d = 0; d < 3; d++) {
         xs[i + d] = pinned ? X[i + d] : X[i + d] + x[d];
         vs[i + d] = pinned ? 0 : v[d];
+        us[i + d] = xs[i + d] - X[i + d];
     }
 }
 
@@ -1677,9 +1683,9 @@ static inline __attribute__((always_inline)) void kick_variant(const tw_multires
 {
     const double lam = m->lam, mu2 = 2 * m->mu, phi = m->def.damping_phi, psi2 = 2 * m->def.damping_psi;
     const mr_kick *k = m->kick;
-    const double *x = m->xs, *X = m->Xs, *v = m->vs;
+    const double *u = m->us, *v = m->vs;
     double *imp = m->imps, *kf = m->kf;
-#define MR_KICK_ARGS(b) x, X, v, imp, store ? kf + 12 * (size_t)(b) : NULL, lam, mu2, phi, psi2, green, damped
+#define MR_KICK_ARGS(b) u, v, imp, store ? kf + 12 * (size_t)(b) : NULL, lam, mu2, phi, psi2, green, damped
     (void)lanes; /* a build without vector types has the one-tet kick alone */
     int b = b0;
     if ((b & 1) && b < b1) {
@@ -2417,9 +2423,8 @@ static tw_status build_gather(tw_multires *m, int nb)
  * tets by level with their kick scales, the active nodes of each level, and
  * per tet level k the plan entries a substep evaluating levels k and finer
  * reads (an interface node is read by the tets it belongs to and by the plan
- * entries interpolated from it). A stale entry reads values as they are,
- * later entries' included: it and all it reads run at every substep, as the
- * whole plan would. */
+ * entries interpolated from it; a cycle's node by the tets only, and it
+ * reads its row's nodes, which come before the cycles in the plan). */
 static tw_status build_schedule(tw_multires *m)
 {
     const int M = m->M;
@@ -2513,13 +2518,16 @@ static tw_status build_schedule(tw_multires *m)
             if (L->state[t[p]] == TW_MR_INTERFACE && L->need[t[p]] < k)
                 L->need[t[p]] = (signed char)k;
     }
-    /* the cycles' nodes run at every substep, and so do the entries their rows read */
-    for (int k = m->plan_n - m->stale; k < m->plan_n; k++)
-        m->lv[m->plan[k].level].need[m->plan[k].node] = (signed char)M;
-    for (int q = 0; q < m->srow_ptr[m->srow_n]; q++) {
-        const int n = m->srow_src[q], sl = pool_level(m, n);
-        if (m->lv[sl].inplan[n - m->lv[sl].node0])
-            m->lv[sl].need[n - m->lv[sl].node0] = (signed char)M;
+    /* a cycle's node reads its row's nodes: active ones and entries before the
+       cycles (no tet or entry reads a cycle's node but the tets) */
+    for (int k = m->plan_n - m->stale; k < m->plan_n; k++) {
+        const int s = k - (m->plan_n - m->stale), n = m->lv[m->plan[k].level].need[m->plan[k].node];
+        for (int q = m->srow_ptr[s]; q < m->srow_ptr[s + 1] && n >= 0; q++) {
+            const int j = m->srow_src[q], sl = pool_level(m, j);
+            mr_level *S = &m->lv[sl];
+            if (S->inplan[j - S->node0] && S->need[j - S->node0] < n)
+                S->need[j - S->node0] = (signed char)n;
+        }
     }
     int changed = 1;
     while (changed) { /* one pass: sources come first in the plan */
@@ -2564,7 +2572,7 @@ static void run_sub(tw_multires *m, int kmin)
     if (m->L < 2)
         return;
     const double *X = m->Xs;
-    double *xs = m->xs, *vs = m->vs;
+    double *xs = m->xs, *vs = m->vs, *us = m->us;
     for (int q = m->sub_ptr[kmin]; q < m->sub_ptr[kmin + 1]; q++) {
         /* interpolate()'s arithmetic on the packed entry */
         const mr_interp *p = &m->ip[m->sub[q]];
@@ -2577,6 +2585,7 @@ static void run_sub(tw_multires *m, int kmin)
             for (int d = 0; d < 3; d++) {
                 xs[i + d] = X[i + d];
                 vs[i + d] = 0;
+                us[i + d] = 0; /* X - X */
             }
             continue;
         }
@@ -2587,7 +2596,7 @@ static void run_sub(tw_multires *m, int kmin)
             const double w = p->w[r];
             TW_MR_UNROLL
             for (int d = 0; d < 3; d++) {
-                x[d] += w * (xs[j + d] - X[j + d]);
+                x[d] += w * us[j + d];
                 v[d] += w * vs[j + d];
             }
         }
@@ -2597,6 +2606,7 @@ static void run_sub(tw_multires *m, int kmin)
         for (int d = 0; d < 3; d++) {
             xs[i + d] = X[i + d] + x[d] + det[d];
             vs[i + d] = v[d] + det[3 + d];
+            us[i + d] = xs[i + d] - X[i + d];
         }
     }
 }
@@ -2634,6 +2644,28 @@ static void scatter_sub(tw_multires *m, int kmin)
     }
 }
 
+/* A node's impulse g over the frame step T and over its mass: the six
+ * quotients, two at a time where the compiler has vector types. Divisions
+ * bound the substep's node loop (they are not pipelined); a lane rounds as
+ * the scalar division does. */
+static inline void node_quotients(const double g[3], double T, double mass, double gt[3], double gm[3])
+{
+#if TW_MR_PAIRS
+    const mr_v2 q0 = (mr_v2){g[0], g[1]} / (mr_v2){T, T}, q1 = (mr_v2){g[2], g[0]} / (mr_v2){T, mass};
+    const mr_v2 q2 = (mr_v2){g[1], g[2]} / (mr_v2){mass, mass};
+    gt[0] = q0[0];
+    gt[1] = q0[1];
+    gt[2] = q1[0];
+    gm[0] = q1[1];
+    gm[1] = q2[0];
+    gm[2] = q2[1];
+#else
+    for (int d = 0; d < 3; d++) {
+        gt[d] = g[d] / T;
+        gm[d] = g[d] / mass;
+    }
+#endif
+}
 
 tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
 {
@@ -2746,6 +2778,10 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
     /* per-tet kicks, a drift of every node by the finest step (the file's top);
        with one step for all this is symplectic Euler */
     const double ds = T / N;
+    /* the displacements the substeps keep, from the positions as the frame's set-up
+       left them */
+    for (size_t n = 0; n < 3 * (size_t)m->nodes; n++)
+        m->us[n] = m->xs[n] - m->Xs[n];
     /* the same products each substep: once (v += gds equals v += ds g where no
        multiply-add is fused, which the build ensures for this file) */
     const double gds[3] = {ds * m->def.gravity[0], ds * m->def.gravity[1], ds * m->def.gravity[2]};
@@ -2771,6 +2807,8 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
         for (int l = 0; l < m->L; l++) {
             mr_level *L = &m->lv[l];
             double *const Lx = L->x, *const Lv = L->v, *const Lf = L->f, *const Limp = L->imp;
+            double *const Lu = m->us + 3 * (size_t)L->node0;
+            const double *const LX = L->m->X;
             double *const Ltool_f = L->tool_f, *const Ltool_last = L->tool_last, *const Lv_tick = L->v_tick;
             const double *const Lmass = L->mass;
             const unsigned char *const Lpinned = L->pinned, *const Lhit = L->tool_hit;
@@ -2782,9 +2820,11 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                 const int pinned = Lpinned[i], hit = Lhit[i];
                 double *g = Limp + 3 * i;
                 if (g[0] != 0 || g[1] != 0 || g[2] != 0) {
+                    double gt[3], gm[3];
+                    node_quotients(g, T, Lmass[i], gt, gm);
                     TW_MR_UNROLL
                     for (int d = 0; d < 3; d++)
-                        Lf[3 * i + d] += g[d] / T;
+                        Lf[3 * i + d] += gt[d];
                     if (hit)
                         TW_MR_UNROLL
                         for (int d = 0; d < 3; d++)
@@ -2792,7 +2832,7 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                     if (!pinned)
                         TW_MR_UNROLL
                         for (int d = 0; d < 3; d++)
-                            Lv[3 * i + d] += g[d] / Lmass[i];
+                            Lv[3 * i + d] += gm[d];
                     g[0] = g[1] = g[2] = 0;
                 }
                 double *x = Lx + 3 * i, *v = Lv + 3 * i;
@@ -2871,6 +2911,9 @@ tw_status tw_multires_frame(tw_multires *m, tw_mr_frame_stats *stats)
                         for (int d = 0; d < 3; d++)
                             tf[d] += fi[d];
                 }
+                TW_MR_UNROLL
+                for (int d = 0; d < 3; d++)
+                    Lu[3 * i + d] = x[d] - LX[3 * i + d];
                 if (!isfinite(x[0] + x[1] + x[2]))
                     return tw_fail(TW_ERR_DIVERGED, "multires: node %d of level %d diverged at t = %g s", i, l,
                                    m->time + (double)(s + 1) / N * T);

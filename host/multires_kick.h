@@ -7,7 +7,9 @@
  * does, so every instance gives the one-tet kernel's values bit for bit
  * (tests/test_multires_kick.c).
  *
- * The forces of lane j's tet, times its scale, are added to its nodes'
+ * The nodes' displacements x - X come in `disp` (the substeps keep them:
+ * one array to gather, not two), their velocities in `vel`. The forces of
+ * lane j's tet, times its scale, are added to its nodes'
  * impulses (lane 0's first, then lane 1's, and so on: the order of one-tet
  * kicks in a row; no lane reads an impulse, so evaluating them together
  * changes nothing), or, with `store` not NULL, written unscaled to store + 12 j for
@@ -23,8 +25,8 @@
  * record's lanes `k->e`), MR_K_AT(a, i, o) (a T from a[i[j] + o], i the
  * lanes' node offsets) and MR_K_LANE(v, j) (lane j of v); undefines
  * them. */
-static inline MR_K_ATTR void MR_K_NAME(const mr_kick *restrict k, int lane, const double *restrict x,
-                                       const double *restrict X, const double *restrict vel,
+static inline MR_K_ATTR void MR_K_NAME(const mr_kick *restrict k, int lane, const double *restrict disp,
+                                       const double *restrict vel,
                                        double *restrict impulse, double *restrict store, double lam, double mu2,
                                        double phi, double psi2, int green, int damped)
 {
@@ -43,7 +45,7 @@ static inline MR_K_ATTR void MR_K_NAME(const mr_kick *restrict k, int lane, cons
         const MR_K_T g0 = MR_K_REC(g[3 * p]), g1 = MR_K_REC(g[3 * p + 1]), g2 = MR_K_REC(g[3 * p + 2]);
         TW_MR_UNROLL
         for (int r = 0; r < 3; r++) {
-            const MR_K_T u = MR_K_AT(x, i, r) - MR_K_AT(X, i, r);
+            const MR_K_T u = MR_K_AT(disp, i, r);
             F[3 * r] += u * g0;
             F[3 * r + 1] += u * g1;
             F[3 * r + 2] += u * g2;

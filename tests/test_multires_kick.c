@@ -6,10 +6,12 @@
  * -mfma on x86-64, -ffp-contract=fast with GCC), where a product that one
  * form adds in the same expression and the other does not rounds
  * differently. The functions are static: the file includes multires.c, and
- * the static library's copy is then never linked. */
+ * the static library's copy is then never linked; the substeps' schedule,
+ * which only this file sees, is tested here too (cycles_run_with_their_tets). */
 #include "../host/multires.c"
 
 #include "tw_test.h"
+#include "tw_test_scenes.h"
 
 static unsigned kick_state = 12345u;
 
@@ -39,11 +41,11 @@ TW_TEST(pair_equals_single)
     }
 #endif
     enum { NV = 64, NK = 2001 };
-    static double x[3 * NV], X[3 * NV], v[3 * NV], single[3 * NV], ranged[3 * NV];
+    static double u[3 * NV], v[3 * NV], single[3 * NV], ranged[3 * NV];
     static mr_kick k[NK / MR_KICK_LANES + 1];
     for (int i = 0; i < 3 * NV; i++) {
-        X[i] = kick_rand();
-        x[i] = X[i] + 0.3 * kick_rand();
+        const double X = kick_rand(), x = X + 0.3 * kick_rand();
+        u[i] = x - X;
         v[i] = kick_rand();
     }
     for (int e = 0; e < NK; e++) {
@@ -58,8 +60,7 @@ TW_TEST(pair_equals_single)
     m.lam = 1.3e5;
     m.mu = 4.1e4;
     m.kick = k;
-    m.xs = x;
-    m.Xs = X;
+    m.us = u;
     m.vs = v;
 #if TW_MR_QUADS
     const int quads = __builtin_cpu_supports("avx") != 0; /* x86-64 only: no such builtin elsewhere */
@@ -79,7 +80,7 @@ TW_TEST(pair_equals_single)
                     memset(ranged, 0, sizeof ranged);
                     m.imps = single;
                     for (int e = b0; e < b1; e++)
-                        kick_packed(k + e / MR_KICK_LANES, e % MR_KICK_LANES, x, X, v, single, NULL, m.lam, 2 * m.mu,
+                        kick_packed(k + e / MR_KICK_LANES, e % MR_KICK_LANES, u, v, single, NULL, m.lam, 2 * m.mu,
                                     m.def.damping_phi, 2 * m.def.damping_psi, green, damped);
                     m.imps = ranged;
 #if TW_MR_QUADS
@@ -98,4 +99,57 @@ TW_TEST(pair_equals_single)
     CHECK(differ == 0);
     return 0;
 #endif
+}
+
+/* A cycle's node (an interface node the plan solves for a row) is read by
+ * its tets alone: the substeps interpolate it before those that evaluate
+ * them, its need the finest level of the due tets holding it (-1: none),
+ * and the plan entries its row reads at least as often. On the cube levels
+ * of tw_state_hash's multires rows, with the tool pressing in. */
+TW_TEST(cycles_run_with_their_tets)
+{
+    const int cells[3] = {2, 3, 6};
+    const double amount[3] = {0, 0.2, 0.3};
+    tw_hierarchy *hier = tw_test_mr_cubes(cells, amount);
+    CHECK(hier != NULL);
+    tw_multires_def d = tw_default_multires_def();
+    d.youngs = 2e4;
+    d.gamma_min = 1e-4;
+    d.gamma_max = 3e-4;
+    tw_multires *m = tw_multires_create(hier, &d);
+    CHECK(m != NULL);
+    tw_multires_fix(m, 0, 1, 1e-9);
+    const tw_mr_tool tool = tw_test_mr_tool(0.03, 0.07, 0.05, 0.004, -0.01, 0.2);
+    tw_multires_set_tool(m, &tool);
+    int cycles = 0, coarse = 0;
+    long wrong = 0;
+    for (int f = 0; f < 30; f++) {
+        CHECK_OK(tw_multires_frame(m, NULL));
+        for (int k = m->plan_n - m->stale; k < m->plan_n; k++) {
+            const int l = m->plan[k].level, i = m->plan[k].node, s = k - (m->plan_n - m->stale);
+            int want = -1;
+            for (int lev = 0; lev <= m->M; lev++)
+                for (int b = m->due_ptr[lev]; b < m->due_ptr[lev + 1]; b++) {
+                    const int *t = m->lv[l].m->tets + 4 * m->due[b].tet;
+                    for (int p = 0; p < 4 && m->due[b].level == l; p++)
+                        if (t[p] == i && lev > want)
+                            want = lev;
+                }
+            const int need = m->lv[l].need[i];
+            cycles++;
+            coarse += want < m->M;
+            wrong += need != want;
+            for (int q = m->srow_ptr[s]; q < m->srow_ptr[s + 1]; q++) {
+                const int n = m->srow_src[q];
+                const mr_level *S = &m->lv[pool_level(m, n)];
+                wrong += S->inplan[n - S->node0] && S->need[n - S->node0] < need;
+            }
+        }
+    }
+    printf("%d cycles' nodes over 30 frames, %d read by no tet of the finest step level; %ld needs wrong\n", cycles,
+           coarse, wrong);
+    CHECK(cycles > 0 && coarse > 0); /* the case the schedule tells apart */
+    CHECK(wrong == 0);
+    tw_multires_destroy(m);
+    return 0;
 }
