@@ -62,6 +62,7 @@ struct tw_world {
     tw_real *cnormal;     /* contact normals (3n) */
     tw_real *cdist;       /* contact signed distances (n) */
     tw_real *cimpulse;    /* contact normal impulses of the last step, N s (n) */
+    tw_real *cimpulse_start; /* cimpulse at the step's start, put back when the step fails (n) */
     tw_real *cmu;         /* contact friction coefficients, set when a contact is marked (n) */
     tw_real *cfric;       /* implicit friction: the tangential damping in A's diagonal block this step, N s/m (n) */
     tw_real *cfprev;      /* implicit friction: per vertex an earlier solve's damping and the tangential speed it gave (2n) */
