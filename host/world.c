@@ -614,6 +614,7 @@ void tw_world_restart(tw_world *w)
     w->has_acc = w->has_history = 0;
     memset(w->cimpulse, 0, sizeof(tw_real) * (size_t)w->fem.n);
     w->impulses_zeroed = 1;
+    tw_bodies_reset(w->bodies);
 }
 
 void tw_world_reset(tw_world *w)
@@ -626,7 +627,6 @@ void tw_world_reset(tw_world *w)
     w->step = 0;
     w->time = 0;
     tw_world_restart(w);
-    tw_bodies_reset(w->bodies);
 }
 
 size_t tw_world_memory_bytes(const tw_world *w)

@@ -126,7 +126,9 @@ tw_status tw_world_fetch(const tw_world *w, int positions, int velocities);
  * rounding, and the contact impulses (a contact that pressed in the state
  * replaced would start the next step stuck, tw_contact_starts_stuck, or stay
  * in its first active set in the rounding band, tw_contact_mark_vertex), on
- * the device too. For the setters that replace the state (positions,
+ * the device too, and the body contacts (tw_bodies_reset; their impulses
+ * are among cimpulse, the rest each step's detection sets anew). For the
+ * setters that replace the state (positions,
  * velocities, reset, the static solve). */
 void tw_world_restart(tw_world *w);
 

@@ -453,13 +453,6 @@ TW_TEST(slope_placed_block_far_from_origin_stays)
 enum { RESTART_POSITIONS, RESTART_VELOCITIES, RESTART_RESET, RESTART_STATIC };
 
 /* Coordinates where a and b (3n each) differ in their bits. */
-static int bits_apart(const tw_real *a, const tw_real *b, int n)
-{
-    int count = 0;
-    for (int i = 0; i < 3 * n; i++) count += memcmp(a + i, b + i, sizeof(tw_real)) != 0;
-    return count;
-}
-
 /* The block placed on the slope (tan 0.49 < mu 0.5, dt 1/60, integ)
  * settles for 0.5 s: its bottom face rests stuck, its contacts holding the
  * normal impulses of the last step. Then its state is replaced (how):
@@ -515,22 +508,7 @@ static int restart_case(int how, tw_integrator integ)
     CHECK(f);
     CHECK_OK(tw_world_set_velocities(f, v));
     if (how == RESTART_STATIC) CHECK(tw_world_pin_where(f, 2, 0, top) == 25);
-    int apart = 0, contacts = 0;
-    for (int k = 0; k < 5; k++) {
-        tw_step_stats sw, sf;
-        CHECK_OK(tw_world_step(w, &sw));
-        CHECK_OK(tw_world_step(f, &sf));
-        int d = bits_apart(tw_world_positions(w), tw_world_positions(f), n) +
-                bits_apart(tw_world_velocities(w), tw_world_velocities(f), n);
-        if (d && !apart)
-            printf("step %d after the replacement: %d coordinates apart; contacts %d / %d, contact solves %d / %d, "
-                   "CG iterations %d / %d (replaced / new)\n",
-                   k + 1, d, sw.contacts, sf.contacts, sw.contact_passes, sf.contact_passes, sw.cg_iterations,
-                   sf.cg_iterations);
-        apart += d + (sw.contacts != sf.contacts) + (sw.contact_passes != sf.contact_passes) +
-                 (sw.cg_iterations != sf.cg_iterations);
-        contacts += sf.contacts;
-    }
+    int contacts, apart = tw_test_steps_apart(w, f, 5, &contacts);
     printf("%s: %d vertices pressed before, %d contacts in the 5 steps after, %d differences from a new world\n",
            tw_integrator_name(integ), pressed, contacts, apart);
     CHECK(contacts > 0);
