@@ -14,7 +14,7 @@ typedef struct tw_bodies tw_bodies;
  * world of mesh m (nbodies > 1); NULL with tw_last_error() on failure. */
 tw_bodies *tw_bodies_create(const tw_mesh *m, const tw_real *x, const tw_real *mass, double size);
 void tw_bodies_free(tw_bodies *b);
-/* Forgets the contacts (tw_world_reset). */
+/* Forgets the contacts (tw_world_restart: a setter replaced the state). */
 void tw_bodies_reset(tw_bodies *b);
 
 /* After tw_contact_detect at the start of an implicit step (positions x,

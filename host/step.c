@@ -980,8 +980,14 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
     tw_hanging_before_step(w, h);
     tw_collider_def start[TW_MAX_COLLIDERS]; /* restored when the step fails */
     unsigned char moved[TW_MAX_COLLIDERS];
+    double cforce[TW_MAX_COLLIDERS][3];
     memcpy(start, w->colliders, sizeof(tw_collider_def) * (size_t)w->ncolliders);
     memcpy(moved, w->cmoved, sizeof moved);
+    memcpy(cforce, w->cforce, sizeof cforce);
+    /* the contact passes update the impulses the next step starts from
+     * (its first active set, stuck contacts, friction): a failed step puts
+     * them back with the state */
+    memcpy(w->cimpulse_start, w->cimpulse, sizeof(tw_real) * (size_t)f->n);
     memset(w->cforce, 0, sizeof w->cforce);
     if (w->def.integrator == TW_EXPLICIT_NEWMARK) {
         /* the projection of the predicted positions meets the colliders
@@ -1056,6 +1062,8 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
     if (s != TW_OK) { /* the state is as before the step */
         memcpy(w->colliders, start, sizeof(tw_collider_def) * (size_t)w->ncolliders);
         memcpy(w->cmoved, moved, sizeof moved);
+        memcpy(w->cforce, cforce, sizeof cforce);
+        memcpy(w->cimpulse, w->cimpulse_start, sizeof(tw_real) * (size_t)f->n);
     } else {
         w->step++;
         w->time += h;

@@ -387,6 +387,7 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     w->cnormal = tw_calloc(3 * n, sizeof(tw_real), "contact normals");
     w->cdist = tw_calloc(n, sizeof(tw_real), "contact distances");
     w->cimpulse = tw_calloc(n, sizeof(tw_real), "contact impulses");
+    w->cimpulse_start = tw_calloc(n, sizeof(tw_real), "contact impulses");
     w->cmu = tw_calloc(n, sizeof(tw_real), "contact friction");
     w->cfric = tw_calloc(n, sizeof(tw_real), "contact friction damping");
     w->cfprev = tw_calloc(2 * n, sizeof(tw_real), "contact friction history");
@@ -399,7 +400,7 @@ tw_world *tw_world_create(const tw_mesh *mesh, const tw_world_def *def)
     w->newton = tw_calloc(4 * 3 * n, sizeof(tw_real), "Newton vectors");
     if (!w->x || !w->v || !w->fext || !w->target || !w->cons || !w->R || !w->S || !w->fe || !w->f || !w->rhs ||
         !w->vnew || !w->A || !w->edge_nbr || !w->acc || !w->xprev || !w->vprev || !w->xbase || !w->vbase ||
-        !w->fcons || !w->cnormal || !w->cdist || !w->cimpulse || !w->cmu || !w->cfric || !w->cfprev || !w->cslip || !w->ccol || !w->cvel || !w->newton || tw_solver_work_init(&w->work, (int)n) != TW_OK) {
+        !w->fcons || !w->cnormal || !w->cdist || !w->cimpulse || !w->cimpulse_start || !w->cmu || !w->cfric || !w->cfprev || !w->cslip || !w->ccol || !w->cvel || !w->newton || tw_solver_work_init(&w->work, (int)n) != TW_OK) {
         tw_world_destroy(w);
         return NULL;
     }
@@ -443,7 +444,7 @@ void tw_world_destroy(tw_world *w)
     free(w->x); free(w->v); free(w->fext); free(w->target); free(w->cons); free(w->R); free(w->S);
     free(w->fe); free(w->f); free(w->rhs); free(w->vnew); free(w->A); free(w->edge_nbr);
     free(w->acc); free(w->xprev); free(w->vprev); free(w->xbase); free(w->vbase);
-    free(w->fcons); free(w->cnormal); free(w->cdist); free(w->cimpulse); free(w->cmu); free(w->cfric); free(w->cfprev); free(w->cslip); free(w->ccol); free(w->cvel); free(w->newton);
+    free(w->fcons); free(w->cnormal); free(w->cdist); free(w->cimpulse); free(w->cimpulse_start); free(w->cmu); free(w->cfric); free(w->cfprev); free(w->cslip); free(w->ccol); free(w->cvel); free(w->newton);
     for (int k = 0; k < TW_MAX_COLLIDERS; k++) free(w->cmodel_resp[k]);
     free(w->cmodel_scratch);
     free(w->cmodel_A);
@@ -625,6 +626,7 @@ void tw_world_restart(tw_world *w)
     memset(w->cimpulse, 0, sizeof(tw_real) * (size_t)w->fem.n);
     w->impulses_zeroed = 1;
     w->cmodel_step = -1; /* the tool models describe the replaced state */
+    tw_bodies_reset(w->bodies);
 }
 
 void tw_world_reset(tw_world *w)
@@ -637,7 +639,6 @@ void tw_world_reset(tw_world *w)
     w->step = 0;
     w->time = 0;
     tw_world_restart(w);
-    tw_bodies_reset(w->bodies);
 }
 
 size_t tw_world_memory_bytes(const tw_world *w)
@@ -645,6 +646,7 @@ size_t tw_world_memory_bytes(const tw_world *w)
     size_t n = (size_t)w->fem.n, nt = (size_t)w->fem.nt, r = sizeof(tw_real), rn = n > nt ? n : nt;
     return tw_fem_memory_bytes(&w->fem) + n * (3 * 7 * r + 1 + 2 * sizeof(int) + 7 * 3 * r + 9 * r) +
            n * (1 + 3 * r) + /* the contacts' colliders and their velocities */
+           n * r + /* the impulses at the step's start */
            n * 3 * r + /* the contacts' slip friction */
            9 * rn * r + (TW_GREEN_PACK + 12) * nt * r + 9 * (size_t)w->fem.nnzb * r + sizeof *w;
 }

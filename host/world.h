@@ -62,6 +62,7 @@ struct tw_world {
     tw_real *cnormal;     /* contact normals (3n) */
     tw_real *cdist;       /* contact signed distances (n) */
     tw_real *cimpulse;    /* contact normal impulses of the last step, N s (n) */
+    tw_real *cimpulse_start; /* cimpulse at the step's start, put back when the step fails (n) */
     tw_real *cmu;         /* contact friction coefficients, set when a contact is marked (n) */
     tw_real *cfric;       /* implicit friction: the tangential damping in A's diagonal block this step, N s/m (n) */
     tw_real *cfprev;      /* implicit friction: per vertex an earlier solve's damping and the tangential speed it gave (2n) */
@@ -137,8 +138,10 @@ tw_status tw_world_fetch(const tw_world *w, int positions, int velocities);
  * rounding, and the contact impulses (a contact that pressed in the state
  * replaced would start the next step stuck, tw_contact_starts_stuck, or stay
  * in its first active set in the rounding band, tw_contact_mark_vertex), on
- * the device too; the tool models (tw_world_collider_model) describe the
- * state replaced and are dropped. For the setters that replace the state (positions,
+ * the device too, the body contacts (tw_bodies_reset; their impulses are
+ * among cimpulse, the rest each step's detection sets anew) and the tool
+ * models (tw_world_collider_model describes the state replaced). For the
+ * setters that replace the state (positions,
  * velocities, reset, the static solve). */
 void tw_world_restart(tw_world *w);
 

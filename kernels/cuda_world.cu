@@ -1084,7 +1084,10 @@ static tw_status newton_step(tw_cuda_world *cw, const tw_cuda_shape *sh, const t
 /* The energy check's copy of the state at a step's start (host/step.c
  * energy_snapshot): x, v and the integrator's arrays that exist (BDF2's
  * xprev, vprev; Newmark's acc and carried rounding xres, which takes
- * vprev's place: a world has one integrator), for tw_cuda_world_restore. */
+ * vprev's place: a world has one integrator), for tw_cuda_world_restore;
+ * after them (n values) the contact impulses, which the step's contact
+ * passes update and the next step starts from (host/step.c puts them back
+ * after any failed step). */
 static void snapshot_arrays(tw_cuda_world *cw, tw_real *arrays[5])
 {
     tw_cuda_data &d = cw->d;
@@ -1099,12 +1102,15 @@ static tw_status keep_state(tw_cuda_world *cw)
 {
     size_t n3 = 3 * (size_t)cw->d.n, bytes = sizeof(tw_real) * n3;
     tw_status s;
-    if (!cw->snap && (s = device_alloc(cw, (void **)&cw->snap, 5 * bytes, "the energy check's state")) != TW_OK)
+    size_t nbytes = sizeof(tw_real) * (size_t)cw->d.n;
+    if (!cw->snap &&
+        (s = device_alloc(cw, (void **)&cw->snap, 5 * bytes + nbytes, "the energy check's state")) != TW_OK)
         return s;
     tw_real *a[5];
     snapshot_arrays(cw, a);
     for (int k = 0; k < 5; k++)
         if (a[k]) TW_CUDA_TRY(cudaMemcpyAsync(cw->snap + k * n3, a[k], bytes, cudaMemcpyDeviceToDevice, cw->stream));
+    TW_CUDA_TRY(cudaMemcpyAsync(cw->snap + 5 * n3, cw->d.cimpulse, nbytes, cudaMemcpyDeviceToDevice, cw->stream));
     cw->snap_kept = 1;
     return TW_OK;
 }
@@ -1118,6 +1124,8 @@ extern "C" tw_status tw_cuda_world_restore(tw_cuda_world *cw)
     snapshot_arrays(cw, a);
     for (int k = 0; k < 5; k++)
         if (a[k]) TW_CUDA_TRY(cudaMemcpyAsync(a[k], cw->snap + k * n3, bytes, cudaMemcpyDeviceToDevice, cw->stream));
+    TW_CUDA_TRY(cudaMemcpyAsync(cw->d.cimpulse, cw->snap + 5 * n3, sizeof(tw_real) * (size_t)cw->d.n,
+                                cudaMemcpyDeviceToDevice, cw->stream));
     TW_CUDA_TRY(cudaStreamSynchronize(cw->stream));
     cw->snap_kept = 0;
     return TW_OK;

@@ -109,7 +109,8 @@ typedef struct tw_cuda_step_in {
     int energy_check;        /* the energy check (def->energy_check, nothing doing work on the body): the
                                 mechanical energy at the step's start and end comes back in out */
     int energy_snapshot;     /* the check may fail this step: the state at its start (x, v, BDF2's xprev,
-                                vprev, Newmark's acc) is kept for tw_cuda_world_restore */
+                                vprev, Newmark's acc, the contact impulses) is kept for
+                                tw_cuda_world_restore */
     int energy_start_known;  /* the check's start energy is the host's (the last step's end): the device
                                 computes it only for the projection (out's energy0 is then 0) */
 } tw_cuda_step_in;
@@ -148,8 +149,9 @@ void tw_cuda_world_destroy(tw_cuda_world *cw);
  * a device error TW_ERR_DEVICE. out is filled as far as the step got. */
 tw_status tw_cuda_world_step(tw_cuda_world *cw, const tw_cuda_step_in *in, tw_cuda_step_out *out);
 /* Puts back the state kept at the start of the last step that had
- * in->energy_snapshot set (x, v and the integrator's history): host/step.c's
- * energy check failed that step. TW_ERR_INVALID when none was kept. */
+ * in->energy_snapshot set (x, v, the integrator's history, the contact
+ * impulses): host/step.c's energy check failed that step. TW_ERR_INVALID
+ * when none was kept. */
 tw_status tw_cuda_world_restore(tw_cuda_world *cw);
 /* Device memory held, bytes. */
 size_t tw_cuda_world_memory_bytes(const tw_cuda_world *cw);

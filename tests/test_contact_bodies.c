@@ -5,6 +5,8 @@
 #include "bvh.h"
 #include "scenes.h"
 #include "tw_test.h"
+#include "tw_test_scenes.h"
+#include "world.h" /* w->cimpulse: the settled contacts' impulses */
 
 static double mech_energy(const tw_world *w)
 {
@@ -264,5 +266,67 @@ TW_TEST(bunny_lands_on_block)
     CHECK(pen <= 5e-4);
     CHECK(gain <= 0.01 * -tw_world_gravity_energy(w));
     demo_scene_destroy(&s);
+    return 0;
+}
+
+/* The upper of two cubes (friction 0.5 between them, the lower one's
+ * bottom pinned, no floor: the body contacts keep their impulses from step
+ * to step, where a floor's detection would zero them; dt 1/60 s, integ)
+ * settles on the lower for 1 s: its contacts on the lower cube press. Then
+ * both move 0.05 m sideways (tw_world_set_positions, the velocities kept):
+ * the body contacts are forgotten, and the next 5 steps are those of a world
+ * newly created in that state, bit for bit. With the impulses kept
+ * (tw_world_restart not zeroing cimpulse) the first step after the move
+ * differs in 1245 coordinates and hits the CG cap (1000 iterations, the new
+ * world 75). */
+static int bodies_restart_case(tw_integrator integ)
+{
+    tw_mesh *m = demo_stack_mesh(2, 0.2, 4, 0.3, 0, 0.001);
+    CHECK(m);
+    tw_world_def d = tw_default_world_def();
+    d.youngs_modulus = 1e5;
+    d.dt = 1.0 / 60;
+    d.integrator = integ;
+    tw_collider_def floor = tw_default_collider_def();
+    floor.friction = 0.5;
+    tw_world *w = demo_bodies_world(m, &d, &floor);
+    CHECK(w);
+    tw_world_set_body_friction(w, 0.5);
+    tw_world_clear_colliders(w);
+    CHECK(tw_world_pin_where(w, 2, 1, 0.002) > 0);
+    int n = tw_world_vertex_count(w), pressed = 0;
+    for (int k = 0; k < 60; k++) CHECK_OK(tw_world_step(w, NULL));
+    for (int i = n / 2; i < n; i++) pressed += w->cimpulse[i] > 0; /* the upper cube's vertices */
+    CHECK(pressed > 0);
+    tw_real *x = malloc(sizeof(tw_real) * 6 * n), *v = x ? x + 3 * n : NULL; /* the state moved to */
+    CHECK(x);
+    memcpy(x, tw_world_positions(w), sizeof(tw_real) * 3 * n);
+    memcpy(v, tw_world_velocities(w), sizeof(tw_real) * 3 * n);
+    for (int i = 0; i < n; i++) x[3 * i] += (tw_real)0.05;
+    CHECK(tw_world_body_stats(w).contacts > 0);
+    CHECK_OK(tw_world_set_positions(w, x));
+    CHECK(tw_world_body_stats(w).contacts == 0); /* as a new world's: none yet */
+    tw_world *f = demo_bodies_world(m, &d, &floor);
+    CHECK(f);
+    tw_world_set_body_friction(f, 0.5);
+    tw_world_clear_colliders(f);
+    CHECK(tw_world_pin_where(f, 2, 1, 0.002) > 0);
+    CHECK_OK(tw_world_set_positions(f, x));
+    CHECK_OK(tw_world_set_velocities(f, v));
+    int contacts, apart = tw_test_steps_apart(w, f, 5, &contacts);
+    printf("%s: %d upper-cube vertices pressed before, %d contacts in the 5 steps after, %d differences from a new "
+           "world\n", tw_integrator_name(integ), pressed, contacts, apart);
+    CHECK(contacts > 0 && apart == 0);
+    free(x);
+    tw_world_destroy(f);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+TW_TEST(set_positions_restarts_body_contacts)
+{
+    CHECK(bodies_restart_case(TW_IMPLICIT_EULER) == 0);
+    CHECK(bodies_restart_case(TW_BDF2) == 0);
     return 0;
 }

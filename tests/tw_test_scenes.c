@@ -370,3 +370,34 @@ tw_world *tw_test_slope_world(const tw_mesh *m, const tw_world_def *d, double th
     }
     return w;
 }
+
+static int bits_apart(const tw_real *a, const tw_real *b, int n)
+{
+    int count = 0;
+    for (int i = 0; i < 3 * n; i++) count += memcmp(a + i, b + i, sizeof(tw_real)) != 0;
+    return count;
+}
+
+int tw_test_steps_apart(tw_world *w, tw_world *f, int steps, int *contacts)
+{
+    int n = tw_world_vertex_count(w), apart = 0;
+    *contacts = 0;
+    for (int k = 0; k < steps; k++) {
+        tw_step_stats sw, sf;
+        if (tw_world_step(w, &sw) != TW_OK || tw_world_step(f, &sf) != TW_OK) {
+            fprintf(stderr, "step %d: %s\n", k + 1, tw_last_error());
+            return -1;
+        }
+        int d = bits_apart(tw_world_positions(w), tw_world_positions(f), n) +
+                bits_apart(tw_world_velocities(w), tw_world_velocities(f), n);
+        if (d && !apart)
+            printf("step %d after the replacement: %d coordinates apart; contacts %d / %d, contact solves %d / %d, "
+                   "CG iterations %d / %d (replaced / new)\n",
+                   k + 1, d, sw.contacts, sf.contacts, sw.contact_passes, sf.contact_passes, sw.cg_iterations,
+                   sf.cg_iterations);
+        apart += d + (sw.contacts != sf.contacts) + (sw.contact_passes != sf.contact_passes) +
+                 (sw.cg_iterations != sf.cg_iterations);
+        *contacts += sf.contacts;
+    }
+    return apart;
+}

@@ -125,4 +125,12 @@ tw_world_def tw_test_bar_def(tw_method method, tw_backend backend);
  * `at` (not NULL: 3n positions). NULL (tw_last_error) on failure. */
 tw_world *tw_test_slope_world(const tw_mesh *m, const tw_world_def *d, double theta, double off, double mu,
                               const tw_real *at);
+
+/* Steps w (a world whose state a setter replaced) and f (a world newly
+ * created in that state) `steps` times side by side: how many positions and
+ * velocities differ in their bits, summed over the steps, plus the steps
+ * whose contacts, contact solves or CG iterations differ; the first step
+ * that differs is printed. *contacts: f's contacts summed over the steps.
+ * -1 when a step fails. */
+int tw_test_steps_apart(tw_world *w, tw_world *f, int steps, int *contacts);
 #endif
