@@ -269,6 +269,31 @@ TW_TEST(bunny_lands_on_block)
     return 0;
 }
 
+/* The two cubes of the tests below (demo_stack_mesh(2, 0.2, 4, 0.3, 0,
+ * 0.001): the upper one 1 mm above the lower) in a world of E 1e5 Pa, dt
+ * 1/60 s, integ, friction 0.5 between them and on the floor; with_floor 0:
+ * no floor, the lower cube's bottom pinned. NULL on failure. */
+static tw_world *cube_pair_world(const tw_mesh *m, tw_integrator integ, int with_floor)
+{
+    tw_world_def d = tw_default_world_def();
+    d.youngs_modulus = 1e5;
+    d.dt = 1.0 / 60;
+    d.integrator = integ;
+    tw_collider_def floor = tw_default_collider_def();
+    floor.friction = 0.5;
+    tw_world *w = demo_bodies_world(m, &d, &floor);
+    if (!w) return NULL;
+    tw_world_set_body_friction(w, 0.5);
+    if (!with_floor) {
+        tw_world_clear_colliders(w);
+        if (tw_world_pin_where(w, 2, 1, 0.002) <= 0) {
+            tw_world_destroy(w);
+            return NULL;
+        }
+    }
+    return w;
+}
+
 /* The upper of two cubes (friction 0.5 between them, the lower one's
  * bottom pinned, no floor; dt 1/60 s, integ)
  * settles on the lower for 1 s: its contacts on the lower cube press. Then
@@ -282,17 +307,8 @@ static int bodies_restart_case(tw_integrator integ)
 {
     tw_mesh *m = demo_stack_mesh(2, 0.2, 4, 0.3, 0, 0.001);
     CHECK(m);
-    tw_world_def d = tw_default_world_def();
-    d.youngs_modulus = 1e5;
-    d.dt = 1.0 / 60;
-    d.integrator = integ;
-    tw_collider_def floor = tw_default_collider_def();
-    floor.friction = 0.5;
-    tw_world *w = demo_bodies_world(m, &d, &floor);
+    tw_world *w = cube_pair_world(m, integ, 0);
     CHECK(w);
-    tw_world_set_body_friction(w, 0.5);
-    tw_world_clear_colliders(w);
-    CHECK(tw_world_pin_where(w, 2, 1, 0.002) > 0);
     int n = tw_world_vertex_count(w), pressed = 0;
     for (int k = 0; k < 60; k++) CHECK_OK(tw_world_step(w, NULL));
     for (int i = n / 2; i < n; i++) pressed += w->cimpulse[i] > 0; /* the upper cube's vertices */
@@ -305,11 +321,8 @@ static int bodies_restart_case(tw_integrator integ)
     CHECK(tw_world_body_stats(w).contacts > 0);
     CHECK_OK(tw_world_set_positions(w, x));
     CHECK(tw_world_body_stats(w).contacts == 0); /* as a new world's: none yet */
-    tw_world *f = demo_bodies_world(m, &d, &floor);
+    tw_world *f = cube_pair_world(m, integ, 0);
     CHECK(f);
-    tw_world_set_body_friction(f, 0.5);
-    tw_world_clear_colliders(f);
-    CHECK(tw_world_pin_where(f, 2, 1, 0.002) > 0);
     CHECK_OK(tw_world_set_positions(f, x));
     CHECK_OK(tw_world_set_velocities(f, v));
     int contacts, apart = tw_test_steps_apart(w, f, 5, &contacts);
@@ -346,19 +359,8 @@ static int resting_pair_case(tw_integrator integ, int with_floor, double *per_st
 {
     tw_mesh *m = demo_stack_mesh(2, 0.2, 4, 0.3, 0, 0.001);
     CHECK(m);
-    tw_world_def d = tw_default_world_def();
-    d.youngs_modulus = 1e5;
-    d.dt = 1.0 / 60;
-    d.integrator = integ;
-    tw_collider_def floor = tw_default_collider_def();
-    floor.friction = 0.5;
-    tw_world *w = demo_bodies_world(m, &d, &floor);
+    tw_world *w = cube_pair_world(m, integ, with_floor);
     CHECK(w);
-    tw_world_set_body_friction(w, 0.5);
-    if (!with_floor) {
-        tw_world_clear_colliders(w);
-        CHECK(tw_world_pin_where(w, 2, 1, 0.002) > 0);
-    }
     int passes = 0, last = 30, steps = 180;
     for (int k = 0; k < steps; k++) {
         tw_step_stats st;
