@@ -273,7 +273,11 @@ int tw_contact_detect(tw_world *w, const tw_real *x, double heff)
                                     w->cimpulse[i], touch, heff,
                                     w->cnormal + 3 * (size_t)i, &w->cdist[i], &w->cmu[i], &w->ccol[i],
                                     w->cvel + 3 * (size_t)i)) {
-            w->cimpulse[i] = 0; /* a contact that left: its next first pass has no friction */
+            /* a contact that left: its next first pass has no friction. In a
+             * world of bodies the vertex may have a body contact instead,
+             * which reads this impulse too: tw_bodies_detect zeroes it
+             * once it knows. */
+            if (!w->bodies) w->cimpulse[i] = 0;
             continue;
         }
         w->fcons[i] = TW_FILTER_NORMAL;

@@ -423,10 +423,7 @@ int tw_bodies_detect(tw_world *w, const tw_real *x, double heff, int contacts)
         if (w->cons[i]) continue;
         double wt[3], d, nn[3];
         int t = tw_body_nearest(&view, i, r, 0, TW_BODY_SLACK * w->size, wt, &d, nn);
-        if (t < 0) {
-            if (!w->ncolliders) w->cimpulse[i] = 0;
-            continue;
-        }
+        if (t < 0) continue;
         if (w->ncolliders && w->cdist[i] <= d) continue; /* the collider is nearer */
         const int *T = b->tris + 3 * (size_t)t;
         double vq = 0, vp = 0; /* normal velocities of the triangle's point and of the vertex */
@@ -452,11 +449,19 @@ int tw_bodies_detect(tw_world *w, const tw_real *x, double heff, int contacts)
         w->cmu[i] = (tw_real)b->mu;
         int in = tw_contact_is_in(d, vp - vq, tw_contact_touch(touch, x + 3 * (size_t)i), heff);
         w->fcons[i] = in ? TW_FILTER_NORMAL : w->cons[i];
-        if (!in) w->cimpulse[i] = 0; /* as tw_contact_detect: no friction in its first pass */
         added += in - was;
         body_in += in;
     }
     b->contacts = body_in;
+    /* A free vertex that starts the step with neither a collider's nor a
+     * body's contact forgets its impulse (no friction in its next first
+     * pass, as tw_contact_detect does without bodies). Only here, after both
+     * detections: a body contact's vertex has no collider contact, and its
+     * last impulse gives its first pass's friction
+     * (tw_contact_friction_implicit), which a floor's detection would
+     * otherwise take from every body contact. */
+    for (int i = 0; i < n; i++)
+        if (!w->cons[i] && w->fcons[i] != TW_FILTER_NORMAL) w->cimpulse[i] = 0;
     double dt = tw_now_ms() - t0;
     b->ms_last = dt;
     b->ms_total += dt;

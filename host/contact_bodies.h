@@ -22,8 +22,10 @@ void tw_bodies_reset(tw_bodies *b);
  * (BVHs refitted to x, rebuilt after a large motion); where that is nearer
  * than the vertex's collider, it replaces the collider's normal, distance
  * and friction in w->cnormal / cdist / cmu and the first active set in
- * w->fcons. Returns the contacts (collider and body) in the first active
- * set; `contacts` is tw_contact_detect's count. */
+ * w->fcons; zeroes w->cimpulse of each free vertex outside that set (in a
+ * world of bodies tw_contact_detect leaves it). Returns the contacts
+ * (collider and body) in the first active set; `contacts` is
+ * tw_contact_detect's count. */
 int tw_bodies_detect(struct tw_world *w, const tw_real *x, double heff, int contacts);
 /* After each contact pass's solve: every body contact's triangle point's
  * normal velocity n.v_q from the solve (w->vnew), and its effective distance

@@ -173,7 +173,8 @@ void tw_external_force(const tw_world *w, const tw_real *x, tw_real *out);
  * from positions x (x+ = x + heff v+): the nearest collider of every free
  * vertex in w->cnormal / cdist / cmu, the first pass's active set (inside, or
  * touching and not separating: tw_contact_is_in) in w->fcons; returns how
- * many. */
+ * many. The impulse of a vertex outside that set is zeroed, in a world of
+ * bodies by tw_bodies_detect, which runs next. */
 int tw_contact_detect(tw_world *w, const tw_real *x, double heff);
 /* Before the first solve: implicit Coulomb friction, tangential damping on
  * the active vertices' diagonal blocks of w->A from last step's impulses, or

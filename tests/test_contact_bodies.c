@@ -269,9 +269,33 @@ TW_TEST(bunny_lands_on_block)
     return 0;
 }
 
+/* The two cubes of the tests below (demo_stack_mesh(2, 0.2, 4, 0.3, 0,
+ * 0.001): the upper one 1 mm above the lower) in a world of E 1e5 Pa, dt
+ * 1/60 s, integ, friction 0.5 between them and on the floor; with_floor 0:
+ * no floor, the lower cube's bottom pinned. NULL on failure. */
+static tw_world *cube_pair_world(const tw_mesh *m, tw_integrator integ, int with_floor)
+{
+    tw_world_def d = tw_default_world_def();
+    d.youngs_modulus = 1e5;
+    d.dt = 1.0 / 60;
+    d.integrator = integ;
+    tw_collider_def floor = tw_default_collider_def();
+    floor.friction = 0.5;
+    tw_world *w = demo_bodies_world(m, &d, &floor);
+    if (!w) return NULL;
+    tw_world_set_body_friction(w, 0.5);
+    if (!with_floor) {
+        tw_world_clear_colliders(w);
+        if (tw_world_pin_where(w, 2, 1, 0.002) <= 0) {
+            tw_world_destroy(w);
+            return NULL;
+        }
+    }
+    return w;
+}
+
 /* The upper of two cubes (friction 0.5 between them, the lower one's
- * bottom pinned, no floor: the body contacts keep their impulses from step
- * to step, where a floor's detection would zero them; dt 1/60 s, integ)
+ * bottom pinned, no floor; dt 1/60 s, integ)
  * settles on the lower for 1 s: its contacts on the lower cube press. Then
  * both move 0.05 m sideways (tw_world_set_positions, the velocities kept):
  * the body contacts are forgotten, and the next 5 steps are those of a world
@@ -283,17 +307,8 @@ static int bodies_restart_case(tw_integrator integ)
 {
     tw_mesh *m = demo_stack_mesh(2, 0.2, 4, 0.3, 0, 0.001);
     CHECK(m);
-    tw_world_def d = tw_default_world_def();
-    d.youngs_modulus = 1e5;
-    d.dt = 1.0 / 60;
-    d.integrator = integ;
-    tw_collider_def floor = tw_default_collider_def();
-    floor.friction = 0.5;
-    tw_world *w = demo_bodies_world(m, &d, &floor);
+    tw_world *w = cube_pair_world(m, integ, 0);
     CHECK(w);
-    tw_world_set_body_friction(w, 0.5);
-    tw_world_clear_colliders(w);
-    CHECK(tw_world_pin_where(w, 2, 1, 0.002) > 0);
     int n = tw_world_vertex_count(w), pressed = 0;
     for (int k = 0; k < 60; k++) CHECK_OK(tw_world_step(w, NULL));
     for (int i = n / 2; i < n; i++) pressed += w->cimpulse[i] > 0; /* the upper cube's vertices */
@@ -306,11 +321,8 @@ static int bodies_restart_case(tw_integrator integ)
     CHECK(tw_world_body_stats(w).contacts > 0);
     CHECK_OK(tw_world_set_positions(w, x));
     CHECK(tw_world_body_stats(w).contacts == 0); /* as a new world's: none yet */
-    tw_world *f = demo_bodies_world(m, &d, &floor);
+    tw_world *f = cube_pair_world(m, integ, 0);
     CHECK(f);
-    tw_world_set_body_friction(f, 0.5);
-    tw_world_clear_colliders(f);
-    CHECK(tw_world_pin_where(f, 2, 1, 0.002) > 0);
     CHECK_OK(tw_world_set_positions(f, x));
     CHECK_OK(tw_world_set_velocities(f, v));
     int contacts, apart = tw_test_steps_apart(w, f, 5, &contacts);
@@ -328,5 +340,50 @@ TW_TEST(set_positions_restarts_body_contacts)
 {
     CHECK(bodies_restart_case(TW_IMPLICIT_EULER) == 0);
     CHECK(bodies_restart_case(TW_BDF2) == 0);
+    return 0;
+}
+
+/* Two cubes resting on the floor (friction 0.5 on the floor and between
+ * them, dt 1/60 s, integ) for 3 s: over the last half second a step takes
+ * at most half a contact solve more on average than the same cubes without
+ * the floor (the lower one's bottom pinned). The body contacts start each
+ * step with the last step's impulses, so their first pass has its friction:
+ * the floor's detection leaves the impulse of a vertex it finds no floor
+ * contact for to tw_bodies_detect. Measured, float: 1.00 solves a step
+ * (implicit Euler) and 1.13 (BDF2), the same without the floor; double:
+ * 1.33 and 2.00, without the floor 1.10 and 1.97. With the floor's
+ * detection zeroing the body contacts' impulses, float: 3.00 and 3.00
+ * (every step a first pass without friction between the cubes, then two
+ * more). */
+static int resting_pair_case(tw_integrator integ, int with_floor, double *per_step)
+{
+    tw_mesh *m = demo_stack_mesh(2, 0.2, 4, 0.3, 0, 0.001);
+    CHECK(m);
+    tw_world *w = cube_pair_world(m, integ, with_floor);
+    CHECK(w);
+    int passes = 0, last = 30, steps = 180;
+    for (int k = 0; k < steps; k++) {
+        tw_step_stats st;
+        CHECK_OK(tw_world_step(w, &st));
+        if (k >= steps - last) passes += st.contact_passes;
+    }
+    CHECK(tw_world_body_stats(w).contacts > 0);
+    *per_step = (double)passes / last;
+    printf("%s, %s: %.2f contact solves a step at rest\n", tw_integrator_name(integ),
+           with_floor ? "on the floor" : "lower cube pinned, no floor", *per_step);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
+TW_TEST(body_contacts_keep_their_impulses_on_the_floor)
+{
+    static const tw_integrator integs[2] = {TW_IMPLICIT_EULER, TW_BDF2};
+    for (int k = 0; k < 2; k++) {
+        double floor, pinned;
+        CHECK(resting_pair_case(integs[k], 1, &floor) == 0);
+        CHECK(resting_pair_case(integs[k], 0, &pinned) == 0);
+        CHECK(floor <= pinned + 0.5);
+    }
     return 0;
 }
