@@ -1029,6 +1029,28 @@ TW_TEST(armadillo_tipping_over_substeps_gain_no_energy)
     return 0;
 }
 
+/* turn_substeps is a switch: any other value is refused, not read as on
+ * (-1) or taken for a substep count (8). */
+TW_TEST(turn_substeps_refuses_other_values)
+{
+    tw_mesh *m = tw_mesh_bar(0.1, 0.1, 0.1, 2, 2, 2);
+    CHECK(m);
+    int bad[3] = {-1, 2, 8};
+    for (int k = 0; k < 3; k++) {
+        tw_world_def d = tw_default_world_def();
+        d.turn_substeps = bad[k];
+        CHECK(tw_world_create(m, &d) == NULL);
+        CHECK(strstr(tw_last_error(), "turn substeps") != NULL);
+    }
+    tw_world_def d = tw_default_world_def();
+    d.turn_substeps = 1;
+    tw_world *w = tw_world_create(m, &d);
+    CHECK(w);
+    tw_world_destroy(w);
+    tw_mesh_destroy(m);
+    return 0;
+}
+
 /* warp-vertex's system matrix must leave the rigid velocity alone
  * (tw_warp_vertex_element_pack, hd/step.h): with blocks R_i K_ij R_j^T
  * (warp-edge's) the falling body turns itself inside out at 1/30 s. */
