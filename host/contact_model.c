@@ -138,6 +138,7 @@ tw_status tw_contact_model(tw_world *w, double heff)
     w->cmodel_step = w->step + 1;
     int any = 0;
     for (int k = 0; k < w->ncolliders; k++) {
+        w->cmodel_valid[k] = 1;
         memset(w->cstiff[k], 0, sizeof w->cstiff[k]);
         w->cmodel_iterations[k] = 0;
         w->cmodel_contacts[k] = 0;
@@ -176,6 +177,23 @@ tw_status tw_contact_model(tw_world *w, double heff)
     return TW_OK;
 }
 
+void tw_contact_model_commit(tw_world *w)
+{
+    for (int k = 0; k < w->ncolliders; k++) {
+        const tw_collider_def *c = &w->colliders[k];
+        const double *p = c->kind == TW_COLLIDER_PLANE ? c->point : c->center;
+        for (int a = 0; a < 3; a++) {
+            w->cmodel_at[k][a] = p[a];
+            w->cmodel_at[k][3 + a] = c->velocity[a];
+        }
+    }
+}
+
+void tw_contact_model_drop(tw_world *w, int k)
+{
+    w->cmodel_valid[k] = 0;
+}
+
 tw_status tw_world_collider_model(const tw_world *w, int index, tw_collider_model *m)
 {
     if (index < 0 || index >= w->ncolliders)
@@ -193,7 +211,12 @@ tw_status tw_world_collider_model(const tw_world *w, int index, tw_collider_mode
         m->velocity[a] = c->velocity[a];
         m->force[a] = w->cforce[index][a];
     }
-    if (w->cmodel_step != w->step) return TW_OK; /* no step yet, or the last one computed none */
+    /* no step yet, the last one computed none, or the collider was replaced since */
+    if (w->cmodel_step != w->step || !w->cmodel_valid[index]) return TW_OK;
+    for (int a = 0; a < 3; a++) { /* where the step left it: a move since sets the next step's velocity */
+        m->center[a] = w->cmodel_at[index][a];
+        m->velocity[a] = w->cmodel_at[index][3 + a];
+    }
     memcpy(m->stiffness, w->cstiff[index], sizeof m->stiffness);
     for (int k = 0; k < 9; k++) m->damping[k] = w->def.damping_stiffness * m->stiffness[k];
     m->contacts = w->cmodel_contacts[index];
