@@ -78,7 +78,8 @@ struct tw_world {
      * none yet); per collider the three responses (9n, allocated at its
      * first contact) that start the next step's; allocated at the first
      * contact: 3 x 3n scratch, the static matrix's values (9 nnzb) and the
-     * contacts' curvature stiffness (n) */
+     * contacts' curvature stiffness (n) and the axes of those on a
+     * capsule's side (3n) */
     double cstiff[TW_MAX_COLLIDERS][9];
     int cmodel_contacts[TW_MAX_COLLIDERS], cmodel_iterations[TW_MAX_COLLIDERS];
     /* per collider: its centre (plane: point) and velocity where step

@@ -580,7 +580,8 @@ tw_status tw_world_collider_force(const tw_world *w, int index, double f[3]);
  * step's linearisation) seen through the step's contacts on the collider,
  * their set and their friction state held (stuck contacts move with it,
  * sliding ones keep Coulomb's friction; on a sphere or capsule the
- * surface's curvature turns a sliding contact's normal); damping is the
+ * surface's curvature turns a sliding contact's normal, but along a
+ * capsule's axis); damping is the
  * Rayleigh beta times it. It leaves out the contact region's inertia and
  * the contact set's changes, which the next step brings. Three solves a
  * step per collider in contact, each started from the last step's

@@ -476,6 +476,44 @@ TW_TEST(model_stays_with_its_step)
     return 0;
 }
 
+/* A capsule's side is straight along its axis: a frictionless capsule
+ * lying across the block's top (longer than the block: its contacts all on
+ * its side), pressed in, has no stiffness along its axis (sliding along it
+ * moves no contact), and the curvature's around it (measured, 5 contacts:
+ * K_xx 1.5e-26, K_yy 1.5e3, K_zz -1.6e4 N/m; K_xx 1.5e3 with the curvature
+ * taken as a sphere's). */
+TW_TEST(model_capsule_straight_along_its_axis)
+{
+    tw_mesh *mesh = demo_tool_block_mesh(4);
+    CHECK(mesh);
+    tw_world_def d = press_def(TW_IMPLICIT_EULER, 0.01);
+    d.collider_models = 1;
+    d.cg_tolerance = 1e-6;
+    tw_world *w = demo_tool_block_world(mesh, &d, 1);
+    CHECK(w);
+    tw_collider_def tool = demo_tool_sphere(0.05, 0, 0);
+    tool.kind = TW_COLLIDER_CAPSULE;
+    tool.center[0] = -0.1;
+    tool.end[0] = 0.3;
+    CHECK_OK(tw_world_add_collider(w, &tool));
+    for (int s = 0; s < 20; s++) {
+        double r = fmin((s + 1) / 10.0, 1.0), p[3] = {tool.center[0], tool.center[1], tool.center[2] - 0.004 * r},
+               e[3] = {tool.end[0], tool.end[1], tool.end[2] - 0.004 * r};
+        CHECK_OK(tw_world_move_collider(w, 0, p, e));
+        CHECK_OK(tw_world_step(w, NULL));
+    }
+    tw_collider_model m;
+    CHECK_OK(tw_world_collider_model(w, 0, &m));
+    printf("%d contacts: K_xx %.3g, K_yy %.3g, K_zz %.3g N/m\n", m.contacts, m.stiffness[0], m.stiffness[4],
+           m.stiffness[8]);
+    CHECK(m.contacts > 0 && m.stiffness[8] < 0);
+    CHECK(!(fabs(m.stiffness[0]) > 1e-3 * fabs(m.stiffness[8])));
+    CHECK(!(fabs(m.stiffness[4]) < 1e-3 * fabs(m.stiffness[8]))); /* the curvature's, around the axis */
+    tw_world_destroy(w);
+    tw_mesh_destroy(mesh);
+    return 0;
+}
+
 TW_TEST(model_predicts_rest_frictionless) { return model_predicts(0); }
 TW_TEST(model_predicts_rest_friction) { return model_predicts(0.5); }
 
