@@ -996,6 +996,16 @@ static int armadillo_holds(tw_method method, tw_integrator integ, double dt, dou
     return 0;
 }
 
+/* The armadillo dropped frictionless at 1/30 s, corot-element, with
+ * tw_world_def.turn_substeps. */
+static tw_world *tipping_substeps(tw_mesh **m)
+{
+    double size;
+    tw_world_def d = tw_test_armadillo_def(TW_BACKEND_CPU, TW_COROT_ELEMENT, TW_IMPLICIT_EULER);
+    d.turn_substeps = 1;
+    return tw_test_armadillo_drop(m, &d, 0, &size);
+}
+
 /* The armadillo tipping over after its frictionless drop at 1/30 s turns
  * elements by 0.5-0.8 rad a step: a single linearisation there gains
  * energy (steps of 0.1-0.4 of the drop's energy), and with
@@ -1006,10 +1016,7 @@ static int armadillo_holds(tw_method method, tw_integrator integ, double dt, dou
 TW_TEST(armadillo_tipping_over_substeps_gain_no_energy)
 {
     tw_mesh *m;
-    double size;
-    tw_world_def d = tw_test_armadillo_def(TW_BACKEND_CPU, TW_COROT_ELEMENT, TW_IMPLICIT_EULER);
-    d.turn_substeps = 1;
-    tw_world *w = tw_test_armadillo_drop(&m, &d, 0, &size);
+    tw_world *w = tipping_substeps(&m);
     CHECK(w);
     double drop = total_mass(w) * 9.81 * 0.1, e_min = INFINITY, rise = 0;
     int substepped = 0;
@@ -1185,15 +1192,12 @@ TW_TEST(diverged_step_keeps_bdf2_history)
 TW_TEST(armadillo_substeps_floor_force_is_momentum)
 {
     tw_mesh *m;
-    double size;
-    tw_world_def d = tw_test_armadillo_def(TW_BACKEND_CPU, TW_COROT_ELEMENT, TW_IMPLICIT_EULER);
-    d.turn_substeps = 1;
-    tw_world *w = tw_test_armadillo_drop(&m, &d, 0, &size);
+    tw_world *w = tipping_substeps(&m);
     CHECK(w);
     int n = tw_world_vertex_count(w), substepped = 0;
     const tw_real *mass = tw_world_vertex_mass(w);
     double weight = total_mass(w) * 9.81, h = tw_world_dt(w), err = 0;
-    CHECK(d.gravity[1] == -9.81);
+    CHECK(tw_world_get_def(w)->gravity[1] == -9.81);
     for (int s = 0; s < 10; s++) {
         double p0 = 0, p1 = 0, F[3];
         const tw_real *v = tw_world_velocities(w);
