@@ -121,6 +121,7 @@ tw_status tw_world_add_collider(tw_world *w, const tw_collider_def *c)
     if (s != TW_OK) return s;
     w->cmoved[w->ncolliders] = 0;
     memset(w->cforce[w->ncolliders], 0, sizeof w->cforce[0]);
+    tw_contact_model_drop(w, w->ncolliders);
     w->colliders[w->ncolliders++] = *c;
     return TW_OK;
 }
@@ -186,6 +187,7 @@ tw_status tw_world_set_collider(tw_world *w, int index, const tw_collider_def *c
     w->host_dirty = 1;
     w->colliders[index] = *c;
     w->cmoved[index] = 0;
+    tw_contact_model_drop(w, index);
     return TW_OK;
 }
 

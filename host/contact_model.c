@@ -32,11 +32,13 @@
  *     its friction changes with J alone, not as the step's viscous damping
  *     cf (A' has no cf: the free tangential directions slide without it);
  *   - a sliding contact on a sphere or a capsule (radius R) sees the
- *     surface's curvature: the normal turns by P_t (dx - dc) / R as the
+ *     surface's curvature: the normal turns by C (dx - dc) / R as the
  *     vertex slides, and the normal force f n with it, a tangential
- *     stiffness -f / R P_t at the vertex (it pushes a point off the top of
- *     a ball) and the force's change -f P_t (dx - dc) / R. Without it a
- *     frictionless contact would have no sideways stiffness but the body's.
+ *     stiffness -f / R C at the vertex (it pushes a point off the top of
+ *     a ball) and the force's change -f C (dx - dc) / R; C = P_t on a
+ *     sphere and a capsule's caps, P_t less the axis a a^T on a capsule's
+ *     side (straight along its axis). Without it a frictionless contact
+ *     would have no sideways stiffness but the body's.
  * The inertia of the contact region is left out (M / dt^2 against K': a
  * step's linearisation would make the tool feel stiffer the shorter the
  * step), and so is the contact set's change, which the next step brings. */
@@ -55,15 +57,26 @@ static int contact_of(const tw_world *w, int i, int k)
 
 /* The curvature stiffness f / R of sliding contact i (the normal alone
  * constrained) on a sphere or a capsule, N/m (f its normal force in the
- * step); 0 for a stuck one, a plane's or a box's. */
-static double curvature(const tw_world *w, int i, double heff)
+ * step); 0 for a stuck one, a plane's or a box's. On a capsule's side (the
+ * normal square to its axis) the axis's unit vector into ax, where the
+ * surface is straight; else ax = 0. */
+static double curvature(const tw_world *w, int i, double heff, double ax[3])
 {
+    ax[0] = ax[1] = ax[2] = 0;
     if (w->fcons[i] != TW_FILTER_NORMAL || w->cons[i] || w->ccol[i] >= w->ncolliders) return 0;
     const tw_collider_def *c = &w->colliders[w->ccol[i]];
     if (c->kind != TW_COLLIDER_SPHERE && c->kind != TW_COLLIDER_CAPSULE) return 0;
     const tw_fem *f = &w->fem;
-    double J = tw_contact_impulse(f->row_ptr, f->col, w->A, w->vnew, w->rhs, w->cnormal + 3 * (size_t)i, i);
-    return J > 0 ? J / heff / c->radius : 0;
+    const tw_real *nn = w->cnormal + 3 * (size_t)i;
+    double J = tw_contact_impulse(f->row_ptr, f->col, w->A, w->vnew, w->rhs, nn, i);
+    if (!(J > 0)) return 0;
+    double a[3] = {c->end[0] - c->center[0], c->end[1] - c->center[1], c->end[2] - c->center[2]};
+    double len = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+    /* the normal from a point inside the segment is square to it; a cap's
+     * is not, but at its rim (the tolerance: the normal's rounding) */
+    if (c->kind == TW_COLLIDER_CAPSULE && len > 0 && fabs(a[0] * nn[0] + a[1] * nn[1] + a[2] * nn[2]) < 1e-4 * len)
+        for (int k = 0; k < 3; k++) ax[k] = a[k] / len;
+    return J / heff / c->radius;
 }
 
 /* The response to collider k moved by the unit vector along axis a: the
@@ -86,11 +99,12 @@ static int respond(tw_world *w, const tw_bsr *A, double heff, double ck, int k, 
             d0[q + a] = (tw_real)(1 / heff);
             continue;
         }
-        /* the curvature's force -g P_t (dx - dc), its dc part on the right */
+        /* the curvature's force -g C (dx - dc), its dc part on the right */
         double g = w->cmodel_curv[i];
+        const double *ax = w->cmodel_curv + n + 3 * (size_t)i;
         for (int c = 0; c < 3; c++) {
             d0[q + c] = (tw_real)(nn[a] * nn[c] / heff);
-            b[q + c] = (tw_real)(-ck * g * ((c == a) - nn[a] * nn[c]) / heff);
+            b[q + c] = (tw_real)(-ck * g * ((c == a) - nn[a] * nn[c] - ax[a] * ax[c]) / heff);
         }
     }
     tw_filter_apply(n, &filter, dv, w->def.threads); /* u's start: the last response's free part */
@@ -112,17 +126,20 @@ static int respond(tw_world *w, const tw_bsr *A, double heff, double ck, int k, 
              * it, and the normal's turn on a curved collider */
             const tw_real *vi = w->vnew + q, *vc = w->cvel + q;
             double t[3], rn = 0, rt = 0, dd = 0, J = p[0] * nn[0] + p[1] * nn[1] + p[2] * nn[2], dx[3];
-            double fric = w->cfric[i] > 0 ? w->cmu[i] : 0, g = w->cmodel_curv[i];
+            double fric = w->cfric[i] > 0 ? w->cmu[i] : 0, g = w->cmodel_curv[i], da = 0;
+            const double *ax = w->cmodel_curv + n + 3 * (size_t)i;
             for (int c = 0; c < 3; c++) rn += ((double)vi[c] - vc[c]) * nn[c];
             for (int c = 0; c < 3; c++) {
                 t[c] = (double)vi[c] - vc[c] - rn * nn[c];
                 rt += t[c] * t[c];
                 dx[c] = heff * dv[q + c] - (c == a);
                 dd += dx[c] * nn[c];
+                da += dx[c] * ax[c];
             }
             rt = sqrt(rt);
             for (int c = 0; c < 3; c++)
-                p[c] = J * nn[c] - (rt > 0 ? fric * J * t[c] / rt : 0) + g * ck / heff * (dx[c] - dd * nn[c]);
+                p[c] = J * nn[c] - (rt > 0 ? fric * J * t[c] / rt : 0) +
+                       g * ck / heff * (dx[c] - dd * nn[c] - da * ax[c]);
         }
         for (int c = 0; c < 3; c++) dF[c] -= p[c] * heff / ck;
     }
@@ -138,6 +155,7 @@ tw_status tw_contact_model(tw_world *w, double heff)
     w->cmodel_step = w->step + 1;
     int any = 0;
     for (int k = 0; k < w->ncolliders; k++) {
+        w->cmodel_valid[k] = 1;
         memset(w->cstiff[k], 0, sizeof w->cstiff[k]);
         w->cmodel_iterations[k] = 0;
         w->cmodel_contacts[k] = 0;
@@ -148,18 +166,21 @@ tw_status tw_contact_model(tw_world *w, double heff)
     if (!w->cmodel_scratch && !(w->cmodel_scratch = tw_calloc(3 * n3, sizeof(tw_real), "collider model scratch")))
         return TW_ERR_NOMEM;
     if (!w->cmodel_A && !(w->cmodel_A = tw_malloc(sizeof(tw_real) * nv, "collider model matrix"))) return TW_ERR_NOMEM;
-    if (!w->cmodel_curv && !(w->cmodel_curv = tw_malloc(sizeof(double) * (size_t)n, "collider model curvature")))
+    if (!w->cmodel_curv && !(w->cmodel_curv = tw_malloc(sizeof(double) * 4 * (size_t)n, "collider model curvature")))
         return TW_ERR_NOMEM;
-    /* A' = A - cm M - cf P_t - ck g P_t (the curvature's, sliding contacts) */
+    /* A' = A - cm M - cf P_t - ck g C (the curvature's, sliding contacts) */
     memcpy(w->cmodel_A, w->A, sizeof(tw_real) * nv);
     for (int i = 0; i < n; i++) {
         tw_real *D = w->cmodel_A + 9 * (size_t)f->diag[i];
         const tw_real *nn = w->cnormal + 3 * (size_t)i;
-        double g = w->cmodel_curv[i] = curvature(w, i, heff);
-        double t = (tw_contact_active(w->fcons[i]) ? w->cfric[i] : 0) + ck * g;
+        double *ax = w->cmodel_curv + n + 3 * (size_t)i;
+        double g = w->cmodel_curv[i] = curvature(w, i, heff, ax);
+        double cf = tw_contact_active(w->fcons[i]) ? w->cfric[i] : 0;
         for (int r = 0; r < 3; r++)
-            for (int c = 0; c < 3; c++)
-                D[3 * r + c] -= (tw_real)((r == c) * cm * f->mass[i] + t * ((r == c) - nn[r] * nn[c]));
+            for (int c = 0; c < 3; c++) {
+                double pt = (r == c) - nn[r] * nn[c];
+                D[3 * r + c] -= (tw_real)((r == c) * cm * f->mass[i] + (cf + ck * g) * pt - ck * g * ax[r] * ax[c]);
+            }
     }
     tw_bsr A = tw_world_bsr(w);
     A.val = w->cmodel_A;
@@ -174,6 +195,23 @@ tw_status tw_contact_model(tw_world *w, double heff)
         }
     }
     return TW_OK;
+}
+
+void tw_contact_model_commit(tw_world *w)
+{
+    for (int k = 0; k < w->ncolliders; k++) {
+        const tw_collider_def *c = &w->colliders[k];
+        const double *p = c->kind == TW_COLLIDER_PLANE ? c->point : c->center;
+        for (int a = 0; a < 3; a++) {
+            w->cmodel_at[k][a] = p[a];
+            w->cmodel_at[k][3 + a] = c->velocity[a];
+        }
+    }
+}
+
+void tw_contact_model_drop(tw_world *w, int k)
+{
+    w->cmodel_valid[k] = 0;
 }
 
 tw_status tw_world_collider_model(const tw_world *w, int index, tw_collider_model *m)
@@ -193,7 +231,12 @@ tw_status tw_world_collider_model(const tw_world *w, int index, tw_collider_mode
         m->velocity[a] = c->velocity[a];
         m->force[a] = w->cforce[index][a];
     }
-    if (w->cmodel_step != w->step) return TW_OK; /* no step yet, or the last one computed none */
+    /* no step yet, the last one computed none, or the collider was replaced since */
+    if (w->cmodel_step != w->step || !w->cmodel_valid[index]) return TW_OK;
+    for (int a = 0; a < 3; a++) { /* where the step left it: a move since sets the next step's velocity */
+        m->center[a] = w->cmodel_at[index][a];
+        m->velocity[a] = w->cmodel_at[index][3 + a];
+    }
     memcpy(m->stiffness, w->cstiff[index], sizeof m->stiffness);
     for (int k = 0; k < 9; k++) m->damping[k] = w->def.damping_stiffness * m->stiffness[k];
     m->contacts = w->cmodel_contacts[index];

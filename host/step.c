@@ -1067,6 +1067,7 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
     } else {
         w->step++;
         w->time += h;
+        if (w->cmodel_step == w->step) tw_contact_model_commit(w);
     }
     st.ms_total = tw_now_ms() - t0;
     st.ms_other = st.ms_total - st.ms_rotations - st.ms_assembly - st.ms_solve;

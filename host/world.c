@@ -184,6 +184,8 @@ static tw_status check_def(const tw_world_def *d)
     if (!(d->collider_model_tolerance >= 0) || !(d->collider_model_tolerance < 1))
         return tw_fail(TW_ERR_INVALID, "collider model tolerance %g must be in [0, 1) (0: the CG tolerance)",
                        d->collider_model_tolerance);
+    if ((unsigned)d->turn_substeps > 1)
+        return tw_fail(TW_ERR_INVALID, "turn substeps %d must be 0 (off) or 1", d->turn_substeps);
     if (d->cg_max_iterations < 1) return tw_fail(TW_ERR_INVALID, "CG iteration cap %d must be >= 1", d->cg_max_iterations);
     if (d->newton_iterations < 0 || !(d->newton_tolerance > 0))
         return tw_fail(TW_ERR_INVALID, "Newton iterations %d must be >= 0 (0: automatic) and tolerance %g > 0",

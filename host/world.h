@@ -79,9 +79,15 @@ struct tw_world {
      * none yet); per collider the three responses (9n, allocated at its
      * first contact) that start the next step's; allocated at the first
      * contact: 3 x 3n scratch, the static matrix's values (9 nnzb) and the
-     * contacts' curvature stiffness (n) */
+     * contacts' curvature stiffness (n) and the axes of those on a
+     * capsule's side (3n) */
     double cstiff[TW_MAX_COLLIDERS][9];
     int cmodel_contacts[TW_MAX_COLLIDERS], cmodel_iterations[TW_MAX_COLLIDERS];
+    /* per collider: its centre (plane: point) and velocity where step
+     * cmodel_step left it (tw_world_move_collider sets the next step's
+     * velocity at once); cmodel_valid 0: replaced since (set, added) */
+    double cmodel_at[TW_MAX_COLLIDERS][6];
+    unsigned char cmodel_valid[TW_MAX_COLLIDERS];
     long cmodel_step;
     tw_real *cmodel_resp[TW_MAX_COLLIDERS], *cmodel_scratch, *cmodel_A;
     double *cmodel_curv;
@@ -234,6 +240,12 @@ void tw_contact_forces(tw_world *w, const tw_real *b, const tw_real *v, double h
  * force (w->cstiff, contact_model.c). TW_OK, or TW_ERR_NOMEM with
  * tw_last_error set. */
 tw_status tw_contact_model(tw_world *w, double heff);
+/* At the end of a step that computed the models: each collider's centre
+ * and velocity, which the models are about (contact_model.c). */
+void tw_contact_model_commit(tw_world *w);
+/* Collider k was replaced (tw_world_set_collider, tw_world_add_collider):
+ * its model, about the collider before, is dropped. */
+void tw_contact_model_drop(tw_world *w, int k);
 /* The colliders' motion over a step of h: each moves by h x its velocity,
  * or onto its tw_world_move_collider target. Nothing for static ones. */
 void tw_colliders_advance(tw_world *w, double h);

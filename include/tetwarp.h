@@ -580,14 +580,18 @@ tw_status tw_world_collider_force(const tw_world *w, int index, double f[3]);
  * step's linearisation) seen through the step's contacts on the collider,
  * their set and their friction state held (stuck contacts move with it,
  * sliding ones keep Coulomb's friction; on a sphere or capsule the
- * surface's curvature turns a sliding contact's normal); damping is the
+ * surface's curvature turns a sliding contact's normal, but along a
+ * capsule's axis); damping is the
  * Rayleigh beta times it. It leaves out the contact region's inertia and
  * the contact set's changes, which the next step brings. Three solves a
  * step per collider in contact, each started from the last step's
  * (host/contact_model.c). Needs tw_world_def.collider_models = 1, an
  * implicit integrator, the CPU backend and a world of one body without
  * hanging vertices (else TW_ERR_UNSUPPORTED); zero stiffness before the
- * first step and where the collider had no contact in it. */
+ * first step, where the collider had no contact in it, and once the
+ * collider is replaced (tw_world_set_collider, or a collider added in its
+ * place). tw_world_move_collider for the next step leaves the model as the
+ * step left it. */
 typedef struct tw_collider_model {
     double center[3];    /* the collider's centre (capsule: its first end) after the last step, m */
     double force[3];     /* tw_world_collider_force there, N */

@@ -260,6 +260,8 @@ tw_cli_writes_csv(run_tool_model_csv ${TW_CLI_TMP}/tool_model.csv 11
                   run ${TW_CLI_BAR} --gravity 0,0,0 --tool sphere:0.06 --tool-path 1,0.05,0.16:1,0.05,0.12:0.05
                   --tool-model --steps 10 --csv ${TW_CLI_TMP}/tool_model.csv)
 tw_cli_exits(tool_model_needs_tool 2 "--tool-model need --tool" run ${TW_CLI_BAR} --tool-model)
+tw_cli_exits(tool_model_not_with_scene 2 "--tool-model: not with --scene" run --scene bunny-block --tool sphere:0.02
+             --tool-at 0,0.5,0 --tool-model)
 tw_cli_prints(run_tool_keyframes "^tool: force at the end \\([^)]*\\) N, at most [1-9]"
               run ${TW_CLI_BAR} --gravity 0,0,0 --tool capsule:0.06:0,0.02,0 --tool-path ${CMAKE_CURRENT_SOURCE_DIR}/tool_path.txt
               --tool-osc 0,0,0.002:5 --steps 10)

@@ -601,6 +601,13 @@ int cli_cmd_run(int argc, char **argv)
         cli_tool_free(&o.tool);
         return parsed > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     }
+    if (o.scene && o.tool.model) {
+        /* the scene's world is its demo's, made without the models: every
+           step would fail asking for tw_world_def.collider_models */
+        fprintf(stderr, "%s: --tool-model: not with --scene (the scene builds its own world)\n", a.prog);
+        cli_tool_free(&o.tool);
+        return CLI_EXIT_USAGE;
+    }
     if (o.tree.levels > 0) {
         cli_tool_free(&o.tool); /* the tree run takes no tool */
         cli_tree_run tr;
