@@ -466,9 +466,9 @@ static int element_turn_test(const tw_world *w)
  * their count k (1: the step stands), from the start x, v; on k > 1 the
  * substeps are taken, each an implicit Euler step of h / k committed to x,
  * v with its end projection, their stats summed into st. The contacts'
- * impulses of the last step (cimpulse0) are put back for the first; a
- * failed substep leaves x, v as at the start. */
-static tw_status element_turn_substeps(tw_world *w, double h, const tw_real *cimpulse0, tw_step_stats *st, int *k)
+ * impulses at the step's start (w->cimpulse_start) are put back for the
+ * first; a failed substep leaves x, v as at the start. */
+static tw_status element_turn_substeps(tw_world *w, double h, tw_step_stats *st, int *k)
 {
     const tw_fem *f = &w->fem;
     size_t n3 = 3 * (size_t)f->n;
@@ -480,7 +480,7 @@ static tw_status element_turn_substeps(tw_world *w, double h, const tw_real *cim
     tw_real *x0 = w->newton + n3, *v0 = w->newton + 2 * n3; /* free outside newton_refine */
     memcpy(x0, w->x, sizeof(tw_real) * n3);
     memcpy(v0, w->v, sizeof(tw_real) * n3);
-    memcpy(w->cimpulse, cimpulse0, sizeof(tw_real) * (size_t)f->n);
+    memcpy(w->cimpulse, w->cimpulse_start, sizeof(tw_real) * (size_t)f->n);
     memset(w->cforce, 0, sizeof w->cforce);
     w->def.dt = hs; /* the contact code reads the step's length there */
     tw_status s = TW_OK;
@@ -1009,11 +1009,9 @@ tw_status tw_world_step(tw_world *w, tw_step_stats *stats)
             heff = 2 * h / 3;
         }
         int impacts = 0, substeps = 1, turn_test = element_turn_test(w);
-        tw_real *cimpulse0 = w->newton + 3 * n3; /* the last step's contact impulses, for the substeps */
-        if (turn_test) memcpy(cimpulse0, w->cimpulse, sizeof(tw_real) * (size_t)f->n);
         s = implicit_solve(w, heff, xbase, vbase, h, &st, &impacts);
         st.newton_iterations = 1;
-        if (s == TW_OK && turn_test) s = element_turn_substeps(w, h, cimpulse0, &st, &substeps);
+        if (s == TW_OK && turn_test) s = element_turn_substeps(w, h, &st, &substeps);
         int nit = tw_world_newton_iterations(w); /* 1 where the substeps were tested */
         if (s == TW_OK && nit == 1 && tw_world_warp_turn_test(w)) nit = warp_turn_iterations(w, heff, xbase);
         if (s == TW_OK && nit > 1 && w->def.method != TW_LINEAR) {
