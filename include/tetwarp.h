@@ -676,8 +676,9 @@ const tw_real *tw_world_velocities(const tw_world *w);
 /* The setters that replace the state (tw_world_reset: the rest positions,
  * zero velocities, step 0; tw_world_solve_static too) restart what the steps
  * carry from one state to the next: BDF2's history, explicit Newmark's
- * acceleration and the contacts' last normal impulses (which decide whether
- * a contact starts a step stuck). */
+ * acceleration, the contacts' last normal impulses (which decide whether
+ * a contact starts a step stuck), body contacts included, and the tool
+ * models (tw_world_collider_model: zero stiffness until the next step). */
 tw_status tw_world_set_positions(tw_world *w, const tw_real *x);
 tw_status tw_world_set_velocities(tw_world *w, const tw_real *v);
 void tw_world_reset(tw_world *w);
